@@ -1,0 +1,61 @@
+package evaluator
+
+import "time"
+
+// Status says whether a signal answered for a route.
+type Status int
+
+// Signal statuses.
+const (
+	StatusOK      Status = iota // a finite value
+	StatusMissing               // no sample for the route (or NaN/±Inf)
+	StatusError                 // the query failed or its result was ambiguous
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusMissing:
+		return "missing"
+	case StatusError:
+		return "error"
+	}
+	return "unknown"
+}
+
+// Sample is one signal's value for one route at one tick.
+type Sample struct {
+	Value  float64
+	Status Status
+	// Reason explains a missing or erroring sample.
+	Reason string
+}
+
+// Snapshot holds every signal of every route at one tick: Values[route][signal].
+// A source fills a Sample for every configured route and signal.
+type Snapshot struct {
+	Time   time.Time
+	Values map[string]map[string]Sample
+}
+
+// Get returns the sample of signal for route, Missing if absent.
+func (s Snapshot) Get(route, signal string) Sample {
+	if v, ok := s.Values[route][signal]; ok {
+		return v
+	}
+	return Sample{Status: StatusMissing, Reason: "no sample"}
+}
+
+// Set stores a sample, allocating maps as needed.
+func (s *Snapshot) Set(route, signal string, v Sample) {
+	if s.Values == nil {
+		s.Values = map[string]map[string]Sample{}
+	}
+	m := s.Values[route]
+	if m == nil {
+		m = map[string]Sample{}
+		s.Values[route] = m
+	}
+	m[signal] = v
+}

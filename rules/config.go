@@ -1,0 +1,168 @@
+// Package rules holds Hermes's configuration: its schema, loading, validation
+// and the shipped default policy (hermes.yaml).
+package rules
+
+import (
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+)
+
+// Config is the whole Hermes configuration file.
+type Config struct {
+	Global     GlobalConfig      `yaml:"global" mapstructure:"global"`
+	Prometheus PrometheusConfig  `yaml:"prometheus" mapstructure:"prometheus"`
+	Signals    []SignalConfig    `yaml:"signals" mapstructure:"signals"`
+	Scoring    ScoringConfig     `yaml:"scoring" mapstructure:"scoring"`
+	Levels     []LevelConfig     `yaml:"levels" mapstructure:"levels"`
+	Failback   FailbackConfig    `yaml:"failback" mapstructure:"failback"`
+	Services   []ServiceConfig   `yaml:"services" mapstructure:"services"`
+	Alerts     []AlertRuleConfig `yaml:"alerts" mapstructure:"alerts"`
+	Actuators  []ActuatorConfig  `yaml:"actuators" mapstructure:"actuators"`
+}
+
+// GlobalConfig sets the tick.
+type GlobalConfig struct {
+	// EvaluationInterval is the tick period; ticks are aligned to its multiples.
+	EvaluationInterval time.Duration `yaml:"evaluation_interval" mapstructure:"evaluation_interval"`
+	// QueryTimeout bounds each PromQL query of a tick; it must be below the interval.
+	QueryTimeout time.Duration `yaml:"query_timeout" mapstructure:"query_timeout"`
+}
+
+// PrometheusConfig says where signals are queried.
+type PrometheusConfig struct {
+	URL string `yaml:"url" mapstructure:"url"`
+	// HTTPClient is the prometheus/common HTTP client configuration
+	// (basic_auth, authorization, tls_config, proxy_url, ...).
+	HTTPClient commoncfg.HTTPClientConfig `yaml:"http_config" mapstructure:"http_config"`
+}
+
+// Missing-data policies of a signal.
+const (
+	// MissingHold freezes the route's level and raises a blind-spot alert.
+	MissingHold = "hold"
+	// MissingIgnore treats the signal as optional: no penalty, no alert.
+	MissingIgnore = "ignore"
+)
+
+// SignalConfig is one per-route signal: a PromQL expression returning at most
+// one sample per value of the `route` label.
+type SignalConfig struct {
+	Name  string `yaml:"name" mapstructure:"name"`
+	Query string `yaml:"query" mapstructure:"query"`
+	// Missing is what no data means: "hold" (default) or "ignore".
+	Missing string `yaml:"missing" mapstructure:"missing"`
+	// RequiresTraffic marks signals computed from user traffic: on a route
+	// that currently gets no user traffic they are idle, not missing.
+	RequiresTraffic bool   `yaml:"requires_traffic" mapstructure:"requires_traffic"`
+	Help            string `yaml:"help" mapstructure:"help"`
+}
+
+// ScoringConfig turns signal values into a 0..100 health score.
+type ScoringConfig struct {
+	// Penalties subtract points per unit beyond a threshold, up to a cap.
+	Penalties []PenaltyConfig `yaml:"penalties" mapstructure:"penalties"`
+	// Caps bound the score whatever the other signals say (vetoes).
+	Caps []CapConfig `yaml:"caps" mapstructure:"caps"`
+	// Floors force a route to at least a given level (quota overrides).
+	Floors []FloorConfig `yaml:"floors" mapstructure:"floors"`
+}
+
+// Bound is a one-sided threshold: exactly one of Above and Below is set.
+type Bound struct {
+	Above *float64 `yaml:"above" mapstructure:"above"`
+	Below *float64 `yaml:"below" mapstructure:"below"`
+}
+
+// PenaltyConfig subtracts PointsPerUnit × (distance beyond the threshold) points, at most Max.
+type PenaltyConfig struct {
+	Signal        string `yaml:"signal" mapstructure:"signal"`
+	Bound         `yaml:",inline" mapstructure:",squash"`
+	PointsPerUnit float64 `yaml:"points_per_unit" mapstructure:"points_per_unit"`
+	Max           float64 `yaml:"max" mapstructure:"max"`
+}
+
+// CapConfig bounds the score to MaxScore while the signal is beyond the threshold.
+type CapConfig struct {
+	Signal   string `yaml:"signal" mapstructure:"signal"`
+	Bound    `yaml:",inline" mapstructure:",squash"`
+	MaxScore float64 `yaml:"max_score" mapstructure:"max_score"`
+	// Immediate skips the dwell time when the cap drives a down-move.
+	Immediate bool `yaml:"immediate" mapstructure:"immediate"`
+}
+
+// FloorConfig forces the route to at least Level while the signal is beyond the threshold.
+type FloorConfig struct {
+	Signal    string `yaml:"signal" mapstructure:"signal"`
+	Bound     `yaml:",inline" mapstructure:",squash"`
+	Level     string `yaml:"level" mapstructure:"level"`
+	Immediate bool   `yaml:"immediate" mapstructure:"immediate"`
+}
+
+// LevelConfig is one degraded level, ordered from mildest (warm) to failover.
+type LevelConfig struct {
+	Name string `yaml:"name" mapstructure:"name"`
+	// Below: a score under it (for Dwell) moves the route down into this level.
+	Below float64 `yaml:"below" mapstructure:"below"`
+	// RecoverAbove: a score at or above it (for RecoverFor) lets the route leave
+	// this level upward (hysteresis). For failover it starts the staged failback.
+	RecoverAbove float64       `yaml:"recover_above" mapstructure:"recover_above"`
+	Dwell        time.Duration `yaml:"dwell" mapstructure:"dwell"`
+	RecoverFor   time.Duration `yaml:"recover_for" mapstructure:"recover_for"`
+	// Cooldown is the least time spent in this level before any up-move.
+	Cooldown time.Duration `yaml:"cooldown" mapstructure:"cooldown"`
+	// PrimaryPercent is the share of its service's traffic the route keeps.
+	PrimaryPercent int `yaml:"primary_percent" mapstructure:"primary_percent"`
+	// Retries says whether the gateway may retry against the route.
+	Retries bool `yaml:"retries" mapstructure:"retries"`
+}
+
+// FailbackConfig is the staged return of a failed-over route.
+type FailbackConfig struct {
+	Stages   []int         `yaml:"stages" mapstructure:"stages"`
+	Observe  time.Duration `yaml:"observe" mapstructure:"observe"`
+	MinScore float64       `yaml:"min_score" mapstructure:"min_score"`
+	// MaxCompleted failbacks per Window; further failbacks wait.
+	MaxCompleted int           `yaml:"max_completed" mapstructure:"max_completed"`
+	Window       time.Duration `yaml:"window" mapstructure:"window"`
+	// ManualAfter: a route still failing this long after its failover goes to manual.
+	ManualAfter time.Duration `yaml:"manual_after" mapstructure:"manual_after"`
+}
+
+// ServiceConfig is a service and its route priority chain (primary first).
+type ServiceConfig struct {
+	Name   string   `yaml:"name" mapstructure:"name"`
+	Routes []string `yaml:"routes" mapstructure:"routes"`
+}
+
+// Alert tiers.
+const (
+	TierA = "A" // page
+	TierB = "B" // ticket
+	TierC = "C" // info
+)
+
+// AlertRuleConfig is one alert over a route's (or service's) evaluation.
+type AlertRuleConfig struct {
+	Name string `yaml:"name" mapstructure:"name"`
+	Tier string `yaml:"tier" mapstructure:"tier"`
+	// Scope is "route" (default) or "service".
+	Scope string `yaml:"scope" mapstructure:"scope"`
+	// Expr is an expr-lang boolean condition; see the README for its variables.
+	Expr          string            `yaml:"expr" mapstructure:"expr"`
+	For           time.Duration     `yaml:"for" mapstructure:"for"`
+	KeepFiringFor time.Duration     `yaml:"keep_firing_for" mapstructure:"keep_firing_for"`
+	Labels        map[string]string `yaml:"labels" mapstructure:"labels"`
+	Summary       string            `yaml:"summary" mapstructure:"summary"`
+	Description   string            `yaml:"description" mapstructure:"description"`
+	RunbookURL    string            `yaml:"runbook_url" mapstructure:"runbook_url"`
+}
+
+// ActuatorConfig is one actuator; Type picks the package and Options holds
+// the type-specific keys, decoded strictly by that package.
+type ActuatorConfig struct {
+	Name     string         `yaml:"name" mapstructure:"name"`
+	Type     string         `yaml:"type" mapstructure:"type"`
+	Services []string       `yaml:"services" mapstructure:"services"`
+	Options  map[string]any `yaml:",inline" mapstructure:",remain"`
+}
