@@ -1,0 +1,193 @@
+package evaluator
+
+import (
+	"fmt"
+	"time"
+)
+
+// decideRoute moves one route's state machine by one tick. It is pure: the
+// caller passes the route's score and the time.
+func decideRoute(p *Policy, prev RouteState, sc Score, now time.Time) (RouteState, []transition) {
+	rs := prev
+	rs.Score = sc
+	rs.Failbacks = pruneFailbacks(prev.Failbacks, now, p.Config.Failback.Window)
+	updateBelow(p, &rs, sc, now)
+
+	if rs.Level == Manual {
+		rs.RecoverSince = time.Time{}
+		return rs, nil
+	}
+
+	// Down-moves first: safety before recovery.
+	if target, why := downTarget(p, rs, sc, now); target > rs.Level {
+		return moveTo(p, rs, target, now, why), []transition{{from: prev.Level, to: target, why: why}}
+	}
+
+	if rs.Level == Failover {
+		return decideFailover(p, prev, rs, sc, now)
+	}
+	if rs.Level == Normal {
+		rs.RecoverSince = time.Time{}
+		return rs, nil
+	}
+	// Warm or shed: up one level with hysteresis, recover_for and cooldown.
+	lc := p.level(rs.Level)
+	if sc.Held() || sc.Floor >= rs.Level || sc.Value < lc.RecoverAbove {
+		rs.RecoverSince = time.Time{}
+		return rs, nil
+	}
+	if rs.RecoverSince.IsZero() {
+		rs.RecoverSince = now
+	}
+	if now.Sub(rs.RecoverSince) < lc.RecoverFor || now.Sub(rs.Since) < lc.Cooldown {
+		return rs, nil
+	}
+	to := rs.Level - 1
+	why := fmt.Sprintf("score %.1f ≥ %g for %s", sc.Value, lc.RecoverAbove, lc.RecoverFor)
+	return moveTo(p, rs, to, now, why), []transition{{from: prev.Level, to: to, why: why}}
+}
+
+// updateBelow tracks, per degraded level, since when the score has been
+// continuously bad enough for it (or a floor has demanded it).
+func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
+	for l := Warm; l <= Failover; l++ {
+		if sc.Value < p.level(l).Below || sc.Floor >= l {
+			if rs.BelowSince[l].IsZero() {
+				rs.BelowSince[l] = now
+			}
+		} else {
+			rs.BelowSince[l] = time.Time{}
+		}
+	}
+}
+
+// downTarget is the most severe level the route must move down to now:
+// immediately for immediate caps and floors, after dwell otherwise.
+func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (Level, string) {
+	cur := rs.Level
+	if cur == Failover && rs.Stage > 0 {
+		// During failback a dip is handled by the stage logic, unless the
+		// route is bad enough to fail over again.
+		cur = Shed
+	}
+	if sc.ImmediateLevel > cur {
+		return sc.ImmediateLevel, "immediate (cap or floor, no dwell)"
+	}
+	for l := Failover; l > cur; l-- {
+		since := rs.BelowSince[l]
+		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell {
+			if sc.Floor >= l && sc.Value >= p.level(l).Below {
+				return l, fmt.Sprintf("floor demands %s for %s", l, p.level(l).Dwell)
+			}
+			return l, fmt.Sprintf("score %.1f < %g for %s", sc.Value, p.level(l).Below, p.level(l).Dwell)
+		}
+	}
+	return cur, ""
+}
+
+// moveTo puts the route at level to, resetting timers that belong to the old level.
+func moveTo(p *Policy, rs RouteState, to Level, now time.Time, _ string) RouteState {
+	if to == Failover && (rs.Level != Failover || rs.Stage > 0) {
+		rs.FailingSince = now
+	}
+	rs.Level = to
+	rs.Since = now
+	rs.Stage = 0
+	rs.StageSince = time.Time{}
+	rs.RecoverSince = time.Time{}
+	return rs
+}
+
+// decideFailover handles a failed-over route: manual escalation, the start
+// of a failback, and its stages.
+func decideFailover(p *Policy, prev, rs RouteState, sc Score, now time.Time) (RouteState, []transition) {
+	fb := p.Config.Failback
+	fo := p.level(Failover)
+	if rs.Stage > 0 {
+		// A stage carries real traffic: any dip steps back one stage.
+		if sc.Held() {
+			return rs, nil
+		}
+		if sc.Value < fb.MinScore || sc.Floor >= Failover {
+			rs.Stage--
+			rs.StageSince = now
+			why := fmt.Sprintf("score %.1f < %g during failback stage %d", sc.Value, fb.MinScore, prev.Stage)
+			if rs.Stage == 0 {
+				// Back to no traffic: the manual_after clock starts again.
+				rs.RecoverSince = time.Time{}
+				rs.FailingSince = now
+			}
+			return rs, []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
+		}
+		if now.Sub(rs.StageSince) < fb.Observe {
+			return rs, nil
+		}
+		if rs.Stage < len(fb.Stages) {
+			rs.Stage++
+			rs.StageSince = now
+			why := fmt.Sprintf("score ≥ %g for %s", fb.MinScore, fb.Observe)
+			return rs, []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
+		}
+		// The last stage (100 %) held: the failback is complete.
+		why := fmt.Sprintf("failback complete: every stage held score ≥ %g for %s", fb.MinScore, fb.Observe)
+		rs = moveTo(p, rs, Normal, now, why)
+		rs.Failbacks = append(rs.Failbacks, now)
+		rs.Released = false
+		return rs, []transition{{from: Failover, to: Normal, stageFrom: prev.Stage, why: why}}
+	}
+
+	// Stage 0: no user traffic; recovery is judged from probes.
+	recovering := !sc.Held() && sc.Floor < Failover && sc.Value >= fo.RecoverAbove
+	if !recovering {
+		rs.RecoverSince = time.Time{}
+		if rs.FailingSince.IsZero() {
+			rs.FailingSince = now
+		}
+		if !sc.Held() && now.Sub(rs.FailingSince) >= fb.ManualAfter {
+			why := fmt.Sprintf("still failing %s after failover (score %.1f)", fb.ManualAfter, sc.Value)
+			return moveTo(p, rs, Manual, now, why), []transition{{from: Failover, to: Manual, why: why}}
+		}
+		return rs, nil
+	}
+	rs.FailingSince = time.Time{}
+	if rs.RecoverSince.IsZero() {
+		rs.RecoverSince = now
+	}
+	if now.Sub(rs.RecoverSince) < fo.RecoverFor || now.Sub(rs.Since) < fo.Cooldown {
+		return rs, nil
+	}
+	if !rs.Released && len(rs.Failbacks) >= fb.MaxCompleted {
+		return rs, nil // budget spent; the failback waits (reported by status)
+	}
+	rs.Stage = 1
+	rs.StageSince = now
+	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Value, fo.RecoverAbove, fo.RecoverFor)
+	return rs, []transition{{from: Failover, to: Failover, stageFrom: 0, stageTo: 1, why: why}}
+}
+
+// NextFailbackAllowed is when the failback budget allows the next failback
+// to start; zero when it does now.
+func NextFailbackAllowed(p *Policy, rs RouteState) time.Time {
+	fb := p.Config.Failback
+	if rs.Released || len(rs.Failbacks) < fb.MaxCompleted {
+		return time.Time{}
+	}
+	return rs.Failbacks[len(rs.Failbacks)-fb.MaxCompleted].Add(fb.Window)
+}
+
+func pruneFailbacks(fbs []time.Time, now time.Time, window time.Duration) []time.Time {
+	var out []time.Time
+	for _, t := range fbs {
+		if now.Sub(t) < window {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// transition is a level or failback-stage change of one route.
+type transition struct {
+	from, to           Level
+	stageFrom, stageTo int
+	why                string
+}

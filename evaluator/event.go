@@ -1,0 +1,42 @@
+package evaluator
+
+import "time"
+
+// Event types.
+const (
+	EventLevel    = "level"    // a route changed level
+	EventFailback = "failback" // a failback stage began, stepped back or completed
+	EventTraffic  = "traffic"  // a service's split changed
+	EventAlert    = "alert"    // an alert started or stopped firing
+)
+
+// Event is one thing the core decided, as printed by backtests and written
+// to the audit log. Fields that do not apply to a Type are empty.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Service string    `json:"service,omitempty"`
+	Route   string    `json:"route,omitempty"`
+
+	// level and failback
+	From    string   `json:"from,omitempty"`
+	To      string   `json:"to,omitempty"`
+	Score   *float64 `json:"score,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+	// failback: the stage entered (0 = none) and the route's share there.
+	Stage   *int `json:"stage,omitempty"`
+	Percent *int `json:"percent,omitempty"`
+
+	// traffic
+	Weights        map[string]int `json:"weights,omitempty"`
+	Degraded       *bool          `json:"degraded,omitempty"`
+	RetriesEnabled *bool          `json:"retries_enabled,omitempty"`
+
+	// alert
+	Name        string            `json:"name,omitempty"`
+	Tier        string            `json:"tier,omitempty"`
+	State       string            `json:"state,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	ActiveAt    *time.Time        `json:"active_at,omitempty"`
+}

@@ -1,0 +1,53 @@
+package evaluator
+
+import "github.com/hermes-failover/hermes/rules"
+
+// failed reports whether a route must get no traffic by itself: failed over
+// (and not in a failback stage) or manual.
+func failed(rs RouteState) bool {
+	return rs.Level == Manual || (rs.Level == Failover && rs.Stage == 0)
+}
+
+// PlanService turns route levels into integer traffic percentages summing to
+// 100 along the service's priority chain. Each route keeps its level's share
+// of what reaches it and passes the rest down the chain to the next route
+// that is not failed (cascade). The last route able to take traffic keeps
+// all that reaches it. When every route is failed, the least bad one (highest
+// score, earliest in the chain on ties) serves everything and the service is
+// flagged degraded: draining all routes would serve nobody.
+func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteState) ServiceState {
+	chain := svc.Routes
+	st := ServiceState{Weights: make(map[string]int, len(chain))}
+	okAfter := make([]bool, len(chain)+1) // okAfter[i]: some route after i is not failed
+	for i := len(chain) - 1; i >= 0; i-- {
+		okAfter[i] = okAfter[i+1] || !failed(*routes[chain[i]])
+	}
+	remaining := 100
+	for i, name := range chain {
+		rs := *routes[name]
+		keep := 0
+		switch {
+		case remaining == 0:
+		case !okAfter[i+1] && !failed(rs):
+			keep = remaining
+		default:
+			keep = remaining * p.primaryPercent(rs) / 100
+		}
+		st.Weights[name] = keep
+		remaining -= keep
+	}
+	if remaining > 0 {
+		// Only reachable when every route is failed.
+		best := chain[0]
+		for _, name := range chain[1:] {
+			if routes[name].Score.Value > routes[best].Score.Value {
+				best = name
+			}
+		}
+		st.Weights[best] += remaining
+		st.Degraded = true
+	}
+	primary := *routes[chain[0]]
+	st.RetriesEnabled = !st.Degraded && (primary.Level == Normal || p.level(min(primary.Level, Failover)).Retries)
+	return st
+}

@@ -1,0 +1,71 @@
+package evaluator
+
+import (
+	"fmt"
+
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Policy is a validated configuration prepared for the core: lookups by name
+// and compiled alert rules. Build it once per (re)load with NewPolicy.
+type Policy struct {
+	Config   *rules.Config
+	signals  map[string]rules.SignalConfig
+	levels   [Manual]rules.LevelConfig // indexed by Level; [Normal] is unused
+	alerts   []*alertRule
+	routes   []string // every route of every service, in config order
+	services map[string]rules.ServiceConfig
+}
+
+// NewPolicy prepares cfg for the core. cfg must have passed Validate.
+func NewPolicy(cfg *rules.Config) (*Policy, error) {
+	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, services: map[string]rules.ServiceConfig{}}
+	for _, s := range cfg.Signals {
+		p.signals[s.Name] = s
+	}
+	for _, l := range cfg.Levels {
+		lv, err := ParseLevel(l.Name)
+		if err != nil || lv == Normal || lv == Manual {
+			return nil, fmt.Errorf("levels: unexpected level %q", l.Name)
+		}
+		p.levels[lv] = l
+	}
+	seen := map[string]bool{}
+	for _, svc := range cfg.Services {
+		p.services[svc.Name] = svc
+		for _, r := range svc.Routes {
+			if !seen[r] {
+				seen[r] = true
+				p.routes = append(p.routes, r)
+			}
+		}
+	}
+	for i, a := range cfg.Alerts {
+		r, err := compileAlert(a)
+		if err != nil {
+			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
+		}
+		p.alerts = append(p.alerts, r)
+	}
+	return p, nil
+}
+
+// Routes returns every route of every service, each once, in config order.
+func (p *Policy) Routes() []string { return p.routes }
+
+// level returns the configuration of a degraded level (warm, shed, failover).
+func (p *Policy) level(l Level) rules.LevelConfig { return p.levels[l] }
+
+// primaryPercent is the share a route at level l (and failback stage) keeps.
+func (p *Policy) primaryPercent(rs RouteState) int {
+	switch {
+	case rs.Level == Normal:
+		return 100
+	case rs.Level == Manual:
+		return 0
+	case rs.Level == Failover && rs.Stage > 0:
+		return p.Config.Failback.Stages[rs.Stage-1]
+	default:
+		return p.levels[rs.Level].PrimaryPercent
+	}
+}

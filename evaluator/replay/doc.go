@@ -1,0 +1,19 @@
+// Package replay feeds the evaluator recorded or synthetic series instead of
+// a live Prometheus, so that `hermes backtest` runs the same core over the
+// past. Two sources answer an evaluator.QueryFunc.
+//
+// Backtest holds a series file in promtool's input_series notation (see
+// Parse) in memory and runs each instant query on the real PromQL engine:
+//
+//	f, err := replay.ParseFile("testdata/incident.yaml")
+//	b, err := replay.Open(f)
+//	defer b.Close()
+//	for t := b.Start(); !t.After(b.End()); t = t.Add(b.Step()) {
+//		snap := evaluator.Collect(ctx, b.Query, cfg.Signals, routes, t, timeout)
+//		// score, decide, plan ...
+//	}
+//
+// RangeCache replays a real Prometheus: one range query per signal over the
+// backtest window, answered tick by tick from memory, so the core sees the
+// vectors it would have seen live.
+package replay

@@ -1,0 +1,85 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// Release is a person's release of a route from manual at a given time,
+// replayed as if it had been sent through the admin API.
+type Release struct {
+	Route  string
+	At     time.Time
+	Reason string
+}
+
+// Options tune a replay.
+type Options struct {
+	// Releases are applied before the first tick at or after their time.
+	Releases []Release
+	// OnTick, when set, sees every tick's snapshot and resulting state.
+	OnTick func(t time.Time, snap evaluator.Snapshot, s evaluator.State)
+}
+
+// Timeline is what a replay decided.
+type Timeline struct {
+	Start  time.Time
+	End    time.Time
+	Step   time.Duration
+	Events []evaluator.Event
+	Final  evaluator.State
+}
+
+// Run feeds the core one tick per evaluation interval from from to to (both
+// aligned up to a multiple of the interval), querying signals with query,
+// exactly as the live loop does.
+func Run(ctx context.Context, pol *evaluator.Policy, query evaluator.QueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
+	step := pol.Config.Global.EvaluationInterval
+	if step <= 0 {
+		return nil, fmt.Errorf("evaluation_interval must be positive")
+	}
+	start := alignUp(from, step)
+	tl := &Timeline{Start: start, End: to, Step: step}
+	var st evaluator.State
+	releases := append([]Release(nil), opts.Releases...)
+	for t := start; !t.After(to); t = t.Add(step) {
+		if err := ctx.Err(); err != nil {
+			return tl, err
+		}
+		for i := 0; i < len(releases); {
+			r := releases[i]
+			if r.At.After(t) {
+				i++
+				continue
+			}
+			next, evs, err := evaluator.Release(pol, st, r.Route, t, r.Reason)
+			if err != nil {
+				return tl, fmt.Errorf("release at %s: %w", t.UTC().Format(time.RFC3339), err)
+			}
+			st = next
+			tl.Events = append(tl.Events, evs...)
+			releases = append(releases[:i], releases[i+1:]...)
+		}
+		snap := evaluator.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
+		next, evs := evaluator.Step(pol, st, snap, t)
+		st = next
+		tl.Events = append(tl.Events, evs...)
+		if opts.OnTick != nil {
+			opts.OnTick(t, snap, st)
+		}
+	}
+	tl.Final = st
+	return tl, nil
+}
+
+// alignUp returns the first multiple of step (since the Unix epoch) at or after t.
+func alignUp(t time.Time, step time.Duration) time.Time {
+	a := t.Truncate(step)
+	if a.Before(t) {
+		a = a.Add(step)
+	}
+	return a.UTC()
+}

@@ -1,0 +1,306 @@
+package replay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/chunks"
+	"github.com/prometheus/prometheus/util/annotations"
+)
+
+// Engine limits of a backtest, close to a default Prometheus server's.
+const (
+	maxSamples    = 50_000_000
+	queryTimeout  = time.Minute
+	lookbackDelta = 5 * time.Minute
+)
+
+// Backtest is a File held in memory behind the real PromQL engine. Its Query
+// method is an evaluator.QueryFunc.
+//
+// The series live in a small read-only storage.Queryable rather than a TSDB:
+// package tsdb imports Prometheus's config package and with it the cloud
+// SDKs of remote write, which a backtest has no use for. The engine sees the
+// same samples, stale markers included, that a TSDB would return.
+type Backtest struct {
+	series     []Series // sorted by labels
+	engine     *promql.Engine
+	start, end time.Time
+	step       time.Duration
+}
+
+// Open loads every series of f. The series must have distinct label sets and
+// samples in time order, as Parse returns them.
+func Open(f *File) (*Backtest, error) {
+	if f == nil || len(f.Series) == 0 {
+		return nil, errors.New("opening backtest: no series")
+	}
+	if f.Interval <= 0 {
+		return nil, fmt.Errorf("opening backtest: interval must be positive, got %s", f.Interval)
+	}
+	b := &Backtest{series: slices.Clone(f.Series), step: f.Interval}
+	slices.SortStableFunc(b.series, func(x, y Series) int { return labels.Compare(x.Labels, y.Labels) })
+	first, last, found := int64(0), int64(0), false
+	for i, s := range b.series {
+		if i > 0 && labels.Equal(s.Labels, b.series[i-1].Labels) {
+			return nil, fmt.Errorf("opening backtest: series %s given twice", s.Labels)
+		}
+		if !slices.IsSortedFunc(s.Samples, func(x, y Sample) int { return cmp.Compare(x.T, y.T) }) {
+			return nil, fmt.Errorf("opening backtest: series %s: samples out of time order", s.Labels)
+		}
+		if n := len(s.Samples); n > 0 {
+			if !found || s.Samples[0].T < first {
+				first = s.Samples[0].T
+			}
+			if !found || s.Samples[n-1].T > last {
+				last = s.Samples[n-1].T
+			}
+			found = true
+		}
+	}
+	if !found {
+		return nil, errors.New("opening backtest: no samples")
+	}
+	b.start, b.end = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+
+	step := f.Interval.Milliseconds()
+	b.engine = promql.NewEngine(promql.EngineOpts{
+		MaxSamples:    maxSamples,
+		Timeout:       queryTimeout,
+		LookbackDelta: lookbackDelta,
+		// Subqueries without a step use the series interval, as promtool
+		// uses the evaluation interval.
+		NoStepSubqueryIntervalFn: func(int64) int64 { return step },
+		EnableAtModifier:         true,
+		EnableNegativeOffset:     true,
+	})
+	return b, nil
+}
+
+// Close releases the Backtest. It exists so that a future on-disk storage
+// needs no change of the callers; today it only drops the series.
+func (b *Backtest) Close() error {
+	b.series = nil
+	return nil
+}
+
+// Start is the time of the earliest sample.
+func (b *Backtest) Start() time.Time { return b.start }
+
+// End is the time of the latest sample.
+func (b *Backtest) End() time.Time { return b.end }
+
+// Step is the file's interval between two values of a series.
+func (b *Backtest) Step() time.Duration { return b.step }
+
+// Query runs the instant query q at t on the loaded series. Its errors are
+// *v1.Error typed the way the Prometheus HTTP API types them ("bad_data",
+// "execution", "timeout", "canceled"), so a backtest classifies them as the
+// live source would; a result that is not an instant vector is an error.
+func (b *Backtest) Query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+	qry, err := b.engine.NewInstantQuery(ctx, b, nil, q, t)
+	if err != nil {
+		return nil, &v1.Error{Type: v1.ErrBadData, Msg: err.Error()}
+	}
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		return nil, execError(res.Err)
+	}
+	vec, ok := res.Value.(promql.Vector)
+	if !ok {
+		return nil, fmt.Errorf("query must return an instant vector, got %s", res.Value.Type())
+	}
+	return toModelVector(vec)
+}
+
+// execError types an evaluation error as the Prometheus API does.
+func execError(err error) error {
+	var timeout promql.ErrQueryTimeout
+	var canceled promql.ErrQueryCanceled
+	typ := v1.ErrExec
+	switch {
+	case errors.As(err, &timeout):
+		typ = v1.ErrTimeout
+	case errors.As(err, &canceled), errors.Is(err, context.Canceled):
+		typ = v1.ErrCanceled
+	}
+	return &v1.Error{Type: typ, Msg: err.Error()}
+}
+
+// toModelVector converts an engine vector to the client's representation.
+func toModelVector(vec promql.Vector) (model.Vector, error) {
+	out := make(model.Vector, 0, len(vec))
+	for _, s := range vec {
+		if s.H != nil {
+			return nil, fmt.Errorf("series %s: native histogram results are not supported", s.Metric)
+		}
+		m := make(model.Metric, s.Metric.Len())
+		s.Metric.Range(func(l labels.Label) {
+			m[model.LabelName(l.Name)] = model.LabelValue(l.Value)
+		})
+		out = append(out, &model.Sample{Metric: m, Value: model.SampleValue(s.F), Timestamp: model.Time(s.T)})
+	}
+	return out, nil
+}
+
+// Querier makes a Backtest a storage.Queryable: it reads the samples in [mint, maxt].
+func (b *Backtest) Querier(mint, maxt int64) (storage.Querier, error) {
+	return &querier{series: b.series, mint: mint, maxt: maxt}, nil
+}
+
+// querier selects series of a Backtest within a time range.
+type querier struct {
+	series     []Series
+	mint, maxt int64
+}
+
+// matching returns the series whose labels satisfy every matcher, in label order.
+func (q *querier) matching(ms []*labels.Matcher) []Series {
+	var out []Series
+	for _, s := range q.series {
+		ok := true
+		for _, m := range ms {
+			if !m.Matches(s.Labels.Get(m.Name)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Select returns the matching series, cut to the querier's time range.
+func (q *querier) Select(_ context.Context, _ bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	mint, maxt := q.mint, q.maxt
+	if hints != nil {
+		mint, maxt = max(mint, hints.Start), min(maxt, hints.End)
+	}
+	var out []storage.Series
+	for _, s := range q.matching(ms) {
+		lo := sort.Search(len(s.Samples), func(i int) bool { return s.Samples[i].T >= mint })
+		hi := sort.Search(len(s.Samples), func(i int) bool { return s.Samples[i].T > maxt })
+		if lo < hi {
+			out = append(out, memSeries{labels: s.Labels, samples: s.Samples[lo:hi]})
+		}
+	}
+	return &seriesSet{series: out, i: -1}
+}
+
+// LabelValues returns the sorted values of name among the matching series.
+func (q *querier) LabelValues(_ context.Context, name string, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	var vals []string
+	for _, s := range q.matching(ms) {
+		if v := s.Labels.Get(name); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	return limit(vals, hints), nil, nil
+}
+
+// LabelNames returns the sorted label names of the matching series.
+func (q *querier) LabelNames(_ context.Context, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	var names []string
+	for _, s := range q.matching(ms) {
+		s.Labels.Range(func(l labels.Label) { names = append(names, l.Name) })
+	}
+	return limit(names, hints), nil, nil
+}
+
+// Close does nothing: the series stay with the Backtest.
+func (*querier) Close() error { return nil }
+
+// limit sorts and deduplicates ss and keeps at most hints.Limit of them.
+func limit(ss []string, hints *storage.LabelHints) []string {
+	slices.Sort(ss)
+	ss = slices.Compact(ss)
+	if hints != nil && hints.Limit > 0 && len(ss) > hints.Limit {
+		ss = ss[:hints.Limit]
+	}
+	return ss
+}
+
+// seriesSet iterates over a slice of series.
+type seriesSet struct {
+	series []storage.Series
+	i      int
+}
+
+// Next moves to the next series.
+func (s *seriesSet) Next() bool { s.i++; return s.i < len(s.series) }
+
+// At returns the current series.
+func (s *seriesSet) At() storage.Series { return s.series[s.i] }
+
+// Err is always nil.
+func (*seriesSet) Err() error { return nil }
+
+// Warnings is always empty.
+func (*seriesSet) Warnings() annotations.Annotations { return nil }
+
+// memSeries is one series' samples in a time range.
+type memSeries struct {
+	labels  labels.Labels
+	samples []Sample
+}
+
+// Labels returns the series' labels.
+func (s memSeries) Labels() labels.Labels { return s.labels }
+
+// Iterator returns an iterator over the samples, reusing it if it can.
+func (s memSeries) Iterator(it chunkenc.Iterator) chunkenc.Iterator {
+	if r, ok := it.(interface{ Reset(storage.Samples) }); ok {
+		r.Reset(floatSamples(s.samples))
+		return it
+	}
+	return storage.NewListSeriesIterator(floatSamples(s.samples))
+}
+
+// floatSamples presents float samples as storage.Samples.
+type floatSamples []Sample
+
+// Get returns sample i without copying it.
+func (fs floatSamples) Get(i int) chunks.Sample { return samplePtr{&fs[i]} }
+
+// Len is the number of samples.
+func (fs floatSamples) Len() int { return len(fs) }
+
+// samplePtr is a chunks.Sample view of a float Sample; a single pointer, it
+// fits an interface without allocating.
+type samplePtr struct{ s *Sample }
+
+// T returns the timestamp in milliseconds.
+func (p samplePtr) T() int64 { return p.s.T }
+
+// ST returns 0: the samples have no start timestamp.
+func (samplePtr) ST() int64 { return 0 }
+
+// F returns the value.
+func (p samplePtr) F() float64 { return p.s.F }
+
+// H returns nil: the sample is a float.
+func (samplePtr) H() *histogram.Histogram { return nil }
+
+// FH returns nil: the sample is a float.
+func (samplePtr) FH() *histogram.FloatHistogram { return nil }
+
+// Type is always a float.
+func (samplePtr) Type() chunkenc.ValueType { return chunkenc.ValFloat }
+
+// Copy returns an independent copy.
+func (p samplePtr) Copy() chunks.Sample { c := *p.s; return samplePtr{&c} }

@@ -1,0 +1,178 @@
+package evaluator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// RouteLabel is the label that names a route in every signal's result.
+const RouteLabel = "route"
+
+// QueryFunc runs one instant PromQL query at time t. The shell adapts a
+// Prometheus API client, a replay engine or a range cache to it.
+type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
+
+// Collect runs every signal's query once at t, concurrently, each under its
+// own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
+// for every (route, signal) in routes × signals.
+//
+// A finite sample of a configured route is StatusOK; NaN or ±Inf is
+// StatusMissing ("NaN", "Inf"); a route absent from the result is
+// StatusMissing ("no data"); several series for one route are StatusError for
+// that route; a failed query is StatusError for every route, with
+// ErrorReason as its reason. Series without a route label, or of routes not
+// configured, are ignored.
+func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) Snapshot {
+	results := make([]map[string]Sample, len(signals))
+	var wg sync.WaitGroup
+	for i, sig := range signals {
+		wg.Go(func() {
+			qctx, cancel := ctx, context.CancelFunc(func() {})
+			if timeout > 0 {
+				qctx, cancel = context.WithTimeout(ctx, timeout)
+			}
+			defer cancel()
+			vec, err := query(qctx, sig.Query, t)
+			results[i] = routeSamples(vec, err, routes)
+		})
+	}
+	wg.Wait()
+
+	snap := Snapshot{Time: t, Values: make(map[string]map[string]Sample, len(routes))}
+	for i, sig := range signals {
+		for _, r := range routes {
+			snap.Set(r, sig.Name, results[i][r])
+		}
+	}
+	return snap
+}
+
+// routeSamples turns one query's answer into a Sample per route.
+func routeSamples(vec model.Vector, err error, routes []string) map[string]Sample {
+	out := make(map[string]Sample, len(routes))
+	if err != nil {
+		s := Sample{Value: math.NaN(), Status: StatusError, Reason: ErrorReason(err)}
+		for _, r := range routes {
+			out[r] = s
+		}
+		return out
+	}
+
+	count := make(map[string]int, len(routes))
+	for _, r := range routes {
+		count[r] = 0
+		out[r] = Sample{Value: math.NaN(), Status: StatusMissing, Reason: "no data"}
+	}
+	for _, s := range vec {
+		r, ok := s.Metric[RouteLabel]
+		if !ok {
+			continue
+		}
+		n, configured := count[string(r)]
+		if !configured {
+			continue
+		}
+		count[string(r)] = n + 1
+		out[string(r)] = valueSample(float64(s.Value))
+	}
+	for r, n := range count {
+		if n > 1 {
+			out[r] = Sample{Value: math.NaN(), Status: StatusError, Reason: fmt.Sprintf("%d series for one route", n)}
+		}
+	}
+	return out
+}
+
+// valueSample classifies one value: finite is OK, NaN and ±Inf are missing.
+func valueSample(v float64) Sample {
+	switch {
+	case math.IsNaN(v):
+		return Sample{Value: v, Status: StatusMissing, Reason: "NaN"}
+	case math.IsInf(v, 0):
+		return Sample{Value: v, Status: StatusMissing, Reason: "Inf"}
+	}
+	return Sample{Value: v, Status: StatusOK}
+}
+
+// maxReasonLen bounds the free-text reason of an unclassified error.
+const maxReasonLen = 80
+
+// ErrorReason classifies a query error into a short reason: "timeout" for
+// deadlines and query timeouts, "canceled", the type of a client_golang
+// *v1.Error ("bad_data", "execution", "server_error", ...; for a non-JSON
+// HTTP error the errorType found in its body wins, so a Prometheus timeout
+// answered with 503 is "timeout"), "connection" for network failures, and
+// otherwise the error's first line, cut to 80 characters.
+func ErrorReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	var apiErr *v1.Error
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &apiErr):
+		return apiErrorReason(apiErr)
+	case isConnectionError(err):
+		return "connection"
+	case strings.Contains(err.Error(), "query timed out"):
+		return "timeout"
+	}
+	return shortText(err.Error())
+}
+
+// apiErrorReason names a Prometheus API error by its type. client_golang
+// decodes the JSON error body only for 400 and 422, so for other status codes
+// the errorType is read from the body kept in Detail.
+func apiErrorReason(e *v1.Error) string {
+	typ := string(e.Type)
+	if e.Detail != "" {
+		var body struct {
+			ErrorType string `json:"errorType"`
+		}
+		if json.Unmarshal([]byte(e.Detail), &body) == nil && body.ErrorType != "" {
+			typ = body.ErrorType
+		}
+	}
+	if typ == "" {
+		return shortText(e.Msg)
+	}
+	return typ
+}
+
+// isConnectionError reports whether err is a failure to reach or keep the server.
+func isConnectionError(err error) bool {
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// shortText returns the first line of s, cut to maxReasonLen runes.
+func shortText(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > maxReasonLen {
+		s = string(r[:maxReasonLen-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,97 @@
+package evaluator
+
+import (
+	"maps"
+	"time"
+)
+
+// Step is one tick of the core: from the previous state, the tick's snapshot
+// and the policy it computes every route's score, moves each route's level
+// (dwell, hysteresis, cooldown, staged failback, manual), plans each
+// service's traffic and evaluates the alert rules. It returns the next state
+// and what changed, in a stable order. Step does no I/O and reads no clock.
+func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) {
+	s := prev.Clone()
+	var evs []Event
+
+	// Which routes get user traffic now decides which signals are idle.
+	share := map[string]int{}
+	for _, svc := range p.Config.Services {
+		if st := s.Services[svc.Name]; st != nil {
+			for r, w := range st.Weights {
+				share[r] += w
+			}
+		}
+	}
+	first := len(s.Services) == 0
+	for _, r := range p.Routes() {
+		if s.Routes[r] == nil {
+			s.Routes[r] = &RouteState{Level: Normal, Since: now}
+		}
+	}
+	if first {
+		for _, svc := range p.Config.Services {
+			st := PlanService(p, svc, s.Routes)
+			for r, w := range st.Weights {
+				share[r] += w
+			}
+		}
+	}
+
+	for _, route := range p.Routes() {
+		prevRS := *s.Routes[route]
+		sc := ComputeScore(route, snap, p, share[route] == 0)
+		next, trs := decideRoute(p, prevRS, sc, now)
+		*s.Routes[route] = next
+		for _, tr := range trs {
+			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
+		}
+	}
+
+	for _, svc := range p.Config.Services {
+		st := PlanService(p, svc, s.Routes)
+		old := s.Services[svc.Name]
+		if old == nil || !maps.Equal(old.Weights, st.Weights) || old.Degraded != st.Degraded || old.RetriesEnabled != st.RetriesEnabled {
+			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
+				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
+		}
+		s.Services[svc.Name] = &st
+	}
+
+	alerts, aevs := evalAlerts(p, s.Alerts, s, now)
+	s.Alerts = alerts
+	evs = append(evs, aevs...)
+	return s, evs
+}
+
+func transitionEvents(p *Policy, route string, rs RouteState, tr transition, now time.Time) []Event {
+	var evs []Event
+	for _, svc := range p.Config.Services {
+		if !contains(svc.Routes, route) {
+			continue
+		}
+		ev := Event{Time: now, Service: svc.Name, Route: route, Score: ptr(round1(rs.Score.Value)), Reasons: append([]string{tr.why}, rs.Score.Reasons()...)}
+		if tr.from == tr.to {
+			ev.Type = EventFailback
+			ev.From, ev.To = tr.from.String(), tr.to.String()
+			ev.Stage = ptr(tr.stageTo)
+			ev.Percent = ptr(p.primaryPercent(rs))
+		} else {
+			ev.Type = EventLevel
+			ev.From, ev.To = tr.from.String(), tr.to.String()
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func round1(v float64) float64 {
+	return float64(int64(v*10+0.5*sign(v))) / 10
+}
+
+func sign(v float64) float64 {
+	if v < 0 {
+		return -1
+	}
+	return 1
+}

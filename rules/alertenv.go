@@ -1,0 +1,153 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+)
+
+// AlertEnv is what an alert rule's expr sees.
+type AlertEnv struct {
+	Route    string             `expr:"route"`
+	Service  string             `expr:"service"`
+	Score    float64            `expr:"score"`
+	Level    string             `expr:"level"`    // normal, warm, shed, failover, manual
+	Stage    int                `expr:"stage"`    // failback stage, 0 = none
+	Signals  map[string]float64 `expr:"signals"`  // every configured signal; NaN when not ok
+	Missing  []string           `expr:"missing"`  // signals without data that hold the route
+	Degraded bool               `expr:"degraded"` // service scope: every route bad
+	Weights  map[string]int     `expr:"weights"`  // service scope: traffic split
+}
+
+// TemplateData is what an alert's summary and description templates see.
+// Its fields mean the same as those of AlertEnv.
+type TemplateData struct {
+	Route    string
+	Service  string
+	Score    float64
+	Level    string
+	Stage    int
+	Signals  map[string]float64
+	Missing  []string
+	Degraded bool
+	Weights  map[string]int
+}
+
+// TemplateData returns the template view of the same evaluation.
+func (e AlertEnv) TemplateData() TemplateData {
+	return TemplateData(e)
+}
+
+// CompileAlertExpr compiles an alert condition against AlertEnv; the
+// program yields a bool. Run it with expr.Run(program, env) where env is an
+// AlertEnv. Compile errors are one line, with the line:column in src.
+func CompileAlertExpr(src string) (*vm.Program, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, errors.New("expression is empty")
+	}
+	program, err := expr.Compile(src, expr.Env(AlertEnv{}), expr.AsBool())
+	if err != nil {
+		var ferr *file.Error
+		if errors.As(err, &ferr) {
+			return nil, fmt.Errorf("%s (%d:%d)", ferr.Message, ferr.Line, ferr.Column)
+		}
+		return nil, err
+	}
+	return program, nil
+}
+
+// AlertSignalRefs returns the signal names a compiled alert condition reads
+// through a constant key (signals.x or signals["x"]), in order of appearance.
+func AlertSignalRefs(program *vm.Program) []string {
+	v := &signalRefs{}
+	node := program.Node()
+	ast.Walk(&node, v)
+	return v.names
+}
+
+// signalRefs is an ast.Visitor collecting the keys read from signals.
+type signalRefs struct{ names []string }
+
+// Visit records n when it reads a constant key of the signals map.
+func (v *signalRefs) Visit(n *ast.Node) {
+	m, ok := (*n).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	id, ok := m.Node.(*ast.IdentifierNode)
+	if !ok || id.Value != "signals" {
+		return
+	}
+	if key, ok := m.Property.(*ast.StringNode); ok {
+		v.names = append(v.names, key.Value)
+	}
+}
+
+// TemplateFuncs returns the functions alert templates may call besides the
+// text/template built-ins:
+//
+//	pct x                 x*100 (a ratio as a percentage)
+//	join list sep         strings.Join
+//	humanizeDuration d    a duration (time.Duration, or seconds as a number) like "1h 5m 3s"
+func TemplateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"pct":              func(x float64) float64 { return x * 100 },
+		"join":             func(list []string, sep string) string { return strings.Join(list, sep) },
+		"humanizeDuration": humanizeDuration,
+	}
+}
+
+// ParseTemplate parses an alert summary or description with TemplateFuncs.
+// Execute it with a TemplateData.
+func ParseTemplate(name, text string) (*template.Template, error) {
+	return template.New(name).Funcs(TemplateFuncs()).Parse(text)
+}
+
+// humanizeDuration formats a time.Duration, or a number of seconds, as
+// days, hours, minutes and seconds ("1d 2h 3m 4s"); under a second it keeps
+// Go's notation ("250ms").
+func humanizeDuration(v any) (string, error) {
+	var d time.Duration
+	switch x := v.(type) {
+	case time.Duration:
+		d = x
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Sprint(x), nil
+		}
+		d = time.Duration(x * float64(time.Second))
+	case int:
+		d = time.Duration(x) * time.Second
+	case int64:
+		d = time.Duration(x) * time.Second
+	default:
+		return "", fmt.Errorf("humanizeDuration: want a duration or seconds, got %T", v)
+	}
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	if d < time.Second {
+		return sign + d.String(), nil
+	}
+	d = d.Round(time.Second)
+	var parts []string
+	for _, u := range []struct {
+		size time.Duration
+		unit string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.size; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d%s", n, u.unit))
+			d -= n * u.size
+		}
+	}
+	return sign + strings.Join(parts, " "), nil
+}

@@ -1,0 +1,440 @@
+package rules
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"github.com/spf13/viper"
+	yamlv2 "go.yaml.in/yaml/v2"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix prefixes the environment variables that override configuration
+// keys: HERMES_PROMETHEUS_URL overrides prometheus.url.
+const EnvPrefix = "HERMES"
+
+// Defaults filled in when the configuration leaves a field out.
+const (
+	DefaultEvaluationInterval = 15 * time.Second
+	DefaultQueryTimeout       = 10 * time.Second
+)
+
+// Load reads, decodes and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes and validates a YAML configuration; source names it in
+// errors. Environment variables HERMES_<KEY> (dots as underscores) override
+// scalar keys outside lists. Unknown keys are errors. Every problem found is
+// returned, one per line, as "source:line: path: message".
+func Parse(data []byte, source string) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(source, err)
+	}
+	cfg, err := decode(data)
+	if err != nil {
+		return nil, locate(source, &root, err)
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, locate(source, &root, err)
+	}
+	return cfg, nil
+}
+
+// decode reads data through viper, applies environment overrides and
+// decodes strictly into a Config pre-filled with the defaults that a zero
+// value cannot express.
+func decode(data []byte) (*Config, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	// AutomaticEnv only consults keys viper already knows; bind the rest so
+	// that an override also works when the file leaves the key out.
+	for _, key := range EnvKeys() {
+		if err := v.BindEnv(key); err != nil {
+			return nil, fmt.Errorf("binding environment for %s: %w", key, err)
+		}
+	}
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return nil, err
+	}
+	cfg := &Config{
+		Global: GlobalConfig{
+			EvaluationInterval: DefaultEvaluationInterval,
+			QueryTimeout:       DefaultQueryTimeout,
+		},
+		Prometheus: PrometheusConfig{HTTPClient: commoncfg.DefaultHTTPClientConfig},
+	}
+	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
+	if err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// setDefaults fills the per-item defaults after decoding.
+func (c *Config) setDefaults() {
+	for i := range c.Signals {
+		if c.Signals[i].Missing == "" {
+			c.Signals[i].Missing = MissingHold
+		}
+	}
+	for i := range c.Alerts {
+		if c.Alerts[i].Scope == "" {
+			c.Alerts[i].Scope = ScopeRoute
+		}
+	}
+	for i := range c.Actuators {
+		if c.Actuators[i].Name == "" {
+			c.Actuators[i].Name = c.Actuators[i].Type
+		}
+	}
+}
+
+// EnvKeys lists the configuration keys an environment variable can
+// override: every scalar reachable from Config without crossing a list or a
+// map (prometheus.http_config excluded). The variable for a key is
+// HERMES_ followed by the key in upper case with dots as underscores.
+func EnvKeys() []string {
+	return envKeys(reflect.TypeFor[Config](), "")
+}
+
+// EnvVar is the environment variable that overrides key.
+func EnvVar(key string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// envOverride says whether key's value comes from the environment, and from
+// which variable.
+func envOverride(key string) (string, bool) {
+	if !slices.Contains(EnvKeys(), key) {
+		return "", false
+	}
+	name := EnvVar(key)
+	v, ok := os.LookupEnv(name)
+	return name, ok && v != ""
+}
+
+func envKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if name == "" || !f.IsExported() {
+			continue
+		}
+		key := prefix + name
+		switch {
+		case f.Type == reflect.TypeFor[commoncfg.HTTPClientConfig]():
+		case f.Type.Kind() == reflect.Struct:
+			keys = append(keys, envKeys(f.Type, key+".")...)
+		case f.Type.Kind() == reflect.Slice, f.Type.Kind() == reflect.Map, f.Type.Kind() == reflect.Pointer:
+		default:
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// durationHook decodes durations from strings in Prometheus notation
+// ("15s", "1h30m", "1d") or Go notation ("1.5s", "500ms"). A bare number is
+// refused, except 0, since it would silently mean nanoseconds.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	switch from.Kind() {
+	case reflect.String:
+		return parseDuration(data.(string))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if reflect.ValueOf(data).IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, fmt.Errorf("duration %v needs a unit, e.g. \"%vs\"", data, data)
+	}
+	return data, nil
+}
+
+// parseDuration accepts Prometheus durations (with d, w, y units) and Go
+// durations (fractions, ms/us/ns, a sign).
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, err := model.ParseDuration(s); err == nil {
+		return time.Duration(d), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 1h30m, 1d)", s)
+	}
+	return d, nil
+}
+
+// numberHook parses numbers given as strings (environment overrides, quoted
+// YAML) with a readable error, and refuses to truncate a fractional number
+// into an integer field.
+func numberHook(from, to reflect.Type, data any) (any, error) {
+	isInt := to.Kind() == reflect.Int && to != reflect.TypeFor[time.Duration]()
+	if !isInt && to.Kind() != reflect.Float64 {
+		return data, nil
+	}
+	var f float64
+	switch from.Kind() {
+	case reflect.String:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(data.(string)), 64); err != nil {
+			return nil, fmt.Errorf("%q is not a number", data)
+		}
+		data = f
+	case reflect.Float64, reflect.Float32:
+		f = reflect.ValueOf(data).Float()
+	default:
+		return data, nil
+	}
+	if isInt {
+		if f != math.Trunc(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%v is not an integer", f)
+		}
+		return int(f), nil
+	}
+	return f, nil
+}
+
+// httpClientConfigHook decodes the prometheus.http_config sub-tree into a
+// commoncfg.HTTPClientConfig. mapstructure does not call UnmarshalYAML, so
+// this is the one place where that sub-tree takes a YAML round trip: it is
+// marshalled back to YAML and decoded strictly by the type's own
+// UnmarshalYAML, which applies commoncfg.DefaultHTTPClientConfig and
+// validates. (Keys arrive lower-cased by viper; the type's keys all are.)
+func httpClientConfigHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[commoncfg.HTTPClientConfig]() || from == to {
+		return data, nil
+	}
+	out, err := yamlv2.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("re-encoding http_config: %w", err)
+	}
+	hc := commoncfg.DefaultHTTPClientConfig
+	if err := yamlv2.UnmarshalStrict(out, &hc); err != nil {
+		var te *yamlv2.TypeError
+		if errors.As(err, &te) {
+			msgs := make([]string, len(te.Errors))
+			for i, m := range te.Errors {
+				msgs[i] = cleanYAMLTypeError(m)
+			}
+			return nil, errors.New(strings.Join(msgs, "; "))
+		}
+		return nil, err
+	}
+	return hc, nil
+}
+
+var (
+	yamlLineRE     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	yamlFieldRE    = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+	unusedKeysText = "has invalid keys: "
+)
+
+// cleanYAMLTypeError drops the line of a message about a re-encoded document
+// (it would point nowhere useful) and names unknown fields as unknown keys.
+func cleanYAMLTypeError(msg string) string {
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		msg = m[2]
+	}
+	if m := yamlFieldRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("unknown key %q", m[1])
+	}
+	return msg
+}
+
+// yamlError turns a YAML syntax or type error into "source:line: message"
+// lines.
+func yamlError(source string, err error) error {
+	var te *yaml.TypeError
+	var msgs []string
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	errs := make([]error, len(msgs))
+	for i, m := range msgs {
+		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
+			errs[i] = fmt.Errorf("%s:%s: %s", source, sm[1], sm[2])
+		} else {
+			errs[i] = fmt.Errorf("%s: %s", source, strings.TrimPrefix(m, "yaml: "))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// locate flattens err into its problems and prefixes each with the source
+// and, when its path can be found in the document, the line.
+// The problems are ordered by line; those without one come last.
+func locate(source string, root *yaml.Node, err error) error {
+	type located struct {
+		line int
+		err  error
+	}
+	var out []located
+	for _, e := range problems(err) {
+		var p *problem
+		if errors.As(e, &p) {
+			if name, ok := envOverride(p.path); ok {
+				out = append(out, located{0, fmt.Errorf("%s: %w (set by $%s)", source, e, name)})
+				continue
+			}
+			if line := lineOf(root, p.path); line > 0 {
+				out = append(out, located{line, fmt.Errorf("%s:%d: %w", source, line, e)})
+				continue
+			}
+		}
+		var ype viper.ConfigParseError
+		if errors.As(e, &ype) {
+			out = append(out, located{math.MaxInt, yamlError(source, errors.Unwrap(ype))})
+			continue
+		}
+		out = append(out, located{math.MaxInt, fmt.Errorf("%s: %w", source, e)})
+	}
+	slices.SortStableFunc(out, func(a, b located) int { return cmp.Compare(a.line, b.line) })
+	errs := make([]error, len(out))
+	for i, l := range out {
+		errs[i] = l.err
+	}
+	return errors.Join(errs...)
+}
+
+// problems flattens joined errors and turns mapstructure decode errors into
+// problems with a path.
+func problems(err error) []error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *problem, viper.ConfigParseError:
+		return []error{err}
+	case *mapstructure.DecodeError:
+		return decodeProblems(e)
+	case interface{ Unwrap() []error }:
+		var out []error
+		for _, inner := range e.Unwrap() {
+			out = append(out, problems(inner)...)
+		}
+		return out
+	}
+	// mapstructure wraps several errors in one "decoding failed" line.
+	switch inner := errors.Unwrap(err).(type) {
+	case *mapstructure.DecodeError, interface{ Unwrap() []error }:
+		return problems(inner)
+	}
+	return []error{err}
+}
+
+// decodeProblems rewrites one mapstructure error: unknown keys become one
+// problem each, named by their full path.
+func decodeProblems(de *mapstructure.DecodeError) []error {
+	path := de.Name()
+	if path == reflect.TypeFor[Config]().String() {
+		path = ""
+	}
+	inner := de.Unwrap()
+	if _, ok := inner.(interface{ Unwrap() []error }); ok {
+		return problems(inner)
+	}
+	msg := inner.Error()
+	if keys, ok := strings.CutPrefix(msg, unusedKeysText); ok {
+		var out []error
+		for _, k := range strings.Split(keys, ", ") {
+			kp := joinPath(path, k)
+			out = append(out, &problem{path: kp, msg: kp + ": unknown key"})
+		}
+		return out
+	}
+	if path == "" {
+		return []error{&problem{msg: msg}}
+	}
+	return []error{&problem{path: path, msg: path + ": " + msg}}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// lineOf finds the line of path ("alerts[3].labels.team") in the document,
+// or of its deepest ancestor present there; 0 if none is.
+func lineOf(root *yaml.Node, path string) int {
+	if root == nil || path == "" {
+		return 0
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, seg := range splitPath(path) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if strings.EqualFold(n.Content[i].Value, seg) {
+					line, n, found = n.Content[i].Line, n.Content[i+1], true
+					break
+				}
+			}
+			if !found {
+				return line
+			}
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
+			return line
+		}
+	}
+	return line
+}
+
+// splitPath splits "a.b[2].c[key]" into a, b, 2, c, key.
+func splitPath(path string) []string {
+	var segs []string
+	for part := range strings.SplitSeq(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			segs = append(segs, name)
+		}
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			segs = append(segs, idx)
+			_, rest, _ = strings.Cut(after, "[")
+		}
+	}
+	return segs
+}
