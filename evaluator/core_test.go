@@ -114,9 +114,9 @@ func TestPlanService(t *testing.T) {
 		return &RouteState{Level: l, Stage: stage, Score: Score{Value: score}}
 	}
 	cases := []struct {
-		name             string
-		free, std, prem  *RouteState
-		want             [3]int
+		name              string
+		free, std, prem   *RouteState
+		want              [3]int
 		degraded, retries bool
 	}{
 		{"all normal", rs(Normal, 0, 100), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{100, 0, 0}, false, true},

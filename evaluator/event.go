@@ -8,6 +8,7 @@ const (
 	EventFailback = "failback" // a failback stage began, stepped back or completed
 	EventTraffic  = "traffic"  // a service's split changed
 	EventAlert    = "alert"    // an alert started or stopped firing
+	EventOverride = "override" // an operator override was set, cleared or expired
 )
 
 // Event is one thing the core decided, as printed by backtests and written

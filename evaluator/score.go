@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -167,4 +168,44 @@ func (p *Policy) levelForScore(score float64) Level {
 		}
 	}
 	return Normal
+}
+
+// contributionJSON is Contribution with a nullable value: JSON has no NaN.
+type contributionJSON struct {
+	Signal     string   `json:"signal"`
+	Value      *float64 `json:"value"`
+	StatusText string   `json:"status"`
+	Reason     string   `json:"reason,omitempty"`
+	Idle       bool     `json:"idle,omitempty"`
+	Penalty    float64  `json:"penalty"`
+	CapsAt     float64  `json:"caps_at"`
+	Floor      Level    `json:"floor"`
+}
+
+// MarshalJSON writes a value that is not a number as null.
+func (c Contribution) MarshalJSON() ([]byte, error) {
+	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.Reason, Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor}
+	if !math.IsNaN(c.Value) && !math.IsInf(c.Value, 0) {
+		j.Value = &c.Value
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (c *Contribution) UnmarshalJSON(b []byte) error {
+	var j contributionJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Contribution{Signal: j.Signal, Value: math.NaN(), StatusText: j.StatusText, Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor}
+	if j.Value != nil {
+		c.Value = *j.Value
+	}
+	switch j.StatusText {
+	case "missing":
+		c.Status = StatusMissing
+	case "error":
+		c.Status = StatusError
+	}
+	return nil
 }

@@ -38,6 +38,8 @@ type ServiceState struct {
 	Weights        map[string]int `json:"weights"`
 	Degraded       bool           `json:"degraded"`
 	RetriesEnabled bool           `json:"retries_enabled"`
+	// Override names the operator override shaping the split, if any.
+	Override string `json:"override,omitempty"`
 }
 
 // State is the core's whole memory. The zero State means "nothing known":
@@ -46,6 +48,8 @@ type State struct {
 	Routes   map[string]*RouteState   `json:"routes"`
 	Services map[string]*ServiceState `json:"services"`
 	Alerts   map[string]*AlertState   `json:"alerts,omitempty"`
+	// Overrides are operators' holds on services, by service name.
+	Overrides map[string]Override `json:"overrides,omitempty"`
 }
 
 // Clone returns a deep copy of s, so Step never mutates its input.
@@ -65,5 +69,6 @@ func (s State) Clone() State {
 		c := *v
 		out.Alerts[k] = &c
 	}
+	out.Overrides = maps.Clone(s.Overrides)
 	return out
 }

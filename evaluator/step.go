@@ -48,10 +48,19 @@ func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) 
 		}
 	}
 
+	for name, o := range s.Overrides {
+		if !o.Active(now) || p.services[name].Name == "" {
+			delete(s.Overrides, name)
+			evs = append(evs, Event{Time: now, Type: EventOverride, Service: name, Name: o.Kind, State: "expired", Reasons: []string{o.Reason}})
+		}
+	}
 	for _, svc := range p.Config.Services {
 		st := PlanService(p, svc, s.Routes)
 		old := s.Services[svc.Name]
-		if old == nil || !maps.Equal(old.Weights, st.Weights) || old.Degraded != st.Degraded || old.RetriesEnabled != st.RetriesEnabled {
+		if o, ok := s.Overrides[svc.Name]; ok {
+			st = applyOverride(o, st, old)
+		}
+		if old == nil || !maps.Equal(old.Weights, st.Weights) || old.Degraded != st.Degraded || old.RetriesEnabled != st.RetriesEnabled || old.Override != st.Override {
 			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
 				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
 		}

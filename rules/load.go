@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -33,12 +34,19 @@ const (
 )
 
 // Load reads, decodes and validates the configuration file at path.
+// Relative file names in prometheus.http_config (ca_file, password_file, …)
+// are resolved against the file's directory, as Prometheus does.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	return Parse(data, path)
+	cfg, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Prometheus.HTTPClient.SetDirectory(filepath.Dir(path))
+	return cfg, nil
 }
 
 // Parse decodes and validates a YAML configuration; source names it in
@@ -113,10 +121,11 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// EnvKeys lists the configuration keys an environment variable can
-// override: every scalar reachable from Config without crossing a list or a
-// map (prometheus.http_config excluded). The variable for a key is
-// HERMES_ followed by the key in upper case with dots as underscores.
+// EnvKeys lists the keys an environment variable overrides even when the
+// file leaves them out: every scalar reachable from Config without crossing
+// a list or a map (prometheus.http_config excluded). Other scalar keys
+// outside lists are overridden only when the file sets them. EnvVar names
+// a key's variable.
 func EnvKeys() []string {
 	return envKeys(reflect.TypeFor[Config](), "")
 }
@@ -126,15 +135,19 @@ func EnvVar(key string) string {
 	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
-// envOverride says whether key's value comes from the environment, and from
-// which variable.
-func envOverride(key string) (string, bool) {
-	if !slices.Contains(EnvKeys(), key) {
-		return "", false
+// envOverride says whether the value at path (or a key above it) may come
+// from the environment, and from which variable.
+func envOverride(path string) (string, bool) {
+	key, _, _ := strings.Cut(path, "[") // lists are overridden whole
+	var prefix string
+	for seg := range strings.SplitSeq(key, ".") {
+		prefix = joinPath(prefix, seg)
+		name := EnvVar(prefix)
+		if v, ok := os.LookupEnv(name); ok && v != "" {
+			return name, true
+		}
 	}
-	name := EnvVar(key)
-	v, ok := os.LookupEnv(name)
-	return name, ok && v != ""
+	return "", false
 }
 
 func envKeys(t reflect.Type, prefix string) []string {

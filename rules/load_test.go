@@ -115,8 +115,9 @@ func TestHTTPClientConfig(t *testing.T) {
 	if hc.BasicAuth == nil || hc.BasicAuth.Username != "hermes" || string(hc.BasicAuth.Password) != "s3cret" {
 		t.Errorf("basic_auth = %+v", hc.BasicAuth)
 	}
-	if hc.TLSConfig.CAFile != "/etc/hermes/ca.pem" || hc.TLSConfig.ServerName != "prometheus.example.com" {
-		t.Errorf("tls_config = %+v", hc.TLSConfig)
+	// Relative to the configuration file, as in Prometheus.
+	if want := filepath.Join(fixtures, "certs/ca.pem"); hc.TLSConfig.CAFile != want || hc.TLSConfig.ServerName != "prometheus.example.com" {
+		t.Errorf("tls_config = %+v, want ca_file %s", hc.TLSConfig, want)
 	}
 	if hc.FollowRedirects {
 		t.Error("follow_redirects: false was not applied")
@@ -162,6 +163,30 @@ func TestEnvOverride(t *testing.T) {
 	_, err = Load(filepath.Join(fixtures, "minimal.good.yaml"))
 	if err == nil || !strings.Contains(err.Error(), `global.query_timeout: invalid duration "soon" (want e.g. 30s, 5m, 1h30m, 1d) (set by $HERMES_GLOBAL_QUERY_TIMEOUT)`) {
 		t.Errorf("bad override: err = %v", err)
+	}
+}
+
+func TestEnvOverrideNested(t *testing.T) {
+	// Keys present in the file can be overridden at any depth outside lists,
+	// which keeps secrets out of the file.
+	t.Setenv("HERMES_PROMETHEUS_HTTP_CONFIG_BASIC_AUTH_PASSWORD", "from-env")
+	cfg, err := Load(filepath.Join(fixtures, "http_auth_tls.good.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(cfg.Prometheus.HTTPClient.BasicAuth.Password); got != "from-env" {
+		t.Errorf("password = %q, want the environment's", got)
+	}
+}
+
+func TestEnvKeys(t *testing.T) {
+	got := strings.Join(EnvKeys(), " ")
+	want := "global.evaluation_interval global.query_timeout prometheus.url failback.observe failback.min_score failback.max_completed failback.window failback.manual_after"
+	if got != want {
+		t.Errorf("EnvKeys = %s\nwant       %s", got, want)
+	}
+	if got := EnvVar("global.evaluation_interval"); got != "HERMES_GLOBAL_EVALUATION_INTERVAL" {
+		t.Errorf("EnvVar = %s", got)
 	}
 }
 

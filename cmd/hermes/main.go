@@ -1,5 +1,8 @@
 // Command hermes is the failover evaluator for model API routes.
 //
+//	hermes run      --config FILE [--web.listen-address :9797]
+//	hermes explain  --route ROUTE [--url URL]
+//	hermes ctl      release|pin|pause|clear …
 //	hermes check    --config FILE
 //	hermes backtest --series FILE [--config FILE] [--format text|json]
 //	hermes demo
@@ -17,6 +20,9 @@ import (
 const usage = `usage: hermes <command> [flags]
 
 commands:
+  run       evaluate routes live next to Prometheus and shift traffic
+  explain   say why a route is where it is (asks a running Hermes)
+  ctl       operator controls: release, pin, pause, clear (asks a running Hermes)
   check     validate a configuration file
   backtest  replay series (promtool notation) or a Prometheus through the policy
   demo      backtest the embedded default policy on an embedded scenario
@@ -46,6 +52,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return backtestCmd(ctx, rest, stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, rest, stdout, stderr)
+	case "run":
+		return runCmd(ctx, rest, stdout, stderr)
+	case "explain":
+		return explainCmd(ctx, rest, stdout, stderr)
+	case "ctl":
+		return ctlCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -162,4 +162,3 @@ func TestParseFile(t *testing.T) {
 		t.Errorf("error = %v, want it to name the file and the series", err)
 	}
 }
-

@@ -1,0 +1,19 @@
+.PHONY: build test demo scenarios bench
+
+build:
+	go build -o bin/hermes ./cmd/hermes
+
+# test installs what the integration tests need, then runs every test.
+test:
+	scripts/test.sh
+
+demo:
+	go run ./cmd/hermes demo
+
+# scenarios regenerates the scenario series and their golden timelines.
+scenarios:
+	go run ./testdata/scenarios/gen
+	go test ./evaluator/replay -run Scenario -rewrite
+
+bench:
+	go test -run '^$$' -bench . -benchmem ./evaluator/...

@@ -1,0 +1,225 @@
+// Package file is the `type: file` actuator: it keeps the desired state of
+// its services in a JSON file that a gateway (or a sidecar) watches.
+//
+//	{
+//	  "services": {
+//	    "chat": {"weights": {"free": 95, "paid": 5}, "retries_enabled": true, ...}
+//	  },
+//	  "updated_at": "2025-01-02T03:04:05Z"
+//	}
+//
+// The file is replaced atomically (temporary file in the same directory,
+// fsync, rename, fsync of the directory), and only when the traffic split
+// or a flag changes, so readers never see a torn file and a watcher's
+// mtime only moves on real changes.
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Kind is the `type:` of this actuator.
+const Kind = "file"
+
+// Register adds the file actuator to r.
+func Register(r *actuators.Registry) {
+	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
+		a, err := New(cfg, logger)
+		if err != nil {
+			return nil, err // not a typed nil
+		}
+		return a, nil
+	})
+}
+
+// Actuator writes the desired state to a file.
+type Actuator struct {
+	name     string
+	services []string
+	cfg      Config
+	logger   *slog.Logger
+	now      func() time.Time
+
+	mu sync.Mutex // serialises Apply
+}
+
+var _ actuators.Actuator = (*Actuator)(nil)
+
+// New builds a file actuator from its configuration.
+func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
+	c, err := ParseConfig(cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	name := cfg.Name
+	if name == "" {
+		name = Kind
+	}
+	return &Actuator{
+		name:     name,
+		services: cfg.Services,
+		cfg:      c,
+		logger:   logger,
+		now:      time.Now,
+	}, nil
+}
+
+// Name implements actuators.Actuator.
+func (a *Actuator) Name() string { return a.name }
+
+// Path is the state file.
+func (a *Actuator) Path() string { return a.cfg.Path }
+
+// document is the file's content.
+type document struct {
+	Services  actuators.Desired `json:"services"`
+	UpdatedAt time.Time         `json:"updated_at"`
+}
+
+// Apply writes the desired state of the actuator's services, unless the
+// file already holds an equal state (same services, each ServiceState.Equal).
+func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	want := actuators.Filter(desired, a.services)
+	have, err := a.read()
+	switch {
+	case err == nil && equal(have.Services, want) && a.modeOK():
+		a.logger.Debug("state file up to date", "path", a.cfg.Path)
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		// The desired state is authoritative: a corrupt file is replaced.
+		a.logger.Warn("state file unreadable, rewriting it", "path", a.cfg.Path, "err", err)
+	}
+	if want == nil {
+		want = actuators.Desired{}
+	}
+	doc := document{Services: want, UpdatedAt: a.now().UTC().Truncate(time.Second)}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // ends with a newline
+	enc.SetEscapeHTML(false)     // reasons hold "<" and ">"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("encoding state for %s: %w", a.cfg.Path, err)
+	}
+	if err := writeAtomic(a.cfg.Path, buf.Bytes(), a.cfg.Mode); err != nil {
+		return fmt.Errorf("writing %s: %w", a.cfg.Path, err)
+	}
+	a.logger.Info("wrote state file", "path", a.cfg.Path, "services", len(want))
+	return nil
+}
+
+// Current reads the file back. A missing file is an empty state.
+func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	doc, err := a.read()
+	if errors.Is(err, fs.ErrNotExist) {
+		return actuators.Desired{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return actuators.Filter(doc.Services, a.services), nil
+}
+
+// read parses the file; its errors name the path.
+func (a *Actuator) read() (document, error) {
+	var doc document
+	data, err := os.ReadFile(a.cfg.Path)
+	if err != nil {
+		return doc, err // *fs.PathError names the path
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return doc, fmt.Errorf("parsing %s: %w", a.cfg.Path, err)
+	}
+	if doc.Services == nil {
+		doc.Services = actuators.Desired{}
+	}
+	return doc, nil
+}
+
+// modeOK reports whether the file has the configured permission bits.
+func (a *Actuator) modeOK() bool {
+	fi, err := os.Stat(a.cfg.Path)
+	return err == nil && fi.Mode().Perm() == a.cfg.Mode
+}
+
+// equal reports whether two states hold the same services, each Equal.
+func equal(a, b actuators.Desired) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, s := range a {
+		o, ok := b[k]
+		if !ok || !s.Equal(o) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeAtomic replaces path with data: it writes a temporary file in the
+// same directory, syncs it, renames it over path and syncs the directory.
+func writeAtomic(path string, data []byte, mode os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	return nil
+}

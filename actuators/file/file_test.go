@@ -1,0 +1,405 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+func newActuator(t *testing.T, path string, services ...string) *Actuator {
+	t.Helper()
+	a, err := New(rules.ActuatorConfig{
+		Name:     "state",
+		Type:     Kind,
+		Services: services,
+		Options:  map[string]any{"path": path},
+	}, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return a
+}
+
+// fileState identifies one version of a file: its inode (a rename brings a
+// new one), mtime and content.
+type fileState struct {
+	info fs.FileInfo
+	sum  [sha256.Size]byte
+}
+
+func stat(t *testing.T, path string) fileState {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileState{}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fileState{info: fi, sum: sha256.Sum256(data)}
+}
+
+func (s fileState) same(o fileState) bool {
+	if s.info == nil || o.info == nil {
+		return s.info == o.info
+	}
+	return os.SameFile(s.info, o.info) && s.info.ModTime().Equal(o.info.ModTime()) && s.sum == o.sum
+}
+
+func TestSuite(t *testing.T) {
+	var dir, path string
+	var last fileState
+	actuatortest.Run(t, actuatortest.Harness{
+		New: func(t *testing.T) actuators.Actuator {
+			dir = filepath.Join(t.TempDir(), "state")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path = filepath.Join(dir, "routes.json")
+			last = stat(t, path)
+			return newActuator(t, path)
+		},
+		Changed: func(t *testing.T) bool {
+			now := stat(t, path)
+			changed := !now.same(last)
+			last = now
+			return changed
+		},
+		// Tests run as root, which ignores permissions: break the backend by
+		// turning its directory into a regular file (ENOTDIR for everyone).
+		Break: func(t *testing.T) {
+			if err := os.Rename(dir, dir+".saved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Repair: func(t *testing.T) {
+			if err := os.Remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(dir+".saved", dir); err != nil {
+				t.Fatal(err)
+			}
+		},
+		// The file backend holds no credentials.
+	})
+}
+
+func TestApplyWritesIndentedJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "routes.json")
+	a := newActuator(t, path, "chat")
+	a.now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 600, time.FixedZone("CET", 3600)) }
+	if err := a.Apply(context.Background(), actuatortest.Shed()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "services": {
+    "chat": {
+      "weights": {
+        "free": 50,
+        "paid": 50
+      },
+      "retries_enabled": true,
+      "degraded_mode": false,
+      "levels": {
+        "free": "shed",
+        "paid": "normal"
+      },
+      "reasons": [
+        "free: score 72 < 75 for 2m"
+      ]
+    }
+  },
+  "updated_at": "2025-01-02T02:04:05Z"
+}
+`
+	if string(got) != want {
+		t.Errorf("file =\n%s\nwant\n%s", got, want)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != DefaultMode {
+		t.Errorf("mode = %v, want %v", fi.Mode().Perm(), DefaultMode)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the state file (temporary files left behind?)", len(entries))
+	}
+}
+
+func TestApplyUnchangedKeepsMtime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routes.json")
+	a := newActuator(t, path)
+	ctx := context.Background()
+	if err := a.Apply(ctx, actuatortest.Shed()); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	d := actuatortest.Shed()
+	chat := d["chat"]
+	chat.Reasons = []string{"only the reason differs"}
+	d["chat"] = chat
+	if err := a.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); !fi.ModTime().Equal(old) {
+		t.Errorf("mtime moved to %v on an unchanged state", fi.ModTime())
+	}
+	if err := a.Apply(ctx, actuatortest.Failover()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.ModTime().Equal(old) {
+		t.Error("mtime unchanged after a new split")
+	}
+}
+
+func TestApplyRewritesOnServiceSetOrMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routes.json")
+	ctx := context.Background()
+	a := newActuator(t, path)
+	if err := a.Apply(ctx, actuatortest.Shed()); err != nil {
+		t.Fatal(err)
+	}
+	// Dropping a service rewrites the file without it.
+	chatOnly := actuators.Filter(actuatortest.Shed(), []string{"chat"})
+	if err := a.Apply(ctx, chatOnly); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Current(ctx); len(got) != 1 {
+		t.Errorf("Current = %v, want only chat", got)
+	}
+	// A new mode is applied even when the state is unchanged.
+	b, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"path": path, "mode": "0600"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Apply(ctx, chatOnly); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestServicesFilter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routes.json")
+	ctx := context.Background()
+	if err := newActuator(t, path).Apply(ctx, actuatortest.Failover()); err != nil {
+		t.Fatal(err)
+	}
+	a := newActuator(t, path, "embed", "absent")
+	got, err := a.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !got["embed"].DegradedMode {
+		t.Fatalf("Current = %+v, want embed only, degraded", got)
+	}
+	if err := a.Apply(ctx, actuatortest.Failover()); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if bytes.Contains(data, []byte(`"chat"`)) {
+		t.Errorf("file still holds chat, a service the actuator does not handle:\n%s", data)
+	}
+}
+
+func TestCurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routes.json")
+	a := newActuator(t, path)
+	ctx := context.Background()
+	got, err := a.Current(ctx)
+	if err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("Current of a missing file = %v, %v; want empty, nil", got, err)
+	}
+	if err := os.WriteFile(path, []byte(`{"services": {"chat": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Current(ctx); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Current of a corrupt file: err = %v, want one naming %s", err, path)
+	}
+	// The desired state is authoritative: Apply replaces a corrupt file.
+	if err := a.Apply(ctx, actuatortest.Normal()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Current(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplyCanceled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routes.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := newActuator(t, path).Apply(ctx, actuatortest.Normal()); err == nil {
+		t.Fatal("Apply with a canceled context: nil error")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("Apply with a canceled context wrote the file")
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts map[string]any
+		want Config
+		errs []string
+	}{
+		{name: "defaults", opts: map[string]any{"path": "/x"}, want: Config{Path: "/x", Mode: 0o644}},
+		{name: "yaml octal", opts: map[string]any{"path": "/x", "mode": 0o600}, want: Config{Path: "/x", Mode: 0o600}},
+		{name: "string octal", opts: map[string]any{"path": "/x", "mode": "0640"}, want: Config{Path: "/x", Mode: 0o640}},
+		{name: "0o prefix", opts: map[string]any{"path": "/x", "mode": "0o600"}, want: Config{Path: "/x", Mode: 0o600}},
+		{name: "decimal 644", opts: map[string]any{"path": "/x", "mode": 644}, errs: []string{"mode: 01204 is not a permission"}},
+		{name: "bad string", opts: map[string]any{"path": "/x", "mode": "rw-r--r--"}, errs: []string{`mode: invalid file mode "rw-r--r--"`}},
+		{name: "empty", opts: nil, errs: []string{"path must be set"}},
+		{
+			name: "every problem",
+			opts: map[string]any{"mode": "9", "colour": "red", "pth": "/x"},
+			errs: []string{"mode: invalid file mode", "colour: unknown key", "pth: unknown key"},
+		},
+		{name: "wrong type", opts: map[string]any{"path": []any{"a"}}, errs: []string{"path: "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseConfig(tc.opts)
+			if len(tc.errs) == 0 {
+				if err != nil || got != tc.want {
+					t.Fatalf("ParseConfig = %+v, %v; want %+v", got, err, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ParseConfig = %+v, want errors %q", got, tc.errs)
+			}
+			for _, e := range tc.errs {
+				if !strings.Contains(err.Error(), e) {
+					t.Errorf("error %q does not contain %q", err, e)
+				}
+			}
+		})
+	}
+}
+
+func TestRegistryBuild(t *testing.T) {
+	var r actuators.Registry
+	Register(&r)
+	path := filepath.Join(t.TempDir(), "routes.json")
+	acts, err := r.Build([]rules.ActuatorConfig{
+		{Name: "state", Type: "file", Services: []string{"chat"}, Options: map[string]any{"path": path}},
+	}, nil)
+	if err != nil || len(acts) != 1 || acts[0].Name() != "state" {
+		t.Fatalf("Build = %v, %v; want the state actuator", acts, err)
+	}
+	acts, err = r.Build([]rules.ActuatorConfig{
+		{Type: "file", Options: map[string]any{"path": path}},
+		{Type: "dns"},
+		{Name: "nopath", Type: "file", Options: map[string]any{"mode": "0x"}},
+		{Name: "notype"},
+	}, nil)
+	if acts != nil {
+		t.Errorf("Build returned actuators %v along with an error", acts)
+	}
+	want := `actuators[1] (dns): unknown type "dns" (known types: file)
+actuators[2] (nopath): mode: invalid file mode "0x" (want an octal number such as 0644)
+actuators[3] (notype): type must be set (known types: file)`
+	if err == nil || err.Error() != want {
+		t.Errorf("Build error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+func TestDecodeOptions(t *testing.T) {
+	type opts struct {
+		Timeout time.Duration `mapstructure:"timeout"`
+		Count   int           `mapstructure:"count"`
+	}
+	for _, tc := range []struct {
+		in   any
+		want time.Duration
+		err  string
+	}{
+		{in: "5s", want: 5 * time.Second},
+		{in: "1m30s", want: 90 * time.Second},
+		{in: "1d", want: 24 * time.Hour},
+		{in: 0, want: 0},
+		{in: 5, err: `timeout: duration 5 needs a unit, e.g. "5s"`},
+		{in: "soon", err: `timeout: invalid duration "soon"`},
+	} {
+		var o opts
+		err := actuators.DecodeOptions(map[string]any{"timeout": tc.in, "count": 3}, &o)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("DecodeOptions(%v): err = %v, want %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || o.Timeout != tc.want || o.Count != 3):
+			t.Errorf("DecodeOptions(%v) = %+v, %v; want timeout %v", tc.in, o, err, tc.want)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	d := actuatortest.Failover()
+	if got := actuators.Filter(d, nil); len(got) != 2 {
+		t.Errorf("Filter(nil) = %v, want every service", got)
+	}
+	got := actuators.Filter(d, []string{"embed", "absent"})
+	if len(got) != 1 || !got["embed"].Equal(d["embed"]) {
+		t.Errorf("Filter(embed, absent) = %v", got)
+	}
+	got["chat"] = actuators.ServiceState{}
+	if len(d) != 2 || !d["chat"].Equal(actuatortest.Failover()["chat"]) {
+		t.Error("Filter's result aliases its input")
+	}
+}
+
+// TestFromConfigFile goes through rules.Parse, as the binary does: YAML
+// octal modes and unknown keys reach the actuator as expected.
+func TestFromConfigFile(t *testing.T) {
+	base, err := os.ReadFile("../../testdata/config/minimal.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "routes.json")
+	cfg, err := rules.Parse(append(base, []byte(`
+actuators:
+  - {type: file, services: [chat], path: `+path+`, mode: 0600}
+  - {name: typo, type: file, path: `+path+`, colour: red}
+`)...), "hermes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r actuators.Registry
+	Register(&r)
+	_, err = r.Build(cfg.Actuators, nil)
+	if want := "actuators[1] (typo): colour: unknown key"; err == nil || err.Error() != want {
+		t.Fatalf("Build error = %v, want %q", err, want)
+	}
+	acts, err := r.Build(cfg.Actuators[:1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := acts[0].(*Actuator).cfg.Mode; mode != 0o600 {
+		t.Errorf("mode = %#o, want 0600", mode)
+	}
+}

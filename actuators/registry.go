@@ -1,0 +1,239 @@
+package actuators
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Factory builds one actuator from its configuration. It decodes
+// cfg.Options itself (see DecodeOptions) and reports every problem it finds.
+type Factory func(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error)
+
+// Registry maps actuator kinds (the `type:` of an actuator) to their
+// factories. Backends are wired explicitly: the binary calls each backend
+// package's Register with one Registry. The zero value is ready to use.
+type Registry struct {
+	factories map[string]Factory
+}
+
+// Register adds a kind. It panics on an empty kind, a nil factory or a kind
+// registered twice: all three are wiring mistakes, not configuration errors.
+func (r *Registry) Register(kind string, f Factory) {
+	if kind == "" || f == nil {
+		panic("actuators: Register needs a kind and a factory")
+	}
+	if _, dup := r.factories[kind]; dup {
+		panic(fmt.Sprintf("actuators: kind %q registered twice", kind))
+	}
+	if r.factories == nil {
+		r.factories = map[string]Factory{}
+	}
+	r.factories[kind] = f
+}
+
+// Kinds lists the registered kinds, sorted.
+func (r *Registry) Kinds() []string {
+	return slices.Sorted(maps.Keys(r.factories))
+}
+
+// Build builds every configured actuator, picking the factory by type. It
+// returns every problem at once, each prefixed with its place in the
+// configuration ("actuators[1] (dns): zone must be set"); on any problem it
+// returns no actuators.
+func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Actuator, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var (
+		out  []Actuator
+		errs []error
+	)
+	for i, cfg := range cfgs {
+		name := cfg.Name
+		if name == "" {
+			name = cfg.Type
+		}
+		where := fmt.Sprintf("actuators[%d]", i)
+		if name != "" {
+			where += " (" + name + ")"
+		}
+		a, err := r.build(cfg, logger.With("actuator", name))
+		if err != nil {
+			for _, e := range flatten(err) {
+				errs = append(errs, fmt.Errorf("%s: %w", where, e))
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+func (r *Registry) build(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error) {
+	known := strings.Join(r.Kinds(), ", ")
+	if cfg.Type == "" {
+		return nil, fmt.Errorf("type must be set (known types: %s)", known)
+	}
+	f, ok := r.factories[cfg.Type]
+	if !ok {
+		return nil, fmt.Errorf("unknown type %q (known types: %s)", cfg.Type, known)
+	}
+	a, err := f(cfg, logger)
+	if err == nil && a == nil {
+		err = errors.New("factory returned no actuator")
+	}
+	return a, err
+}
+
+// flatten splits joined errors so that each problem gets its own prefix.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// Filter keeps the services an actuator handles; an empty list keeps all.
+// The result is a new map; the states themselves are shared.
+func Filter(desired Desired, services []string) Desired {
+	if len(services) == 0 {
+		return maps.Clone(desired)
+	}
+	out := Desired{}
+	for _, s := range services {
+		if st, ok := desired[s]; ok {
+			out[s] = st
+		}
+	}
+	return out
+}
+
+// DecodeOptions decodes an actuator's type-specific keys into the struct
+// pointed to by into, matching `mapstructure` tags. Unknown keys are errors.
+// Durations are given as strings ("5s", "1m30s", "1d"), file modes as
+// integers (0644 in YAML) or octal strings ("0644"). Fields absent from opts
+// keep their value, so set defaults before decoding. Every problem is
+// returned, joined, each naming its key.
+func DecodeOptions(opts map[string]any, into any) error {
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook:  mapstructure.ComposeDecodeHookFunc(durationHook, fileModeHook),
+		ErrorUnused: true,
+		Result:      into,
+		TagName:     "mapstructure",
+	})
+	if err != nil {
+		return err
+	}
+	if opts == nil {
+		return nil
+	}
+	if err := dec.Decode(opts); err != nil {
+		root := reflect.TypeOf(into).Elem().String()
+		return errors.Join(decodeErrors(err, root)...)
+	}
+	return nil
+}
+
+// durationHook parses durations in Go ("1.5s", "500ms") or Prometheus
+// ("1d", "1w") notation. A bare number other than 0 is refused: it would
+// silently mean nanoseconds.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	switch v := reflect.ValueOf(data); {
+	case from.Kind() == reflect.String:
+		s := strings.TrimSpace(v.String())
+		if d, err := time.ParseDuration(s); err == nil {
+			return d, nil
+		}
+		if d, err := model.ParseDuration(s); err == nil {
+			return time.Duration(d), nil
+		}
+		return nil, fmt.Errorf("invalid duration %q (want e.g. 5s, 1m30s, 1d)", s)
+	case v.CanInt() || v.CanUint() || v.CanFloat():
+		if v.IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, fmt.Errorf("duration %v needs a unit, e.g. \"%vs\"", data, data)
+	}
+	return data, nil
+}
+
+// fileModeHook parses file modes given as octal strings ("0644", "0o644").
+func fileModeHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[os.FileMode]() || from.Kind() != reflect.String {
+		return data, nil
+	}
+	s := strings.TrimSpace(data.(string))
+	m, err := strconv.ParseUint(strings.TrimPrefix(s, "0o"), 8, 32)
+	if err != nil {
+		return nil, fmt.Errorf("invalid file mode %q (want an octal number such as 0644)", s)
+	}
+	return os.FileMode(m), nil
+}
+
+// invalidKeys starts mapstructure's message for unknown keys.
+const invalidKeys = "has invalid keys: "
+
+// decodeErrors turns a mapstructure error into one error per problem, each
+// "key: message"; root is how mapstructure names the top-level struct.
+func decodeErrors(err error, root string) []error {
+	if isJoined(err) {
+		var out []error
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			out = append(out, decodeErrors(e, root)...)
+		}
+		return out
+	}
+	if de, ok := err.(*mapstructure.DecodeError); ok {
+		inner, name := de.Unwrap(), de.Name()
+		if name == root {
+			name = ""
+		}
+		if keys, ok := strings.CutPrefix(inner.Error(), invalidKeys); ok {
+			var out []error
+			for k := range strings.SplitSeq(keys, ", ") {
+				if name != "" {
+					k = name + "." + k
+				}
+				out = append(out, fmt.Errorf("%s: unknown key", k))
+			}
+			return out
+		}
+		if isJoined(inner) || name == "" {
+			return decodeErrors(inner, root)
+		}
+		return []error{fmt.Errorf("%s: %w", name, inner)}
+	}
+	// Several problems arrive wrapped in one "decoding failed" error.
+	if inner := errors.Unwrap(err); isJoined(inner) {
+		return decodeErrors(inner, root)
+	}
+	return []error{err}
+}
+
+func isJoined(err error) bool {
+	_, ok := err.(interface{ Unwrap() []error })
+	return ok
+}

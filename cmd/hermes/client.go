@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator/runner"
+)
+
+// apiClient talks to a running Hermes's status and admin API.
+type apiClient struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+func newAPIClient(url, tokenFile string) (*apiClient, error) {
+	c := &apiClient{base: strings.TrimRight(url, "/"), http: &http.Client{Timeout: 30 * time.Second}}
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+	}
+	return c, nil
+}
+
+func (c *apiClient) do(ctx context.Context, method, path string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach Hermes at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct{ Error string }
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s %s: %s", method, path, e.Error)
+		}
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s %s: bad JSON: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+func (c *apiClient) status(ctx context.Context) (runner.Status, error) {
+	var st runner.Status
+	err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
+	return st, err
+}

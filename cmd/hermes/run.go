@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/file"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/runner"
+	"github.com/hermes-failover/hermes/web"
+)
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "Hermes configuration file (required)")
+	listen := fs.String("web.listen-address", ":9797", "address of the HTTP endpoints (/metrics, /api/v1/status, /-/reload, …)")
+	auditPath := fs.String("audit.file", "-", `audit log (JSON lines) file, or "-" for standard output`)
+	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
+	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
+	overrides := fs.String("overrides.file", "", "operator overrides file (default: hermes-overrides.json next to the config)")
+	tolerance := fs.Duration("restore.tolerance", time.Hour, "how old Hermes's own series may be to restore state from them")
+	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
+	tokenFile := fs.String("web.admin-token-file", "", "file holding a bearer token required by the admin API and /-/reload")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *configPath == "" {
+		fmt.Fprintln(stderr, "run: --config is required")
+		return 2
+	}
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "run: %v\n", err)
+		return 2
+	}
+	token := ""
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "run: --web.admin-token-file: %v\n", err)
+			return 2
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	var auditW io.Writer = stdout
+	if *auditPath != "-" {
+		f, err := os.OpenFile(*auditPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "run: --audit.file: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		auditW = f
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	kinds := &actuators.Registry{}
+	file.Register(kinds)
+	r, err := runner.New(runner.Options{
+		ConfigPath: *configPath, OverridesPath: *overrides, Logger: logger, Registerer: reg,
+		Audit: runner.NewAuditLog(auditW), Actuators: kinds,
+		Restore: evaluator.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "run: %v\n", err)
+		return 1
+	}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "run: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{
+		Handler:           web.Handler(web.Options{Backend: r, Gatherer: reg, Logger: logger, AdminToken: token}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath)
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				logger.Info("SIGHUP: reloading configuration")
+				_ = r.Reload(ctx)
+			}
+		}
+	}()
+	go func() {
+		if err := r.WatchConfig(ctx); err != nil {
+			logger.Warn("cannot watch the configuration file; use SIGHUP or /-/reload", "err", err)
+		}
+	}()
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- r.Run(ctx) }()
+	code := 0
+	select {
+	case err := <-runErr:
+		if err != nil {
+			logger.Error("evaluator stopped", "err", err)
+			code = 1
+		}
+	case err := <-srvErr:
+		logger.Error("HTTP server stopped", "err", err)
+		code = 1
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Warn("HTTP shutdown", "err", err)
+	}
+	logger.Info("stopped")
+	return code
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log.level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "logfmt":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log.format must be logfmt or json, not %q", format)
+}

@@ -1,0 +1,67 @@
+// Package promapi adapts the Prometheus HTTP API (client_golang's v1.API) to
+// the small types the evaluator owns. Any engine that speaks the Prometheus
+// query API works: Prometheus, Thanos, Mimir, Cortex, VictoriaMetrics.
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// NewAPI builds a query API client from the prometheus section of the
+// configuration, with its prometheus/common HTTP client settings (basic
+// auth, bearer token file, TLS, proxy).
+func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
+	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
+	if err != nil {
+		return nil, fmt.Errorf("prometheus.http_config: %w", err)
+	}
+	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus.url: %w", err)
+	}
+	return v1.NewAPI(client), nil
+}
+
+// QueryFunc returns an evaluator.QueryFunc over a. The server-side timeout
+// is set a little under timeout so Prometheus answers with its own error
+// before the client gives up. Warnings are logged; results that are not an
+// instant vector are errors.
+func QueryFunc(a v1.API, timeout time.Duration, logger *slog.Logger) evaluator.QueryFunc {
+	server := timeout - timeout/10
+	return func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+		var opts []v1.Option
+		if server > 0 {
+			opts = append(opts, v1.WithTimeout(server))
+		}
+		val, warnings, _, err := a.Query(ctx, q, t, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if len(warnings) > 0 && logger != nil {
+			logger.Warn("query warnings", "query", q, "warnings", warnings)
+		}
+		vec, ok := val.(model.Vector)
+		if !ok {
+			return nil, fmt.Errorf("query must return an instant vector, got %s", valueType(val))
+		}
+		return vec, nil
+	}
+}
+
+func valueType(v model.Value) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().String()
+}

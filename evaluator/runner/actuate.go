@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// ActuationStatus is the last outcome of one actuator.
+type ActuationStatus struct {
+	Actuator string    `json:"actuator"`
+	At       time.Time `json:"at"`
+	OK       bool      `json:"ok"`
+	Error    string    `json:"error,omitempty"`
+	// FailingSince is when the actuator started failing without a success.
+	FailingSince time.Time `json:"failing_since,omitzero"`
+}
+
+type actuationMetrics struct {
+	total    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
+	m := &actuationMetrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hermes_actuations_total", Help: "Actuator applies by result (success, error).",
+		}, []string{"actuator", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "hermes_actuation_duration_seconds", Help: "Time an actuator took to apply the desired state.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"actuator"}),
+	}
+	reg.MustRegister(m.total, m.duration)
+	return m
+}
+
+// Desired turns the core's service states into the actuators' desired state.
+func Desired(pol *evaluator.Policy, s evaluator.State) actuators.Desired {
+	d := actuators.Desired{}
+	for _, svc := range pol.Config.Services {
+		st := s.Services[svc.Name]
+		if st == nil {
+			continue
+		}
+		ds := actuators.ServiceState{Weights: st.Weights, RetriesEnabled: st.RetriesEnabled, DegradedMode: st.Degraded, Levels: map[string]string{}}
+		for _, r := range svc.Routes {
+			if rs := s.Routes[r]; rs != nil {
+				ds.Levels[r] = rs.Level.String()
+				if rs.Level != evaluator.Normal {
+					ds.Reasons = append(ds.Reasons, r+": "+rs.Level.String())
+				}
+			}
+		}
+		if st.Override != "" {
+			ds.Reasons = append(ds.Reasons, "override: "+st.Override)
+		}
+		d[svc.Name] = ds
+	}
+	return d
+}
+
+// actuate re-asserts the desired state on every actuator, in a stable
+// order. A failure leaves the decision standing; the next tick applies it
+// again (level-triggered), so nothing is forgotten.
+func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, pol *evaluator.Policy, s evaluator.State, now time.Time) {
+	desired := Desired(pol, s)
+	sorted := append([]actuators.Actuator(nil), acts...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
+	for _, a := range sorted {
+		start := r.opts.Now()
+		err := a.Apply(ctx, desired)
+		r.acts.duration.WithLabelValues(a.Name()).Observe(r.opts.Now().Sub(start).Seconds())
+		r.mu.Lock()
+		prev := r.lastActs[a.Name()]
+		st := ActuationStatus{Actuator: a.Name(), At: now, OK: err == nil}
+		if err != nil {
+			st.Error = err.Error()
+			st.FailingSince = prev.FailingSince
+			if prev.OK || st.FailingSince.IsZero() {
+				st.FailingSince = now
+			}
+		}
+		r.lastActs[a.Name()] = st
+		r.mu.Unlock()
+		if err != nil {
+			r.acts.total.WithLabelValues(a.Name(), "error").Inc()
+			r.log.Error("actuation failed; retrying next tick", "actuator", a.Name(), "err", err)
+			r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
+			continue
+		}
+		r.acts.total.WithLabelValues(a.Name(), "success").Inc()
+		if changed := !sameDesired(r, a.Name(), desired); changed || !prev.OK {
+			for svc, ds := range desired {
+				r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: "ok"})
+			}
+		}
+	}
+}
+
+// sameDesired remembers the last desired state audited per actuator so the
+// audit log records changes, not every idempotent re-assertion.
+func sameDesired(r *Runner, name string, d actuators.Desired) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastDesired == nil {
+		r.lastDesired = map[string]actuators.Desired{}
+	}
+	old, ok := r.lastDesired[name]
+	r.lastDesired[name] = d
+	if !ok || len(old) != len(d) {
+		return false
+	}
+	for svc, ds := range d {
+		if !old[svc].Equal(ds) {
+			return false
+		}
+	}
+	return true
+}

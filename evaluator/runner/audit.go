@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// AuditLog writes one JSON object per line: every level change, failback
+// step, traffic change, alert transition, override and actuation, with its
+// reasons. A nil *AuditLog discards.
+type AuditLog struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+// NewAuditLog writes JSON lines to w.
+func NewAuditLog(w io.Writer) *AuditLog {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &AuditLog{enc: enc}
+}
+
+// auditRecord is an actuation, reload or operator action; core decisions
+// are written as evaluator.Event.
+type auditRecord struct {
+	Time     time.Time      `json:"time"`
+	Type     string         `json:"type"`
+	Actuator string         `json:"actuator,omitempty"`
+	Service  string         `json:"service,omitempty"`
+	Route    string         `json:"route,omitempty"`
+	Weights  map[string]int `json:"weights,omitempty"`
+	Result   string         `json:"result,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	By       string         `json:"by,omitempty"`
+}
+
+// Write appends one record.
+func (a *AuditLog) Write(v any) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_ = a.enc.Encode(v) // the audit log must never stop the evaluator
+}
+
+func (r *Runner) audit(e evaluator.Event) {
+	e.Time = e.Time.UTC()
+	r.opts.Audit.Write(e)
+	switch e.Type {
+	case evaluator.EventLevel, evaluator.EventFailback:
+		r.log.Info("route "+e.Type, "service", e.Service, "route", e.Route, "from", e.From, "to", e.To, "stage", e.Stage, "score", e.Score, "reasons", e.Reasons)
+	case evaluator.EventTraffic:
+		r.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
+	case evaluator.EventAlert:
+		r.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
+	}
+}

@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// restore rebuilds the state before the first decision: from Hermes's own
+// series in Prometheus when it holds them, else from what the actuators hold
+// now — never by assuming every route is healthy. Operator overrides come
+// from the overrides file.
+func (r *Runner) restore(ctx context.Context) error {
+	r.mu.Lock()
+	pol, query, acts := r.pol, r.query, r.actuators
+	r.mu.Unlock()
+	now := r.opts.Now()
+
+	st, report, err := evaluator.Restore(ctx, query, pol, now, r.opts.Restore)
+	source := "prometheus"
+	if err != nil || len(st.Routes) == 0 {
+		if err != nil {
+			r.log.Warn("cannot restore state from Prometheus; using the actuators' current state", "err", err)
+		}
+		current := map[string]map[string]int{}
+		for _, a := range acts {
+			d, err := a.Current(ctx)
+			if err != nil {
+				r.log.Warn("cannot read actuator state", "actuator", a.Name(), "err", err)
+				continue
+			}
+			for svc, ds := range d {
+				if _, seen := current[svc]; !seen && len(ds.Weights) > 0 {
+					current[svc] = ds.Weights
+				}
+			}
+		}
+		st, report = evaluator.FromActuators(pol, current, now)
+		source = "actuators"
+	}
+	ov, err := loadOverrides(r.opts.OverridesPath)
+	if err != nil {
+		return err
+	}
+	st.Overrides = ov
+	for _, line := range report {
+		r.log.Info("restored", "source", source, "detail", line)
+	}
+	r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: source, Reason: joinLines(report)})
+	r.mu.Lock()
+	r.state = st
+	r.mu.Unlock()
+	r.restored.Store(true)
+	return nil
+}
+
+func joinLines(lines []string) string {
+	out := ""
+	for i, l := range lines {
+		if i > 0 {
+			out += "; "
+		}
+		out += l
+	}
+	return out
+}

@@ -1,0 +1,264 @@
+// Package runner is the live shell around the evaluator core: it aligns
+// ticks to the evaluation interval, queries Prometheus, steps the core,
+// exports metrics, writes the audit log, calls the actuators, restores state
+// at start-up and reloads the configuration.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
+	"github.com/hermes-failover/hermes/evaluator/telemetry"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Options configure a Runner. ConfigPath is required.
+type Options struct {
+	ConfigPath string
+	// OverridesPath is where operator overrides are kept across restarts
+	// (default: hermes-overrides.json next to the config file).
+	OverridesPath string
+	Logger        *slog.Logger
+	Registerer    prometheus.Registerer
+	// Audit receives one JSON object per level change, actuation and override.
+	Audit *AuditLog
+	// Actuators are the actuator kinds the configuration may use.
+	Actuators *actuators.Registry
+	// Restore says where Hermes's own series are and how old they may be.
+	Restore evaluator.RestoreOptions
+	// Now reads the clock; tests replace it.
+	Now func() time.Time
+	// NewQuery builds the query side from the configuration; nil means the
+	// Prometheus HTTP API at prometheus.url.
+	NewQuery func(cfg *rules.Config, logger *slog.Logger) (evaluator.QueryFunc, error)
+}
+
+// Runner runs the tick loop. Its methods are safe for concurrent use.
+type Runner struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *telemetry.Metrics
+	acts    *actuationMetrics
+
+	mu          sync.Mutex
+	cfg         *rules.Config
+	pol         *evaluator.Policy
+	query       evaluator.QueryFunc
+	actuators   []actuators.Actuator
+	state       evaluator.State
+	snap        evaluator.Snapshot
+	lastTick    time.Time
+	lastActs    map[string]ActuationStatus
+	lastDesired map[string]actuators.Desired
+	loadedAt    time.Time
+
+	ready    atomic.Bool
+	restored atomic.Bool
+	reloads  chan chan error
+}
+
+// New loads and validates the configuration and builds the query side and
+// the actuators. It does not start anything.
+func New(opts Options) (*Runner, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Registerer == nil {
+		opts.Registerer = prometheus.NewRegistry()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Actuators == nil {
+		opts.Actuators = &actuators.Registry{}
+	}
+	if opts.NewQuery == nil {
+		opts.NewQuery = prometheusQuery
+	}
+	if opts.OverridesPath == "" {
+		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
+	}
+	r := &Runner{
+		opts:     opts,
+		log:      opts.Logger,
+		metrics:  telemetry.New(opts.Registerer),
+		acts:     newActuationMetrics(opts.Registerer),
+		reloads:  make(chan chan error),
+		lastActs: map[string]ActuationStatus{},
+	}
+	ld, err := r.load()
+	if err != nil {
+		r.metrics.ConfigReload(false, opts.Now())
+		return nil, err
+	}
+	r.swap(ld)
+	r.metrics.ConfigReload(true, opts.Now())
+	return r, nil
+}
+
+func prometheusQuery(cfg *rules.Config, logger *slog.Logger) (evaluator.QueryFunc, error) {
+	a, err := promapi.NewAPI(cfg.Prometheus)
+	if err != nil {
+		return nil, err
+	}
+	return promapi.QueryFunc(a, cfg.Global.QueryTimeout, logger), nil
+}
+
+// loaded is everything built from one version of the configuration.
+type loaded struct {
+	cfg   *rules.Config
+	pol   *evaluator.Policy
+	query evaluator.QueryFunc
+	acts  []actuators.Actuator
+}
+
+// load reads, validates and builds a configuration without touching the
+// running one, so a bad file can be rejected whole.
+func (r *Runner) load() (*loaded, error) {
+	cfg, err := rules.Load(r.opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s is invalid:\n%w", r.opts.ConfigPath, err)
+	}
+	pol, err := evaluator.NewPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	q, err := r.opts.NewQuery(cfg, r.log)
+	if err != nil {
+		return nil, err
+	}
+	acts, err := r.opts.Actuators.Build(cfg.Actuators, r.log)
+	if err != nil {
+		return nil, err
+	}
+	return &loaded{cfg: cfg, pol: pol, query: q, acts: acts}, nil
+}
+
+func (r *Runner) swap(ld *loaded) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cfg, r.pol, r.query, r.actuators = ld.cfg, ld.pol, ld.query, ld.acts
+	r.loadedAt = r.opts.Now()
+}
+
+// Reload asks the loop to load the configuration again. An invalid
+// configuration is rejected, logged and counted; the old one keeps running.
+func (r *Runner) Reload(ctx context.Context) error {
+	done := make(chan error, 1)
+	select {
+	case r.reloads <- done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Runner) reload() error {
+	ld, err := r.load()
+	now := r.opts.Now()
+	if err != nil {
+		r.metrics.ConfigReload(false, now)
+		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
+		r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
+		return err
+	}
+	r.swap(ld)
+	r.metrics.ConfigReload(true, now)
+	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
+	r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "ok"})
+	return nil
+}
+
+// Ready reports whether the state was restored and a first tick ran.
+func (r *Runner) Ready() bool { return r.ready.Load() }
+
+// Run restores state, then ticks until ctx is done. Ticks are aligned to
+// multiples of the evaluation interval; a tick that overruns makes the loop
+// skip the ticks it missed (counted), never stack them.
+func (r *Runner) Run(ctx context.Context) error {
+	if err := r.restore(ctx); err != nil {
+		return err
+	}
+	for {
+		r.mu.Lock()
+		interval := r.cfg.Global.EvaluationInterval
+		r.mu.Unlock()
+		now := r.opts.Now()
+		next := now.Truncate(interval).Add(interval)
+		timer := time.NewTimer(next.Sub(now))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			r.log.Info("stopping")
+			return nil
+		case done := <-r.reloads:
+			timer.Stop()
+			done <- r.reload()
+			continue
+		case <-timer.C:
+		}
+		start := r.opts.Now()
+		r.tick(ctx, next)
+		end := r.opts.Now()
+		r.metrics.ObserveTick(end.Sub(start), next)
+		if missed := int(end.Sub(next) / interval); missed > 0 {
+			for range missed {
+				r.metrics.TickSkipped()
+			}
+			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end.Sub(start), "skipped", missed)
+		}
+	}
+}
+
+// tick runs one evaluation at the aligned time ts.
+func (r *Runner) tick(ctx context.Context, ts time.Time) {
+	r.mu.Lock()
+	cfg, pol, query, acts, prev := r.cfg, r.pol, r.query, r.actuators, r.state
+	r.mu.Unlock()
+
+	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
+	defer cancel()
+	snap := evaluator.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	logSignalProblems(r.log, snap)
+	next, events := evaluator.Step(pol, prev, snap, ts)
+
+	r.mu.Lock()
+	r.state, r.snap, r.lastTick = next, snap, ts
+	r.mu.Unlock()
+	r.metrics.Update(pol, next, snap, ts)
+	for _, e := range events {
+		r.audit(e)
+	}
+	r.actuate(tctx, acts, pol, next, ts)
+	if !r.ready.Load() {
+		r.ready.Store(true)
+		r.log.Info("ready: first tick done", "tick", ts)
+	}
+}
+
+func logSignalProblems(log *slog.Logger, snap evaluator.Snapshot) {
+	for route, sigs := range snap.Values {
+		for sig, smp := range sigs {
+			if smp.Status == evaluator.StatusError {
+				log.Warn("signal query failed", "route", route, "signal", sig, "reason", smp.Reason)
+			}
+		}
+	}
+}

@@ -1,0 +1,155 @@
+// Package telemetry exports Hermes's state and its own health as Prometheus
+// metrics. The state series (level, since, failback stage, ...) are what
+// evaluator.Restore reads back after a restart: Hermes keeps no database.
+package telemetry
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// Label names of Hermes's own series.
+const (
+	labelRoute   = evaluator.RouteLabel
+	labelService = evaluator.ServiceLabel
+	labelSignal  = "signal"
+	labelLevel   = "level"
+	labelReason  = "reason"
+	labelResult  = "result"
+)
+
+// Metrics holds every metric Hermes exports. Build it with New; its methods
+// are safe for concurrent use.
+type Metrics struct {
+	mu sync.Mutex // guards the Update bookkeeping below
+
+	routeScore          *prometheus.GaugeVec
+	routeLevel          *prometheus.GaugeVec
+	routeLevelInfo      *prometheus.GaugeVec
+	routeLevelSince     *prometheus.GaugeVec
+	failbackStage       *prometheus.GaugeVec
+	failbackStageSince  *prometheus.GaugeVec
+	routeFailingSince   *prometheus.GaugeVec
+	failbacksTotal      *prometheus.CounterVec
+	failbacksInWindow   *prometheus.GaugeVec
+	lastFailback        *prometheus.GaugeVec
+	routeReleased       *prometheus.GaugeVec
+	trafficPercent      *prometheus.GaugeVec
+	serviceDegraded     *prometheus.GaugeVec
+	serviceRetries      *prometheus.GaugeVec
+	signalValue         *prometheus.GaugeVec
+	signalPenalty       *prometheus.GaugeVec
+	signalStatus        *prometheus.GaugeVec
+	tickDuration        prometheus.Histogram
+	ticksTotal          prometheus.Counter
+	ticksSkipped        prometheus.Counter
+	queryErrors         *prometheus.CounterVec
+	lastTick            prometheus.Gauge
+	reloadSuccessful    prometheus.Gauge
+	reloadSuccessTime   prometheus.Gauge
+	reloadsTotal        *prometheus.CounterVec
+	exportedRoutes      map[string]bool
+	exportedServices    map[string][]string // service → routes of its chain
+	exportedSignals     map[string]bool
+	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
+	failbackRoutesKnown map[string]bool      // routes whose failbacks have been seen once
+}
+
+// New creates Hermes's metrics and registers them on reg, with
+// hermes_build_info. A nil reg registers nothing (for tests and tools).
+func New(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	}
+	m := &Metrics{
+		routeScore:         gauge("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
+		routeLevel:         gauge(evaluator.MetricRouteLevel, "Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.", labelRoute),
+		routeLevelInfo:     gauge("hermes_route_level_info", "1 for the route's current level.", labelRoute, labelLevel),
+		routeLevelSince:    gauge(evaluator.MetricRouteLevelSince, "Unix time the route's current level began.", labelRoute),
+		failbackStage:      gauge(evaluator.MetricFailbackStage, "Failback stage of the route (1-based index into failback.stages), 0 when none.", labelRoute),
+		failbackStageSince: gauge(evaluator.MetricFailbackStageSince, "Unix time the route's failback stage began, 0 when none.", labelRoute),
+		routeFailingSince:  gauge(evaluator.MetricRouteFailingSince, "Unix time since which a failed-over route has been failing, 0 when not failing.", labelRoute),
+		failbacksTotal: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "hermes_failbacks_total", Help: "Completed failbacks of the route.",
+		}, []string{labelRoute}),
+		failbacksInWindow: gauge(evaluator.MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window.", labelRoute),
+		lastFailback:      gauge(evaluator.MetricRouteLastFailback, "Unix time of the route's last completed failback, 0 when none.", labelRoute),
+		routeReleased:     gauge(evaluator.MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget.", labelRoute),
+		trafficPercent:    gauge(evaluator.MetricRouteTrafficPercent, "Planned share of the service's traffic sent to the route, in percent.", labelService, labelRoute),
+		serviceDegraded:   gauge(evaluator.MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it.", labelService),
+		serviceRetries:    gauge(evaluator.MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", labelService),
+		signalValue:       gauge("hermes_signal_value", "Last value of the signal for the route (only while the signal answers).", labelRoute, labelSignal),
+		signalPenalty:     gauge("hermes_signal_penalty", "Score points the signal took off the route.", labelRoute, labelSignal),
+		signalStatus:      gauge("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error.", labelRoute, labelSignal),
+		tickDuration: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "hermes_tick_duration_seconds",
+			Help:    "Duration of a tick: queries, decision, actuation and alerts.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}),
+		ticksTotal:   f.NewCounter(prometheus.CounterOpts{Name: "hermes_ticks_total", Help: "Ticks evaluated."}),
+		ticksSkipped: f.NewCounter(prometheus.CounterOpts{Name: "hermes_ticks_skipped_total", Help: "Ticks skipped because the previous one overran its slot."}),
+		queryErrors: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "hermes_query_errors_total", Help: "Failed signal queries, by signal and reason.",
+		}, []string{labelSignal, labelReason}),
+		lastTick:          f.NewGauge(prometheus.GaugeOpts{Name: "hermes_last_tick_timestamp_seconds", Help: "Unix time of the last evaluated tick."}),
+		reloadSuccessful:  f.NewGauge(prometheus.GaugeOpts{Name: "hermes_config_last_reload_successful", Help: "1 when the last configuration (re)load succeeded."}),
+		reloadSuccessTime: f.NewGauge(prometheus.GaugeOpts{Name: "hermes_config_last_reload_success_timestamp_seconds", Help: "Unix time of the last successful configuration (re)load."}),
+		reloadsTotal: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "hermes_config_reloads_total", Help: "Configuration (re)loads, by result (success, failure).",
+		}, []string{labelResult}),
+		exportedRoutes:      map[string]bool{},
+		exportedServices:    map[string][]string{},
+		exportedSignals:     map[string]bool{},
+		lastFailbackSeen:    map[string]time.Time{},
+		failbackRoutesKnown: map[string]bool{},
+	}
+	m.reloadsTotal.WithLabelValues("success")
+	m.reloadsTotal.WithLabelValues("failure")
+	if reg != nil {
+		reg.MustRegister(versioncollector.NewCollector("hermes"))
+	}
+	return m
+}
+
+// ObserveTick records a tick that took d and was evaluated for time now.
+func (m *Metrics) ObserveTick(d time.Duration, now time.Time) {
+	m.tickDuration.Observe(d.Seconds())
+	m.ticksTotal.Inc()
+	m.lastTick.Set(seconds(now))
+}
+
+// TickSkipped counts a tick skipped because the previous one overran.
+func (m *Metrics) TickSkipped() { m.ticksSkipped.Inc() }
+
+// QueryError counts a failed query of signal, classified by reason
+// (see evaluator.ErrorReason).
+func (m *Metrics) QueryError(signal, reason string) {
+	m.queryErrors.WithLabelValues(signal, reason).Inc()
+}
+
+// ConfigReload records a configuration (re)load at now and whether it succeeded.
+func (m *Metrics) ConfigReload(ok bool, now time.Time) {
+	if !ok {
+		m.reloadSuccessful.Set(0)
+		m.reloadsTotal.WithLabelValues("failure").Inc()
+		return
+	}
+	m.reloadSuccessful.Set(1)
+	m.reloadSuccessTime.Set(seconds(now))
+	m.reloadsTotal.WithLabelValues("success").Inc()
+}
+
+// seconds is t as Unix seconds (millisecond precision), 0 for the zero time.
+func seconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMilli()) / 1000
+}
