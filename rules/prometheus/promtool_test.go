@@ -1,0 +1,359 @@
+// Package prometheus_test tests the shipped Prometheus rules like code: promtool
+// checks and unit-tests them, every rule must have a test, and each recorded
+// signal must equal the query of the default signal it replaces.
+package prometheus_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+const (
+	recordingRules = "hermes-recording.rules.yml"
+	recordingTests = "tests/hermes-recording.test.yml"
+	defaultConfig  = "../hermes.yaml"
+	readme         = "README.md"
+)
+
+// promtoolTimeout bounds one promtool run; the slowest takes a few seconds.
+const promtoolTimeout = 5 * time.Minute
+
+func TestCheckRules(t *testing.T) {
+	t.Parallel()
+	runPromtool(t, append([]string{"check", "rules"}, glob(t, "*.rules.yml")...)...)
+}
+
+func TestTestRules(t *testing.T) {
+	t.Parallel()
+	runPromtool(t, append([]string{"test", "rules"}, glob(t, "tests/*.test.yml")...)...)
+}
+
+// TestEveryRuleIsTested wants each record read by a promql_expr_test and
+// each alert tested both while it must stay quiet and while it fires.
+func TestEveryRuleIsTested(t *testing.T) {
+	t.Parallel()
+	var exprs []string
+	quiet, firing := map[string]bool{}, map[string]bool{}
+	for _, path := range glob(t, "tests/*.test.yml") {
+		var f testFile
+		readYAML(t, path, &f)
+		for _, g := range f.Tests {
+			for _, e := range g.PromqlExprTest {
+				exprs = append(exprs, e.Expr)
+			}
+			for _, a := range g.AlertRuleTest {
+				if len(a.ExpAlerts) == 0 {
+					quiet[a.Alertname] = true
+				} else {
+					firing[a.Alertname] = true
+				}
+			}
+		}
+	}
+	for _, path := range glob(t, "*.rules.yml") {
+		var f ruleFile
+		readYAML(t, path, &f)
+		for _, g := range f.Groups {
+			for _, r := range g.Rules {
+				switch {
+				case r.Record != "" && !slices.ContainsFunc(exprs, func(e string) bool { return mentions(e, r.Record) }):
+					t.Errorf("%s: record %s is not read by any promql_expr_test", path, r.Record)
+				case r.Alert != "" && !quiet[r.Alert]:
+					t.Errorf("%s: alert %s has no test where it does not fire", path, r.Alert)
+				case r.Alert != "" && !firing[r.Alert]:
+					t.Errorf("%s: alert %s has no test where it fires", path, r.Alert)
+				}
+			}
+		}
+	}
+}
+
+// TestReadmeSignals checks the README's signals snippet: the default
+// signals, in order and with the same settings, each reading a record.
+func TestReadmeSignals(t *testing.T) {
+	t.Parallel()
+	defaults, snippet := defaultSignals(t), readmeSignals(t)
+	records := recordNames(t)
+	if len(snippet) != len(defaults) {
+		t.Errorf("README lists %d signals, rules/hermes.yaml %d", len(snippet), len(defaults))
+	}
+	for i, d := range defaults {
+		if i >= len(snippet) {
+			break
+		}
+		s := snippet[i]
+		if s.Name != d.Name || s.Missing != d.Missing || s.RequiresTraffic != d.RequiresTraffic || s.Help != d.Help {
+			t.Errorf("README signal %d = %+v, want the settings of %+v", i, s.settings(), d.settings())
+		}
+		if !records[s.Query] {
+			t.Errorf("README signal %s reads %q, not a record of %s", s.Name, s.Query, recordingRules)
+		}
+	}
+}
+
+// TestRecordsMatchSignalQueries evaluates, on the scenarios of the recording
+// tests, each default signal's query next to the record the README points it
+// at, and wants the same value (or both NaN, or both absent) on every route.
+// The comparisons run at each time a hand-written test reads that record,
+// where its samples are known to exist.
+func TestRecordsMatchSignalQueries(t *testing.T) {
+	t.Parallel()
+	bin := promtool(t)
+	queries := map[string]string{}
+	for _, d := range defaultSignals(t) {
+		queries[d.Name] = d.Query
+	}
+	var src testFile
+	readYAML(t, recordingTests, &src)
+	rules, err := filepath.Abs(recordingRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := testFile{RuleFiles: []string{rules}, EvaluationInterval: src.EvaluationInterval}
+	signals := readmeSignals(t)
+	covered := map[string]bool{}
+	for _, g := range src.Tests {
+		out := testGroup{Name: g.Name + " (records = signal queries)", Interval: g.Interval, InputSeries: g.InputSeries}
+		seen := map[string]bool{}
+		for _, e := range g.PromqlExprTest {
+			for _, s := range signals {
+				key := s.Name + "@" + e.EvalTime
+				if !mentions(e.Expr, s.Query) || seen[key] {
+					continue
+				}
+				seen[key] = true
+				covered[s.Name] = true
+				out.PromqlExprTest = append(out.PromqlExprTest, promqlTest{
+					Expr:     mismatches(s.Query, queries[s.Name]),
+					EvalTime: e.EvalTime,
+				})
+			}
+		}
+		if len(out.PromqlExprTest) > 0 {
+			gen.Tests = append(gen.Tests, out)
+		}
+	}
+	for name := range queries {
+		if !covered[name] {
+			t.Errorf("signal %s: no recording test reads its record, so it is never compared with its query", name)
+		}
+	}
+	data, err := yaml.Marshal(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "equivalence.test.yml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runWith(t, bin, "test", "rules", path)
+}
+
+// mismatches is a query for the routes where record and query differ: a
+// route on one side only, or values that are neither equal nor both NaN.
+// The test expects it to return nothing.
+func mismatches(record, query string) string {
+	return "(count by (route) (" + record + ") or count by (route) (" + query + "))\n" +
+		"unless on (route) (\n" +
+		"    (" + record + ") == on (route) (" + query + ")\n" +
+		"  or\n" +
+		"    ((" + record + ") != (" + record + ")) and on (route) ((" + query + ") != (" + query + "))\n" +
+		")\n"
+}
+
+// mentions reports whether expr contains name as a whole metric name.
+func mentions(expr, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(expr[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		if (start == 0 || !isNameByte(expr[start-1])) && (end == len(expr) || !isNameByte(expr[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// promtool returns the path of promtool. Without it the test is skipped,
+// except on CI (CI=true), where it fails.
+func promtool(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			t.Fatalf("promtool is required on CI: %v", err)
+		}
+		t.Skipf("promtool not found, skipping: %v", err)
+	}
+	return path
+}
+
+func runPromtool(t *testing.T, args ...string) {
+	t.Helper()
+	runWith(t, promtool(t), args...)
+}
+
+func runWith(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), promtoolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func glob(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no file matches %s", pattern)
+	}
+	return files
+}
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// signal is the part of a Hermes signal configuration these tests compare.
+type signal struct {
+	Name            string `yaml:"name"`
+	Query           string `yaml:"query"`
+	Missing         string `yaml:"missing"`
+	RequiresTraffic bool   `yaml:"requires_traffic"`
+	Help            string `yaml:"help"`
+}
+
+func (s signal) settings() signal {
+	s.Query = ""
+	return s
+}
+
+func defaultSignals(t *testing.T) []signal {
+	t.Helper()
+	data, err := os.ReadFile(defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Signals []signal `yaml:"signals"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("%s: %v", defaultConfig, err)
+	}
+	if len(cfg.Signals) == 0 {
+		t.Fatalf("%s: no signals", defaultConfig)
+	}
+	return cfg.Signals
+}
+
+// readmeSignals decodes the README's first yaml code block holding signals.
+func readmeSignals(t *testing.T) []signal {
+	t.Helper()
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(data), "```yaml\nsignals:")
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("%s: no ```yaml block starting with signals:", readme)
+	}
+	var cfg struct {
+		Signals []signal `yaml:"signals"`
+	}
+	dec := yaml.NewDecoder(strings.NewReader("signals:" + block))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		t.Fatalf("%s: signals snippet: %v", readme, err)
+	}
+	return cfg.Signals
+}
+
+func recordNames(t *testing.T) map[string]bool {
+	t.Helper()
+	var f ruleFile
+	readYAML(t, recordingRules, &f)
+	names := map[string]bool{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				names[r.Record] = true
+			}
+		}
+	}
+	return names
+}
+
+// ruleFile is the part of a Prometheus rule file these tests read.
+type ruleFile struct {
+	Groups []struct {
+		Name     string `yaml:"name"`
+		Interval string `yaml:"interval"`
+		Rules    []struct {
+			Record      string            `yaml:"record"`
+			Alert       string            `yaml:"alert"`
+			Expr        string            `yaml:"expr"`
+			For         string            `yaml:"for"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"rules"`
+	} `yaml:"groups"`
+}
+
+// testFile is a promtool unit-test file (Prometheus 2.42 field names).
+type testFile struct {
+	RuleFiles          []string    `yaml:"rule_files"`
+	EvaluationInterval string      `yaml:"evaluation_interval,omitempty"`
+	Tests              []testGroup `yaml:"tests"`
+}
+
+type testGroup struct {
+	Name           string       `yaml:"name,omitempty"`
+	Interval       string       `yaml:"interval,omitempty"`
+	InputSeries    []yaml.Node  `yaml:"input_series,omitempty"`
+	AlertRuleTest  []alertTest  `yaml:"alert_rule_test,omitempty"`
+	PromqlExprTest []promqlTest `yaml:"promql_expr_test,omitempty"`
+}
+
+type alertTest struct {
+	EvalTime  string      `yaml:"eval_time"`
+	Alertname string      `yaml:"alertname"`
+	ExpAlerts []yaml.Node `yaml:"exp_alerts"`
+}
+
+type promqlTest struct {
+	Expr       string      `yaml:"expr"`
+	EvalTime   string      `yaml:"eval_time"`
+	ExpSamples []yaml.Node `yaml:"exp_samples,omitempty"`
+}
