@@ -19,6 +19,7 @@ type Config struct {
 	Services   []ServiceConfig   `yaml:"services" mapstructure:"services"`
 	Alerts     []AlertRuleConfig `yaml:"alerts" mapstructure:"alerts"`
 	Actuators  []ActuatorConfig  `yaml:"actuators" mapstructure:"actuators"`
+	Alerting   AlertingConfig    `yaml:"alerting" mapstructure:"alerting"`
 }
 
 // GlobalConfig sets the tick.
@@ -156,6 +157,36 @@ type AlertRuleConfig struct {
 	Summary       string            `yaml:"summary" mapstructure:"summary"`
 	Description   string            `yaml:"description" mapstructure:"description"`
 	RunbookURL    string            `yaml:"runbook_url" mapstructure:"runbook_url"`
+}
+
+// AlertingConfig says where alerts are sent and how often.
+type AlertingConfig struct {
+	// Alertmanagers each receive every alert: list every member of an HA
+	// cluster, not a load balancer in front of it. Empty: alerts are
+	// evaluated and exported, but not sent.
+	Alertmanagers []AlertmanagerConfig `yaml:"alertmanagers" mapstructure:"alertmanagers"`
+	// ExternalURL is Hermes's own address as people reach it; alerts link
+	// to its status page there (generatorURL). Default DefaultExternalURL.
+	ExternalURL string `yaml:"external_url" mapstructure:"external_url"`
+	// ResendDelay is the least time between two sends of an unchanged
+	// alert; firing alerts are valid for 4 × max(evaluation interval,
+	// ResendDelay). Default: global.evaluation_interval.
+	ResendDelay time.Duration `yaml:"resend_delay" mapstructure:"resend_delay"`
+	// QueueCapacity bounds the alerts waiting for each Alertmanager; on
+	// overflow the oldest are dropped. Default DefaultQueueCapacity.
+	QueueCapacity int `yaml:"queue_capacity" mapstructure:"queue_capacity"`
+}
+
+// AlertmanagerConfig is one Alertmanager; alerts are POSTed to
+// URL + "/api/v2/alerts".
+type AlertmanagerConfig struct {
+	// URL is the Alertmanager's base URL, with its path prefix if any.
+	URL string `yaml:"url" mapstructure:"url"`
+	// Timeout bounds one request. Default DefaultAlertmanagerTimeout.
+	Timeout time.Duration `yaml:"timeout" mapstructure:"timeout"`
+	// HTTPClient is the prometheus/common HTTP client configuration, as
+	// prometheus.http_config.
+	HTTPClient commoncfg.HTTPClientConfig `yaml:"http_config" mapstructure:"http_config"`
 }
 
 // ActuatorConfig is one actuator; Type picks the package and Options holds

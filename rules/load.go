@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,12 +30,15 @@ const EnvPrefix = "HERMES"
 
 // Defaults filled in when the configuration leaves a field out.
 const (
-	DefaultEvaluationInterval = 15 * time.Second
-	DefaultQueryTimeout       = 10 * time.Second
+	DefaultEvaluationInterval  = 15 * time.Second
+	DefaultQueryTimeout        = 10 * time.Second
+	DefaultExternalURL         = "http://localhost:9797"
+	DefaultQueueCapacity       = 10000
+	DefaultAlertmanagerTimeout = 10 * time.Second
 )
 
 // Load reads, decodes and validates the configuration file at path.
-// Relative file names in prometheus.http_config (ca_file, password_file, …)
+// Relative file names in every http_config (ca_file, password_file, …)
 // are resolved against the file's directory, as Prometheus does.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
@@ -45,7 +49,9 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Prometheus.HTTPClient.SetDirectory(filepath.Dir(path))
+	for _, hc := range cfg.httpClientConfigs() {
+		hc.SetDirectory(filepath.Dir(path))
+	}
 	return cfg, nil
 }
 
@@ -119,6 +125,31 @@ func (c *Config) setDefaults() {
 			c.Actuators[i].Name = c.Actuators[i].Type
 		}
 	}
+	al := &c.Alerting
+	if al.ExternalURL == "" {
+		al.ExternalURL = DefaultExternalURL
+	}
+	if al.ResendDelay == 0 {
+		al.ResendDelay = c.Global.EvaluationInterval
+	}
+	if al.QueueCapacity == 0 {
+		al.QueueCapacity = DefaultQueueCapacity
+	}
+	for i := range al.Alertmanagers {
+		if al.Alertmanagers[i].Timeout == 0 {
+			al.Alertmanagers[i].Timeout = DefaultAlertmanagerTimeout
+		}
+	}
+}
+
+// httpClientConfigs returns every http_config block of c. Together with
+// httpClientConfigHook, the one place that knows where they are.
+func (c *Config) httpClientConfigs() []*commoncfg.HTTPClientConfig {
+	out := []*commoncfg.HTTPClientConfig{&c.Prometheus.HTTPClient}
+	for i := range c.Alerting.Alertmanagers {
+		out = append(out, &c.Alerting.Alertmanagers[i].HTTPClient)
+	}
+	return out
 }
 
 // EnvKeys lists the keys an environment variable overrides even when the
@@ -235,14 +266,36 @@ func numberHook(from, to reflect.Type, data any) (any, error) {
 	return f, nil
 }
 
-// httpClientConfigHook decodes the prometheus.http_config sub-tree into a
+// httpClientConfigHook decodes every http_config sub-tree
+// (prometheus.http_config, alerting.alertmanagers[].http_config) into a
 // commoncfg.HTTPClientConfig. mapstructure does not call UnmarshalYAML, so
-// this is the one place where that sub-tree takes a YAML round trip: it is
-// marshalled back to YAML and decoded strictly by the type's own
+// this is the one place where such a sub-tree takes a YAML round trip: it
+// is marshalled back to YAML and decoded strictly by the type's own
 // UnmarshalYAML, which applies commoncfg.DefaultHTTPClientConfig and
 // validates. (Keys arrive lower-cased by viper; the type's keys all are.)
+// A struct with an http_config field whose key the file leaves out gets an
+// empty one first, so that list items, which no pre-filled default
+// reaches, get prometheus/common's defaults too.
 func httpClientConfigHook(from, to reflect.Type, data any) (any, error) {
-	if to != reflect.TypeFor[commoncfg.HTTPClientConfig]() || from == to {
+	hcType := reflect.TypeFor[commoncfg.HTTPClientConfig]()
+	if to.Kind() == reflect.Struct && to != hcType {
+		m, ok := data.(map[string]any)
+		if !ok {
+			return data, nil
+		}
+		for f := range to.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			if f.Type != hcType || name == "" {
+				continue
+			}
+			if _, ok := m[name]; !ok {
+				m = maps.Clone(m)
+				m[name] = map[string]any{}
+			}
+		}
+		return m, nil
+	}
+	if to != hcType || from == to {
 		return data, nil
 	}
 	out, err := yamlv2.Marshal(data)

@@ -96,6 +96,7 @@ func (c *Config) Validate() error {
 	c.validateServices(&ch)
 	c.validateAlerts(&ch, signals)
 	c.validateActuators(&ch)
+	c.validateAlerting(&ch)
 	return ch.err()
 }
 
@@ -455,6 +456,39 @@ func (c *Config) validateActuators(ch *checker) {
 				ch.errorf(where.field("services").item(j, ""), "unknown service %q", s)
 			}
 		}
+	}
+}
+
+func (c *Config) validateAlerting(ch *checker) {
+	al := c.Alerting
+	where := at("alerting")
+	seen := map[string]bool{}
+	for i, am := range al.Alertmanagers {
+		w := where.field("alertmanagers").item(i, "")
+		switch {
+		case am.URL == "":
+			ch.errorf(w.field("url"), "must be set")
+		case checkHTTPURL(am.URL) != nil:
+			ch.errorf(w.field("url"), "%v", checkHTTPURL(am.URL))
+		case seen[strings.TrimRight(am.URL, "/")]:
+			ch.errorf(w.field("url"), "duplicate Alertmanager %q", am.URL)
+		}
+		seen[strings.TrimRight(am.URL, "/")] = true
+		if am.Timeout <= 0 {
+			ch.errorf(w.field("timeout"), "must be above 0, got %s", am.Timeout)
+		}
+		if err := am.HTTPClient.Validate(); err != nil {
+			ch.errorf(w.field("http_config"), "%v", err)
+		}
+	}
+	if err := checkHTTPURL(al.ExternalURL); err != nil {
+		ch.errorf(where.field("external_url"), "%v", err)
+	}
+	if al.ResendDelay < 0 {
+		ch.errorf(where.field("resend_delay"), "must not be negative, got %s", al.ResendDelay)
+	}
+	if al.QueueCapacity < 1 {
+		ch.errorf(where.field("queue_capacity"), "must be at least 1, got %d", al.QueueCapacity)
 	}
 }
 

@@ -1,0 +1,12 @@
+// Package dashboards holds Hermes's Grafana dashboards as JSON, ready to
+// import or provision. hermes.json shows the health score and level of each
+// route on its first row, then the traffic split per service, the signals'
+// values and penalty points, staged failback, and Hermes's own ticks, query
+// errors, actuations and watchdog alerts. It reads the metrics Hermes exports
+// (hermes_*) through a Prometheus data source chosen with the ${datasource}
+// variable, filtered by the $service and $route variables.
+//
+// The package has no code: its tests check that every panel queries the
+// data source, that every PromQL expression parses, and that the first row
+// stays the health overview.
+package dashboards

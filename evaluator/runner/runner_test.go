@@ -1,0 +1,254 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/file"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// fakeProm answers signal queries from per-signal values for the route
+// "free" and healthy values for the others; it records query timestamps.
+type fakeProm struct {
+	mu      sync.Mutex
+	soft    float64
+	fail    error
+	delay   time.Duration
+	queries []time.Time
+}
+
+func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+	f.mu.Lock()
+	soft, fail, delay := f.soft, f.fail, f.delay
+	if !strings.Contains(q, "hermes_") {
+		f.queries = append(f.queries, t)
+	}
+	f.mu.Unlock()
+	if delay > 0 && !strings.Contains(q, "hermes_") {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if fail != nil {
+		return nil, fail
+	}
+	if strings.Contains(q, "hermes_") {
+		return model.Vector{}, nil // nothing to restore
+	}
+	var v model.Vector
+	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
+		val := 0.0
+		switch {
+		case strings.Contains(q, `verdict="soft_fail"}`) && r == "free":
+			val = soft
+		case strings.Contains(q, "llm_probe_success"):
+			val = 1
+		case strings.Contains(q, "_ratio") && strings.Contains(q, "histogram_quantile"):
+			val = 1
+		case strings.Contains(q, "quality"):
+			val = 1
+		case strings.Contains(q, "quota"):
+			val = 0.9
+		}
+		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
+	}
+	return v, nil
+}
+
+func writeConfig(t *testing.T, dir, splitPath string) string {
+	t.Helper()
+	cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: file\n    path: "+splitPath, 1)
+	path := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func newTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	split := filepath.Join(dir, "split.json")
+	cfgPath := writeConfig(t, dir, split)
+	reg := prometheus.NewRegistry()
+	kinds := &actuators.Registry{}
+	file.Register(kinds)
+	r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
+		NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, reg, cfgPath, split
+}
+
+func weights(t *testing.T, split string) map[string]int {
+	t.Helper()
+	a, err := file.New(rules.ActuatorConfig{Type: "file", Options: map[string]any{"path": split}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d["chat"].Weights
+}
+
+func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		r, reg, _, split := newTestRunner(t, fp)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		time.Sleep(7 * time.Second) // start off the interval grid
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if !r.Ready() {
+			t.Fatal("not ready after the first tick")
+		}
+		if w := weights(t, split); w["free"] != 100 {
+			t.Fatalf("healthy split %v", w)
+		}
+		fp.mu.Lock()
+		fp.soft = 0.5
+		for _, q := range fp.queries {
+			if q.UnixNano()%int64(15*time.Second) != 0 {
+				t.Errorf("query at %s is not aligned to the 15s interval", q)
+			}
+		}
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if w := weights(t, split); w["free"] != 0 || w["paid-standard"] != 100 {
+			t.Fatalf("split after a content failure: %v", w)
+		}
+		if got := metricValue(t, reg, "hermes_ticks_total"); got < 20 {
+			t.Errorf("ticks_total %v", got)
+		}
+				cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestPrometheusDownHoldsTheSplit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.5}
+		r, _, _, split := newTestRunner(t, fp)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		before := weights(t, split)
+		if before["free"] != 0 {
+			t.Fatalf("setup: free not failed over: %v", before)
+		}
+		fp.mu.Lock()
+		fp.fail = errors.New("connection refused")
+		fp.soft = 0.02
+		fp.mu.Unlock()
+		time.Sleep(30 * time.Minute)
+		synctest.Wait()
+		if after := weights(t, split); after["free"] != 0 || after["paid-standard"] != 100 {
+			t.Fatalf("split moved while Prometheus was down: %v", after)
+		}
+		st := r.Status()
+		if st.Services[0].Routes[0].Level != "failover" {
+			t.Errorf("free is %s, want failover held", st.Services[0].Routes[0].Level)
+		}
+		cancel()
+		<-done
+	})
+}
+
+func TestOverrunSkipsTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02, delay: 40 * time.Second} // far beyond query_timeout: every query times out
+		r, reg, _, _ := newTestRunner(t, fp)
+		r.cfg.Global.QueryTimeout = time.Minute // let the tick overrun on purpose
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		if skipped := metricValue(t, reg, "hermes_ticks_skipped_total"); skipped < 1 {
+			t.Errorf("ticks_skipped_total = %v, want overruns counted", skipped)
+		}
+		cancel()
+		<-done
+	})
+}
+
+func TestInvalidReloadKeepsTheOldConfig(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		r, reg, cfgPath, split := newTestRunner(t, fp)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		old := r.Status().LoadedAt
+		if err := os.WriteFile(cfgPath, []byte("global:\n  evaluation_interval: nope\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := r.Reload(ctx)
+		if err == nil || !strings.Contains(err.Error(), "evaluation_interval") {
+			t.Fatalf("reload of an invalid config: %v", err)
+		}
+		if got := metricValue(t, reg, "hermes_config_last_reload_successful"); got != 0 {
+			t.Errorf("config_last_reload_successful = %v after a rejected reload", got)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		st := r.Status()
+		if !st.LoadedAt.Equal(old) || st.LastTick.Before(old.Add(time.Minute)) {
+			t.Errorf("the old config should keep ticking: loaded %s last tick %s", st.LoadedAt, st.LastTick)
+		}
+		if w := weights(t, split); w["free"] != 100 {
+			t.Errorf("split changed: %v", w)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// metricValue reads one unlabelled counter or gauge from reg.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name || len(mf.GetMetric()) == 0 {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
+}

@@ -1,0 +1,178 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/runner"
+)
+
+type fakeBackend struct {
+	ready     bool
+	reloadErr error
+	released  []string
+	overrides map[string]evaluator.Override
+}
+
+func (f *fakeBackend) Ready() bool { return f.ready }
+func (f *fakeBackend) Status() runner.Status {
+	return runner.Status{Ready: f.ready, Interval: "15s", Services: []runner.ServiceStatus{{
+		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100},
+		Routes: []runner.RouteStatus{
+			{Name: "free", Score: 12.5, Level: "failover", Traffic: 0, Reasons: []string{"soft_fail_ratio 0.4 (-100.0)"},
+				Contributions: []evaluator.Contribution{{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1}, {Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, CapsAt: -1}}},
+			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100, Reasons: []string{}},
+		}}},
+		Alerts: []runner.AlertStatus{{Name: "HermesRouteFailedOver", Tier: "A", State: "firing", Service: "chat", Route: "free", Summary: "Traffic of chat was failed over <away>"}},
+	}
+}
+func (f *fakeBackend) Reload(context.Context) error { return f.reloadErr }
+func (f *fakeBackend) Release(route, reason, by string) error {
+	if route != "free" {
+		return errors.New("release: route \"" + route + "\" is normal, not manual")
+	}
+	f.released = append(f.released, route+":"+reason+":"+by)
+	return nil
+}
+func (f *fakeBackend) SetOverride(service string, o evaluator.Override) error {
+	f.overrides[service] = o
+	return nil
+}
+func (f *fakeBackend) ClearOverride(service, reason, by string) error {
+	if _, ok := f.overrides[service]; !ok {
+		return errors.New("no override")
+	}
+	delete(f.overrides, service)
+	return nil
+}
+
+func serve(t *testing.T, b Backend, token string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(Handler(Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token,
+		Now: func() time.Time { return time.Unix(1000, 0) }}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func do(t *testing.T, method, url, body, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestReadiness(t *testing.T) {
+	b := &fakeBackend{}
+	srv := serve(t, b, "")
+	if code, _ := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 503 {
+		t.Errorf("ready before the first tick: %d", code)
+	}
+	b.ready = true
+	if code, _ := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 200 {
+		t.Errorf("ready after: %d", code)
+	}
+	if code, _ := do(t, "GET", srv.URL+"/-/healthy", "", ""); code != 200 {
+		t.Errorf("healthy: %d", code)
+	}
+}
+
+func TestStatusJSONHasNoNaN(t *testing.T) {
+	srv := serve(t, &fakeBackend{ready: true}, "")
+	code, body := do(t, "GET", srv.URL+"/api/v1/status", "", "")
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	var st runner.Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	c := st.Services[0].Routes[0].Contributions
+	if c[0].Value != 0.4 || !math.IsNaN(c[1].Value) || c[1].Status != evaluator.StatusMissing {
+		t.Errorf("contributions round trip: %+v", c)
+	}
+}
+
+func TestReloadFailureIsReported(t *testing.T) {
+	srv := serve(t, &fakeBackend{reloadErr: errors.New("levels[0].below: bad")}, "")
+	code, body := do(t, "POST", srv.URL+"/-/reload", "", "")
+	if code != 500 || !strings.Contains(body, "levels[0].below") {
+		t.Errorf("reload: %d %s", code, body)
+	}
+	if code, _ := do(t, "GET", srv.URL+"/-/reload", "", ""); code != 405 {
+		t.Errorf("GET /-/reload: %d, want 405", code)
+	}
+}
+
+func TestAdminAPI(t *testing.T) {
+	b := &fakeBackend{overrides: map[string]evaluator.Override{}}
+	srv := serve(t, b, "s3cret")
+	if code, _ := do(t, "POST", srv.URL+"/api/v1/admin/release", `{"route":"free","reason":"fixed"}`, ""); code != 401 {
+		t.Errorf("release without token: %d", code)
+	}
+	if code, _ := do(t, "POST", srv.URL+"/api/v1/admin/release", `{"route":"free","reason":"fixed"}`, "wrong"); code != 401 {
+		t.Errorf("release with a wrong token: %d", code)
+	}
+	if code, body := do(t, "POST", srv.URL+"/api/v1/admin/release", `{"route":"free","reason":"fixed","by":"alice"}`, "s3cret"); code != 200 || len(b.released) != 1 {
+		t.Errorf("release: %d %s", code, body)
+	}
+	if code, body := do(t, "POST", srv.URL+"/api/v1/admin/release", `{"route":"paid-standard","reason":"x"}`, "s3cret"); code != 400 || !strings.Contains(body, "not manual") {
+		t.Errorf("release of a normal route: %d %s", code, body)
+	}
+	if code, body := do(t, "POST", srv.URL+"/api/v1/admin/release", `{"route":"free","reason":"x","extra":1}`, "s3cret"); code != 400 || !strings.Contains(body, "unknown field") {
+		t.Errorf("unknown field: %d %s", code, body)
+	}
+	code, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pin","route":"paid-premium","reason":"launch","expires_in":"2h"}`, "s3cret")
+	if code != 200 {
+		t.Fatalf("pin: %d %s", code, body)
+	}
+	if o := b.overrides["chat"]; o.Route != "paid-premium" || !o.Expires.Equal(time.Unix(1000, 0).Add(2*time.Hour)) {
+		t.Errorf("pin stored as %+v", o)
+	}
+	if code, _ := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pause","reason":"x","expires_in":"soon"}`, "s3cret"); code != 400 {
+		t.Errorf("bad expires_in: %d", code)
+	}
+	if code, _ := do(t, "DELETE", srv.URL+"/api/v1/admin/overrides/chat", "", "s3cret"); code != 400 {
+		t.Errorf("clear without a reason: %d", code)
+	}
+	if code, body := do(t, "DELETE", srv.URL+"/api/v1/admin/overrides/chat?reason=done", "", "s3cret"); code != 200 || len(b.overrides) != 0 {
+		t.Errorf("clear: %d %s", code, body)
+	}
+}
+
+func TestStatusPage(t *testing.T) {
+	srv := serve(t, &fakeBackend{ready: true}, "")
+	code, body := do(t, "GET", srv.URL+"/", "", "")
+	if code != 200 {
+		t.Fatalf("page: %d", code)
+	}
+	for _, want := range []string{`id="route-free"`, "level-failover", "12.5", "soft_fail_ratio 0.4 (-100.0)", "HermesRouteFailedOver", "&lt;away&gt;", "paid-standard 100%"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if code, _ := do(t, "GET", srv.URL+"/nothing-here", "", ""); code != 404 {
+		t.Errorf("unknown path: %d", code)
+	}
+}
