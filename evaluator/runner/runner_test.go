@@ -142,7 +142,7 @@ func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
 		if got := metricValue(t, reg, "hermes_ticks_total"); got < 20 {
 			t.Errorf("ticks_total %v", got)
 		}
-				cancel()
+		cancel()
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
