@@ -1,0 +1,210 @@
+package evaluator
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestInteraction runs the scripts in testdata/interaction: a data-driven
+// walk of the core through time, one command per block, its events printed
+// below. Regenerate with -rewrite and review the diff.
+//
+//	set free.soft_fail_ratio=0.2 free.probe_success=missing   (sticky signal values)
+//	tick for=5m                                               (tick every 15s; print events)
+//	release route=free reason=…
+//	pin service=chat route=paid-premium [for=1h] / pause service=chat / clear service=chat
+//	restart                                                   (keep only what Hermes exports and restores)
+//	state                                                     (print every route and service)
+func TestInteraction(t *testing.T) {
+	datadriven.Walk(t, "testdata/interaction", func(t *testing.T, path string) {
+		h := newHarness(t)
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			return h.run(t, d)
+		})
+	})
+}
+
+type harness struct {
+	p     *Policy
+	s     State
+	now   time.Time
+	start time.Time
+	over  map[string]any
+}
+
+func newHarness(t *testing.T) *harness {
+	p := defaultPolicy(t)
+	start := time.Unix(0, 0).UTC()
+	return &harness{p: p, now: start, start: start, over: map[string]any{}}
+}
+
+func (h *harness) stamp(t time.Time) string {
+	d := t.Sub(h.start)
+	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+}
+
+func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
+	var b strings.Builder
+	arg := func(key string) string {
+		for _, a := range d.CmdArgs {
+			if a.Key == key && len(a.Vals) > 0 {
+				return a.Vals[0]
+			}
+		}
+		return ""
+	}
+	switch d.Cmd {
+	case "set":
+		for _, a := range d.CmdArgs {
+			if len(a.Vals) == 0 {
+				d.Fatalf(t, "set %s: want key=value", a.Key)
+			}
+			if a.Vals[0] == "missing" {
+				h.over[a.Key] = "no data"
+				continue
+			}
+			v, err := strconv.ParseFloat(a.Vals[0], 64)
+			if err != nil {
+				d.Fatalf(t, "set %s: %v", a.Key, err)
+			}
+			h.over[a.Key] = v
+		}
+		return "ok"
+	case "tick":
+		dur, err := time.ParseDuration(arg("for"))
+		if err != nil {
+			dur = 15 * time.Second
+		}
+		end := h.now.Add(dur)
+		for h.now.Before(end) {
+			h.now = h.now.Add(15 * time.Second)
+			var evs []Event
+			h.s, evs = Step(h.p, h.s, snap(h.p, h.now, h.over), h.now)
+			for _, e := range evs {
+				if e.Type == EventAlert && e.Tier == "C" {
+					continue
+				}
+				b.WriteString(h.format(e))
+				b.WriteByte('\n')
+			}
+		}
+		if b.Len() == 0 {
+			return "(no events)"
+		}
+		return b.String()
+	case "release":
+		next, evs, err := Release(h.p, h.s, arg("route"), h.now, arg("reason"))
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		h.s = next
+		for _, e := range evs {
+			b.WriteString(h.format(e) + "\n")
+		}
+		return b.String()
+	case "pin", "pause":
+		o := Override{Kind: d.Cmd, Route: arg("route"), Reason: "test", Since: h.now}
+		if f := arg("for"); f != "" {
+			dur, _ := time.ParseDuration(f)
+			o.Expires = h.now.Add(dur)
+		}
+		next, ev, err := SetOverride(h.p, h.s, arg("service"), o)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		h.s = next
+		return h.format(ev)
+	case "clear":
+		next, ev, err := ClearOverride(h.s, arg("service"), "test", h.now)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		h.s = next
+		return h.format(ev)
+	case "restart":
+		h.s = exportedOnly(h.s)
+		return "restarted: dwell and recovery timers and alerts forgotten"
+	case "state":
+		names := make([]string, 0, len(h.s.Routes))
+		for n := range h.s.Routes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			rs := h.s.Routes[n]
+			fmt.Fprintf(&b, "%s: %s since %s score %.1f", n, rs.Level, h.stamp(rs.Since), rs.Score.Value)
+			if rs.Stage > 0 {
+				fmt.Fprintf(&b, " stage %d since %s", rs.Stage, h.stamp(rs.StageSince))
+			}
+			if len(rs.Failbacks) > 0 {
+				fmt.Fprintf(&b, " failbacks %d", len(rs.Failbacks))
+			}
+			b.WriteByte('\n')
+		}
+		for _, svc := range h.p.Config.Services {
+			if st := h.s.Services[svc.Name]; st != nil {
+				fmt.Fprintf(&b, "%s: %s\n", svc.Name, weightsText(svc.Routes, st.Weights))
+			}
+		}
+		return b.String()
+	}
+	d.Fatalf(t, "unknown command %q", d.Cmd)
+	return ""
+}
+
+// exportedOnly keeps what Hermes exports as metrics and restores after a
+// restart (see restore.go): levels, since times, stages, failing-since,
+// failbacks, releases and splits; timers and alerts are lost.
+func exportedOnly(s State) State {
+	out := State{Routes: map[string]*RouteState{}, Services: map[string]*ServiceState{}, Overrides: s.Overrides}
+	for n, rs := range s.Routes {
+		out.Routes[n] = &RouteState{Level: rs.Level, Since: rs.Since, Stage: rs.Stage, StageSince: rs.StageSince,
+			FailingSince: rs.FailingSince, Failbacks: rs.Failbacks, Released: rs.Released}
+	}
+	for n, st := range s.Services {
+		c := *st
+		out.Services[n] = &c
+	}
+	return out
+}
+
+func weightsText(order []string, w map[string]int) string {
+	parts := make([]string, len(order))
+	for i, r := range order {
+		parts[i] = fmt.Sprintf("%s=%d", r, w[r])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (h *harness) format(e Event) string {
+	at := h.stamp(e.Time)
+	score := ""
+	if e.Score != nil && !math.IsNaN(*e.Score) {
+		score = fmt.Sprintf(" score=%.1f", *e.Score)
+	}
+	switch e.Type {
+	case EventLevel:
+		return fmt.Sprintf("%s level %s %s→%s%s (%s)", at, e.Route, e.From, e.To, score, e.Reasons[0])
+	case EventFailback:
+		return fmt.Sprintf("%s failback %s stage=%d percent=%d%s (%s)", at, e.Route, *e.Stage, *e.Percent, score, e.Reasons[0])
+	case EventTraffic:
+		svc := h.p.services[e.Service]
+		extra := ""
+		if e.Degraded != nil && *e.Degraded {
+			extra = " DEGRADED"
+		}
+		return fmt.Sprintf("%s traffic %s %s%s", at, e.Service, weightsText(svc.Routes, e.Weights), extra)
+	case EventAlert:
+		return fmt.Sprintf("%s alert %s %s [%s] %s", at, e.Route, e.Name, e.Tier, e.State)
+	case EventOverride:
+		return fmt.Sprintf("%s override %s %s %s %s", at, e.Service, e.Name, e.Route, e.State)
+	}
+	return at + " " + e.Type
+}
