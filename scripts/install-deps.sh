@@ -1,30 +1,57 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the real servers the integration tests start, when
-# they are missing: Debian packages only (run as root, or with sudo).
+# they are missing: Debian packages (apt-get) and unleash-server from npm.
+# It needs root (or sudo). Nothing is started here: each test starts its own
+# servers on 127.0.0.1 and stops them by PID.
 set -euo pipefail
 
-# command → Debian package
+# Where unleash-server is installed (the Unleash actuator test reads the same
+# variable, with the same default).
+UNLEASH_DIR=${HERMES_UNLEASH_DIR:-/var/cache/hermes-test/unleash-server}
+UNLEASH_VERSION=7.5.1
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+
+# command (or file) → Debian package
 declare -A want=(
   [prometheus]=prometheus
   [promtool]=prometheus
   [victoria-metrics]=victoria-metrics
+  [prometheus-alertmanager]=prometheus-alertmanager
+  [amtool]=prometheus-alertmanager
+  [nginx]=nginx
+  [knotd]=knot
+  [knotc]=knot
+  [/usr/lib/postgresql/15/bin/initdb]=postgresql
+  [node]=nodejs
+  [npm]=npm
 )
 
 missing=()
 for cmd in "${!want[@]}"; do
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("${want[$cmd]}")
+  if [[ $cmd == /* ]]; then
+    [ -x "$cmd" ] || missing+=("${want[$cmd]}")
+  else
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("${want[$cmd]}")
+  fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+  echo "install-deps: installing $pkgs"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086
+  $sudo apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+  # Debian may start packaged daemons; the tests start their own.
+  for svc in prometheus victoria-metrics prometheus-alertmanager nginx knot postgresql; do
+    $sudo systemctl stop "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
+  done
+fi
 
-pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
-echo "install-deps: installing $pkgs"
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
-# Debian starts packaged daemons where it can; the tests start their own.
-for svc in prometheus victoria-metrics; do
-  $sudo systemctl stop "$svc" >/dev/null 2>&1 || true
-done
+if [ ! -f "$UNLEASH_DIR/node_modules/unleash-server/package.json" ] ||
+   ! grep -q "\"version\": \"$UNLEASH_VERSION\"" "$UNLEASH_DIR/node_modules/unleash-server/package.json"; then
+  echo "install-deps: installing unleash-server@$UNLEASH_VERSION into $UNLEASH_DIR"
+  $sudo mkdir -p "$UNLEASH_DIR"
+  (cd "$UNLEASH_DIR" && $sudo npm install --no-audit --no-fund --loglevel=error "unleash-server@$UNLEASH_VERSION" >/dev/null)
+fi

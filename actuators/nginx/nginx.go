@@ -1,0 +1,237 @@
+// Package nginx is the `type: nginx` actuator: it writes one upstream block
+// per service into a file nginx includes, with each route's servers
+// weighted by the route's percentage (down at 0 %), checks the result with
+// `nginx -t` and reloads nginx.
+//
+//	# hermes-state: {"service":"chat","weights":{"free":95,"paid":5,"spare":0},...}
+//	upstream hermes_chat {
+//	    server 127.0.0.1:8001 weight=95; # free
+//	    server 127.0.0.1:8002 weight=5; # paid
+//	    server 127.0.0.1:8003 down; # spare
+//	}
+//
+// A file is replaced atomically and only when its content changes, so an
+// unchanged state neither writes nor reloads. When `nginx -t` or the
+// reload fails, the files of that Apply are put back as they were (or
+// removed, when they did not exist) and the error carries nginx's message.
+// Current reads the hermes-state line back. nginx has no notion of
+// retries_enabled or degraded_mode: they are recorded in that line only.
+//
+// nginx's side includes the files in its http block and proxies to the
+// upstreams by name:
+//
+//	http {
+//	    include /etc/nginx/hermes/*.conf;
+//	    server {
+//	        location /v1/chat/ { proxy_pass http://hermes_chat; }
+//	    }
+//	}
+//
+// A reload is asynchronous: nginx starts new workers with the new
+// configuration and lets the old ones finish their requests. A reload
+// that the master itself rejects after `nginx -t` passed (e.g. a port it
+// cannot bind) shows only in nginx's error log.
+package nginx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Kind is the `type:` of this actuator.
+const Kind = "nginx"
+
+// Register adds the nginx actuator to r.
+func Register(r *actuators.Registry) {
+	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
+		a, err := New(cfg, logger)
+		if err != nil {
+			return nil, err // not a typed nil
+		}
+		return a, nil
+	})
+}
+
+// Actuator keeps nginx upstream blocks in line with the desired state.
+type Actuator struct {
+	name     string
+	services []string // cfg.Services, to filter the desired state
+	handled  []string // keys of cfg.Upstreams, sorted
+	cfg      Config
+	logger   *slog.Logger
+
+	mu sync.Mutex // serialises Apply
+	// unsure is set when files on disk may differ from what nginx runs
+	// (a failed restore): the next Apply tests and reloads even if no
+	// file changes.
+	unsure bool
+}
+
+var _ actuators.Actuator = (*Actuator)(nil)
+
+// New builds an nginx actuator from its configuration. When cfg.Services
+// is set, upstreams must list exactly those services.
+func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
+	c, err := ParseConfig(cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkServices(cfg.Services, c.Upstreams); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	name := cfg.Name
+	if name == "" {
+		name = Kind
+	}
+	return &Actuator{
+		name:     name,
+		services: cfg.Services,
+		handled:  sortedKeys(c.Upstreams),
+		cfg:      c,
+		logger:   logger,
+	}, nil
+}
+
+// checkServices cross-checks the actuator's services and upstreams.
+func checkServices(services []string, upstreams map[string]map[string][]string) error {
+	if len(services) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, s := range services {
+		if _, _, ok := lookup(upstreams, s); !ok {
+			errs = append(errs, fmt.Errorf("upstreams: service %q (from services) must be listed", s))
+		}
+	}
+	for _, u := range sortedKeys(upstreams) {
+		if !slices.ContainsFunc(services, func(s string) bool { return strings.EqualFold(s, u) }) {
+			errs = append(errs, fmt.Errorf("upstreams.%s: not in this actuator's services %q", u, services))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Name implements actuators.Actuator.
+func (a *Actuator) Name() string { return a.name }
+
+// IncludePath is the include file of a service, as upstreams names it.
+func (a *Actuator) IncludePath(service string) string {
+	return expand(a.cfg.IncludePath, service)
+}
+
+// Apply renders the upstream block of every service it handles that
+// desired holds (services absent from desired keep their file), writes the
+// files that changed, tests the configuration and reloads nginx. On
+// failure it restores the files and nginx keeps its previous split.
+func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+
+	want := actuators.Filter(desired, a.services)
+	var (
+		files []wantFile
+		errs  []error
+	)
+	for _, svc := range a.handled {
+		name, st, ok := lookup(want, svc)
+		if !ok {
+			continue
+		}
+		data, err := render(name, expand(a.cfg.UpstreamName, svc), a.cfg.Upstreams[svc], st)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, wantFile{path: a.IncludePath(svc), data: data})
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+
+	changed, err := writeFiles(files, a.cfg.Mode)
+	if err != nil {
+		return err
+	}
+	if len(changed) == 0 && !a.unsure {
+		a.logger.Debug("nginx upstreams up to date", "files", len(files))
+		return nil
+	}
+	if err := a.test(ctx); err != nil {
+		return a.rollback(changed, err)
+	}
+	if err := a.reload(ctx); err != nil {
+		return a.rollback(changed, err)
+	}
+	a.unsure = false
+	paths := make([]string, len(changed))
+	for i, c := range changed {
+		paths[i] = c.path
+	}
+	a.logger.Info("nginx reloaded with new upstreams", "files", paths)
+	return nil
+}
+
+// rollback restores the files an Apply changed and returns its error.
+func (a *Actuator) rollback(changed []previous, cause error) error {
+	if len(changed) == 0 {
+		return cause
+	}
+	if err := restore(changed); err != nil {
+		a.unsure = true
+		a.logger.Error("could not restore nginx include files", "err", err)
+		return fmt.Errorf("%w; restoring the previous include files failed too: %w", cause, err)
+	}
+	paths := make([]string, len(changed))
+	for i, c := range changed {
+		paths[i] = c.path
+	}
+	return fmt.Errorf("%w (restored %s)", cause, strings.Join(paths, ", "))
+}
+
+// Current reads the hermes-state line of every include file back. A
+// service whose file does not exist is absent.
+func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := actuators.Desired{}
+	var errs []error
+	for _, svc := range a.handled {
+		path := a.IncludePath(svc)
+		data, ok, err := readFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		name, st, err := parseState(data)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		case !strings.EqualFold(name, svc):
+			errs = append(errs, fmt.Errorf("%s: holds service %q, want %q", path, name, svc))
+		default:
+			out[name] = st
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
