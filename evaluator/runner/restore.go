@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/alerting"
 )
 
 // restore rebuilds the state before the first decision: from Hermes's own
@@ -37,6 +38,11 @@ func (r *Runner) restore(ctx context.Context) error {
 		}
 		st, report = evaluator.FromActuators(pol, current, now)
 		source = "actuators"
+	}
+	if al, err := alerting.Restore(ctx, query, pol, now, r.opts.Restore); err != nil {
+		r.log.Warn("cannot restore alerts from Prometheus; they start again", "err", err)
+	} else {
+		st.Alerts = al
 	}
 	ov, err := loadOverrides(r.opts.OverridesPath)
 	if err != nil {

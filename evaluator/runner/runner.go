@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/alerting"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/telemetry"
 	"github.com/hermes-failover/hermes/rules"
@@ -48,6 +49,7 @@ type Runner struct {
 	log     *slog.Logger
 	metrics *telemetry.Metrics
 	acts    *actuationMetrics
+	alerts  *alerting.Sender
 
 	mu          sync.Mutex
 	cfg         *rules.Config
@@ -98,6 +100,9 @@ func New(opts Options) (*Runner, error) {
 	ld, err := r.load()
 	if err != nil {
 		r.metrics.ConfigReload(false, opts.Now())
+		return nil, err
+	}
+	if r.alerts, err = alerting.New(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval, opts.Registerer, opts.Logger); err != nil {
 		return nil, err
 	}
 	r.swap(ld)
@@ -173,6 +178,9 @@ func (r *Runner) Reload(ctx context.Context) error {
 func (r *Runner) reload() error {
 	ld, err := r.load()
 	now := r.opts.Now()
+	if err == nil {
+		err = r.alerts.ApplyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
+	}
 	if err != nil {
 		r.metrics.ConfigReload(false, now)
 		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
@@ -196,6 +204,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := r.restore(ctx); err != nil {
 		return err
 	}
+	alertsDone := make(chan struct{})
+	go func() { r.alerts.Run(ctx); close(alertsDone) }()
+	defer func() { r.alerts.Stop(); <-alertsDone }() // deliver what is queued before exiting
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
@@ -238,6 +249,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	snap := evaluator.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
 	logSignalProblems(r.log, snap)
 	next, events := evaluator.Step(pol, prev, snap, ts)
+	r.alerts.Notify(ctx, next.Alerts, ts)
 
 	r.mu.Lock()
 	r.state, r.snap, r.lastTick = next, snap, ts

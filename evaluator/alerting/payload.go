@@ -1,0 +1,124 @@
+package alerting
+
+import (
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/prometheus/alertmanager/api/v2/models"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// ResolvedRetention is how long a resolved alert keeps being re-sent, as
+// in Prometheus; the evaluator keeps resolved alerts in State.Alerts as
+// long.
+const ResolvedRetention = 15 * time.Minute
+
+// ValidFor is how long Alertmanager keeps a firing alert without hearing of
+// it again: 4 × max(evaluation interval, resend delay), as in Prometheus.
+// A firing alert is sent with endsAt = now + ValidFor, so that it resolves
+// by itself if Hermes goes away, but not between two sends.
+func ValidFor(interval, resendDelay time.Duration) time.Duration {
+	return 4 * max(interval, resendDelay)
+}
+
+// Payload converts the alerts to send at now into Alertmanager's model,
+// ordered by alert key. Firing alerts start at FiredAt and end at
+// now + validFor; resolved ones that had fired end at ResolvedAt and are
+// sent until ResolvedRetention after it; pending alerts are not sent.
+// Labels with an empty value are left out, as Alertmanager would, so an
+// alert's identity is the same on both sides. generatorURL links the alert
+// to Hermes's status page under externalURL (see GeneratorURL).
+func Payload(alerts map[string]*evaluator.AlertState, now time.Time, validFor time.Duration, externalURL string) models.PostableAlerts {
+	var out models.PostableAlerts
+	for _, k := range slices.Sorted(maps.Keys(alerts)) {
+		if pa := postable(alerts[k], now, validFor, externalURL); pa != nil {
+			out = append(out, pa)
+		}
+	}
+	return out
+}
+
+// postable converts one alert; nil when it is not to be sent.
+func postable(as *evaluator.AlertState, now time.Time, validFor time.Duration, externalURL string) *models.PostableAlert {
+	if as == nil {
+		return nil
+	}
+	start := as.FiredAt
+	if start.IsZero() {
+		start = as.ActiveAt
+	}
+	var end time.Time
+	switch {
+	case as.Status == evaluator.AlertFiring:
+		end = now.Add(validFor)
+	case as.Status == evaluator.AlertInactive && !as.FiredAt.IsZero() && !as.ResolvedAt.IsZero() &&
+		now.Sub(as.ResolvedAt) < ResolvedRetention:
+		end = as.ResolvedAt
+	default:
+		return nil
+	}
+	labels := models.LabelSet{}
+	for k, v := range as.Labels {
+		if v != "" {
+			labels[k] = v
+		}
+	}
+	if len(labels) == 0 { // not rendered: never the case for Step's alerts
+		labels = models.LabelSet{"alertname": as.Rule, "tier": as.Tier, "service": as.Service}
+		if as.Route != "" {
+			labels["route"] = as.Route
+		}
+	}
+	ann := models.LabelSet{}
+	for k, v := range as.Annotations {
+		if v != "" {
+			ann[k] = v
+		}
+	}
+	return &models.PostableAlert{
+		Alert: models.Alert{
+			Labels:       labels,
+			GeneratorURL: strfmt.URI(GeneratorURL(externalURL, as.Service, as.Route)),
+		},
+		Annotations: ann,
+		StartsAt:    strfmt.DateTime(start.UTC()),
+		EndsAt:      strfmt.DateTime(end.UTC()),
+	}
+}
+
+// GeneratorURL links an alert to Hermes's status page at externalURL: the
+// route's row (#route-NAME), or the service's section (#service-NAME) for
+// a service-scope alert. An externalURL that does not parse is returned
+// as it is.
+func GeneratorURL(externalURL, service, route string) string {
+	u, err := url.Parse(externalURL)
+	if err != nil {
+		return externalURL
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/"
+	u.RawPath = ""
+	if route != "" {
+		u.Fragment = "route-" + route
+	} else {
+		u.Fragment = "service-" + service
+	}
+	u.RawFragment = ""
+	return u.String()
+}
+
+// fingerprint identifies an alert in Alertmanager: its sorted label set.
+func fingerprint(ls models.LabelSet) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(ls)) {
+		b.WriteString(k)
+		b.WriteByte(0xff)
+		b.WriteString(ls[k])
+		b.WriteByte(0xfe)
+	}
+	return b.String()
+}
