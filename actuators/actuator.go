@@ -21,6 +21,10 @@ type ServiceState struct {
 	Levels map[string]string `json:"levels,omitempty"`
 	// Reasons explain the split, for backends that can record them.
 	Reasons []string `json:"reasons,omitempty"`
+	// Override names an operator override shaping the split ("pin" or
+	// "pause"): a person decided it, so Safety lets a pin send everything to
+	// a route the evaluator considers failed.
+	Override string `json:"override,omitempty"`
 }
 
 // Equal reports whether two states move traffic the same way (weights and

@@ -20,6 +20,7 @@ import (
 
 // Factory builds one actuator from its configuration. It decodes
 // cfg.Options itself (see DecodeOptions) and reports every problem it finds.
+// Build calls it without the reserved keys of WrapOptions.
 type Factory func(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error)
 
 // Registry maps actuator kinds (the `type:` of an actuator) to their
@@ -53,6 +54,11 @@ func (r *Registry) Kinds() []string {
 // returns every problem at once, each prefixed with its place in the
 // configuration ("actuators[1] (dns): zone must be set"); on any problem it
 // returns no actuators.
+//
+// The keys every actuator accepts (dry_run, retry, max_shift_per_tick; see
+// WrapOptions) are taken out of the options before the factory sees them,
+// and each backend comes back wrapped by Wrap: always in Safety, and in
+// RateLimit, Retry and DryRun as configured. Backend unwraps it.
 func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Actuator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -94,11 +100,17 @@ func (r *Registry) build(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuato
 	if !ok {
 		return nil, fmt.Errorf("unknown type %q (known types: %s)", cfg.Type, known)
 	}
+	wrap, rest, werr := SplitWrapOptions(cfg.Options)
+	cfg.Options = rest
 	a, err := f(cfg, logger)
 	if err == nil && a == nil {
 		err = errors.New("factory returned no actuator")
 	}
-	return a, err
+	if err := errors.Join(err, werr); err != nil {
+		return nil, err
+	}
+	wrap.Services = cfg.Services
+	return Wrap(a, wrap, logger), nil
 }
 
 // flatten splits joined errors so that each problem gets its own prefix.

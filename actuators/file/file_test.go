@@ -399,7 +399,7 @@ actuators:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mode := acts[0].(*Actuator).cfg.Mode; mode != 0o600 {
+	if mode := actuators.Backend(acts[0]).(*Actuator).cfg.Mode; mode != 0o600 {
 		t.Errorf("mode = %#o, want 0600", mode)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -44,6 +45,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		cfg, err = rules.Load(*configFile)
 	}
 	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	// Actuator options are the backends' own: build them as run would.
+	if _, err := actuatorKinds().Build(cfg.Actuators, slog.New(slog.DiscardHandler)); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

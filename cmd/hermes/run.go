@@ -18,8 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/runner"
 	"github.com/hermes-failover/hermes/web"
@@ -71,8 +69,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	kinds := &actuators.Registry{}
-	file.Register(kinds)
+	kinds := actuatorKinds()
 	r, err := runner.New(runner.Options{
 		ConfigPath: *configPath, OverridesPath: *overrides, Logger: logger, Registerer: reg,
 		Audit: runner.NewAuditLog(auditW), Actuators: kinds,

@@ -24,6 +24,7 @@ type ActuationStatus struct {
 type actuationMetrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	drift    *prometheus.GaugeVec
 }
 
 func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
@@ -35,8 +36,11 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 			Name: "hermes_actuation_duration_seconds", Help: "Time an actuator took to apply the desired state.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"actuator"}),
+		drift: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants after applying (0 when it matches; absent when it cannot be read).",
+		}, []string{"actuator"}),
 	}
-	reg.MustRegister(m.total, m.duration)
+	reg.MustRegister(m.total, m.duration, m.drift)
 	return m
 }
 
@@ -50,14 +54,23 @@ func Desired(pol *evaluator.Policy, s evaluator.State) actuators.Desired {
 		}
 		ds := actuators.ServiceState{Weights: st.Weights, RetriesEnabled: st.RetriesEnabled, DegradedMode: st.Degraded, Levels: map[string]string{}}
 		for _, r := range svc.Routes {
-			if rs := s.Routes[r]; rs != nil {
-				ds.Levels[r] = rs.Level.String()
-				if rs.Level != evaluator.Normal {
-					ds.Reasons = append(ds.Reasons, r+": "+rs.Level.String())
-				}
+			rs := s.Routes[r]
+			if rs == nil {
+				continue
+			}
+			// A failed-over route being failed back carries traffic by
+			// design: backends (and the Safety wrapper) see it as failback.
+			lvl := rs.Level.String()
+			if rs.Level == evaluator.Failover && rs.Stage > 0 {
+				lvl = actuators.LevelFailback
+			}
+			ds.Levels[r] = lvl
+			if lvl != evaluator.Normal.String() {
+				ds.Reasons = append(ds.Reasons, r+": "+lvl)
 			}
 		}
 		if st.Override != "" {
+			ds.Override = st.Override
 			ds.Reasons = append(ds.Reasons, "override: "+st.Override)
 		}
 		d[svc.Name] = ds
@@ -95,9 +108,21 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, pol *ev
 			continue
 		}
 		r.acts.total.WithLabelValues(a.Name(), "success").Inc()
+		switch drift, err := actuators.Drift(ctx, a, desired); {
+		case err != nil:
+			r.acts.drift.DeleteLabelValues(a.Name())
+		case drift:
+			r.acts.drift.WithLabelValues(a.Name()).Set(1)
+		default:
+			r.acts.drift.WithLabelValues(a.Name()).Set(0)
+		}
 		if changed := !sameDesired(r, a.Name(), desired); changed || !prev.OK {
+			result := "ok"
+			if actuators.IsDryRun(a) {
+				result = "dry-run"
+			}
 			for svc, ds := range desired {
-				r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: "ok"})
+				r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result})
 			}
 		}
 	}

@@ -61,6 +61,7 @@ type Runner struct {
 	lastTick    time.Time
 	lastActs    map[string]ActuationStatus
 	lastDesired map[string]actuators.Desired
+	actAlerts   map[string]*evaluator.AlertState
 	loadedAt    time.Time
 
 	ready    atomic.Bool
@@ -249,7 +250,6 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	snap := evaluator.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
 	logSignalProblems(r.log, snap)
 	next, events := evaluator.Step(pol, prev, snap, ts)
-	r.alerts.Notify(ctx, next.Alerts, ts)
 
 	r.mu.Lock()
 	r.state, r.snap, r.lastTick = next, snap, ts
@@ -259,6 +259,10 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		r.audit(e)
 	}
 	r.actuate(tctx, acts, pol, next, ts)
+	r.mu.Lock()
+	r.updateActuatorAlerts(cfg.Global.EvaluationInterval, ts)
+	r.mu.Unlock()
+	r.alerts.Notify(ctx, r.alertsToSend(next.Alerts), ts)
 	if !r.ready.Load() {
 		r.ready.Store(true)
 		r.log.Info("ready: first tick done", "tick", ts)

@@ -252,3 +252,123 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Fatalf("metric %s not found", name)
 	return 0
 }
+
+// flakyActuator fails while broken and records what it was last given.
+type flakyActuator struct {
+	mu     sync.Mutex
+	broken bool
+	last   actuators.Desired
+	calls  int
+}
+
+func (f *flakyActuator) Name() string { return "flaky" }
+func (f *flakyActuator) Apply(_ context.Context, d actuators.Desired) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.broken {
+		return errors.New("backend unreachable")
+	}
+	f.last = d
+	return nil
+}
+func (f *flakyActuator) Current(context.Context) (actuators.Desired, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last, nil
+}
+
+func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		flaky := &flakyActuator{broken: true}
+		dir := t.TempDir()
+		cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: flaky", 1)
+		cfgPath := filepath.Join(dir, "hermes.yaml")
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		kinds := &actuators.Registry{}
+		kinds.Register("flaky", func(rules.ActuatorConfig, *slog.Logger) (actuators.Actuator, error) { return flaky, nil })
+		reg := prometheus.NewRegistry()
+		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
+			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		for _, a := range r.Status().Alerts {
+			if a.Name == actuatorAlertName {
+				t.Errorf("actuator alert after a couple of failed ticks: %+v", a)
+			}
+		}
+		fp.mu.Lock()
+		fp.soft = 0.5 // decide a failover while the backend is down
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		var firing bool
+		for _, a := range r.Status().Alerts {
+			firing = firing || (a.Name == actuatorAlertName && a.Tier == "A" && a.State == "firing")
+		}
+		if !firing {
+			t.Fatalf("no %s alert after minutes of failures: %+v", actuatorAlertName, r.Status().Alerts)
+		}
+		if got := r.Status().Services[0].Weights["free"]; got != 0 {
+			t.Fatalf("the decision should stand despite the failing actuator: free=%d", got)
+		}
+		flaky.mu.Lock()
+		flaky.broken = false
+		flaky.mu.Unlock()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		flaky.mu.Lock()
+		applied := flaky.last["chat"].Weights
+		flaky.mu.Unlock()
+		if applied["free"] != 0 || applied["paid-standard"] != 100 {
+			t.Errorf("after the backend recovered it got %v; the failover must not be forgotten", applied)
+		}
+		for _, a := range r.Status().Alerts {
+			if a.Name == actuatorAlertName {
+				t.Errorf("alert still %s after recovery", a.State)
+			}
+		}
+		if v := metricValueLabels(t, reg, "hermes_actuations_total", map[string]string{"actuator": "flaky", "result": "error"}); v < 10 {
+			t.Errorf("errors counted: %v", v)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// metricValueLabels reads the counter of name whose labels include want.
+func metricValueLabels(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			for k, v := range want {
+				if got[k] != v {
+					continue next
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}

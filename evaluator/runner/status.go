@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"maps"
 	"sort"
 	"time"
 
@@ -96,7 +97,12 @@ func (r *Runner) Status() Status {
 		}
 		st.Services = append(st.Services, ss)
 	}
-	for _, a := range r.state.Alerts {
+	all := maps.Clone(r.state.Alerts)
+	if all == nil {
+		all = map[string]*evaluator.AlertState{}
+	}
+	maps.Copy(all, r.actAlerts)
+	for _, a := range all {
 		if a.Status == evaluator.AlertInactive {
 			continue
 		}

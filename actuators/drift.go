@@ -1,0 +1,30 @@
+package actuators
+
+import "context"
+
+// Drift reports whether the backend of a holds, for some service of
+// desired that a handles, a state other than desired (ServiceState.Equal:
+// weights and flags; a service the backend lacks counts as drift). When a
+// comes from Registry.Build it knows its services and desired may hold
+// every service; for a bare backend, pass Filter(desired, services).
+//
+// Drift is as good as a's Current: a backend that cannot be read back (a
+// webhook) reports the state it last applied, so only a failed Apply
+// shows as drift. While a rate limit walks a service toward a new split,
+// and on a dry-run actuator, Drift reports true: the backend does not hold
+// the decision yet.
+func Drift(ctx context.Context, a Actuator, desired Desired) (bool, error) {
+	if s, ok := a.(interface{ Services() []string }); ok {
+		desired = Filter(desired, s.Services())
+	}
+	current, err := a.Current(ctx)
+	if err != nil {
+		return false, err
+	}
+	for svc, want := range desired {
+		if have, ok := current[svc]; !ok || !have.Equal(want) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,75 @@
+package actuators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Route levels (ServiceState.Levels values) that the wrappers read.
+// Failover and manual routes must not carry traffic by themselves: Safety
+// refuses to give one 100 % outside degraded mode, and RateLimit drains
+// them at once. A failed-over route being failed back (failback stage > 0)
+// carries traffic by design, up to 100 % at the last stage: the desired
+// state must call it failback, not failover, or Safety refuses that stage.
+const (
+	LevelFailover = "failover"
+	LevelManual   = "manual"
+	LevelFailback = "failback"
+)
+
+// OverridePin is ServiceState.Override for an operator's pin.
+const OverridePin = "pin"
+
+// failedLevel reports whether a route at this level is failed over (and not
+// being failed back) or manually drained.
+func failedLevel(level string) bool { return level == LevelFailover || level == LevelManual }
+
+// Safety refuses, with an error and without applying anything, a desired
+// state that fails CheckSafety. It is the outermost wrapper Build puts
+// around every backend: a bug upstream must not reach a load balancer.
+func Safety(a Actuator) Actuator { return &safety{a: a} }
+
+type safety struct{ a Actuator }
+
+func (s *safety) Name() string     { return s.a.Name() }
+func (s *safety) Unwrap() Actuator { return s.a }
+
+func (s *safety) Apply(ctx context.Context, desired Desired) error {
+	if err := CheckSafety(desired); err != nil {
+		return fmt.Errorf("refusing an unsafe desired state, nothing applied: %w", err)
+	}
+	return s.a.Apply(ctx, desired)
+}
+
+func (s *safety) Current(ctx context.Context) (Desired, error) { return s.a.Current(ctx) }
+
+// CheckSafety reports every service of d whose weights do not sum to 100,
+// hold a negative weight, or give 100 % to a route whose Levels entry is
+// failover or manual while DegradedMode is unset and no operator pinned it (only a degraded service,
+// every route of which is bad, may send everything to a failed route; a
+// route in failback may get 100 %, see LevelFailback). The error is
+// permanent (not retryable).
+func CheckSafety(d Desired) error {
+	var errs []error
+	for _, svc := range slices.Sorted(maps.Keys(d)) {
+		st := d[svc]
+		sum := 0
+		for _, r := range slices.Sorted(maps.Keys(st.Weights)) {
+			w := st.Weights[r]
+			sum += w
+			if w < 0 {
+				errs = append(errs, fmt.Errorf("service %s: route %s has a negative weight (%d)", svc, r, w))
+			}
+			if w >= 100 && failedLevel(st.Levels[r]) && !st.DegradedMode && st.Override != OverridePin {
+				errs = append(errs, fmt.Errorf("service %s: route %s is at level %s but would get %d%% of the traffic without degraded mode", svc, r, st.Levels[r], w))
+			}
+		}
+		if sum != 100 {
+			errs = append(errs, fmt.Errorf("service %s: weights %v sum to %d, want 100", svc, st.Weights, sum))
+		}
+	}
+	return errors.Join(errs...)
+}

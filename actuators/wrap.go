@@ -1,0 +1,164 @@
+package actuators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Keys every actuator accepts besides its own. Registry.Build takes them
+// out of the options before calling the backend's factory, and wraps the
+// backend according to them (see Wrap).
+const (
+	OptionDryRun   = "dry_run"
+	OptionRetry    = "retry"
+	OptionMaxShift = "max_shift_per_tick"
+)
+
+// Defaults and bounds of the reserved keys.
+const (
+	DefaultRetryAttempts = 3           // when `retry:` is given without attempts
+	DefaultRetryBackoff  = time.Second // when `retry:` is given without backoff
+	MaxRetryAttempts     = 10
+	MaxRetryBackoff      = time.Minute
+)
+
+// WrapOptions are the wrappers configured for one actuator:
+//
+//	actuators:
+//	  - type: nginx
+//	    dry_run: true            # log, apply nothing
+//	    retry: {attempts: 3, backoff: 1s}
+//	    max_shift_per_tick: 20   # move at most 20 points of traffic per tick
+type WrapOptions struct {
+	// DryRun logs what would be applied and applies nothing.
+	DryRun bool `mapstructure:"dry_run"`
+	// Retry retries retryable errors within a tick.
+	Retry RetryOptions `mapstructure:"retry"`
+	// MaxShiftPerTick bounds the traffic moved per tick, in percentage
+	// points (see RateLimit); 0 means no bound.
+	MaxShiftPerTick int `mapstructure:"max_shift_per_tick"`
+	// Services are the services the actuator handles (all when empty); Build
+	// sets them from the actuator's `services:`. Not a key.
+	Services []string `mapstructure:"-"`
+}
+
+// RetryOptions configure Retry. Attempts of 0 or 1 mean no retry.
+type RetryOptions struct {
+	Attempts int           `mapstructure:"attempts"`
+	Backoff  time.Duration `mapstructure:"backoff"`
+}
+
+// SplitWrapOptions takes the reserved keys out of an actuator's options. It
+// returns them decoded (strictly, with the defaults of a `retry:` key that
+// leaves out attempts or backoff) and validated, and the other keys in a
+// new map, for the backend's factory; opts is not modified.
+func SplitWrapOptions(opts map[string]any) (WrapOptions, map[string]any, error) {
+	var (
+		o        WrapOptions
+		rest     map[string]any
+		reserved = map[string]any{}
+	)
+	for k, v := range opts {
+		switch k {
+		case OptionDryRun, OptionRetry, OptionMaxShift:
+			reserved[k] = v
+		default:
+			if rest == nil {
+				rest = map[string]any{}
+			}
+			rest[k] = v
+		}
+	}
+	if _, ok := reserved[OptionRetry]; ok {
+		o.Retry = RetryOptions{Attempts: DefaultRetryAttempts, Backoff: DefaultRetryBackoff}
+	}
+	if err := DecodeOptions(reserved, &o); err != nil {
+		return WrapOptions{}, rest, err
+	}
+	if err := o.Validate(); err != nil {
+		return WrapOptions{}, rest, err
+	}
+	return o, rest, nil
+}
+
+// Validate reports every problem of o, each naming its key.
+func (o WrapOptions) Validate() error {
+	var errs []error
+	if o.Retry.Attempts < 0 || o.Retry.Attempts > MaxRetryAttempts {
+		errs = append(errs, fmt.Errorf("%s.attempts: %d is out of range (want 1..%d)", OptionRetry, o.Retry.Attempts, MaxRetryAttempts))
+	}
+	if o.Retry.Backoff < 0 || o.Retry.Backoff > MaxRetryBackoff {
+		errs = append(errs, fmt.Errorf("%s.backoff: %v is out of range (want 0s..%v)", OptionRetry, o.Retry.Backoff, MaxRetryBackoff))
+	}
+	if o.MaxShiftPerTick < 0 || o.MaxShiftPerTick > 100 {
+		errs = append(errs, fmt.Errorf("%s: %d is out of range (want 1..100, or 0 for no limit)", OptionMaxShift, o.MaxShiftPerTick))
+	}
+	return errors.Join(errs...)
+}
+
+// Wrap puts the wrappers o asks for around a backend, in this fixed order,
+// outermost first:
+//
+//	services filter → Safety → RateLimit → Retry → DryRun → backend
+//
+// The filter keeps the actuator's services, so the wrappers see (and log,
+// and check) only those. Safety is always there and judges the state the
+// evaluator decided, before any rate limiting. RateLimit (when
+// max_shift_per_tick is set) turns it into this tick's step; Retry (when
+// retry.attempts > 1) retries that step; DryRun (when dry_run is set)
+// replaces the backend's Apply with a log line, so a dry run shows the
+// steps a rate limit would take and the states Safety would refuse.
+// Every layer keeps the backend's Name.
+func Wrap(a Actuator, o WrapOptions, logger *slog.Logger) Actuator {
+	if o.DryRun {
+		a = DryRun(a, logger)
+	}
+	if o.Retry.Attempts > 1 {
+		a = Retry(a, o.Retry.Attempts, o.Retry.Backoff)
+	}
+	a = RateLimit(a, o.MaxShiftPerTick)
+	a = Safety(a)
+	return &scoped{a: a, services: slices.Clone(o.Services)}
+}
+
+// scoped keeps an actuator's services, for the wrappers under it and for
+// Drift.
+type scoped struct {
+	a        Actuator
+	services []string
+}
+
+func (s *scoped) Name() string     { return s.a.Name() }
+func (s *scoped) Unwrap() Actuator { return s.a }
+
+// Services are the services the actuator handles; nil means all.
+func (s *scoped) Services() []string { return slices.Clone(s.services) }
+
+func (s *scoped) Apply(ctx context.Context, desired Desired) error {
+	return s.a.Apply(ctx, Filter(desired, s.services))
+}
+
+func (s *scoped) Current(ctx context.Context) (Desired, error) {
+	d, err := s.a.Current(ctx)
+	if err != nil || len(s.services) == 0 {
+		return d, err
+	}
+	return Filter(d, s.services), nil
+}
+
+// Backend returns the actuator under every wrapper (those with an
+// `Unwrap() Actuator` method): the backend Build's factory returned, e.g.
+// a *file.Actuator. A FanOut is returned as is.
+func Backend(a Actuator) Actuator {
+	for {
+		u, ok := a.(interface{ Unwrap() Actuator })
+		if !ok {
+			return a
+		}
+		a = u.Unwrap()
+	}
+}
