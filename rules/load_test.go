@@ -129,7 +129,7 @@ func TestHTTPClientConfig(t *testing.T) {
 	if len(acts) != 2 || acts[0].Name != "nginx" || acts[1].Name != "flags-embed" {
 		t.Fatalf("actuators = %+v", acts)
 	}
-	if got := acts[0].Options["upstream_file"]; got != "/etc/nginx/conf.d/hermes-upstreams.conf" {
+	if got := acts[0].Options["include_path"]; got != "/etc/nginx/hermes/{service}.conf" {
 		t.Errorf("nginx options = %v", acts[0].Options)
 	}
 	if _, ok := acts[0].Options["type"]; ok {
