@@ -137,17 +137,6 @@ func (g *Gateway) SetDuplicateQuality(on bool) {
 	}
 }
 
-// Weights returns the split the gateway follows now.
-func (g *Gateway) Weights() map[string]int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make(map[string]int, len(g.weights))
-	for k, v := range g.weights {
-		out[k] = v
-	}
-	return out
-}
-
 func (g *Gateway) loop() {
 	defer close(g.done)
 	tk := time.NewTicker(Period)
