@@ -74,17 +74,26 @@ var tierSeverity = map[string]string{rules.TierA: "critical", rules.TierB: "warn
 func alertKey(rule, service, route string) string { return rule + "/" + service + "/" + route }
 
 // evalAlerts moves every alert instance by one tick and returns its events.
+// Each (service, route) environment is built once and shared by the rules.
 func evalAlerts(p *Policy, prev map[string]*AlertState, s State, now time.Time) (map[string]*AlertState, []Event) {
 	next := map[string]*AlertState{}
-	var evs []Event
-	for _, r := range p.alerts {
-		for _, svc := range p.Config.Services {
-			targets := svc.Routes
-			if r.cfg.Scope == "service" {
-				targets = []string{""}
-			}
-			for _, route := range targets {
-				env := alertEnv(p, s, svc, route)
+	type ordered struct {
+		rule, svc, target int
+		ev                Event
+	}
+	var out []ordered
+	for si, svc := range p.Config.Services {
+		targets := append([]string{""}, svc.Routes...) // "" is the service scope
+		for ti, route := range targets {
+			var env rules.AlertEnv
+			built := false
+			for ri, r := range p.alerts {
+				if (r.cfg.Scope == rules.ScopeService) != (route == "") {
+					continue
+				}
+				if !built {
+					env, built = alertEnv(p, s, svc, route), true
+				}
 				ok, err := expr.Run(r.prog, env)
 				cond := err == nil && ok == true
 				key := alertKey(r.cfg.Name, svc.Name, route)
@@ -93,10 +102,25 @@ func evalAlerts(p *Policy, prev map[string]*AlertState, s State, now time.Time) 
 					next[key] = as
 				}
 				if ev != nil {
-					evs = append(evs, *ev)
+					out = append(out, ordered{ri, si, ti, *ev})
 				}
 			}
 		}
+	}
+	// Events come rule by rule, then in service and route order.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.rule != b.rule {
+			return a.rule < b.rule
+		}
+		if a.svc != b.svc {
+			return a.svc < b.svc
+		}
+		return a.target < b.target
+	})
+	evs := make([]Event, len(out))
+	for i, o := range out {
+		evs[i] = o.ev
 	}
 	return next, evs
 }
