@@ -37,6 +37,9 @@ type Score struct {
 	// ImmediateLevel is the level that an immediate cap or floor demands
 	// without dwell, Normal when none.
 	ImmediateLevel Level `json:"immediate_level"`
+	// Carried: signals were missing, so Value is the last score computed
+	// with full data (see Step), not one computed from partial data.
+	Carried bool `json:"carried,omitempty"`
 }
 
 // Held reports whether missing data freezes the route's level upward.

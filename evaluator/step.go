@@ -42,6 +42,14 @@ func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) 
 		prevRS := *s.Routes[route]
 		sc := ComputeScore(route, snap, p, share[route] == 0)
 		next, trs := decideRoute(p, prevRS, sc, now)
+		if sc.Held() && len(prevRS.Score.Contributions) > 0 {
+			// Missing data is not health: signals without data add no
+			// penalty, so the computed score only looks better. Report (and
+			// alert on) the last score seen with full data instead; the
+			// decision above used only the data present.
+			next.Score.Value = prevRS.Score.Value
+			next.Score.Carried = true
+		}
 		*s.Routes[route] = next
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)

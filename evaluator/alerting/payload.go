@@ -102,10 +102,13 @@ func GeneratorURL(externalURL, service, route string) string {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/"
 	u.RawPath = ""
-	if route != "" {
+	switch {
+	case route != "":
 		u.Fragment = "route-" + route
-	} else {
+	case service != "":
 		u.Fragment = "service-" + service
+	default:
+		u.Fragment = "" // Hermes's own alerts (e.g. an actuator failing): the status page
 	}
 	u.RawFragment = ""
 	return u.String()

@@ -33,6 +33,7 @@ func (r *Runner) updateActuatorAlerts(interval time.Duration, now time.Time) {
 				Annotations: map[string]string{
 					"summary":     fmt.Sprintf("Actuator %s keeps failing: traffic does not move as Hermes decides.", name),
 					"description": st.Error,
+					"runbook_url": "https://github.com/hermes-failover/hermes/blob/main/docs/runbooks.md#hermesactuatorfailing",
 				}}
 		case failing:
 			a.LastTrue = now

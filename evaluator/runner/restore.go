@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/alerting"
@@ -16,8 +19,15 @@ func (r *Runner) restore(ctx context.Context) error {
 	pol, query, acts := r.pol, r.query, r.actuators
 	r.mu.Unlock()
 	now := r.opts.Now()
-
-	st, report, err := evaluator.Restore(ctx, query, pol, now, r.opts.Restore)
+	// A hung Prometheus must not keep Hermes from starting: every restore
+	// query gets the query timeout, then Hermes falls back to the actuators.
+	timeout := pol.Config.Global.QueryTimeout
+	bounded := func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+		qctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return query(qctx, q, t)
+	}
+	st, report, err := evaluator.Restore(ctx, bounded, pol, now, r.opts.Restore)
 	source := "prometheus"
 	if err != nil || len(st.Routes) == 0 {
 		if err != nil {
@@ -39,7 +49,7 @@ func (r *Runner) restore(ctx context.Context) error {
 		st, report = evaluator.FromActuators(pol, current, now)
 		source = "actuators"
 	}
-	if al, err := alerting.Restore(ctx, query, pol, now, r.opts.Restore); err != nil {
+	if al, err := alerting.Restore(ctx, bounded, pol, now, r.opts.Restore); err != nil {
 		r.log.Warn("cannot restore alerts from Prometheus; they start again", "err", err)
 	} else {
 		st.Alerts = al

@@ -1,0 +1,455 @@
+package integration
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// env is one deployment: the gateway, a query engine scraping it and
+// Hermes, and Hermes querying the engine (directly or through a proxy).
+type env struct {
+	gw     *Gateway
+	db     *TSDB
+	proxy  *QueryProxy
+	hermes *Hermes
+	split  *SplitRecorder
+	opts   ConfigOptions
+}
+
+// startEnv starts everything and waits until Hermes is ready. setup runs
+// before Hermes starts.
+func startEnv(t *testing.T, b Backend, opts ConfigOptions, withProxy bool, setup func(*env)) *env {
+	t.Helper()
+	NeedBinary(t, b.Binary)
+	dir := t.TempDir()
+	h := NewHermes(t, dir)
+	e := &env{hermes: h}
+	e.gw = StartGateway(t, h.SplitPath)
+	e.db = StartTSDB(t, b, dir, map[string]string{"gateway": e.gw.Target, "hermes": h.Addr})
+	opts.PrometheusURL = e.db.URL
+	if withProxy {
+		e.proxy = StartQueryProxy(t, e.db.URL)
+		opts.PrometheusURL = e.proxy.URL
+	}
+	opts.SplitPath = h.SplitPath
+	e.opts = opts
+	h.WriteConfig(t, HermesConfig(opts))
+	e.split = RecordSplit(t, h.SplitPath)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- split changes:\n%s", joinChanges(e.split.Changes()))
+			t.Logf("--- last lines of the audit log:\n%s", Tail(h.AuditPath, 40))
+		}
+	})
+	if setup != nil {
+		setup(e)
+	}
+	h.Start(t)
+	return e
+}
+
+// eventually polls cond every 200ms until it holds, or fails the test
+// with cond's last explanation.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	start := time.Now()
+	var detail string
+	for {
+		var ok bool
+		ok, detail = cond()
+		if ok {
+			t.Logf("%s after %s", what, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, detail)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func split(free, standard, premium int) map[string]int {
+	return map[string]int{"free": free, "paid-standard": standard, "paid-premium": premium}
+}
+
+func joinChanges(cs []SplitChange) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintln(&b, c)
+	}
+	return b.String()
+}
+
+// TestFailoverRoundTrip drives route "free" through healthy → silent
+// degradation → recovery against each query engine, with a SIGKILL of
+// Hermes in the middle of the failover, and checks the levels and the file
+// actuator's splits in order.
+func TestFailoverRoundTrip(t *testing.T) {
+	for _, b := range []Backend{Prometheus, VictoriaMetrics} {
+		t.Run(b.Name, func(t *testing.T) { testFailoverRoundTrip(t, b) })
+	}
+}
+
+func testFailoverRoundTrip(t *testing.T, b Backend) {
+	e := startEnv(t, b, ConfigOptions{}, false, nil)
+	h, db := e.hermes, e.db
+
+	// Healthy: 2 % soft failures are noise; the whole service is on free.
+	eventually(t, time.Minute, "free normal with every signal answering", func() (bool, string) {
+		r := h.Status(t).Route("free")
+		return r.Level == "normal" && r.AllOK() && r.Score == 100 && maps.Equal(e.split.Current(), split(100, 0, 0)),
+			fmt.Sprintf("%s; split %v", r, e.split.Current())
+	})
+
+	// Silent degradation: HTTP 200, 60 % of the content broken, probes failing.
+	e.gw.SetMode("free", Degraded)
+	degradedAt := time.Now()
+	eventually(t, time.Minute, "free failed over", func() (bool, string) {
+		r := h.Status(t).Route("free")
+		return r.Level == "failover" && e.split.Current()["free"] == 0, fmt.Sprintf("%s; split %v", r, e.split.Current())
+	})
+	failoverAt := time.Now()
+	t.Logf("failover %s after the degradation began", failoverAt.Sub(degradedAt).Round(100*time.Millisecond))
+	before := h.Status(t).Route("free")
+
+	// The engine has scraped Hermes's state: level 3 and a split without free.
+	eventually(t, 30*time.Second, b.Name+" holding free's failover state", func() (bool, string) {
+		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
+		tp, err2 := db.QueryValue(`hermes_route_traffic_percent{job="hermes",service="chat",route="free"}`)
+		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
+	})
+	if v, err := db.QueryValue(`hermes_route_level_since_timestamp_seconds{job="hermes",route="free"}`); err != nil {
+		t.Errorf("since series: %v", err)
+	} else if got, want := v, float64(before.Since.Unix()); got < want-1 || got > want+1 {
+		t.Errorf("hermes_route_level_since_timestamp_seconds{route=\"free\"} = %v, want the Unix time in seconds of the level's since (%v, %s)",
+			got, want, before.Since.UTC().Format(time.RFC3339))
+	}
+
+	// SIGKILL mid-failover, then start again with the same flags.
+	killedAt := time.Now()
+	h.Process().Kill(t)
+	t.Logf("hermes killed with SIGKILL while free is failed over (since %s)", before.Since.UTC().Format(time.RFC3339))
+	time.Sleep(2 * time.Second) // a couple of failed scrapes: the engine marks Hermes's series stale
+	h.Start(t)
+	restartedAt := time.Now()
+	// Watch at least 5 ticks, and until free's last degraded traffic has left
+	// the 15s rate windows, so that the failback judges recovered traffic only.
+	ticks := 0
+	for ; ticks < 5 || time.Since(failoverAt) < 16*time.Second; ticks++ {
+		i := ticks
+		st := h.Status(t)
+		r := st.Route("free")
+		if r.Level != "failover" || !r.Since.Truncate(time.Second).Equal(before.Since.Truncate(time.Second)) || r.Traffic != 0 {
+			t.Errorf("tick %d after restart: %s; want failover since %s with no traffic", i+1, r, before.Since.UTC().Format(time.RFC3339))
+		}
+		if !maps.Equal(st.Weights(), split(0, 100, 0)) {
+			t.Errorf("tick %d after restart: weights %v, want %v", i+1, st.Weights(), split(0, 100, 0))
+		}
+		time.Sleep(time.Second)
+	}
+	if cs := e.split.Between(killedAt, time.Now()); len(cs) > 0 || e.split.Current()["free"] != 0 {
+		t.Errorf("split file changed between the kill and %d ticks after the restart:\n%s", ticks, joinChanges(cs))
+	}
+	audit := h.Audit(t)
+	var restores []AuditRecord
+	for _, r := range audit {
+		if r.Type == "restore" {
+			restores = append(restores, r)
+		}
+	}
+	if len(restores) != 2 {
+		t.Fatalf("audit log has %d restore records, want 2 (start and restart)", len(restores))
+	}
+	if r := restores[1]; r.Result != "prometheus" || !strings.Contains(r.Reason, "free: restored failover") {
+		t.Errorf("restart restored from %q: %s; want from prometheus with free restored at failover", r.Result, r.Reason)
+	}
+	if log, err := os.ReadFile(h.LogPath()); err != nil {
+		t.Error(err)
+	} else if !strings.Contains(string(log), "source=prometheus") {
+		t.Errorf("restart log does not say it restored from prometheus:\n%s", Tail(h.LogPath(), 20))
+	}
+	for _, r := range audit {
+		if r.Time.After(killedAt) && (r.Type == "level" || r.Type == "traffic" || r.Type == "failback") {
+			t.Errorf("audit after the restart: %+v; want no decision before the route recovers", r)
+		}
+	}
+	t.Logf("restart held free at failover for %d ticks (restarted %s after the kill)", ticks, restartedAt.Sub(killedAt).Round(100*time.Millisecond))
+
+	// Recovery: probes pass, then the staged failback with real traffic.
+	e.gw.SetMode("free", Recovered)
+	recoveredAt := time.Now()
+	eventually(t, 90*time.Second, "free back to normal with all the traffic", func() (bool, string) {
+		r := h.Status(t).Route("free")
+		return r.Level == "normal" && maps.Equal(e.split.Current(), split(100, 0, 0)), fmt.Sprintf("%s; split %v", r, e.split.Current())
+	})
+	t.Logf("failback complete %s after the recovery", time.Since(recoveredAt).Round(100*time.Millisecond))
+
+	// The order of everything.
+	wantShares := []int{100, 95, 50, 0, 10, 30, 50, 100}
+	if got := e.split.Sequence("free"); !slices.Equal(got, wantShares) {
+		t.Errorf("free's share in the split file went %v, want %v", got, wantShares)
+	}
+	if bad := e.split.Bad(); len(bad) > 0 {
+		t.Errorf("split file unreadable at some polls: %v", bad)
+	}
+	audit = h.Audit(t)
+	var levels, stages, traffic, applied []string
+	for _, r := range audit {
+		switch {
+		case r.Type == "level" && r.Route == "free":
+			levels = append(levels, r.From+"→"+r.To)
+		case r.Type == "failback" && r.Route == "free" && r.Stage != nil && r.Percent != nil:
+			stages = append(stages, fmt.Sprintf("%d:%d%%", *r.Stage, *r.Percent))
+		case r.Type == "traffic" && r.Service == Service:
+			traffic = appendChanged(traffic, fmt.Sprint(r.Weights["free"]))
+		case r.Type == "actuation" && r.Service == Service && r.Result == "ok":
+			applied = appendChanged(applied, fmt.Sprint(r.Weights["free"]))
+		}
+	}
+	t.Logf("free's share in the split file: %v; audit: levels %v, failback stages %v, traffic %v, file actuations %v",
+		e.split.Sequence("free"), levels, stages, traffic, applied)
+	check := func(what string, got, want []string) {
+		if !slices.Equal(got, want) {
+			t.Errorf("audit %s of free: %v, want %v", what, got, want)
+		}
+	}
+	check("level changes", levels, []string{"normal→warm", "warm→shed", "shed→failover", "failover→normal"})
+	check("failback stages", stages, []string{"1:10%", "2:30%", "3:50%", "4:100%"})
+	check("traffic splits", traffic, []string{"100", "95", "50", "0", "10", "30", "50", "100"})
+	check("file actuations", applied, []string{"100", "95", "50", "0", "10", "30", "50", "100"})
+}
+
+func appendChanged(s []string, v string) []string {
+	if len(s) > 0 && s[len(s)-1] == v {
+		return s
+	}
+	return append(s, v)
+}
+
+// TestFaultsLeaveSplitUnchanged holds route "free" at warm (score about 82,
+// split 95/5/0) and injects faults one after the other: a query that times
+// out, a signal with two series for one route, an invalid configuration on
+// reload, and Prometheus stopped for a minute. None may move traffic.
+func TestFaultsLeaveSplitUnchanged(t *testing.T) {
+	e := startEnv(t, Prometheus, ConfigOptions{Quality: true}, true, func(e *env) {
+		e.gw.SetMode("free", Sluggish)
+	})
+	h := e.hermes
+	want := split(95, 5, 0)
+	eventually(t, time.Minute, "free warm with every signal answering", func() (bool, string) {
+		r := h.Status(t).Route("free")
+		return r.Level == "warm" && r.AllOK() && maps.Equal(e.split.Current(), want), fmt.Sprintf("%s; split %v", r, e.split.Current())
+	})
+	warmSince := h.Status(t).Route("free").Since
+	steady := func(t *testing.T, from time.Time) {
+		t.Helper()
+		if cs := e.split.Between(from, time.Now()); len(cs) > 0 {
+			t.Errorf("split file changed during the fault:\n%s", joinChanges(cs))
+		}
+		st := h.Status(t)
+		if !maps.Equal(st.Weights(), want) {
+			t.Errorf("weights %v, want %v", st.Weights(), want)
+		}
+		if r := st.Route("free"); r.Level != "warm" || !r.Since.Equal(warmSince) {
+			t.Errorf("free is %s since %s, want warm since %s", r.Level, r.Since.UTC().Format(time.RFC3339), warmSince.UTC().Format(time.RFC3339))
+		}
+	}
+	recovered := func(t *testing.T) {
+		t.Helper()
+		eventually(t, 30*time.Second, "every signal of every route answering again", func() (bool, string) {
+			st := h.Status(t)
+			for _, name := range Routes {
+				if r := st.Route(name); !r.Answering() {
+					return false, r.String()
+				}
+			}
+			return true, ""
+		})
+	}
+
+	t.Run("query times out", func(t *testing.T) {
+		from := time.Now()
+		labels := map[string]string{"signal": "quality_score", "reason": "timeout"}
+		errs := h.Metric(t, "hermes_query_errors_total", labels)
+		e.proxy.SlowQueries("llm_gateway_quality_score", 3*time.Second)
+		eventually(t, 15*time.Second, "quality_score timing out on every route", func() (bool, string) {
+			st := h.Status(t)
+			for _, name := range Routes {
+				c := st.Route(name).Signal("quality_score")
+				if c.Status != "error" || c.Reason != "timeout" {
+					return false, st.Route(name).String()
+				}
+			}
+			return true, ""
+		})
+		time.Sleep(4 * time.Second)
+		r := h.Status(t).Route("free")
+		for _, c := range r.Contributions {
+			if c.Signal != "quality_score" && c.Status != "ok" {
+				t.Errorf("a slow quality_score spoilt %s: %s", c.Signal, r)
+			}
+		}
+		if got := h.Metric(t, "hermes_query_errors_total", labels); got < errs+4 {
+			t.Errorf("hermes_query_errors_total%v went from %v to %v, want at least 4 more", labels, errs, got)
+		}
+		e.proxy.SlowQueries("", 0)
+		recovered(t)
+		steady(t, from)
+		t.Logf("the proxy held back %d queries", e.proxy.Delayed())
+	})
+
+	t.Run("two series for one route", func(t *testing.T) {
+		from := time.Now()
+		e.gw.SetDuplicateQuality(true)
+		eventually(t, 15*time.Second, "quality_score ambiguous for free only", func() (bool, string) {
+			st := h.Status(t)
+			c := st.Route("free").Signal("quality_score")
+			other := st.Route("paid-standard").Signal("quality_score")
+			return c.Status == "error" && strings.Contains(c.Reason, "2 series") && other.Status == "ok",
+				st.Route("free").String() + "; " + st.Route("paid-standard").String()
+		})
+		time.Sleep(4 * time.Second)
+		if c := h.Status(t).Route("free").Signal("quality_score"); c.Status != "error" {
+			t.Errorf("quality_score of free: %+v, want still error", c)
+		}
+		e.gw.SetDuplicateQuality(false)
+		recovered(t)
+		steady(t, from)
+	})
+
+	t.Run("invalid config on reload", func(t *testing.T) {
+		from := time.Now()
+		loadedAt := h.Status(t).LoadedAt
+		failure := map[string]string{"result": "failure"}
+		failures := h.Metric(t, "hermes_config_reloads_total", failure)
+		ticks := h.Metric(t, "hermes_ticks_total", nil)
+		bad := e.opts
+		bad.QueryTimeout = "2s" // not below evaluation_interval (1s)
+		h.WriteConfig(t, HermesConfig(bad))
+		time.Sleep(1500 * time.Millisecond) // the file watcher's own reload (500ms settle) comes and goes
+		code, body := h.Reload(t)
+		if code != 500 || !strings.Contains(body, "query_timeout") {
+			t.Errorf("POST /-/reload of an invalid config: %d %q, want 500 naming query_timeout", code, body)
+		}
+		if v := h.Metric(t, "hermes_config_last_reload_successful", nil); v != 0 {
+			t.Errorf("hermes_config_last_reload_successful = %v after a rejected reload, want 0", v)
+		}
+		afterPost := h.Metric(t, "hermes_config_reloads_total", failure)
+		h.Process().Signal(t, syscall.SIGHUP)
+		eventually(t, 10*time.Second, "SIGHUP reload rejected", func() (bool, string) {
+			v := h.Metric(t, "hermes_config_reloads_total", failure)
+			log, _ := os.ReadFile(h.LogPath())
+			return v > afterPost && strings.Contains(string(log), "SIGHUP: reloading configuration"),
+				fmt.Sprintf("failures %v (before the SIGHUP %v, before the fault %v)", v, afterPost, failures)
+		})
+		time.Sleep(3 * time.Second)
+		st := h.Status(t)
+		if st.Interval != "1s" || !st.LoadedAt.Equal(loadedAt) {
+			t.Errorf("after rejected reloads: interval %s loaded at %s, want the old config (1s, loaded at %s)", st.Interval, st.LoadedAt, loadedAt)
+		}
+		if got := h.Metric(t, "hermes_ticks_total", nil); got < ticks+3 {
+			t.Errorf("hermes_ticks_total went from %v to %v during rejected reloads, want ticks to go on", ticks, got)
+		}
+		rejected := 0
+		for _, r := range h.Audit(t) {
+			if r.Type == "reload" && r.Result == "rejected" && r.Time.After(from.Add(-time.Second)) {
+				rejected++
+			}
+		}
+		if rejected < 3 {
+			t.Errorf("audit log has %d rejected reloads, want at least 3 (file watcher, POST and SIGHUP)", rejected)
+		}
+		steady(t, from)
+
+		good := e.opts
+		good.Help = " (reloaded)"
+		h.WriteConfig(t, HermesConfig(good))
+		if code, body := h.Reload(t); code != 200 {
+			t.Errorf("POST /-/reload of a valid config: %d %q", code, body)
+		}
+		if v := h.Metric(t, "hermes_config_last_reload_successful", nil); v != 1 {
+			t.Errorf("hermes_config_last_reload_successful = %v after a good reload, want 1", v)
+		}
+		if st := h.Status(t); !st.LoadedAt.After(loadedAt) {
+			t.Errorf("config_loaded_at %s did not move after a good reload", st.LoadedAt)
+		}
+		time.Sleep(2 * time.Second)
+		steady(t, from)
+	})
+
+	t.Run("prometheus stopped for a minute", func(t *testing.T) {
+		from := time.Now()
+		errs := h.Metric(t, "hermes_query_errors_total", nil)
+		ticks := h.Metric(t, "hermes_ticks_total", nil)
+		e.db.Stop(t)
+		stoppedAt := time.Now()
+		eventually(t, 10*time.Second, "every signal erring", func() (bool, string) {
+			r := h.Status(t).Route("free")
+			for _, c := range r.Contributions {
+				if c.Status != "error" {
+					return false, r.String()
+				}
+			}
+			return true, r.String()
+		})
+		t.Logf("while Prometheus is down: %s", h.Status(t).Route("free"))
+		for time.Since(stoppedAt) < time.Minute {
+			st := h.Status(t)
+			if !maps.Equal(st.Weights(), want) || st.Route("free").Level != "warm" {
+				t.Fatalf("%s into the outage: weights %v, %s", time.Since(stoppedAt).Round(time.Second), st.Weights(), st.Route("free"))
+			}
+			time.Sleep(time.Second)
+		}
+		gotErrs := h.Metric(t, "hermes_query_errors_total", nil)
+		gotTicks := h.Metric(t, "hermes_ticks_total", nil)
+		if gotErrs < errs+50 {
+			t.Errorf("hermes_query_errors_total went from %v to %v over a minute without Prometheus, want at least 50 more", errs, gotErrs)
+		}
+		if gotTicks < ticks+55 {
+			t.Errorf("hermes_ticks_total went from %v to %v over a minute without Prometheus, want a tick a second", ticks, gotTicks)
+		}
+		e.db.Start(t)
+		recovered(t)
+		after := h.Metric(t, "hermes_query_errors_total", nil)
+		time.Sleep(3 * time.Second)
+		if again := h.Metric(t, "hermes_query_errors_total", nil); again != after {
+			t.Errorf("query errors still growing after Prometheus came back: %v → %v", after, again)
+		}
+		steady(t, from)
+	})
+
+	t.Run("restart while prometheus hangs", func(t *testing.T) {
+		from := time.Now()
+		prom := e.db.Process()
+		prom.Signal(t, syscall.SIGSTOP) // accepts connections, never answers
+		t.Cleanup(func() { _ = prom.cmd.Process.Signal(syscall.SIGCONT) })
+		h.Process().Kill(t)
+		h.Start(t) // ready: restored (from the split file, Prometheus being mute) and ticking
+		for range 5 {
+			st := h.Status(t)
+			if r := st.Route("free"); r.Level != "warm" || !maps.Equal(st.Weights(), want) {
+				t.Errorf("restarted while Prometheus hangs: %s, weights %v; want warm with %v", r, st.Weights(), want)
+			}
+			time.Sleep(time.Second)
+		}
+		prom.Signal(t, syscall.SIGCONT)
+		recovered(t)
+		if cs := e.split.Between(from, time.Now()); len(cs) > 0 {
+			t.Errorf("split file changed:\n%s", joinChanges(cs))
+		}
+	})
+}
