@@ -23,9 +23,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/atomicfile"
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/rules"
@@ -121,7 +122,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("encoding state for %s: %w", a.cfg.Path, err)
 	}
-	if err := writeAtomic(a.cfg.Path, buf.Bytes(), a.cfg.Mode); err != nil {
+	if err := atomicfile.Write(a.cfg.Path, buf.Bytes(), a.cfg.Mode); err != nil {
 		return fmt.Errorf("writing %s: %w", a.cfg.Path, err)
 	}
 	a.logger.Info("wrote state file", "path", a.cfg.Path, "services", len(want))
@@ -177,49 +178,4 @@ func equal(a, b actuators.Desired) bool {
 		}
 	}
 	return true
-}
-
-// writeAtomic replaces path with data: it writes a temporary file in the
-// same directory, syncs it, renames it over path and syncs the directory.
-func writeAtomic(path string, data []byte, mode os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("syncing directory %s: %w", dir, err)
-	}
-	return nil
 }

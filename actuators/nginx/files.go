@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/hermes-failover/hermes/internal/atomicfile"
 )
 
 // wantFile is an include file as Apply wants it.
@@ -48,7 +49,7 @@ func writeFiles(files []wantFile, mode fs.FileMode) ([]previous, error) {
 				prev.mode = fi.Mode().Perm()
 			}
 		}
-		if err := writeAtomic(f.path, f.data, mode); err != nil {
+		if err := atomicfile.Write(f.path, f.data, mode); err != nil {
 			return nil, errors.Join(fmt.Errorf("writing %s: %w", f.path, err), restore(changed))
 		}
 		changed = append(changed, prev)
@@ -64,7 +65,7 @@ func restore(files []previous) error {
 		p := files[i]
 		var err error
 		if p.existed {
-			err = writeAtomic(p.path, p.data, p.mode)
+			err = atomicfile.Write(p.path, p.data, p.mode)
 		} else if err = os.Remove(p.path); errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
@@ -85,45 +86,4 @@ func readFile(path string) ([]byte, bool, error) {
 		return nil, false, err // *fs.PathError names the path
 	}
 	return data, true, nil
-}
-
-// writeAtomic replaces path with data: it writes a temporary file in the
-// same directory (named so that an `include *.conf` never matches it),
-// syncs it, renames it over path and syncs the directory.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("syncing directory %s: %w", dir, err)
-	}
-	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hermes-failover/hermes/internal/atomicfile"
+
 	"github.com/hermes-failover/hermes/evaluator"
 )
 
@@ -39,29 +41,14 @@ func loadOverrides(path string) (map[string]evaluator.Override, error) {
 	return f.Overrides, nil
 }
 
-// saveOverrides writes the overrides file atomically (temp file + rename).
+// saveOverrides writes the overrides file atomically (renameio: temp file,
+// fsync, rename), so a crash never leaves half a file.
 func saveOverrides(path string, ov map[string]evaluator.Override) error {
 	b, err := json.MarshalIndent(overridesFile{Overrides: ov}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".hermes-overrides-*")
-	if err != nil {
-		return fmt.Errorf("overrides: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("overrides: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("overrides: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("overrides: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("overrides: %w", err)
 	}
 	return nil
