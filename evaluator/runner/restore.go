@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -33,7 +34,15 @@ func (r *Runner) restore(ctx context.Context) error {
 		if err != nil {
 			r.log.Warn("cannot restore state from Prometheus; using the actuators' current state", "err", err)
 		}
+		// A split shaped by an operator's pin or pause says nothing about
+		// the routes' health: those services start from their levels as
+		// recorded by the actuator, if any, else normal.
+		ov, err := loadOverrides(r.opts.OverridesPath)
+		if err != nil {
+			return err
+		}
 		current := map[string]map[string]int{}
+		recorded := map[string]string{}
 		for _, a := range acts {
 			d, err := a.Current(ctx)
 			if err != nil {
@@ -41,12 +50,21 @@ func (r *Runner) restore(ctx context.Context) error {
 				continue
 			}
 			for svc, ds := range d {
+				for route, lvl := range ds.Levels {
+					if _, seen := recorded[route]; !seen {
+						recorded[route] = lvl
+					}
+				}
+				if _, pinned := ov[svc]; pinned {
+					continue
+				}
 				if _, seen := current[svc]; !seen && len(ds.Weights) > 0 {
 					current[svc] = ds.Weights
 				}
 			}
 		}
 		st, report = evaluator.FromActuators(pol, current, now)
+		applyRecordedLevels(&st, recorded, now, &report)
 		source = "actuators"
 	}
 	if al, err := alerting.Restore(ctx, bounded, pol, now, r.opts.Restore); err != nil {
@@ -79,4 +97,33 @@ func joinLines(lines []string) string {
 		out += l
 	}
 	return out
+}
+
+// applyRecordedLevels takes the levels an actuator recorded (the file
+// actuator keeps them): for routes the split could not tell about, and
+// where the recorded level is more severe than the one read from the split
+// (a manual route must stay manual: no automatic failback). A route in
+// failback restarts failed over, at stage 0.
+func applyRecordedLevels(st *evaluator.State, recorded map[string]string, now time.Time, report *[]string) {
+	for route, name := range recorded {
+		if name == "failback" {
+			name = evaluator.Failover.String()
+		}
+		lvl, err := evaluator.ParseLevel(name)
+		if err != nil {
+			continue
+		}
+		if rs, known := st.Routes[route]; known && rs.Level >= lvl {
+			continue
+		}
+		if st.Routes == nil {
+			st.Routes = map[string]*evaluator.RouteState{}
+		}
+		rs := &evaluator.RouteState{Level: lvl, Since: now}
+		if lvl == evaluator.Failover {
+			rs.FailingSince = now
+		}
+		st.Routes[route] = rs
+		*report = append(*report, fmt.Sprintf("%s: restored %s as recorded by an actuator", route, lvl))
+	}
 }

@@ -372,3 +372,92 @@ func metricValueLabels(t *testing.T, reg *prometheus.Registry, name string, want
 	}
 	return 0
 }
+
+func TestOverridesSurviveARestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		r, _, cfgPath, split := newTestRunner(t, fp)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "paid-premium", Reason: "launch day", By: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "nowhere", Reason: "typo"}); err == nil {
+			t.Error("a pin to an unknown route was accepted")
+		}
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if w := weights(t, split); w["paid-premium"] != 100 {
+			t.Fatalf("pinned split %v", w)
+		}
+		cancel()
+		<-done
+
+		// A new process: the pin comes back from the overrides file.
+		kinds := &actuators.Registry{}
+		file.Register(kinds)
+		r2, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
+			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx2, cancel2 := context.WithCancel(t.Context())
+		go func() { done <- r2.Run(ctx2) }()
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		st := r2.Status()
+		if o := st.Services[0].Override; o == nil || o.Kind != "pin" || o.Route != "paid-premium" || o.By != "alice" {
+			t.Errorf("override after restart: %+v", o)
+		}
+		if w := weights(t, split); w["paid-premium"] != 100 {
+			t.Errorf("split after restart %v", w)
+		}
+		if err := r2.ClearOverride("chat", "launch over", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if w := weights(t, split); w["free"] != 100 {
+			t.Errorf("split after clearing the pin %v", w)
+		}
+		cancel2()
+		<-done
+	})
+}
+
+func TestRestoreFromActuatorKeepsManual(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02} // healthy now, but nothing about Hermes in Prometheus
+		dir := t.TempDir()
+		split := filepath.Join(dir, "split.json")
+		state := `{"services":{"chat":{"weights":{"free":0,"paid-standard":100,"paid-premium":0},"retries_enabled":false,"degraded_mode":false,
+"levels":{"free":"manual","paid-standard":"normal","paid-premium":"normal"}}},"updated_at":"2000-01-01T00:00:00Z"}`
+		if err := os.WriteFile(split, []byte(state), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfgPath := writeConfig(t, dir, split)
+		kinds := &actuators.Registry{}
+		file.Register(kinds)
+		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
+			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(time.Hour) // long enough for any automatic failback
+		synctest.Wait()
+		if lvl := r.Status().Services[0].Routes[0].Level; lvl != "manual" {
+			t.Errorf("free restored as %s, want manual (it was recorded manual)", lvl)
+		}
+		if w := weights(t, split); w["free"] != 0 {
+			t.Errorf("free got traffic back without a release: %v", w)
+		}
+		cancel()
+		<-done
+	})
+}
