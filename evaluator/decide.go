@@ -6,8 +6,9 @@ import (
 )
 
 // decideRoute moves one route's state machine by one tick. It is pure: the
-// caller passes the route's score and the time.
-func decideRoute(p *Policy, prev RouteState, sc Score, now time.Time) (RouteState, []transition) {
+// caller passes the route's score, whether the route gets user traffic now
+// (idle) and the time.
+func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time) (RouteState, []transition) {
 	rs := prev
 	rs.Score = sc
 	rs.Failbacks = pruneFailbacks(prev.Failbacks, now, p.Config.Failback.Window)
@@ -24,7 +25,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, now time.Time) (RouteStat
 	}
 
 	if rs.Level == Failover {
-		return decideFailover(p, prev, rs, sc, now)
+		return decideFailover(p, prev, rs, sc, idle, now)
 	}
 	if rs.Level == Normal {
 		rs.RecoverSince = time.Time{}
@@ -100,7 +101,7 @@ func moveTo(p *Policy, rs RouteState, to Level, now time.Time, _ string) RouteSt
 
 // decideFailover handles a failed-over route: manual escalation, the start
 // of a failback, and its stages.
-func decideFailover(p *Policy, prev, rs RouteState, sc Score, now time.Time) (RouteState, []transition) {
+func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now time.Time) (RouteState, []transition) {
 	fb := p.Config.Failback
 	fo := p.level(Failover)
 	if rs.Stage > 0 {
@@ -118,6 +119,12 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, now time.Time) (Ro
 				rs.FailingSince = now
 			}
 			return rs, []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
+		}
+		if idle {
+			// A stage is judged from its real traffic: while an operator's
+			// pin or pause keeps the route's share at 0, it is not observed.
+			rs.StageSince = now
+			return rs, nil
 		}
 		if now.Sub(rs.StageSince) < fb.Observe {
 			return rs, nil

@@ -40,8 +40,9 @@ func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) 
 
 	for _, route := range p.Routes() {
 		prevRS := *s.Routes[route]
-		sc := ComputeScore(route, snap, p, share[route] == 0)
-		next, trs := decideRoute(p, prevRS, sc, now)
+		idle := share[route] == 0
+		sc := ComputeScore(route, snap, p, idle)
+		next, trs := decideRoute(p, prevRS, sc, idle, now)
 		if sc.Held() && len(prevRS.Score.Contributions) > 0 {
 			// Missing data is not health: signals without data add no
 			// penalty, so the computed score only looks better. Report (and
