@@ -20,8 +20,15 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	}
 
 	// Down-moves first: safety before recovery.
-	if target, why := downTarget(p, rs, sc, now); target > rs.Level {
+	target, why := downTarget(p, rs, sc, now)
+	switch {
+	case target > rs.Level:
 		return moveTo(p, rs, target, now, why), []transition{{from: prev.Level, to: target, why: why}}
+	case target == Failover && rs.Level == Failover && rs.Stage > 0:
+		// Bad enough to fail over again during a failback: back to no
+		// traffic at once, not one stage per tick.
+		why = "failback aborted: " + why
+		return moveTo(p, rs, Failover, now, why), []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
 	}
 
 	if rs.Level == Failover {
@@ -44,7 +51,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		return rs, nil
 	}
 	to := rs.Level - 1
-	why := fmt.Sprintf("score %.1f ≥ %g for %s", sc.Value, lc.RecoverAbove, lc.RecoverFor)
+	why = fmt.Sprintf("score %.1f ≥ %g for %s", sc.Value, lc.RecoverAbove, lc.RecoverFor)
 	return moveTo(p, rs, to, now, why), []transition{{from: prev.Level, to: to, why: why}}
 }
 
