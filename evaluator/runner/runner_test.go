@@ -26,6 +26,7 @@ import (
 type fakeProm struct {
 	mu      sync.Mutex
 	soft    float64
+	hard    float64
 	fail    error
 	delay   time.Duration
 	queries []time.Time
@@ -33,7 +34,7 @@ type fakeProm struct {
 
 func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
 	f.mu.Lock()
-	soft, fail, delay := f.soft, f.fail, f.delay
+	soft, hard, fail, delay := f.soft, f.hard, f.fail, f.delay
 	if !strings.Contains(q, "hermes_") {
 		f.queries = append(f.queries, t)
 	}
@@ -57,6 +58,8 @@ func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vect
 		switch {
 		case strings.Contains(q, `verdict="soft_fail"}`) && r == "free":
 			val = soft
+		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
+			val = hard
 		case strings.Contains(q, "llm_probe_success"):
 			val = 1
 		case strings.Contains(q, "_ratio") && strings.Contains(q, "histogram_quantile"):
