@@ -249,3 +249,15 @@ func isJoined(err error) bool {
 	_, ok := err.(interface{ Unwrap() []error })
 	return ok
 }
+
+// FactoryOf adapts a backend's constructor to a Factory. On error it
+// returns a nil Actuator, never a typed nil wrapped in the interface.
+func FactoryOf[T Actuator](newFn func(rules.ActuatorConfig, *slog.Logger) (T, error)) Factory {
+	return func(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error) {
+		a, err := newFn(cfg, logger)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+}

@@ -22,13 +22,7 @@ const Kind = "dns"
 
 // Register adds the dns actuator to r.
 func Register(r *actuators.Registry) {
-	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
-		a, err := New(cfg, logger)
-		if err != nil {
-			return nil, err // not a typed nil
-		}
-		return a, nil
-	})
+	r.Register(Kind, actuators.FactoryOf(New))
 }
 
 // Actuator drives DNS records through dynamic updates.

@@ -37,13 +37,7 @@ const Kind = "file"
 
 // Register adds the file actuator to r.
 func Register(r *actuators.Registry) {
-	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
-		a, err := New(cfg, logger)
-		if err != nil {
-			return nil, err // not a typed nil
-		}
-		return a, nil
-	})
+	r.Register(Kind, actuators.FactoryOf(New))
 }
 
 // Actuator writes the desired state to a file.

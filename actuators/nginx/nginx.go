@@ -51,13 +51,7 @@ const Kind = "nginx"
 
 // Register adds the nginx actuator to r.
 func Register(r *actuators.Registry) {
-	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
-		a, err := New(cfg, logger)
-		if err != nil {
-			return nil, err // not a typed nil
-		}
-		return a, nil
-	})
+	r.Register(Kind, actuators.FactoryOf(New))
 }
 
 // Actuator keeps nginx upstream blocks in line with the desired state.

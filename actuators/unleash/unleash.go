@@ -44,13 +44,7 @@ const flagType = "operational"
 
 // Register adds the unleash actuator to r.
 func Register(r *actuators.Registry) {
-	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
-		a, err := New(cfg, logger)
-		if err != nil {
-			return nil, err // not a typed nil
-		}
-		return a, nil
-	})
+	r.Register(Kind, actuators.FactoryOf(New))
 }
 
 // Actuator sets feature flags in Unleash.

@@ -67,13 +67,7 @@ const (
 
 // Register adds the webhook actuator to r.
 func Register(r *actuators.Registry) {
-	r.Register(Kind, func(cfg rules.ActuatorConfig, logger *slog.Logger) (actuators.Actuator, error) {
-		a, err := New(cfg, logger)
-		if err != nil {
-			return nil, err // not a typed nil
-		}
-		return a, nil
-	})
+	r.Register(Kind, actuators.FactoryOf(New))
 }
 
 // Payload is the JSON body of every POST.
