@@ -117,10 +117,8 @@ func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, reg, _, split := newTestRunner(t, fp)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
 		time.Sleep(7 * time.Second) // start off the interval grid
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
 		if !r.Ready() {
@@ -145,10 +143,7 @@ func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
 		if got := metricValue(t, reg, "hermes_ticks_total"); got < 20 {
 			t.Errorf("ticks_total %v", got)
 		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		stop()
 	})
 }
 
@@ -156,9 +151,7 @@ func TestPrometheusDownHoldsTheSplit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.5}
 		r, _, _, split := newTestRunner(t, fp)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
 		before := weights(t, split)
@@ -178,8 +171,7 @@ func TestPrometheusDownHoldsTheSplit(t *testing.T) {
 		if st.Services[0].Routes[0].Level != "failover" {
 			t.Errorf("free is %s, want failover held", st.Services[0].Routes[0].Level)
 		}
-		cancel()
-		<-done
+		stop()
 	})
 }
 
@@ -188,16 +180,13 @@ func TestOverrunSkipsTicks(t *testing.T) {
 		fp := &fakeProm{soft: 0.02, delay: 40 * time.Second} // far beyond query_timeout: every query times out
 		r, reg, _, _ := newTestRunner(t, fp)
 		r.cfg.Global.QueryTimeout = time.Minute // let the tick overrun on purpose
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(3 * time.Minute)
 		synctest.Wait()
 		if skipped := metricValue(t, reg, "hermes_ticks_skipped_total"); skipped < 1 {
 			t.Errorf("ticks_skipped_total = %v, want overruns counted", skipped)
 		}
-		cancel()
-		<-done
+		stop()
 	})
 }
 
@@ -205,16 +194,14 @@ func TestInvalidReloadKeepsTheOldConfig(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, reg, cfgPath, split := newTestRunner(t, fp)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		old := r.Status().LoadedAt
 		if err := os.WriteFile(cfgPath, []byte("global:\n  evaluation_interval: nope\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := r.Reload(ctx)
+		err := r.Reload(t.Context())
 		if err == nil || !strings.Contains(err.Error(), "evaluation_interval") {
 			t.Fatalf("reload of an invalid config: %v", err)
 		}
@@ -230,8 +217,7 @@ func TestInvalidReloadKeepsTheOldConfig(t *testing.T) {
 		if w := weights(t, split); w["free"] != 100 {
 			t.Errorf("split changed: %v", w)
 		}
-		cancel()
-		<-done
+		stop()
 	})
 }
 
@@ -299,9 +285,7 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(30 * time.Second)
 		synctest.Wait()
 		for _, a := range r.Status().Alerts {
@@ -343,8 +327,7 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 		if v := metricValueLabels(t, reg, "hermes_actuations_total", map[string]string{"actuator": "flaky", "result": "error"}); v < 10 {
 			t.Errorf("errors counted: %v", v)
 		}
-		cancel()
-		<-done
+		stop()
 	})
 }
 
@@ -380,9 +363,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, _, cfgPath, split := newTestRunner(t, fp)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
 		if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "paid-premium", Reason: "launch day", By: "alice"}); err != nil {
@@ -396,8 +377,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		if w := weights(t, split); w["paid-premium"] != 100 {
 			t.Fatalf("pinned split %v", w)
 		}
-		cancel()
-		<-done
+		stop()
 
 		// A new process: the pin comes back from the overrides file.
 		kinds := &actuators.Registry{}
@@ -407,8 +387,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx2, cancel2 := context.WithCancel(t.Context())
-		go func() { done <- r2.Run(ctx2) }()
+		stop2 := start(t, r2)
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
 		st := r2.Status()
@@ -426,8 +405,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		if w := weights(t, split); w["free"] != 100 {
 			t.Errorf("split after clearing the pin %v", w)
 		}
-		cancel2()
-		<-done
+		stop2()
 	})
 }
 
@@ -449,9 +427,7 @@ func TestRestoreFromActuatorKeepsManual(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		stop := start(t, r)
 		time.Sleep(time.Hour) // long enough for any automatic failback
 		synctest.Wait()
 		if lvl := r.Status().Services[0].Routes[0].Level; lvl != "manual" {
@@ -460,7 +436,26 @@ func TestRestoreFromActuatorKeepsManual(t *testing.T) {
 		if w := weights(t, split); w["free"] != 0 {
 			t.Errorf("free got traffic back without a release: %v", w)
 		}
-		cancel()
-		<-done
+		stop()
 	})
+}
+
+// start runs r in the background; the returned stop (also run at cleanup,
+// so a failed test leaves no goroutine in the bubble) cancels it and waits
+// for Run to return.
+func start(t *testing.T, r *Runner) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
