@@ -1,7 +1,6 @@
 package dns
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -9,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // testZone is the zone every knotd of the tests serves.
@@ -25,25 +24,6 @@ const testZone = "hermes.test."
 type knot struct {
 	addr   string // 127.0.0.1:port
 	secret string // base64 TSIG secret of key "hermes-update."
-	logs   *lockedBuffer
-}
-
-// knotd finds the binary: Debian installs it in /usr/sbin, which a
-// non-root PATH may lack. Outside CI a missing knotd skips the test; with
-// CI=true it fails it.
-func knotd(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("knotd"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/knotd"); err == nil {
-		return "/usr/sbin/knotd"
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("knotd not found (apt-get install knot)")
-	}
-	t.Skip("knotd not found (apt-get install knot); skipping")
-	return ""
 }
 
 // startKnot starts a knotd whose every file lives in a temporary
@@ -57,9 +37,9 @@ func startKnot(t *testing.T) *knot {
 // startKnotWithSecret is startKnot with a given TSIG secret.
 func startKnotWithSecret(t *testing.T, secret string) *knot {
 	t.Helper()
-	bin := knotd(t)
+	bin := testenv.Binary(t, "knotd")
 	dir := t.TempDir()
-	k := &knot{addr: freeAddr(t), secret: secret, logs: &lockedBuffer{}}
+	k := &knot{addr: testenv.FreeAddr(t), secret: secret}
 	_, port, _ := net.SplitHostPort(k.addr)
 	zoneFile := `$ORIGIN hermes.test.
 $TTL 300
@@ -103,42 +83,12 @@ zone:
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(bin, "-c", filepath.Join(dir, "knot.conf"))
-	cmd.Stdout, cmd.Stderr = k.logs, k.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting knotd: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	pid := cmd.Process.Pid
-	t.Cleanup(func() {
-		// Stop exactly the process started here, by its PID.
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("knotd log:\n%s", k.logs.String())
-		}
+	p := testenv.Start(t, "knotd", exec.Command(bin, "-c", filepath.Join(dir, "knot.conf")))
+	testenv.WaitUntil(t, 15*time.Second, p, func() error {
+		_, err := k.serial()
+		return err
 	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, err := k.serial(); err == nil {
-			return k
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("knotd exited early (%v):\n%s", err, k.logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("knotd did not answer on %s within 15s:\n%s", k.addr, k.logs.String())
-		}
-	}
+	return k
 }
 
 // serial returns the zone's SOA serial.
@@ -174,25 +124,11 @@ func (k *knot) lookup(name string, rrtype uint16) ([]dns.RR, error) {
 	return out, nil
 }
 
-// freeAddr returns a loopback address whose port is free for both TCP and
-// UDP right now.
+// freeAddr is testenv.FreeAddr (a port free for both TCP and UDP), for
+// tests that want an address where nothing listens.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		u, err := net.ListenPacket("udp", addr)
-		l.Close()
-		if err == nil {
-			u.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free loopback port for TCP and UDP")
-	return ""
+	return testenv.FreeAddr(t)
 }
 
 func newSecret(t *testing.T) string {
@@ -202,23 +138,4 @@ func newSecret(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return base64.StdEncoding.EncodeToString(b)
-}
-
-// lockedBuffer collects knotd's output; the process writes while the test
-// may read.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

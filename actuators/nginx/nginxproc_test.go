@@ -16,24 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// nginxBinary finds nginx: skipped outside CI when it is missing, fatal
-// in CI (CI=true), where the real server is required.
-func nginxBinary(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("nginx not found (apt-get install -y nginx); it is required when CI=true")
-	}
-	t.Skip("nginx not found; install it (apt-get install -y nginx) to run this test")
-	return ""
-}
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
 
 // testNginx is a real nginx master (daemon off, one worker) run from its
 // own prefix under t.TempDir(). Its http block includes hermes/*.conf (the
@@ -48,15 +33,13 @@ type testNginx struct {
 	errLog  string
 	pidFile string
 	addr    string // 127.0.0.1:port
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	stderr  bytes.Buffer
+	proc    *testenv.Process
 	client  *http.Client
 }
 
 func startNginx(t *testing.T) *testNginx {
 	t.Helper()
-	bin := nginxBinary(t)
+	bin := testenv.Binary(t, "nginx")
 	dir := t.TempDir()
 	n := &testNginx{
 		t:       t,
@@ -65,8 +48,7 @@ func startNginx(t *testing.T) *testNginx {
 		conf:    filepath.Join(dir, "nginx.conf"),
 		errLog:  filepath.Join(dir, "error.log"),
 		pidFile: filepath.Join(dir, "nginx.pid"),
-		addr:    freeAddr(t),
-		exited:  make(chan struct{}),
+		addr:    testenv.FreeAddr(t),
 		client:  &http.Client{Timeout: 5 * time.Second},
 	}
 	for _, d := range []string{"hermes", "extra", "tmp"} {
@@ -106,43 +88,25 @@ http {
 	if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n.cmd = exec.Command(bin, "-p", dir, "-c", n.conf, "-e", n.errLog)
-	n.cmd.Stdout, n.cmd.Stderr = &n.stderr, &n.stderr
-	if err := n.cmd.Start(); err != nil {
-		t.Fatalf("starting nginx: %v", err)
-	}
-	go func() { n.cmd.Wait(); close(n.exited) }()
+	n.proc = testenv.Start(t, "nginx", exec.Command(bin, "-p", dir, "-c", n.conf, "-e", n.errLog))
+	// SIGQUIT is nginx's graceful shutdown (SIGTERM its fast one).
+	n.proc.StopSignal, n.proc.StopTimeout = syscall.SIGQUIT, 5*time.Second
 	t.Cleanup(n.stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.WaitUntil(t, 10*time.Second, n.proc, func() error {
 		c, err := net.DialTimeout("tcp", n.addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
+		if err != nil {
+			return err
 		}
-		select {
-		case <-n.exited:
-			t.Fatalf("nginx exited at start-up: %s\n%s", n.stderr.String(), n.log())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx not listening on %s after 10s: %v\n%s", n.addr, err, n.log())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return c.Close()
+	})
 	return n
 }
 
 // stop asks the master to quit gracefully (SIGQUIT), then kills it.
 func (n *testNginx) stop() {
 	n.client.CloseIdleConnections()
-	n.cmd.Process.Signal(syscall.SIGQUIT)
-	select {
-	case <-n.exited:
-	case <-time.After(5 * time.Second):
-		n.t.Logf("nginx did not quit within 5s; killing it")
-		n.cmd.Process.Kill()
-		<-n.exited
+	if err := n.proc.Stop(); err != nil {
+		n.t.Log(err)
 	}
 	if n.t.Failed() {
 		n.t.Logf("nginx error log:\n%s", n.log())
@@ -194,7 +158,7 @@ func (n *testNginx) workers() []int {
 		if len(f) < 2 || f[0] == "Z" {
 			continue
 		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == n.cmd.Process.Pid {
+		if ppid, _ := strconv.Atoi(f[1]); ppid == n.proc.Pid() {
 			pids = append(pids, pid)
 		}
 	}
@@ -259,15 +223,4 @@ func routeServer(t *testing.T, route string) string {
 	}))
 	t.Cleanup(s.Close)
 	return s.Listener.Addr().String()
-}
-
-// freeAddr returns a 127.0.0.1 address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -15,9 +15,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -34,6 +34,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -66,7 +68,11 @@ var srv struct {
 // skips t when a dependency is missing (fails it when CI=true).
 func unleashServer(t *testing.T) *server {
 	t.Helper()
-	srv.once.Do(func() { srv.s, srv.stop, srv.skip, srv.err = startServers() })
+	srv.once.Do(func() {
+		// Kept if a testenv helper ends t during the start-up.
+		srv.err = errors.New("Unleash did not start (see the first test that needed it)")
+		srv.s, srv.stop, srv.skip, srv.err = startServers(t)
+	})
 	switch {
 	case srv.skip != "" && os.Getenv("CI") == "true":
 		t.Fatalf("CI=true and %s", srv.skip)
@@ -113,8 +119,10 @@ func unleashDir() string {
 }
 
 // startServers starts PostgreSQL and Unleash. skip is set when a
-// dependency is missing; err when one is there but fails.
-func startServers() (s *server, stop func(), skip string, err error) {
+// dependency is missing; err when one is there but fails. The servers
+// outlive t, the first test that needs them: stop stops them; t only
+// reports (and ends on) a failure of the testenv helpers.
+func startServers(t *testing.T) (s *server, stop func(), skip string, err error) {
 	bin := pgBin()
 	if bin == "" {
 		return nil, nil, "PostgreSQL server binaries not found (apt-get install postgresql, or set HERMES_PG_BIN)", nil
@@ -133,16 +141,16 @@ func startServers() (s *server, stop func(), skip string, err error) {
 		return nil, nil, "", err
 	}
 	var cleanups []func()
-	stop = func() {
+	stopAll := func() {
 		for _, f := range slices.Backward(cleanups) {
 			f()
 		}
 		os.RemoveAll(dir)
 	}
+	started := false
 	defer func() {
-		if err != nil {
-			stop()
-			stop = nil
+		if !started { // an error, or t ended
+			stopAll()
 		}
 	}()
 
@@ -167,10 +175,7 @@ func startServers() (s *server, stop func(), skip string, err error) {
 		"-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput(); err != nil {
 		return nil, nil, "", fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	pgPort, err := freePort()
-	if err != nil {
-		return nil, nil, "", err
-	}
+	pgPort := testenv.FreePort(t)
 	pgLog := filepath.Join(dir, "postgres.log")
 	pgOpts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", pgPort, dir)
 	if out, err := asPG(filepath.Join(bin, "pg_ctl"), "-D", data, "-l", pgLog, "-w", "-t", "60", "-o", pgOpts, "start").CombinedOutput(); err != nil {
@@ -189,21 +194,13 @@ func startServers() (s *server, stop func(), skip string, err error) {
 		return nil, nil, "", fmt.Errorf("psql: %v\n%s", err, out)
 	}
 
-	port, err := freePort()
-	if err != nil {
-		return nil, nil, "", err
-	}
+	port := testenv.FreePort(t)
 	s = &server{
 		URL:           fmt.Sprintf("http://127.0.0.1:%d", port),
 		AdminToken:    "*:*." + randomHex(),
 		ClientToken:   "*:development." + randomHex(),
 		FrontendToken: "*:development." + randomHex(),
 		Environment:   "development",
-	}
-	logPath := filepath.Join(dir, "unleash.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, nil, "", err
 	}
 	cmd := exec.Command(node, serverJS)
 	cmd.Dir = dir
@@ -220,71 +217,25 @@ func startServers() (s *server, stop func(), skip string, err error) {
 		"SEND_TELEMETRY=false",
 		"LOG_LEVEL=warn",
 	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, nil, "", fmt.Errorf("starting unleash-server: %w", err)
+	p, err := testenv.Launch("unleash-server", cmd, filepath.Join(dir, "unleash.log"))
+	if err != nil {
+		return nil, nil, "", err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logFile.Close() }()
 	cleanups = append(cleanups, func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+		if err := p.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 		}
 	})
-	if err := waitHealthy(s.URL, exited, 90*time.Second); err != nil {
-		log, _ := os.ReadFile(logPath)
-		return nil, nil, "", fmt.Errorf("unleash-server: %w\n%s", err, tail(log, 4000))
-	}
-	return s, stop, "", nil
-}
-
-// waitHealthy polls /health until it answers 200.
-func waitHealthy(base string, exited <-chan error, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited before it was healthy: %v", err)
-		default:
-		}
-		resp, err := http.Get(base + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("not healthy after %v", timeout)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	testenv.WaitHTTP(t, s.URL+"/health", 90*time.Second, p)
+	started = true
+	return s, stopAll, "", nil
 }
 
 func randomHex() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }
 
 // recordingProxy sits between an actuator and Unleash: it counts the

@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // v1.API is a RangeQuerier, and RangeCache.Query an evaluator.QueryFunc.
@@ -214,36 +216,10 @@ func startPrometheus(t *testing.T, bin string) string {
 	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1m\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-
-	var logs strings.Builder
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready at %s: %v\n%s", addr, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	addr := testenv.FreeAddr(t)
+	p := testenv.Start(t, "prometheus", exec.Command(bin, "--config.file="+cfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr))
+	p.StopSignal = syscall.SIGKILL // a throwaway empty TSDB: nothing to shut down cleanly
+	testenv.WaitHTTP(t, "http://"+addr+"/-/ready", 20*time.Second, p)
+	return addr
 }

@@ -16,12 +16,13 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/alerting"
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestShippedConfig checks the example with amtool, and where each tier goes.
 func TestShippedConfig(t *testing.T) {
-	amtool := binary(t, "amtool")
+	amtool := testenv.Binary(t, "amtool")
 	if out, err := exec.Command(amtool, "check-config", shippedConfig).CombinedOutput(); err != nil {
 		t.Fatalf("amtool check-config: %v\n%s", err, out)
 	}
@@ -48,7 +49,7 @@ func TestShippedConfig(t *testing.T) {
 // muted while A fires, and A's resolve — sent while Alertmanager was down
 // for a minute, delivered once it is back.
 func TestTieredAlerts(t *testing.T) {
-	bin := binary(t, "prometheus-alertmanager")
+	bin := testenv.Binary(t, "prometheus-alertmanager")
 	hooks := newCollector(t)
 	am := startAlertmanager(t, bin, testConfig(t, hooks.URL, timings{groupWait: "1s", groupInterval: "2s", repeatInterval: "1m"}))
 

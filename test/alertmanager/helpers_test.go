@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,31 +12,17 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/alertmanager/api/v2/models"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // shippedConfig is the example configuration under test.
 const shippedConfig = "../../rules/alertmanager/alertmanager.yml"
-
-// binary finds a program of the prometheus-alertmanager package: a test
-// without it is skipped, except in CI, where it fails.
-func binary(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		msg := fmt.Sprintf("%s not found (apt-get install -y prometheus-alertmanager)", name)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return path
-}
 
 // timings replace the grouping timers of every route that sets them (and
 // of the root route), so the test runs in minutes rather than hours.
@@ -167,19 +152,8 @@ func (c *collector) first(receiver, alertname, level, status string) (notificati
 type alertmanager struct {
 	bin, config, storage, addr string
 	URL                        string
-	cmd                        *exec.Cmd
-	exited                     chan struct{}
-	log                        *os.File
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	log                        string // one log for every start
+	proc                       *testenv.Process
 }
 
 // startAlertmanager starts Alertmanager on a free loopback port, without
@@ -187,20 +161,13 @@ func freePort(t *testing.T) string {
 func startAlertmanager(t *testing.T, bin, config string) *alertmanager {
 	t.Helper()
 	dir := t.TempDir()
-	am := &alertmanager{bin: bin, config: config, storage: filepath.Join(dir, "data"), addr: freePort(t)}
+	am := &alertmanager{bin: bin, config: config, storage: filepath.Join(dir, "data"), addr: testenv.FreeAddr(t),
+		log: filepath.Join(dir, "alertmanager.log")}
 	am.URL = "http://" + am.addr
-	log, err := os.Create(filepath.Join(dir, "alertmanager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	am.log = log
 	t.Cleanup(func() {
 		am.stop(t)
-		log.Close()
 		if t.Failed() {
-			if data, err := os.ReadFile(log.Name()); err == nil {
-				t.Logf("alertmanager log:\n%s", tail(string(data), 60))
-			}
+			t.Logf("alertmanager log:\n%s", testenv.Tail(am.log, 60))
 		}
 	})
 	am.start(t)
@@ -209,60 +176,29 @@ func startAlertmanager(t *testing.T, bin, config string) *alertmanager {
 
 func (am *alertmanager) start(t *testing.T) {
 	t.Helper()
-	am.cmd = exec.Command(am.bin,
+	cmd := exec.Command(am.bin,
 		"--config.file="+am.config,
 		"--storage.path="+am.storage,
 		"--web.listen-address="+am.addr,
 		"--cluster.listen-address=",
 		"--log.level=debug",
 	)
-	am.cmd.Stdout, am.cmd.Stderr = am.log, am.log
-	if err := am.cmd.Start(); err != nil {
+	p, err := testenv.Launch("alertmanager", cmd, am.log)
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	am.exited = exited
-	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(exited) }(am.cmd)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(am.URL + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("alertmanager exited at start-up (pid %d)", am.cmd.Process.Pid)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager not ready on %s after 30s", am.addr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	am.proc = p
+	testenv.WaitHTTP(t, am.URL+"/-/ready", 30*time.Second, p)
 }
 
 // stop ends the process by its PID: SIGTERM (Alertmanager then writes its
 // notification log and silences to storage), SIGKILL after 10 s.
 func (am *alertmanager) stop(t *testing.T) {
-	if am.cmd == nil || am.cmd.Process == nil {
+	if am.proc == nil {
 		return
 	}
-	pid := am.cmd.Process.Pid
-	select {
-	case <-am.exited:
-		return
-	default:
-	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	select {
-	case <-am.exited:
-	case <-time.After(10 * time.Second):
-		t.Logf("alertmanager (pid %d) ignored SIGTERM; killing it", pid)
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		<-am.exited
+	if err := am.proc.Stop(); err != nil {
+		t.Log(err)
 	}
 }
 
@@ -299,12 +235,4 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
 }

@@ -1,105 +1,75 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-// Process is a server a test started; it is stopped by its PID.
+// Process is a server a test started (see testenv.Process); the tests
+// also signal it and read how it ended.
 type Process struct {
-	Name    string
-	LogPath string
-
+	*testenv.Process
 	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
+	waitErr error // how it ended, once Exited has reported it
 }
 
-// StartProcess runs bin with args, its output appended to logPath. At the
-// end of owner (the test that owns the server, t itself or a parent of t)
-// it is stopped (SIGTERM, then SIGKILL after 15s) and, if owner failed,
-// the tail of its log is printed.
+// StartProcess runs bin with args in the directory of logPath, its output
+// appended to logPath. At the end of owner (the test that owns the server,
+// t itself or a parent of t) it is stopped (SIGTERM, then SIGKILL after
+// 15s) and, if owner failed, the tail of its log is printed.
 func StartProcess(t, owner testing.TB, name, logPath, bin string, args ...string) *Process {
 	t.Helper()
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = filepath.Dir(logPath)
+	tp, err := testenv.Launch(name, cmd, logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Dir = filepath.Dir(logPath)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.done)
-	}()
-	t.Logf("started %s (pid %d): %s %s", name, cmd.Process.Pid, bin, strings.Join(args, " "))
+	tp.StopTimeout = 15 * time.Second
+	p := &Process{Process: tp, cmd: cmd}
+	t.Logf("started %s (pid %d): %s %s", name, p.Pid(), bin, strings.Join(args, " "))
 	owner.Cleanup(func() {
 		p.Stop(owner)
 		if owner.Failed() {
-			owner.Logf("--- last lines of %s (%s):\n%s", name, logPath, Tail(logPath, 40))
+			owner.Logf("--- last lines of %s (%s):\n%s", name, logPath, p.LogTail(40))
 		}
 	})
 	return p
 }
 
-// Pid is the process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
-// Exited reports whether the process has ended.
+// Exited reports whether the process has ended; once it has, waitErr
+// holds how (for messages).
 func (p *Process) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
+	if !p.Process.Exited() {
 		return false
 	}
+	p.waitErr = p.Err()
+	return true
 }
 
-// Stop sends SIGTERM, waits up to 15s, then sends SIGKILL. It is a no-op on
-// an ended process.
+// Stop stops the process (testenv.Process.Stop), logging a SIGKILL.
 func (p *Process) Stop(t testing.TB) {
-	if p.Exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		t.Logf("%s (pid %d) ignored SIGTERM for 15s; sending SIGKILL", p.Name, p.Pid())
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
+	if err := p.Process.Stop(); err != nil {
+		t.Log(err)
 	}
 }
 
 // Kill sends SIGKILL and waits for the process to end.
-func (p *Process) Kill(t testing.TB) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !p.Exited() {
-		t.Fatalf("killing %s: %v", p.Name, err)
-	}
-	<-p.done
-}
+func (p *Process) Kill(testing.TB) { p.Process.Kill() }
 
 // Signal sends sig to the process.
 func (p *Process) Signal(t testing.TB, sig os.Signal) {
@@ -110,87 +80,26 @@ func (p *Process) Signal(t testing.TB, sig os.Signal) {
 }
 
 // Tail returns the last n lines of a file.
-func Tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
+func Tail(path string, n int) string { return testenv.Tail(path, n) }
 
-// NeedBinary returns the path of a program; it skips the test when the
-// program is missing, or fails it when $CI is "true".
+// NeedBinary is testenv.Binary: it skips the test when the program is
+// missing, or fails it when $CI is "true".
 func NeedBinary(t testing.TB, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
+	return testenv.Binary(t, name)
 }
 
-var (
-	portsMu sync.Mutex
-	ports   = map[string]bool{}
-)
-
-// FreeAddr returns 127.0.0.1:PORT for a port that was free a moment ago
-// and that no other caller got in this test run.
+// FreeAddr is testenv.FreeAddr: 127.0.0.1:PORT for a port that was free a
+// moment ago and that no other caller got in this test run.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		if !ports[addr] {
-			ports[addr] = true
-			return addr
-		}
-	}
-	t.Fatal("no free port")
-	return ""
+	return testenv.FreeAddr(t)
 }
 
 // WaitHTTP polls url until it answers 200, failing early if p ends.
 func WaitHTTP(t testing.TB, p *Process, url string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for time.Now().Before(deadline) {
-		if p.Exited() {
-			t.Fatalf("%s exited (%v) before %s answered:\n%s", p.Name, p.waitErr, url, Tail(p.LogPath, 30))
-		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s did not answer 200 within %s (last: %s)", p.Name, url, timeout, last)
+	testenv.WaitHTTP(t, url, timeout, p.Process)
 }
 
 // Backend is a query engine that speaks the Prometheus HTTP API and scrapes
@@ -243,8 +152,8 @@ type TSDB struct {
 // jobs (job name → host:port).
 func StartTSDB(t testing.TB, b Backend, dir string, jobs map[string]string) *TSDB {
 	t.Helper()
-	bin := NeedBinary(t, b.Binary)
-	d := &TSDB{Backend: b, bin: bin, addr: FreeAddr(t), dir: dir, owner: t,
+	bin := testenv.Binary(t, b.Binary)
+	d := &TSDB{Backend: b, bin: bin, addr: testenv.FreeAddr(t), dir: dir, owner: t,
 		cfg: filepath.Join(dir, b.Name+".yml"), data: filepath.Join(dir, b.Name+"-data")}
 	d.URL = "http://" + d.addr
 	var sb strings.Builder

@@ -12,43 +12,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
-
-func need(t *testing.T, bin string) string {
-	t.Helper()
-	p, err := exec.LookPath(bin)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not found (scripts/install-deps.sh installs it): %v", bin, err)
-		}
-		t.Skipf("%s not found: %v", bin, err)
-	}
-	return p
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // openMetrics writes the series of f shifted by offset, grouped by metric
 // name as OpenMetrics requires.
@@ -88,8 +64,8 @@ func openMetrics(f *replay.File, offset time.Duration) []byte {
 }
 
 func TestBacktestPrometheusMatchesSeriesFile(t *testing.T) {
-	promtool := need(t, "promtool")
-	prometheus := need(t, "prometheus")
+	promtool := testenv.Binary(t, "promtool")
+	prometheus := testenv.Binary(t, "prometheus")
 	scenario := "../../testdata/scenarios/content_failure.yaml"
 	f, err := replay.ParseFile(scenario)
 	if err != nil {
@@ -107,34 +83,15 @@ func TestBacktestPrometheusMatchesSeriesFile(t *testing.T) {
 	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
 		t.Fatalf("promtool backfill: %v\n%s", err, out)
 	}
-	port := freePort(t)
+	addr := testenv.FreeAddr(t)
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte("global: {scrape_interval: 15s}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(prometheus, "--config.file="+cfg, "--storage.tsdb.path="+data,
-		"--storage.tsdb.retention.time=3650d", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitReady(t, url+"/-/ready", filepath.Join(dir, "prometheus.log"))
+	p := testenv.Start(t, "prometheus", exec.Command(prometheus, "--config.file="+cfg, "--storage.tsdb.path="+data,
+		"--storage.tsdb.retention.time=3650d", "--web.listen-address="+addr))
+	url := "http://" + addr
+	testenv.WaitHTTP(t, url+"/-/ready", 30*time.Second, p)
 
 	hermes := buildHermes(t)
 	fromFile := runJSON(t, hermes, "backtest", "--series", scenario, "--format", "json")
@@ -204,23 +161,6 @@ func buildHermes(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func waitReady(t *testing.T, url, logPath string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	log, _ := os.ReadFile(logPath)
-	t.Fatalf("%s not ready:\n%s", url, log)
 }
 
 func absDur(d time.Duration) time.Duration {
