@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/alerting"
 )
@@ -43,24 +44,20 @@ func (r *Runner) restore(ctx context.Context) error {
 		}
 		current := map[string]map[string]int{}
 		recorded := map[string]string{}
-		for _, a := range acts {
-			d, err := a.Current(ctx)
-			if err != nil {
-				r.log.Warn("cannot read actuator state", "actuator", a.Name(), "err", err)
-				continue
+		// FanOut.Current takes each service from the first actuator (by
+		// name) that can say; actuators that cannot are logged and skipped.
+		d, err := actuators.FanOut("actuators", acts...).Current(ctx)
+		if err != nil {
+			r.log.Warn("cannot read actuator state", "err", err)
+		}
+		for svc, ds := range d {
+			for route, lvl := range ds.Levels {
+				if _, seen := recorded[route]; !seen {
+					recorded[route] = lvl
+				}
 			}
-			for svc, ds := range d {
-				for route, lvl := range ds.Levels {
-					if _, seen := recorded[route]; !seen {
-						recorded[route] = lvl
-					}
-				}
-				if _, pinned := ov[svc]; pinned {
-					continue
-				}
-				if _, seen := current[svc]; !seen && len(ds.Weights) > 0 {
-					current[svc] = ds.Weights
-				}
+			if _, pinned := ov[svc]; !pinned && len(ds.Weights) > 0 {
+				current[svc] = ds.Weights
 			}
 		}
 		st, report = evaluator.FromActuators(pol, current, now)
