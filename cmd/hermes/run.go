@@ -90,6 +90,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath)
+	if token == "" {
+		logger.Warn("the admin API and /-/reload accept anyone who can reach this address; set --web.admin-token-file to require a token")
+	}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 
