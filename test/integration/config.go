@@ -20,6 +20,11 @@ type ConfigOptions struct {
 	// Help is put in every signal's help text; changing it makes a valid
 	// but different configuration.
 	Help string
+	// AlertmanagerURL, when set, adds an alerting section sending the
+	// alerts to that Alertmanager, with ExternalURL (Hermes's own URL) as
+	// external_url.
+	AlertmanagerURL string
+	ExternalURL     string
 }
 
 // The test policy: the default policy's shape with windows and timers of
@@ -91,6 +96,14 @@ alerts:
     tier: A
     expr: level == "failover" && stage == 0
     summary: 'Traffic of {{ "{{" }} .Service {{ "}}" }} was failed over away from route {{ "{{" }} .Route {{ "}}" }}.'
+
+{{- if .AlertmanagerURL }}
+
+alerting:
+  external_url: {{ .ExternalURL }}
+  alertmanagers:
+    - url: {{ .AlertmanagerURL }}
+{{- end }}
 
 actuators:
   - type: file

@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // Hermes is a `hermes run` process. Restarts keep its flags and address.
@@ -27,7 +29,7 @@ type Hermes struct {
 	SplitPath  string
 
 	bin, dir string
-	proc     *Process
+	proc     *testenv.Process
 	starts   int
 	owner    testing.TB
 }
@@ -36,7 +38,7 @@ type Hermes struct {
 // does not start it.
 func NewHermes(t testing.TB, dir string) *Hermes {
 	t.Helper()
-	addr := FreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	return &Hermes{
 		URL: "http://" + addr, Addr: addr, bin: HermesBinary(t), dir: dir, owner: t,
 		ConfigPath: filepath.Join(dir, "hermes.yaml"),
@@ -51,14 +53,14 @@ func (h *Hermes) Start(t testing.TB) {
 	t.Helper()
 	h.starts++
 	log := filepath.Join(h.dir, fmt.Sprintf("hermes-%d.log", h.starts))
-	h.proc = StartProcess(t, h.owner, "hermes", log, h.bin, "run",
+	h.proc = startProcess(t, h.owner, "hermes", log, h.bin, "run",
 		"--config", h.ConfigPath, "--web.listen-address", h.Addr,
 		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`)
-	WaitHTTP(t, h.proc, h.URL+"/-/ready", 30*time.Second)
+	testenv.WaitHTTP(t, h.URL+"/-/ready", 30*time.Second, h.proc)
 }
 
 // Process is the running process.
-func (h *Hermes) Process() *Process { return h.proc }
+func (h *Hermes) Process() *testenv.Process { return h.proc }
 
 // LogPath is the log of the current process.
 func (h *Hermes) LogPath() string { return h.proc.LogPath }
@@ -186,7 +188,7 @@ func (h *Hermes) Status(t testing.TB) Status {
 func (h *Hermes) checkAlive(t testing.TB) {
 	t.Helper()
 	if h.proc.Exited() {
-		t.Fatalf("hermes exited (%v):\n%s", h.proc.waitErr, Tail(h.proc.LogPath, 40))
+		t.Fatalf("hermes exited (%v):\n%s", h.proc.Err(), testenv.Tail(h.proc.LogPath, 40))
 	}
 }
 

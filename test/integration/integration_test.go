@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +36,7 @@ type env struct {
 // before Hermes starts.
 func startEnv(t *testing.T, b Backend, opts ConfigOptions, withProxy bool, setup func(*env)) *env {
 	t.Helper()
-	NeedBinary(t, b.Binary)
+	testenv.Binary(t, b.Binary)
 	dir := t.TempDir()
 	h := NewHermes(t, dir)
 	e := &env{hermes: h}
@@ -46,13 +48,16 @@ func startEnv(t *testing.T, b Backend, opts ConfigOptions, withProxy bool, setup
 		opts.PrometheusURL = e.proxy.URL
 	}
 	opts.SplitPath = h.SplitPath
+	if opts.AlertmanagerURL != "" {
+		opts.ExternalURL = h.URL
+	}
 	e.opts = opts
 	h.WriteConfig(t, HermesConfig(opts))
 	e.split = RecordSplit(t, h.SplitPath)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("--- split changes:\n%s", joinChanges(e.split.Changes()))
-			t.Logf("--- last lines of the audit log:\n%s", Tail(h.AuditPath, 40))
+			t.Logf("--- last lines of the audit log:\n%s", testenv.Tail(h.AuditPath, 40))
 		}
 	})
 	if setup != nil {
@@ -97,7 +102,8 @@ func joinChanges(cs []SplitChange) string {
 // TestFailoverRoundTrip drives route "free" through healthy → silent
 // degradation → recovery against each query engine, with a SIGKILL of
 // Hermes in the middle of the failover, and checks the levels and the file
-// actuator's splits in order.
+// actuator's splits in order. With Prometheus, Hermes also sends its alerts
+// to a real Alertmanager, and the failover's page fires and resolves there.
 func TestFailoverRoundTrip(t *testing.T) {
 	for _, b := range []Backend{Prometheus, VictoriaMetrics} {
 		t.Run(b.Name, func(t *testing.T) { testFailoverRoundTrip(t, b) })
@@ -105,7 +111,13 @@ func TestFailoverRoundTrip(t *testing.T) {
 }
 
 func testFailoverRoundTrip(t *testing.T, b Backend) {
-	e := startEnv(t, b, ConfigOptions{}, false, nil)
+	var am *Alertmanager // started first, stopped after Hermes
+	var opts ConfigOptions
+	if b.Name == Prometheus.Name {
+		am = StartAlertmanager(t)
+		opts.AlertmanagerURL = am.URL
+	}
+	e := startEnv(t, b, opts, false, nil)
 	h, db := e.hermes, e.db
 
 	// Healthy: 2 % soft failures are noise; the whole service is on free.
@@ -139,9 +151,14 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 			got, want, before.Since.UTC().Format(time.RFC3339))
 	}
 
+	var firing AMAlert
+	if am != nil {
+		firing = checkFailedOverFiring(t, am, h)
+	}
+
 	// SIGKILL mid-failover, then start again with the same flags.
 	killedAt := time.Now()
-	h.Process().Kill(t)
+	h.Process().Kill()
 	t.Logf("hermes killed with SIGKILL while free is failed over (since %s)", before.Since.UTC().Format(time.RFC3339))
 	time.Sleep(2 * time.Second) // a couple of failed scrapes: the engine marks Hermes's series stale
 	h.Start(t)
@@ -180,7 +197,7 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 	if log, err := os.ReadFile(h.LogPath()); err != nil {
 		t.Error(err)
 	} else if !strings.Contains(string(log), "source=prometheus") {
-		t.Errorf("restart log does not say it restored from prometheus:\n%s", Tail(h.LogPath(), 20))
+		t.Errorf("restart log does not say it restored from prometheus:\n%s", testenv.Tail(h.LogPath(), 20))
 	}
 	for _, r := range audit {
 		if r.Time.After(killedAt) && (r.Type == "level" || r.Type == "traffic" || r.Type == "failback") {
@@ -188,6 +205,16 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 		}
 	}
 	t.Logf("restart held free at failover for %d ticks (restarted %s after the kill)", ticks, restartedAt.Sub(killedAt).Round(100*time.Millisecond))
+	if am != nil {
+		// The restarted Hermes restored the alert: Alertmanager holds the
+		// same one, started when it first fired.
+		eventually(t, 10*time.Second, failedOver+" restored in Alertmanager (active, first startsAt kept)", func() (bool, string) {
+			as := am.Alerts(t, failedOver)
+			return len(as) == 1 && as[0].Status.State == "active" && as[0].StartsAt.Equal(firing.StartsAt),
+				fmt.Sprintf("Alertmanager holds %v; before the kill %s", as, firing)
+		})
+		t.Logf("the webhook got %s for free until now: %v", failedOver, am.Hooks.Alert(failedOver, "free"))
+	}
 
 	// Recovery: probes pass, then the staged failback with real traffic.
 	e.gw.SetMode("free", Recovered)
@@ -197,6 +224,9 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 		return r.Level == "normal" && maps.Equal(e.split.Current(), split(100, 0, 0)), fmt.Sprintf("%s; split %v", r, e.split.Current())
 	})
 	t.Logf("failback complete %s after the recovery", time.Since(recoveredAt).Round(100*time.Millisecond))
+	if am != nil {
+		checkFailedOverResolved(t, am, recoveredAt)
+	}
 
 	// The order of everything.
 	wantShares := []int{100, 95, 50, 0, 10, 30, 50, 100}
@@ -231,6 +261,60 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 	check("failback stages", stages, []string{"1:10%", "2:30%", "3:50%", "4:100%"})
 	check("traffic splits", traffic, []string{"100", "95", "50", "0", "10", "30", "50", "100"})
 	check("file actuations", applied, []string{"100", "95", "50", "0", "10", "30", "50", "100"})
+}
+
+// failedOver is the test policy's tier-A alert: free failed over, no
+// failback under way.
+const failedOver = "HermesRouteFailedOver"
+
+// checkFailedOverFiring waits until Alertmanager holds free's failedOver
+// alert, active, and has notified the webhook of it, checks its labels and
+// its link to Hermes, and returns it.
+func checkFailedOverFiring(t *testing.T, am *Alertmanager, h *Hermes) AMAlert {
+	t.Helper()
+	var active []AMAlert
+	eventually(t, 30*time.Second, failedOver+" active in Alertmanager and notified", func() (bool, string) {
+		active = am.Alerts(t, failedOver)
+		notified := am.Hooks.Alert(failedOver, "free")
+		return len(active) == 1 && active[0].Status.State == "active" &&
+				len(notified) > 0 && notified[len(notified)-1].Status == "firing",
+			fmt.Sprintf("Alertmanager holds %v; the webhook got %v", active, notified)
+	})
+	want := map[string]string{"alertname": failedOver, "severity": "critical", "tier": "A", "service": Service, "route": "free"}
+	check := func(where string, labels map[string]string, generatorURL string) {
+		t.Helper()
+		for k, v := range want {
+			if labels[k] != v {
+				t.Errorf("%s: %s label %s = %q, want %q (labels %v)", where, failedOver, k, labels[k], v, labels)
+			}
+		}
+		if !strings.HasPrefix(generatorURL, h.URL+"/") {
+			t.Errorf("%s: %s generatorURL %q, want a link into Hermes at %s", where, failedOver, generatorURL, h.URL)
+		}
+	}
+	check("GET /api/v2/alerts", active[0].Labels, active[0].GeneratorURL)
+	notified := am.Hooks.Alert(failedOver, "free")
+	check("webhook", notified[len(notified)-1].Labels, notified[len(notified)-1].GeneratorURL)
+	t.Logf("Alertmanager holds %s", active[0])
+	return active[0]
+}
+
+// checkFailedOverResolved waits until free's failedOver alert has left
+// Alertmanager's active alerts and the webhook got its resolve, after
+// the route recovered at recoveredAt.
+func checkFailedOverResolved(t *testing.T, am *Alertmanager, recoveredAt time.Time) {
+	t.Helper()
+	eventually(t, 30*time.Second, failedOver+" resolved in Alertmanager and notified", func() (bool, string) {
+		active := am.Alerts(t, failedOver)
+		notified := am.Hooks.Alert(failedOver, "free")
+		if len(notified) == 0 {
+			return false, fmt.Sprintf("Alertmanager holds %v; the webhook got nothing", active)
+		}
+		last := notified[len(notified)-1]
+		return len(active) == 0 && last.Status == "resolved" && last.Received.After(recoveredAt),
+			fmt.Sprintf("Alertmanager holds %v; the webhook got %v", active, notified)
+	})
+	t.Logf("the webhook got %s for free: %v", failedOver, am.Hooks.Alert(failedOver, "free"))
 }
 
 func appendChanged(s []string, v string) []string {
@@ -349,7 +433,7 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 			t.Errorf("hermes_config_last_reload_successful = %v after a rejected reload, want 0", v)
 		}
 		afterPost := h.Metric(t, "hermes_config_reloads_total", failure)
-		h.Process().Signal(t, syscall.SIGHUP)
+		signal(t, h.Process(), syscall.SIGHUP)
 		eventually(t, 10*time.Second, "SIGHUP reload rejected", func() (bool, string) {
 			v := h.Metric(t, "hermes_config_reloads_total", failure)
 			log, _ := os.ReadFile(h.LogPath())
@@ -435,9 +519,9 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 	t.Run("restart while prometheus hangs", func(t *testing.T) {
 		from := time.Now()
 		prom := e.db.Process()
-		prom.Signal(t, syscall.SIGSTOP) // accepts connections, never answers
-		t.Cleanup(func() { _ = prom.cmd.Process.Signal(syscall.SIGCONT) })
-		h.Process().Kill(t)
+		signal(t, prom, syscall.SIGSTOP) // accepts connections, never answers
+		t.Cleanup(func() { _ = signalPid(prom, syscall.SIGCONT) })
+		h.Process().Kill()
 		h.Start(t) // ready: restored (from the split file, Prometheus being mute) and ticking
 		for range 5 {
 			st := h.Status(t)
@@ -446,7 +530,7 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 		}
-		prom.Signal(t, syscall.SIGCONT)
+		signal(t, prom, syscall.SIGCONT)
 		recovered(t)
 		if cs := e.split.Between(from, time.Now()); len(cs) > 0 {
 			t.Errorf("split file changed:\n%s", joinChanges(cs))

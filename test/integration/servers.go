@@ -19,31 +19,24 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-// Process is a server a test started (see testenv.Process); the tests
-// also signal it and read how it ended.
-type Process struct {
-	*testenv.Process
-	cmd     *exec.Cmd
-	waitErr error // how it ended, once Exited has reported it
-}
-
-// StartProcess runs bin with args in the directory of logPath, its output
+// startProcess runs bin with args in the directory of logPath, its output
 // appended to logPath. At the end of owner (the test that owns the server,
 // t itself or a parent of t) it is stopped (SIGTERM, then SIGKILL after
-// 15s) and, if owner failed, the tail of its log is printed.
-func StartProcess(t, owner testing.TB, name, logPath, bin string, args ...string) *Process {
+// 15s) and, if owner failed, the tail of its log is printed. Unlike
+// testenv.Start, the process outlives t when owner is a parent of t, as a
+// server restarted by a subtest must.
+func startProcess(t, owner testing.TB, name, logPath, bin string, args ...string) *testenv.Process {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = filepath.Dir(logPath)
-	tp, err := testenv.Launch(name, cmd, logPath)
+	p, err := testenv.Launch(name, cmd, logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.StopTimeout = 15 * time.Second
-	p := &Process{Process: tp, cmd: cmd}
+	p.StopTimeout = 15 * time.Second
 	t.Logf("started %s (pid %d): %s %s", name, p.Pid(), bin, strings.Join(args, " "))
 	owner.Cleanup(func() {
-		p.Stop(owner)
+		stop(owner, p)
 		if owner.Failed() {
 			owner.Logf("--- last lines of %s (%s):\n%s", name, logPath, p.LogTail(40))
 		}
@@ -51,55 +44,33 @@ func StartProcess(t, owner testing.TB, name, logPath, bin string, args ...string
 	return p
 }
 
-// Exited reports whether the process has ended; once it has, waitErr
-// holds how (for messages).
-func (p *Process) Exited() bool {
-	if !p.Process.Exited() {
-		return false
-	}
-	p.waitErr = p.Err()
-	return true
-}
-
-// Stop stops the process (testenv.Process.Stop), logging a SIGKILL.
-func (p *Process) Stop(t testing.TB) {
-	if err := p.Process.Stop(); err != nil {
+// stop stops p (testenv.Process.Stop), logging a SIGKILL.
+func stop(t testing.TB, p *testenv.Process) {
+	if err := p.Stop(); err != nil {
 		t.Log(err)
 	}
 }
 
-// Kill sends SIGKILL and waits for the process to end.
-func (p *Process) Kill(testing.TB) { p.Process.Kill() }
-
-// Signal sends sig to the process.
-func (p *Process) Signal(t testing.TB, sig os.Signal) {
+// signal sends sig to p, failing t if it cannot.
+func signal(t testing.TB, p *testenv.Process, sig os.Signal) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := signalPid(p, sig); err != nil {
 		t.Fatalf("signalling %s: %v", p.Name, err)
 	}
 }
 
-// Tail returns the last n lines of a file.
-func Tail(path string, n int) string { return testenv.Tail(path, n) }
-
-// NeedBinary is testenv.Binary: it skips the test when the program is
-// missing, or fails it when $CI is "true".
-func NeedBinary(t testing.TB, name string) string {
-	t.Helper()
-	return testenv.Binary(t, name)
-}
-
-// FreeAddr is testenv.FreeAddr: 127.0.0.1:PORT for a port that was free a
-// moment ago and that no other caller got in this test run.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	return testenv.FreeAddr(t)
-}
-
-// WaitHTTP polls url until it answers 200, failing early if p ends.
-func WaitHTTP(t testing.TB, p *Process, url string, timeout time.Duration) {
-	t.Helper()
-	testenv.WaitHTTP(t, url, timeout, p.Process)
+// signalPid sends sig to p by its PID; testenv.Process has no Signal
+// method. On an ended process it returns os.ErrProcessDone.
+func signalPid(p *testenv.Process, sig os.Signal) error {
+	if p.Exited() {
+		return os.ErrProcessDone
+	}
+	proc, err := os.FindProcess(p.Pid())
+	if err != nil {
+		return err
+	}
+	defer proc.Release()
+	return proc.Signal(sig)
 }
 
 // Backend is a query engine that speaks the Prometheus HTTP API and scrapes
@@ -142,7 +113,7 @@ type TSDB struct {
 	URL string
 
 	bin, addr, cfg, data, dir string
-	proc                      *Process
+	proc                      *testenv.Process
 	starts                    int
 	api                       v1.API
 	owner                     testing.TB
@@ -181,15 +152,15 @@ func (d *TSDB) Start(t testing.TB) {
 	t.Helper()
 	d.starts++
 	log := filepath.Join(d.dir, fmt.Sprintf("%s-%d.log", d.Backend.Name, d.starts))
-	d.proc = StartProcess(t, d.owner, d.Backend.Name, log, d.bin, d.Backend.args(d.addr, d.cfg, d.data)...)
-	WaitHTTP(t, d.proc, d.URL+d.Backend.Ready, 30*time.Second)
+	d.proc = startProcess(t, d.owner, d.Backend.Name, log, d.bin, d.Backend.args(d.addr, d.cfg, d.data)...)
+	testenv.WaitHTTP(t, d.URL+d.Backend.Ready, 30*time.Second, d.proc)
 }
 
 // Process is the running engine.
-func (d *TSDB) Process() *Process { return d.proc }
+func (d *TSDB) Process() *testenv.Process { return d.proc }
 
 // Stop stops the engine gracefully.
-func (d *TSDB) Stop(t testing.TB) { d.proc.Stop(t) }
+func (d *TSDB) Stop(t testing.TB) { stop(t, d.proc) }
 
 // Query runs an instant query now.
 func (d *TSDB) Query(q string) (model.Vector, error) {
