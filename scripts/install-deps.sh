@@ -26,6 +26,7 @@ declare -A want=(
   [/usr/lib/postgresql/15/bin/initdb]=postgresql
   [node]=nodejs
   [npm]=npm
+  [chromium]=chromium
 )
 
 missing=()

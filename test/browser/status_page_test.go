@@ -1,0 +1,128 @@
+// Package browser_test opens Hermes's status page in a real headless
+// Chromium, as an operator would, while a live runner fails a route over.
+package browser_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/runner"
+	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/web"
+)
+
+// query answers every signal with healthy values, except a hard outage on
+// the free route (fault injection in place of Prometheus: the browser is
+// what this test is about).
+func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
+	if strings.Contains(q, "hermes_") {
+		return model.Vector{}, nil
+	}
+	var v model.Vector
+	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
+		val := 0.0
+		switch {
+		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
+			val = 0.9
+		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
+			val = 1
+		case strings.Contains(q, "histogram_quantile"):
+			val = 1
+		case strings.Contains(q, "quota"):
+			val = 0.9
+		}
+		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
+	}
+	return v, nil
+}
+
+func TestStatusPageInChromium(t *testing.T) {
+	chromium := testenv.Binary(t, "chromium")
+	dir := t.TempDir()
+	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
+	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
+	cfgPath := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
+		NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return query, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv := httptest.NewServer(web.Handler(web.Options{Backend: r, Gatherer: reg}))
+	defer srv.Close()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for r.Status().Services[0].Weights["free"] != 0 || len(r.Status().Services[0].Weights) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("free never failed over: %+v", r.Status().Services[0])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "paid-premium", Reason: "launch <day>", By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // a tick applies the pin
+
+	browse := func(args ...string) string {
+		t.Helper()
+		cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer ccancel()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--user-data-dir=" + t.TempDir()}
+		cmd := exec.CommandContext(cctx, chromium, append(base, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+		}
+		return string(out)
+	}
+	dom := browse("--dump-dom", srv.URL+"/")
+	for _, want := range []string{
+		`id="route-free"`, `level-failover`, `id="route-paid-premium"`,
+		"Override <b>pin</b> → paid-premium: launch &lt;day&gt; (by alice)",
+		"paid-premium 100%", "HermesRouteFailedOver", "hard_fail_ratio",
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page Chromium rendered lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("DOM:\n%s", dom)
+	}
+
+	shot := filepath.Join(dir, "status.png")
+	browse("--screenshot="+shot, "--window-size=1200,900", srv.URL+"/")
+	fi, err := os.Stat(shot)
+	if err != nil || fi.Size() < 10_000 {
+		t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, sizeOf(fi))
+	}
+}
+
+func sizeOf(fi os.FileInfo) int64 {
+	if fi == nil {
+		return 0
+	}
+	return fi.Size()
+}
