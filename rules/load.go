@@ -39,7 +39,8 @@ const (
 
 // Load reads, decodes and validates the configuration file at path.
 // Relative file names in every http_config (ca_file, password_file, …)
-// are resolved against the file's directory, as Prometheus does.
+// and in actuator options ending in _file are resolved against the file's
+// directory, as Prometheus does.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -49,10 +50,31 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir := filepath.Dir(path)
 	for _, hc := range cfg.httpClientConfigs() {
-		hc.SetDirectory(filepath.Dir(path))
+		hc.SetDirectory(dir)
+	}
+	for i := range cfg.Actuators {
+		resolveFileOptions(cfg.Actuators[i].Options, dir)
 	}
 	return cfg, nil
+}
+
+// resolveFileOptions makes relative paths in actuator options whose key
+// ends in "_file" (secret_file, admin_token_file, an http_config's
+// credentials_file, …) relative to the configuration file's directory, as
+// for http_config, at any depth.
+func resolveFileOptions(opts map[string]any, dir string) {
+	for k, v := range opts {
+		switch v := v.(type) {
+		case string:
+			if strings.HasSuffix(k, "_file") && v != "" && !filepath.IsAbs(v) {
+				opts[k] = filepath.Join(dir, v)
+			}
+		case map[string]any:
+			resolveFileOptions(v, dir)
+		}
+	}
 }
 
 // Parse decodes and validates a YAML configuration; source names it in

@@ -323,3 +323,34 @@ func mustNode(t *testing.T, src string) *yaml.Node {
 	}
 	return &n
 }
+
+func TestActuatorFileOptionsAreRelativeToTheConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := strings.Replace(string(DefaultYAML), "actuators: []", `actuators:
+  - name: hook
+    type: webhook
+    url: https://example.com/hook
+    secret_file: secrets/hook.key
+    http_config:
+      authorization: {credentials_file: /abs/token}
+      tls_config: {ca_file: certs/ca.pem}`, 1)
+	path := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Actuators[0].Options
+	if got := o["secret_file"]; got != filepath.Join(dir, "secrets/hook.key") {
+		t.Errorf("secret_file = %v", got)
+	}
+	hc := o["http_config"].(map[string]any)
+	if got := hc["authorization"].(map[string]any)["credentials_file"]; got != "/abs/token" {
+		t.Errorf("an absolute path changed: %v", got)
+	}
+	if got := hc["tls_config"].(map[string]any)["ca_file"]; got != filepath.Join(dir, "certs/ca.pem") {
+		t.Errorf("nested ca_file = %v", got)
+	}
+}
