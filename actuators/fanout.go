@@ -16,7 +16,9 @@ import (
 //
 // Current merges the answers: each service comes from the first actuator,
 // in the same order, that answers without error and knows the service.
-// It fails only when every actuator fails.
+// When some actuators fail, it returns what the others answered together
+// with their errors joined, so the caller can both use and report them;
+// when every actuator fails, the state is nil.
 func FanOut(name string, as ...Actuator) Actuator {
 	sorted := slices.Clone(as)
 	slices.SortStableFunc(sorted, func(a, b Actuator) int { return cmp.Compare(a.Name(), b.Name()) })
@@ -69,5 +71,5 @@ func (f *fanOut) Current(ctx context.Context) (Desired, error) {
 	if out == nil {
 		out = Desired{}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }

@@ -47,7 +47,7 @@ func (r *Runner) restore(ctx context.Context) error {
 		// FanOut.Current takes each service from the first actuator (by
 		// name) that can say; actuators that cannot are logged and skipped.
 		d, err := actuators.FanOut("actuators", acts...).Current(ctx)
-		if err != nil {
+		if err != nil { // some or all actuators could not say; use the others
 			r.log.Warn("cannot read actuator state", "err", err)
 		}
 		for svc, ds := range d {
