@@ -14,17 +14,24 @@ import "context"
 // and on a dry-run actuator, Drift reports true: the backend does not hold
 // the decision yet.
 func Drift(ctx context.Context, a Actuator, desired Desired) (bool, error) {
+	_, drift, err := Compare(ctx, a, desired)
+	return drift, err
+}
+
+// Compare is Drift that also returns what the backend holds (for a's
+// services), so a caller can record it.
+func Compare(ctx context.Context, a Actuator, desired Desired) (Desired, bool, error) {
 	if s, ok := a.(interface{ Services() []string }); ok {
 		desired = Filter(desired, s.Services())
 	}
 	current, err := a.Current(ctx)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	for svc, want := range desired {
 		if have, ok := current[svc]; !ok || !have.Equal(want) {
-			return true, nil
+			return current, true, nil
 		}
 	}
-	return false, nil
+	return current, false, nil
 }

@@ -108,21 +108,28 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, pol *ev
 			continue
 		}
 		r.acts.total.WithLabelValues(a.Name(), "success").Inc()
-		switch drift, err := actuators.Drift(ctx, a, desired); {
-		case err != nil:
+		holds, drift, derr := actuators.Compare(ctx, a, desired)
+		switch {
+		case derr != nil:
 			r.acts.drift.DeleteLabelValues(a.Name())
 		case drift:
 			r.acts.drift.WithLabelValues(a.Name()).Set(1)
 		default:
 			r.acts.drift.WithLabelValues(a.Name()).Set(0)
 		}
-		if changed := !sameDesired(r, a.Name(), desired); changed || !prev.OK {
+		if changed := !sameDesired(r, a.Name(), desired); changed || !prev.OK || drift {
 			result := "ok"
 			if actuators.IsDryRun(a) {
 				result = "dry-run"
 			}
 			for svc, ds := range desired {
-				r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result})
+				rec := auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result}
+				if have, ok := holds[svc]; drift && ok && !have.Equal(ds) {
+					// A rate limit (or a dry run) left the backend short of
+					// the decision: record what it really holds.
+					rec.Holds = have.Weights
+				}
+				r.opts.Audit.Write(rec)
 			}
 		}
 	}

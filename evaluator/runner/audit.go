@@ -33,10 +33,13 @@ type auditRecord struct {
 	Service  string         `json:"service,omitempty"`
 	Route    string         `json:"route,omitempty"`
 	Weights  map[string]int `json:"weights,omitempty"`
-	Result   string         `json:"result,omitempty"`
-	Error    string         `json:"error,omitempty"`
-	Reason   string         `json:"reason,omitempty"`
-	By       string         `json:"by,omitempty"`
+	// Holds is what the backend holds after applying, when it differs
+	// from Weights (a rate-limited step, a dry run).
+	Holds  map[string]int `json:"holds,omitempty"`
+	Result string         `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+	By     string         `json:"by,omitempty"`
 }
 
 // Write appends one record.

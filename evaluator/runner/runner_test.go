@@ -459,3 +459,73 @@ func start(t *testing.T, r *Runner) (stop func()) {
 	t.Cleanup(stop)
 	return stop
 }
+
+// lockedBuffer is an io.Writer safe for the audit log and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestRateLimitedStepsAreAudited(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		fp        *fakeProm
+		wantHolds bool
+	}{
+		{"shed is limited", &fakeProm{soft: 0.16}, true},               // score 67: shed, 50 points to move
+		{"a failed route drains at once", &fakeProm{hard: 0.9}, false}, // hard outage: failover
+	} {
+		t.Run(c.name, func(t *testing.T) { testRateLimit(t, c.fp, c.wantHolds) })
+	}
+}
+
+func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		split := filepath.Join(dir, "split.json")
+		cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: file\n    path: "+split+"\n    max_shift_per_tick: 40", 1)
+		cfgPath := filepath.Join(dir, "hermes.yaml")
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		kinds := &actuators.Registry{}
+		file.Register(kinds)
+		audit := &lockedBuffer{}
+		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds, Audit: NewAuditLog(audit),
+			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Start from a healthy split on disk, so the limiter has a base.
+		healthy := `{"services":{"chat":{"weights":{"free":100,"paid-standard":0,"paid-premium":0},"retries_enabled":true,"degraded_mode":false}}}`
+		if err := os.WriteFile(split, []byte(healthy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start(t, r)
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		want := map[string]int{"free": 50, "paid-standard": 50}
+		if !wantHolds {
+			want = map[string]int{"free": 0, "paid-standard": 100}
+		}
+		if w := weights(t, split); w["free"] != want["free"] || w["paid-standard"] != want["paid-standard"] {
+			t.Fatalf("split %v, want %v in the end", w, want)
+		}
+		got := audit.String()
+		if holds := strings.Contains(got, `"holds":{"free":60,"paid-premium":0,"paid-standard":40}`); holds != wantHolds {
+			t.Errorf("audit records the limited step %v, want %v:\n%s", holds, wantHolds, got)
+		}
+	})
+}
