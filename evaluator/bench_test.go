@@ -47,7 +47,7 @@ func BenchmarkStep(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				now = now.Add(15 * time.Second)
-				s, _ = Step(p, s, snaps[(i/40)%2], now)
+				s, _ = Step(p, s, Input{Snapshot: snaps[(i/40)%2]}, now)
 			}
 		})
 	}

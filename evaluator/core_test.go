@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+
 	"fmt"
 	"testing"
 	"time"
@@ -67,21 +69,21 @@ func TestScore(t *testing.T) {
 		idle    bool
 		want    float64
 		missing int
-		floor   Level
-		imm     Level
+		floor   traffic.Level
+		imm     traffic.Level
 	}{
-		{"healthy", nil, false, 100, 0, Normal, Normal},
-		{"soft fail 11%", map[string]any{"free.soft_fail_ratio": 0.11}, false, 82, 0, Normal, Normal},
-		{"soft fail capped at 100 points", map[string]any{"free.soft_fail_ratio": 0.9}, false, 0, 0, Normal, Normal},
-		{"hard failure is a veto", map[string]any{"free.hard_fail_ratio": 0.25}, false, 0, 0, Normal, Failover},
-		{"latency alone never below 70", map[string]any{"free.p99_ratio": 10.0}, false, 70, 0, Normal, Normal},
-		{"quota under 5% prepares", map[string]any{"free.quota_remaining": 0.04}, false, 100, 0, Warm, Warm},
-		{"quota under 2% forces failover", map[string]any{"free.quota_remaining": 0.01}, false, 100, 0, Failover, Failover},
-		{"missing probe holds", map[string]any{"free.probe_success": "no data"}, false, 100, 1, Normal, Normal},
-		{"missing optional signal does not hold", map[string]any{"free.quality_score": "no data"}, false, 100, 0, Normal, Normal},
-		{"idle route: traffic signals are not missing", map[string]any{"free.soft_fail_ratio": "NaN", "free.p99_ratio": "no data"}, true, 100, 0, Normal, Normal},
-		{"busy route: traffic signals missing hold", map[string]any{"free.soft_fail_ratio": "NaN"}, false, 100, 1, Normal, Normal},
-		{"failed probes judge an idle route", map[string]any{"free.probe_success": 0.2, "free.soft_fail_ratio": "NaN"}, true, 0, 0, Normal, Normal},
+		{"healthy", nil, false, 100, 0, traffic.Normal, traffic.Normal},
+		{"soft fail 11%", map[string]any{"free.soft_fail_ratio": 0.11}, false, 82, 0, traffic.Normal, traffic.Normal},
+		{"soft fail capped at 100 points", map[string]any{"free.soft_fail_ratio": 0.9}, false, 0, 0, traffic.Normal, traffic.Normal},
+		{"hard failure is a veto", map[string]any{"free.hard_fail_ratio": 0.25}, false, 0, 0, traffic.Normal, traffic.Failover},
+		{"latency alone never below 70", map[string]any{"free.p99_ratio": 10.0}, false, 70, 0, traffic.Normal, traffic.Normal},
+		{"quota under 5% prepares", map[string]any{"free.quota_remaining": 0.04}, false, 100, 0, traffic.Warm, traffic.Warm},
+		{"quota under 2% forces failover", map[string]any{"free.quota_remaining": 0.01}, false, 100, 0, traffic.Failover, traffic.Failover},
+		{"missing probe holds", map[string]any{"free.probe_success": "no data"}, false, 100, 1, traffic.Normal, traffic.Normal},
+		{"missing optional signal does not hold", map[string]any{"free.quality_score": "no data"}, false, 100, 0, traffic.Normal, traffic.Normal},
+		{"idle route: traffic signals are not missing", map[string]any{"free.soft_fail_ratio": "NaN", "free.p99_ratio": "no data"}, true, 100, 0, traffic.Normal, traffic.Normal},
+		{"busy route: traffic signals missing hold", map[string]any{"free.soft_fail_ratio": "NaN"}, false, 100, 1, traffic.Normal, traffic.Normal},
+		{"failed probes judge an idle route", map[string]any{"free.probe_success": 0.2, "free.soft_fail_ratio": "NaN"}, true, 0, 0, traffic.Normal, traffic.Normal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,8 +112,8 @@ func TestScoreReasonsExplainPenalty(t *testing.T) {
 func TestPlanService(t *testing.T) {
 	p := defaultPolicy(t)
 	svc := p.Config.Services[0]
-	rs := func(l Level, stage int, score float64) *RouteState {
-		return &RouteState{Level: l, Stage: stage, Score: Score{Value: score}}
+	rs := func(l traffic.Level, stage int, score float64) *RouteState {
+		return &RouteState{SavedRoute: SavedRoute{Level: l, Stage: stage}, Score: Score{Value: score}}
 	}
 	cases := []struct {
 		name              string
@@ -119,18 +121,18 @@ func TestPlanService(t *testing.T) {
 		want              [3]int
 		degraded, retries bool
 	}{
-		{"all normal", rs(Normal, 0, 100), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{100, 0, 0}, false, true},
-		{"warm", rs(Warm, 0, 80), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{95, 5, 0}, false, true},
-		{"shed", rs(Shed, 0, 70), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{50, 50, 0}, false, true},
-		{"failover", rs(Failover, 0, 10), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{0, 100, 0}, false, false},
-		{"failback stage 1", rs(Failover, 1, 90), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{10, 90, 0}, false, false},
-		{"failback stage 3", rs(Failover, 3, 90), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{50, 50, 0}, false, false},
-		{"cascade", rs(Failover, 0, 10), rs(Failover, 0, 20), rs(Normal, 0, 100), [3]int{0, 0, 100}, false, false},
-		{"cascade with shed backup", rs(Failover, 0, 10), rs(Shed, 0, 70), rs(Normal, 0, 100), [3]int{0, 50, 50}, false, false},
-		{"backups failed: warm primary keeps all", rs(Warm, 0, 80), rs(Failover, 0, 20), rs(Manual, 0, 0), [3]int{100, 0, 0}, false, true},
-		{"manual primary", rs(Manual, 0, 30), rs(Normal, 0, 100), rs(Normal, 0, 100), [3]int{0, 100, 0}, false, false},
-		{"every route bad: least bad serves", rs(Failover, 0, 10), rs(Failover, 0, 35), rs(Manual, 0, 20), [3]int{0, 100, 0}, true, false},
-		{"every route bad: tie goes to the primary", rs(Failover, 0, 0), rs(Failover, 0, 0), rs(Failover, 0, 0), [3]int{100, 0, 0}, true, false},
+		{"all normal", rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{100, 0, 0}, false, true},
+		{"warm", rs(traffic.Warm, 0, 80), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{95, 5, 0}, false, true},
+		{"shed", rs(traffic.Shed, 0, 70), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{50, 50, 0}, false, true},
+		{"failover", rs(traffic.Failover, 0, 10), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{0, 100, 0}, false, false},
+		{"failback stage 1", rs(traffic.Failover, 1, 90), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{10, 90, 0}, false, false},
+		{"failback stage 3", rs(traffic.Failover, 3, 90), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{50, 50, 0}, false, false},
+		{"cascade", rs(traffic.Failover, 0, 10), rs(traffic.Failover, 0, 20), rs(traffic.Normal, 0, 100), [3]int{0, 0, 100}, false, false},
+		{"cascade with shed backup", rs(traffic.Failover, 0, 10), rs(traffic.Shed, 0, 70), rs(traffic.Normal, 0, 100), [3]int{0, 50, 50}, false, false},
+		{"backups failed: warm primary keeps all", rs(traffic.Warm, 0, 80), rs(traffic.Failover, 0, 20), rs(traffic.Manual, 0, 0), [3]int{100, 0, 0}, false, true},
+		{"manual primary", rs(traffic.Manual, 0, 30), rs(traffic.Normal, 0, 100), rs(traffic.Normal, 0, 100), [3]int{0, 100, 0}, false, false},
+		{"every route bad: least bad serves", rs(traffic.Failover, 0, 10), rs(traffic.Failover, 0, 35), rs(traffic.Manual, 0, 20), [3]int{0, 100, 0}, true, false},
+		{"every route bad: tie goes to the primary", rs(traffic.Failover, 0, 0), rs(traffic.Failover, 0, 0), rs(traffic.Failover, 0, 0), [3]int{100, 0, 0}, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+
 	"fmt"
 	"time"
 )
@@ -14,7 +16,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	rs.Failbacks = pruneFailbacks(prev.Failbacks, now, p.Config.Failback.Window)
 	updateBelow(p, &rs, sc, now)
 
-	if rs.Level == Manual {
+	if rs.Level == traffic.Manual {
 		rs.RecoverSince = time.Time{}
 		return rs, nil
 	}
@@ -23,18 +25,18 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	target, why := downTarget(p, rs, sc, now)
 	switch {
 	case target > rs.Level:
-		return moveTo(p, rs, target, now, why), []transition{{from: prev.Level, to: target, why: why}}
-	case target == Failover && rs.Level == Failover && rs.Stage > 0:
+		return moveTo(p, rs, target, now), []transition{{from: prev.Level, to: target, why: why}}
+	case target == traffic.Failover && rs.Level == traffic.Failover && rs.Stage > 0:
 		// Bad enough to fail over again during a failback: back to no
 		// traffic at once, not one stage per tick.
 		why = "failback aborted: " + why
-		return moveTo(p, rs, Failover, now, why), []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
+		return moveTo(p, rs, traffic.Failover, now), []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
 	}
 
-	if rs.Level == Failover {
+	if rs.Level == traffic.Failover {
 		return decideFailover(p, prev, rs, sc, idle, now)
 	}
-	if rs.Level == Normal {
+	if rs.Level == traffic.Normal {
 		rs.RecoverSince = time.Time{}
 		return rs, nil
 	}
@@ -52,13 +54,13 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	}
 	to := rs.Level - 1
 	why = fmt.Sprintf("score %.1f ≥ %g for %s", sc.Value, lc.RecoverAbove, lc.RecoverFor)
-	return moveTo(p, rs, to, now, why), []transition{{from: prev.Level, to: to, why: why}}
+	return moveTo(p, rs, to, now), []transition{{from: prev.Level, to: to, why: why}}
 }
 
 // updateBelow tracks, per degraded level, since when the score has been
 // continuously bad enough for it (or a floor has demanded it).
 func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
-	for l := Warm; l <= Failover; l++ {
+	for l := traffic.Warm; l <= traffic.Failover; l++ {
 		if sc.Value < p.level(l).Below || sc.Floor >= l {
 			if rs.BelowSince[l].IsZero() {
 				rs.BelowSince[l] = now
@@ -71,17 +73,17 @@ func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
 
 // downTarget is the most severe level the route must move down to now:
 // immediately for immediate caps and floors, after dwell otherwise.
-func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (Level, string) {
+func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (traffic.Level, string) {
 	cur := rs.Level
-	if cur == Failover && rs.Stage > 0 {
+	if cur == traffic.Failover && rs.Stage > 0 {
 		// During failback a dip is handled by the stage logic, unless the
 		// route is bad enough to fail over again.
-		cur = Shed
+		cur = traffic.Shed
 	}
 	if sc.ImmediateLevel > cur {
 		return sc.ImmediateLevel, "immediate (cap or floor, no dwell)"
 	}
-	for l := Failover; l > cur; l-- {
+	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]
 		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell {
 			if sc.Floor >= l && sc.Value >= p.level(l).Below {
@@ -94,8 +96,8 @@ func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (Level, strin
 }
 
 // moveTo puts the route at level to, resetting timers that belong to the old level.
-func moveTo(p *Policy, rs RouteState, to Level, now time.Time, _ string) RouteState {
-	if to == Failover && (rs.Level != Failover || rs.Stage > 0) {
+func moveTo(p *Policy, rs RouteState, to traffic.Level, now time.Time) RouteState {
+	if to == traffic.Failover && (rs.Level != traffic.Failover || rs.Stage > 0) {
 		rs.FailingSince = now
 	}
 	rs.Level = to
@@ -110,13 +112,13 @@ func moveTo(p *Policy, rs RouteState, to Level, now time.Time, _ string) RouteSt
 // of a failback, and its stages.
 func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now time.Time) (RouteState, []transition) {
 	fb := p.Config.Failback
-	fo := p.level(Failover)
+	fo := p.level(traffic.Failover)
 	if rs.Stage > 0 {
 		// A stage carries real traffic: any dip steps back one stage.
 		if sc.Held() {
 			return rs, nil
 		}
-		if sc.Value < fb.MinScore || sc.Floor >= Failover {
+		if sc.Value < fb.MinScore || sc.Floor >= traffic.Failover {
 			rs.Stage--
 			rs.StageSince = now
 			why := fmt.Sprintf("score %.1f < %g during failback stage %d", sc.Value, fb.MinScore, prev.Stage)
@@ -125,7 +127,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 				rs.RecoverSince = time.Time{}
 				rs.FailingSince = now
 			}
-			return rs, []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
+			return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
 		}
 		if idle {
 			// A stage is judged from its real traffic: while an operator's
@@ -140,18 +142,18 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 			rs.Stage++
 			rs.StageSince = now
 			why := fmt.Sprintf("score ≥ %g for %s", fb.MinScore, fb.Observe)
-			return rs, []transition{{from: Failover, to: Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
+			return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
 		}
 		// The last stage (100 %) held: the failback is complete.
 		why := fmt.Sprintf("failback complete: every stage held score ≥ %g for %s", fb.MinScore, fb.Observe)
-		rs = moveTo(p, rs, Normal, now, why)
+		rs = moveTo(p, rs, traffic.Normal, now)
 		rs.Failbacks = append(rs.Failbacks, now)
 		rs.Released = false
-		return rs, []transition{{from: Failover, to: Normal, stageFrom: prev.Stage, why: why}}
+		return rs, []transition{{from: traffic.Failover, to: traffic.Normal, stageFrom: prev.Stage, why: why}}
 	}
 
 	// Stage 0: no user traffic; recovery is judged from probes.
-	recovering := !sc.Held() && sc.Floor < Failover && sc.Value >= fo.RecoverAbove
+	recovering := !sc.Held() && sc.Floor < traffic.Failover && sc.Value >= fo.RecoverAbove
 	if !recovering {
 		rs.RecoverSince = time.Time{}
 		if rs.FailingSince.IsZero() {
@@ -159,7 +161,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		}
 		if !sc.Held() && now.Sub(rs.FailingSince) >= fb.ManualAfter {
 			why := fmt.Sprintf("still failing %s after failover (score %.1f)", fb.ManualAfter, sc.Value)
-			return moveTo(p, rs, Manual, now, why), []transition{{from: Failover, to: Manual, why: why}}
+			return moveTo(p, rs, traffic.Manual, now), []transition{{from: traffic.Failover, to: traffic.Manual, why: why}}
 		}
 		return rs, nil
 	}
@@ -176,7 +178,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	rs.Stage = 1
 	rs.StageSince = now
 	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Value, fo.RecoverAbove, fo.RecoverFor)
-	return rs, []transition{{from: Failover, to: Failover, stageFrom: 0, stageTo: 1, why: why}}
+	return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: 0, stageTo: 1, why: why}}
 }
 
 // NextFailbackAllowed is when the failback budget allows the next failback
@@ -201,7 +203,7 @@ func pruneFailbacks(fbs []time.Time, now time.Time, window time.Duration) []time
 
 // transition is a level or failback-stage change of one route.
 type transition struct {
-	from, to           Level
+	from, to           traffic.Level
 	stageFrom, stageTo int
 	why                string
 }

@@ -9,6 +9,7 @@ const (
 	EventTraffic  = "traffic"  // a service's split changed
 	EventAlert    = "alert"    // an alert started or stopped firing
 	EventOverride = "override" // an operator override was set, cleared or expired
+	EventCommand  = "command"  // an operator command was rejected when its tick came
 )
 
 // Event is one thing the core decided, as printed by backtests and written
@@ -40,4 +41,9 @@ type Event struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	ActiveAt    *time.Time        `json:"active_at,omitempty"`
+
+	// override and command: who asked, until when, and the request's ID.
+	By      string     `json:"by,omitempty"`
+	Expires *time.Time `json:"expires,omitempty"`
+	Command string     `json:"command,omitempty"`
 }

@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+
 	"fmt"
 	"math"
 	"sort"
@@ -86,7 +88,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		for h.now.Before(end) {
 			h.now = h.now.Add(15 * time.Second)
 			var evs []Event
-			h.s, evs = Step(h.p, h.s, snap(h.p, h.now, h.over), h.now)
+			h.s, evs = Step(h.p, h.s, Input{Snapshot: snap(h.p, h.now, h.over)}, h.now)
 			for _, e := range evs {
 				if e.Type == EventAlert && e.Tier == "C" {
 					continue
@@ -99,8 +101,16 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			return "(no events)"
 		}
 		return b.String()
-	case "release":
-		next, evs, err := Release(h.p, h.s, arg("route"), h.now, arg("reason"))
+	case "release", "pin", "pause", "clear":
+		cmd := Command{Kind: CommandKind(d.Cmd), Service: arg("service"), Route: arg("route"), Reason: arg("reason")}
+		if cmd.Reason == "" {
+			cmd.Reason = "test"
+		}
+		if f := arg("for"); f != "" {
+			dur, _ := time.ParseDuration(f)
+			cmd.Expires = h.now.Add(dur)
+		}
+		next, evs, err := Apply(h.p, h.s, cmd, h.now)
 		if err != nil {
 			return "error: " + err.Error()
 		}
@@ -108,26 +118,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		for _, e := range evs {
 			b.WriteString(h.format(e) + "\n")
 		}
-		return b.String()
-	case "pin", "pause":
-		o := Override{Kind: d.Cmd, Route: arg("route"), Reason: "test", Since: h.now}
-		if f := arg("for"); f != "" {
-			dur, _ := time.ParseDuration(f)
-			o.Expires = h.now.Add(dur)
-		}
-		next, ev, err := SetOverride(h.p, h.s, arg("service"), o)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		h.s = next
-		return h.format(ev)
-	case "clear":
-		next, ev, err := ClearOverride(h.s, arg("service"), "test", h.now)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		h.s = next
-		return h.format(ev)
+		return strings.TrimSuffix(b.String(), "\n")
 	case "restart":
 		h.s = exportedOnly(h.s)
 		return "restarted: dwell and recovery timers and alerts forgotten"
@@ -163,13 +154,12 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 // restart (see restore.go): levels, since times, stages, failing-since,
 // failbacks, releases and splits; timers and alerts are lost.
 func exportedOnly(s State) State {
-	out := State{Routes: map[string]*RouteState{}, Services: map[string]*ServiceState{}, Overrides: s.Overrides}
+	out := State{Routes: map[string]*RouteState{}, Services: map[string]*traffic.Split{}, Overrides: s.Overrides}
 	for n, rs := range s.Routes {
-		out.Routes[n] = &RouteState{Level: rs.Level, Since: rs.Since, Stage: rs.Stage, StageSince: rs.StageSince,
-			FailingSince: rs.FailingSince, Failbacks: rs.Failbacks, Released: rs.Released}
+		out.Routes[n] = &RouteState{SavedRoute: rs.SavedRoute}
 	}
 	for n, st := range s.Services {
-		c := *st
+		c := st.Clone()
 		out.Services[n] = &c
 	}
 	return out
@@ -205,6 +195,8 @@ func (h *harness) format(e Event) string {
 		return fmt.Sprintf("%s alert %s %s [%s] %s", at, e.Route, e.Name, e.Tier, e.State)
 	case EventOverride:
 		return fmt.Sprintf("%s override %s %s %s %s", at, e.Service, e.Name, e.Route, e.State)
+	case EventCommand:
+		return fmt.Sprintf("%s command %s %s %s %s (%s)", at, e.Name, e.Service, e.Route, e.State, e.Reasons[0])
 	}
 	return at + " " + e.Type
 }

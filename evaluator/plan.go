@@ -1,11 +1,14 @@
 package evaluator
 
-import "github.com/hermes-failover/hermes/rules"
+import (
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/rules"
+)
 
 // failed reports whether a route must get no traffic by itself: failed over
 // (and not in a failback stage) or manual.
 func failed(rs RouteState) bool {
-	return rs.Level == Manual || (rs.Level == Failover && rs.Stage == 0)
+	return rs.Level == traffic.Manual || (rs.Level == traffic.Failover && rs.Stage == 0)
 }
 
 // PlanService turns route levels into integer traffic percentages summing to
@@ -15,9 +18,12 @@ func failed(rs RouteState) bool {
 // all that reaches it. When every route is failed, the least bad one (highest
 // score, earliest in the chain on ties) serves everything and the service is
 // flagged degraded: draining all routes would serve nobody.
-func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteState) ServiceState {
+//
+// The split also names each route's level for the actuators, with a route
+// being failed back as traffic.Failback: it carries traffic by design.
+func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteState) traffic.Split {
 	chain := svc.Routes
-	st := ServiceState{Weights: make(map[string]int, len(chain))}
+	st := traffic.Split{Weights: make(map[string]int, len(chain)), Levels: make(map[string]traffic.Level, len(chain))}
 	okAfter := make([]bool, len(chain)+1) // okAfter[i]: some route after i is not failed
 	for i := len(chain) - 1; i >= 0; i-- {
 		okAfter[i] = okAfter[i+1] || !failed(*routes[chain[i]])
@@ -47,7 +53,17 @@ func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteSta
 		st.Weights[best] += remaining
 		st.Degraded = true
 	}
+	for _, name := range chain {
+		lvl := routes[name].Level
+		if lvl == traffic.Failover && routes[name].Stage > 0 {
+			lvl = traffic.Failback
+		}
+		st.Levels[name] = lvl
+		if lvl != traffic.Normal {
+			st.Reasons = append(st.Reasons, name+": "+lvl.String())
+		}
+	}
 	primary := *routes[chain[0]]
-	st.RetriesEnabled = !st.Degraded && (primary.Level == Normal || p.level(min(primary.Level, Failover)).Retries)
+	st.RetriesEnabled = !st.Degraded && (primary.Level == traffic.Normal || p.level(min(primary.Level, traffic.Failover)).Retries)
 	return st
 }

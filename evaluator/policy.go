@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+
 	"fmt"
 
 	"github.com/hermes-failover/hermes/rules"
@@ -11,10 +13,13 @@ import (
 type Policy struct {
 	Config   *rules.Config
 	signals  map[string]rules.SignalConfig
-	levels   [Manual]rules.LevelConfig // indexed by Level; [Normal] is unused
+	levels   [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
 	alerts   []*alertRule
 	routes   []string // every route of every service, in config order
 	services map[string]rules.ServiceConfig
+	// actuators are the names of the configured actuators (name, else
+	// type), the targets of actuator-scope alert rules.
+	actuators []string
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
@@ -24,8 +29,8 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		p.signals[s.Name] = s
 	}
 	for _, l := range cfg.Levels {
-		lv, err := ParseLevel(l.Name)
-		if err != nil || lv == Normal || lv == Manual {
+		lv, err := traffic.ParseLevel(l.Name)
+		if err != nil || lv == traffic.Normal || lv >= traffic.Manual {
 			return nil, fmt.Errorf("levels: unexpected level %q", l.Name)
 		}
 		p.levels[lv] = l
@@ -39,6 +44,9 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 				p.routes = append(p.routes, r)
 			}
 		}
+	}
+	for _, a := range cfg.Actuators {
+		p.actuators = append(p.actuators, a.ResolvedName())
 	}
 	for i, a := range cfg.Alerts {
 		r, err := compileAlert(a)
@@ -54,16 +62,29 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 func (p *Policy) Routes() []string { return p.routes }
 
 // level returns the configuration of a degraded level (warm, shed, failover).
-func (p *Policy) level(l Level) rules.LevelConfig { return p.levels[l] }
+func (p *Policy) level(l traffic.Level) rules.LevelConfig { return p.levels[l] }
+
+// Level returns the configuration of a degraded level (warm, shed,
+// failover); the zero LevelConfig for others.
+func (p *Policy) Level(l traffic.Level) rules.LevelConfig {
+	if l < traffic.Normal || l >= traffic.Manual {
+		return rules.LevelConfig{}
+	}
+	return p.levels[l]
+}
 
 // primaryPercent is the share a route at level l (and failback stage) keeps.
-func (p *Policy) primaryPercent(rs RouteState) int {
+func (p *Policy) primaryPercent(rs RouteState) int { return p.PrimaryPercent(rs.SavedRoute) }
+
+// PrimaryPercent is the share of what reaches it that a route keeps at its
+// level (and failback stage).
+func (p *Policy) PrimaryPercent(rs SavedRoute) int {
 	switch {
-	case rs.Level == Normal:
+	case rs.Level == traffic.Normal:
 		return 100
-	case rs.Level == Manual:
+	case rs.Level == traffic.Manual:
 		return 0
-	case rs.Level == Failover && rs.Stage > 0:
+	case rs.Level == traffic.Failover && rs.Stage > 0:
 		return p.Config.Failback.Stages[rs.Stage-1]
 	default:
 		return p.levels[rs.Level].PrimaryPercent

@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -22,8 +24,8 @@ type Contribution struct {
 	Penalty float64 `json:"penalty"`
 	// CapsAt is the score cap this signal imposes, or -1.
 	CapsAt float64 `json:"caps_at"`
-	// Floor is the level this signal forces at least, Normal when none.
-	Floor Level `json:"floor"`
+	// Floor is the level this signal forces at least, normal when none.
+	Floor traffic.Level `json:"floor"`
 }
 
 // Score is a route's health at one tick, with its per-signal contributions.
@@ -33,10 +35,10 @@ type Score struct {
 	// Missing lists signals whose absence holds the route's level.
 	Missing []string `json:"missing,omitempty"`
 	// Floor is the strongest level forced by a floor rule.
-	Floor Level `json:"floor"`
+	Floor traffic.Level `json:"floor"`
 	// ImmediateLevel is the level that an immediate cap or floor demands
-	// without dwell, Normal when none.
-	ImmediateLevel Level `json:"immediate_level"`
+	// without dwell, normal when none.
+	ImmediateLevel traffic.Level `json:"immediate_level"`
 	// Carried: signals were missing, so Value is the last score computed
 	// with full data (see Step), not one computed from partial data.
 	Carried bool `json:"carried,omitempty"`
@@ -58,7 +60,7 @@ func (s Score) Reasons() []string {
 		if c.CapsAt >= 0 {
 			out = append(out, fmt.Sprintf("%s %s caps score at %g", c.Signal, fmtValue(c.Value), c.CapsAt))
 		}
-		if c.Floor > Normal {
+		if c.Floor > traffic.Normal {
 			out = append(out, fmt.Sprintf("%s %s forces at least %s", c.Signal, fmtValue(c.Value), c.Floor))
 		}
 	}
@@ -150,7 +152,7 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 		if _, past := beyond(fl.Bound, c.Value); !past {
 			continue
 		}
-		lv, err := ParseLevel(fl.Level)
+		lv, err := traffic.ParseLevel(fl.Level)
 		if err != nil {
 			continue // Validate rejects unknown levels.
 		}
@@ -164,25 +166,25 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 }
 
 // levelForScore is the most severe level whose threshold score is below.
-func (p *Policy) levelForScore(score float64) Level {
-	for l := Failover; l >= Warm; l-- {
+func (p *Policy) levelForScore(score float64) traffic.Level {
+	for l := traffic.Failover; l >= traffic.Warm; l-- {
 		if score < p.levels[l].Below {
 			return l
 		}
 	}
-	return Normal
+	return traffic.Normal
 }
 
 // contributionJSON is Contribution with a nullable value: JSON has no NaN.
 type contributionJSON struct {
-	Signal     string   `json:"signal"`
-	Value      *float64 `json:"value"`
-	StatusText string   `json:"status"`
-	Reason     string   `json:"reason,omitempty"`
-	Idle       bool     `json:"idle,omitempty"`
-	Penalty    float64  `json:"penalty"`
-	CapsAt     float64  `json:"caps_at"`
-	Floor      Level    `json:"floor"`
+	Signal     string        `json:"signal"`
+	Value      *float64      `json:"value"`
+	StatusText string        `json:"status"`
+	Reason     string        `json:"reason,omitempty"`
+	Idle       bool          `json:"idle,omitempty"`
+	Penalty    float64       `json:"penalty"`
+	CapsAt     float64       `json:"caps_at"`
+	Floor      traffic.Level `json:"floor"`
 }
 
 // MarshalJSON writes a value that is not a number as null.

@@ -32,11 +32,24 @@ type Sample struct {
 	Reason string
 }
 
-// Snapshot holds every signal of every route at one tick: Values[route][signal].
+// ActuatorHealth is how an actuator's applies have gone, as the live loop
+// saw them after the previous tick; the actuator-scope alert rules read it.
+type ActuatorHealth struct {
+	OK bool
+	// FailingSince is the tick of the first failure since the last success;
+	// zero while the actuator works.
+	FailingSince time.Time
+	// Error is the last failure's message.
+	Error string
+}
+
+// Snapshot holds every signal of every route at one tick,
+// Values[route][signal], and the health of every actuator by name.
 // A source fills a Sample for every configured route and signal.
 type Snapshot struct {
-	Time   time.Time
-	Values map[string]map[string]Sample
+	Time      time.Time
+	Values    map[string]map[string]Sample
+	Actuators map[string]ActuatorHealth
 }
 
 // Get returns the sample of signal for route, Missing if absent.
@@ -58,4 +71,12 @@ func (s *Snapshot) Set(route, signal string, v Sample) {
 		s.Values[route] = m
 	}
 	m[signal] = v
+}
+
+// Input is what one tick of the core reads besides its own state: the
+// snapshot of signals and actuator health, and the operator commands queued
+// since the previous tick, applied in order at the start of the tick.
+type Input struct {
+	Snapshot Snapshot
+	Commands []Command
 }

@@ -3,16 +3,25 @@ package evaluator
 import (
 	"maps"
 	"time"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
-// Step is one tick of the core: from the previous state, the tick's snapshot
-// and the policy it computes every route's score, moves each route's level
-// (dwell, hysteresis, cooldown, staged failback, manual), plans each
-// service's traffic and evaluates the alert rules. It returns the next state
-// and what changed, in a stable order. Step does no I/O and reads no clock.
-func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) {
+// Step is one tick of the core. From the previous state and the tick's
+// input it applies the operator commands, computes every route's score,
+// moves each route's level (dwell, hysteresis, cooldown, staged failback,
+// manual), plans each service's traffic and evaluates the alert rules. It
+// returns the next state and what changed, in a stable order. Step does no
+// I/O and reads no clock.
+func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	s := prev.Clone()
-	var evs []Event
+	for _, r := range p.Routes() {
+		if s.Routes[r] == nil {
+			s.Routes[r] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
+		}
+	}
+	s, evs := applyCommands(p, s, in.Commands, now)
+	snap := in.Snapshot
 
 	// Which routes get user traffic now decides which signals are idle.
 	share := map[string]int{}
@@ -23,13 +32,7 @@ func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) 
 			}
 		}
 	}
-	first := len(s.Services) == 0
-	for _, r := range p.Routes() {
-		if s.Routes[r] == nil {
-			s.Routes[r] = &RouteState{Level: Normal, Since: now}
-		}
-	}
-	if first {
+	if len(s.Services) == 0 {
 		for _, svc := range p.Config.Services {
 			st := PlanService(p, svc, s.Routes)
 			for r, w := range st.Weights {
@@ -60,7 +63,7 @@ func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) 
 	for name, o := range s.Overrides {
 		if !o.Active(now) || p.services[name].Name == "" {
 			delete(s.Overrides, name)
-			evs = append(evs, Event{Time: now, Type: EventOverride, Service: name, Name: o.Kind, State: "expired", Reasons: []string{o.Reason}})
+			evs = append(evs, Event{Time: now, Type: EventOverride, Service: name, Name: string(o.Kind), State: "expired", Reasons: []string{o.Reason}})
 		}
 	}
 	for _, svc := range p.Config.Services {
@@ -69,14 +72,14 @@ func Step(p *Policy, prev State, snap Snapshot, now time.Time) (State, []Event) 
 		if o, ok := s.Overrides[svc.Name]; ok {
 			st = applyOverride(o, st, old)
 		}
-		if old == nil || !maps.Equal(old.Weights, st.Weights) || old.Degraded != st.Degraded || old.RetriesEnabled != st.RetriesEnabled || old.Override != st.Override {
+		if old == nil || !old.Equal(st) || old.Override != st.Override {
 			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
 				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
 		}
 		s.Services[svc.Name] = &st
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, snap, now)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	return s, evs
@@ -101,6 +104,15 @@ func transitionEvents(p *Policy, route string, rs RouteState, tr transition, now
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 func round1(v float64) float64 {

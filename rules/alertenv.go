@@ -25,6 +25,11 @@ type AlertEnv struct {
 	Missing  []string           `expr:"missing"`  // signals without data that hold the route
 	Degraded bool               `expr:"degraded"` // service scope: every route bad
 	Weights  map[string]int     `expr:"weights"`  // service scope: traffic split
+	// Actuator scope: the actuator, how long it has been failing without a
+	// success (seconds, 0 while it works) and its last error.
+	Actuator   string  `expr:"actuator"`
+	FailingFor float64 `expr:"failing_for"`
+	Error      string  `expr:"error"`
 }
 
 // TemplateData is what an alert's summary and description templates see.
@@ -39,6 +44,10 @@ type TemplateData struct {
 	Missing  []string
 	Degraded bool
 	Weights  map[string]int
+
+	Actuator   string
+	FailingFor float64
+	Error      string
 }
 
 // TemplateData returns the template view of the same evaluation.

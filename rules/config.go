@@ -147,7 +147,7 @@ const (
 type AlertRuleConfig struct {
 	Name string `yaml:"name" mapstructure:"name"`
 	Tier string `yaml:"tier" mapstructure:"tier"`
-	// Scope is "route" (default) or "service".
+	// Scope is "route" (default), "service" or "actuator".
 	Scope string `yaml:"scope" mapstructure:"scope"`
 	// Expr is an expr-lang boolean condition; see the README for its variables.
 	Expr          string            `yaml:"expr" mapstructure:"expr"`
@@ -196,4 +196,13 @@ type ActuatorConfig struct {
 	Type     string         `yaml:"type" mapstructure:"type"`
 	Services []string       `yaml:"services" mapstructure:"services"`
 	Options  map[string]any `yaml:",inline" mapstructure:",remain"`
+}
+
+// ResolvedName is the actuator's name: Name, or Type when Name is unset.
+// Logs, metrics, errors and actuator-scope alerts use it.
+func (a ActuatorConfig) ResolvedName() string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return a.Type
 }

@@ -18,6 +18,9 @@ import (
 const (
 	ScopeRoute   = "route"   // one alert per route
 	ScopeService = "service" // one alert per service
+	// ScopeActuator: one alert per actuator, from the actuators' health
+	// that the live loop passes to the core with each tick's snapshot.
+	ScopeActuator = "actuator"
 )
 
 // LevelNames are the configured levels, mildest first, as levels must list them.
@@ -34,7 +37,7 @@ var (
 )
 
 // reservedLabels are set by Hermes on every alert and may not be overridden.
-var reservedLabels = []string{"alertname", "tier", "route", "service"}
+var reservedLabels = []string{"alertname", "tier", "route", "service", "actuator"}
 
 // problem is one configuration problem. path is the plain location
 // ("signals[3].query") used to find its line in the file; msg is the whole
@@ -366,8 +369,8 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 		if a.Tier != TierA && a.Tier != TierB && a.Tier != TierC {
 			ch.errorf(where.field("tier"), "must be %s, %s or %s, got %q", TierA, TierB, TierC, a.Tier)
 		}
-		if a.Scope != ScopeRoute && a.Scope != ScopeService {
-			ch.errorf(where.field("scope"), "must be %q or %q, got %q", ScopeRoute, ScopeService, a.Scope)
+		if a.Scope != ScopeRoute && a.Scope != ScopeService && a.Scope != ScopeActuator {
+			ch.errorf(where.field("scope"), "must be %q, %q or %q, got %q", ScopeRoute, ScopeService, ScopeActuator, a.Scope)
 		}
 		if prog, err := CompileAlertExpr(a.Expr); err != nil {
 			ch.errorf(where.field("expr"), "%v", err)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/runner"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 //go:embed status.html
@@ -44,7 +44,7 @@ func formatScore(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 type pageData struct {
 	Now    time.Time
-	Status runner.Status
+	Status api.Status
 }
 
 // page renders the status at a glance, server-side, with no JavaScript.

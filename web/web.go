@@ -18,17 +18,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/runner"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // Backend is what the handlers need from the running evaluator.
 type Backend interface {
 	Ready() bool
-	Status() runner.Status
+	Status() api.Status
 	Reload(ctx context.Context) error
-	Release(route, reason, by string) error
-	SetOverride(service string, o evaluator.Override) error
-	ClearOverride(service, reason, by string) error
+	// Submit queues an operator command for the next tick and waits for
+	// it (see runner.Runner.Submit): an error refuses the command.
+	Submit(ctx context.Context, cmd evaluator.Command) (api.CommandResult, error)
 }
 
 // Options configure the handler.
@@ -89,55 +90,40 @@ func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "configuration reloaded")
 }
 
-// ReleaseRequest is the body of POST /api/v1/admin/release.
-type ReleaseRequest struct {
-	Route  string `json:"route"`
-	Reason string `json:"reason"`
-	By     string `json:"by,omitempty"`
-}
-
-// OverrideRequest is the body of POST /api/v1/admin/overrides.
-type OverrideRequest struct {
-	Service string `json:"service"`
-	Kind    string `json:"kind"` // pin or pause
-	Route   string `json:"route,omitempty"`
-	Reason  string `json:"reason"`
-	By      string `json:"by,omitempty"`
-	// ExpiresIn is a Go duration ("30m"); empty means no expiry.
-	ExpiresIn string `json:"expires_in,omitempty"`
-}
-
 func (h *handler) release(w http.ResponseWriter, r *http.Request) {
-	var req ReleaseRequest
+	var req api.ReleaseRequest
 	if !decode(w, r, &req) {
 		return
 	}
-	if err := h.o.Backend.Release(req.Route, req.Reason, req.By); err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
+	cmd := evaluator.Command{Kind: evaluator.CommandRelease, Route: req.Route, Reason: req.Reason, By: req.By}
+	if res, ok := h.submit(w, r, cmd); ok {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "released", "route": req.Route, "tick": res.Tick})
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "released", "route": req.Route})
 }
 
 func (h *handler) setOverride(w http.ResponseWriter, r *http.Request) {
-	var req OverrideRequest
+	var req api.OverrideRequest
 	if !decode(w, r, &req) {
 		return
 	}
-	o := evaluator.Override{Kind: req.Kind, Route: req.Route, Reason: req.Reason, By: req.By, Since: h.o.Now()}
+	kind, err := traffic.ParseOverrideKind(req.Kind)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	cmd := evaluator.Command{Kind: evaluator.CommandKind(kind), Service: req.Service, Route: req.Route, Reason: req.Reason, By: req.By}
 	if req.ExpiresIn != "" {
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil || d <= 0 {
 			writeError(w, http.StatusBadRequest, fmt.Errorf("expires_in: want a positive duration such as 30m, got %q", req.ExpiresIn))
 			return
 		}
-		o.Expires = o.Since.Add(d)
+		cmd.Expires = h.o.Now().Add(d)
 	}
-	if err := h.o.Backend.SetOverride(req.Service, o); err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
+	if res, ok := h.submit(w, r, cmd); ok {
+		o := evaluator.Override{Kind: kind, Route: req.Route, Reason: req.Reason, By: req.By, Since: res.Tick, Expires: cmd.Expires}
+		writeJSON(w, http.StatusOK, map[string]any{"status": "set", "service": req.Service, "override": o, "tick": res.Tick})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "set", "service": req.Service, "override": o})
 }
 
 func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
@@ -146,11 +132,26 @@ func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errors.New("a reason is required (?reason=…)"))
 		return
 	}
-	if err := h.o.Backend.ClearOverride(r.PathValue("service"), reason, r.URL.Query().Get("by")); err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
+	cmd := evaluator.Command{Kind: evaluator.CommandClear, Service: r.PathValue("service"), Reason: reason, By: r.URL.Query().Get("by")}
+	if res, ok := h.submit(w, r, cmd); ok {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "cleared", "service": cmd.Service, "tick": res.Tick})
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "cleared", "service": r.PathValue("service")})
+}
+
+// submit hands a command to the backend. It answers the request itself
+// when the command is refused (400) or still queued (202 with the tick it
+// will apply at), and returns true when the command was applied.
+func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.Command) (api.CommandResult, bool) {
+	res, err := h.o.Backend.Submit(r.Context(), cmd)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, err)
+		return res, false
+	case !res.Applied:
+		writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued", "command": cmd.Kind, "applies_at": res.Tick})
+		return res, false
+	}
+	return res, true
 }
 
 // admin guards a handler with the admin token, when one is configured.

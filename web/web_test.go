@@ -15,7 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/runner"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 type fakeBackend struct {
@@ -26,35 +27,35 @@ type fakeBackend struct {
 }
 
 func (f *fakeBackend) Ready() bool { return f.ready }
-func (f *fakeBackend) Status() runner.Status {
-	return runner.Status{Ready: f.ready, Interval: "15s", Services: []runner.ServiceStatus{{
+func (f *fakeBackend) Status() api.Status {
+	return api.Status{Ready: f.ready, Interval: "15s", Services: []api.Service{{
 		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100},
-		Routes: []runner.RouteStatus{
+		Routes: []api.Route{
 			{Name: "free", Score: 12.5, Level: "failover", Traffic: 0, Reasons: []string{"soft_fail_ratio 0.4 (-100.0)"},
 				Contributions: []evaluator.Contribution{{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1}, {Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, CapsAt: -1}}},
 			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100, Reasons: []string{}},
 		}}},
-		Alerts: []runner.AlertStatus{{Name: "HermesRouteFailedOver", Tier: "A", State: "firing", Service: "chat", Route: "free", Summary: "Traffic of chat was failed over <away>"}},
+		Alerts: []api.Alert{{Name: "HermesRouteFailedOver", Tier: "A", State: "firing", Service: "chat", Route: "free", Summary: "Traffic of chat was failed over <away>"}},
 	}
 }
 func (f *fakeBackend) Reload(context.Context) error { return f.reloadErr }
-func (f *fakeBackend) Release(route, reason, by string) error {
-	if route != "free" {
-		return errors.New("release: route \"" + route + "\" is normal, not manual")
+func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
+	res := api.CommandResult{Applied: true, Tick: time.Unix(1005, 0)}
+	switch cmd.Kind {
+	case evaluator.CommandRelease:
+		if cmd.Route != "free" {
+			return res, errors.New("release: route \"" + cmd.Route + "\" is normal, not manual")
+		}
+		f.released = append(f.released, cmd.Route+":"+cmd.Reason+":"+cmd.By)
+	case evaluator.CommandPin, evaluator.CommandPause:
+		f.overrides[cmd.Service] = evaluator.Override{Kind: traffic.OverrideKind(cmd.Kind), Route: cmd.Route, Reason: cmd.Reason, By: cmd.By, Expires: cmd.Expires}
+	case evaluator.CommandClear:
+		if _, ok := f.overrides[cmd.Service]; !ok {
+			return res, errors.New("no override")
+		}
+		delete(f.overrides, cmd.Service)
 	}
-	f.released = append(f.released, route+":"+reason+":"+by)
-	return nil
-}
-func (f *fakeBackend) SetOverride(service string, o evaluator.Override) error {
-	f.overrides[service] = o
-	return nil
-}
-func (f *fakeBackend) ClearOverride(service, reason, by string) error {
-	if _, ok := f.overrides[service]; !ok {
-		return errors.New("no override")
-	}
-	delete(f.overrides, service)
-	return nil
+	return res, nil
 }
 
 func serve(t *testing.T, b Backend, token string) *httptest.Server {
@@ -104,7 +105,7 @@ func TestStatusJSONHasNoNaN(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("status %d: %s", code, body)
 	}
-	var st runner.Status
+	var st api.Status
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}

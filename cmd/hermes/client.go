@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
-
-	"github.com/hermes-failover/hermes/evaluator/runner"
 )
 
 // apiClient talks to a running Hermes's status and admin API.
@@ -76,8 +75,8 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any, out a
 	return nil
 }
 
-func (c *apiClient) status(ctx context.Context) (runner.Status, error) {
-	var st runner.Status
+func (c *apiClient) status(ctx context.Context) (api.Status, error) {
+	var st api.Status
 	err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
 	return st, err
 }

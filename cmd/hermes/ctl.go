@@ -4,11 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"net/http"
 	"net/url"
-
-	"github.com/hermes-failover/hermes/web"
+	"time"
 )
 
 const ctlUsage = `usage: hermes ctl [--url URL] [--token-file FILE] <action> …
@@ -63,16 +63,23 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ctl %s: --reason is required\n", action)
 		return 2
 	}
+	// answer is what the admin API says of a command: applied at a tick,
+	// or queued for one.
+	var answer struct {
+		Status    string    `json:"status"`
+		Tick      time.Time `json:"tick"`
+		AppliesAt time.Time `json:"applies_at"`
+	}
 	switch action {
 	case "release":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/release", web.ReleaseRequest{Route: pos[0], Reason: *reason, By: *by}, nil)
+		err = c.do(ctx, http.MethodPost, "/api/v1/admin/release", api.ReleaseRequest{Route: pos[0], Reason: *reason, By: *by}, &answer)
 	case "pin":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", web.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur}, nil)
+		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur}, &answer)
 	case "pause":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", web.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur}, nil)
+		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur}, &answer)
 	case "clear":
 		q := url.Values{"reason": {*reason}, "by": {*by}}
-		err = c.do(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil, nil)
+		err = c.do(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil, &answer)
 	case "status":
 		st, serr := c.status(ctx)
 		if serr != nil {
@@ -94,8 +101,12 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ctl %s: %v\n", action, err)
 		return 1
 	}
-	if action != "status" {
-		fmt.Fprintf(stdout, "%s: done; takes effect at the next tick\n", action)
+	switch {
+	case action == "status":
+	case answer.Status == "queued":
+		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s\n", action, answer.AppliesAt.UTC().Format(time.RFC3339))
+	default:
+		fmt.Fprintf(stdout, "%s: done at the tick of %s\n", action, answer.Tick.UTC().Format(time.RFC3339))
 	}
 	return 0
 }

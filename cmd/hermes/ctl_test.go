@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/runner"
 	"github.com/hermes-failover/hermes/web"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // backend is a web.Backend recording admin calls; the HTTP server and the
@@ -26,10 +26,10 @@ type backend struct {
 }
 
 func (b *backend) Ready() bool { return true }
-func (b *backend) Status() runner.Status {
-	return runner.Status{Ready: true, LastTick: time.Unix(1000, 0), Services: []runner.ServiceStatus{{
+func (b *backend) Status() api.Status {
+	return api.Status{Ready: true, LastTick: time.Unix(1000, 0), Services: []api.Service{{
 		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100, "paid-premium": 0},
-		Routes: []runner.RouteStatus{
+		Routes: []api.Route{
 			{Name: "free", Score: 20, Level: "manual", Since: time.Unix(900, 0), Traffic: 0, Missing: []string{"p99_ratio"},
 				Contributions: []evaluator.Contribution{
 					{Signal: "soft_fail_ratio", Value: 0.4, StatusText: "ok", Penalty: 100, CapsAt: -1},
@@ -37,29 +37,31 @@ func (b *backend) Status() runner.Status {
 				}},
 			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100},
 		}}},
-		Alerts: []runner.AlertStatus{{Name: "HermesRouteManual", Tier: "A", State: "firing", Service: "chat", Route: "free", ActiveAt: time.Unix(950, 0)}},
+		Alerts: []api.Alert{{Name: "HermesRouteManual", Tier: "A", State: "firing", Service: "chat", Route: "free", ActiveAt: time.Unix(950, 0)}},
 	}
 }
 func (b *backend) Reload(context.Context) error { return nil }
-func (b *backend) Release(route, reason, by string) error {
-	if route != "free" {
-		return errors.New(`route "` + route + `" is normal, not manual`)
+func (b *backend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
+	res := api.CommandResult{Applied: true, Tick: time.Unix(1005, 0)}
+	switch cmd.Kind {
+	case evaluator.CommandRelease:
+		if cmd.Route != "free" {
+			return res, errors.New(`route "` + cmd.Route + `" is normal, not manual`)
+		}
+		b.calls = append(b.calls, "release "+cmd.Route+" "+cmd.Reason+" "+cmd.By)
+	case evaluator.CommandPin, evaluator.CommandPause:
+		// The handler's clock reads time.Unix(1000, 0).
+		b.calls = append(b.calls, "set "+cmd.Service+" "+string(cmd.Kind)+" "+cmd.Route+" "+cmd.Reason+" "+cmd.Expires.Sub(time.Unix(1000, 0)).String())
+	case evaluator.CommandClear:
+		b.calls = append(b.calls, "clear "+cmd.Service+" "+cmd.Reason)
 	}
-	b.calls = append(b.calls, "release "+route+" "+reason+" "+by)
-	return nil
-}
-func (b *backend) SetOverride(service string, o evaluator.Override) error {
-	b.calls = append(b.calls, "set "+service+" "+o.Kind+" "+o.Route+" "+o.Reason+" "+o.Expires.Sub(o.Since).String())
-	return nil
-}
-func (b *backend) ClearOverride(service, reason, by string) error {
-	b.calls = append(b.calls, "clear "+service+" "+reason)
-	return nil
+	return res, nil
 }
 
 func serveBackend(t *testing.T, token string) (*backend, string) {
 	b := &backend{}
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token}))
+	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token,
+		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
 	return b, srv.URL
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"math"
 	"time"
-
-	"github.com/hermes-failover/hermes/evaluator/runner"
 )
 
 func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,7 +53,7 @@ func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return 0
 }
 
-func writeExplanation(w io.Writer, st runner.Status, svc runner.ServiceStatus, rt runner.RouteStatus) {
+func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route) {
 	fmt.Fprintf(w, "route %s of service %s: %s since %s, score %.1f, %d%% of traffic\n",
 		rt.Name, svc.Name, rt.Level, rt.Since.UTC().Format(time.RFC3339), rt.Score, rt.Traffic)
 	fmt.Fprintf(w, "last tick %s\n", st.LastTick.UTC().Format(time.RFC3339))

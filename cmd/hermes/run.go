@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hermes-failover/hermes/evaluator/persist"
 	"io"
 	"log/slog"
 	"net"
@@ -73,7 +74,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	r, err := runner.New(runner.Options{
 		ConfigPath: *configPath, OverridesPath: *overrides, Logger: logger, Registerer: reg,
 		Audit: runner.NewAuditLog(auditW), Actuators: kinds,
-		Restore: evaluator.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
+		Restore: persist.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "run: %v\n", err)

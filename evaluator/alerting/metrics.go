@@ -19,7 +19,6 @@ type metrics struct {
 	errors        *prometheus.CounterVec
 	queueLength   *prometheus.GaugeVec
 	queueCapacity prometheus.Gauge
-	activeSince   *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -44,10 +43,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "hermes_alert_queue_capacity",
 			Help: "Capacity of each Alertmanager's alert queue.",
 		}),
-		activeSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricAlertActiveSince,
-			Help: "Unix time a pending or firing alert became active, like ALERTS_FOR_STATE; read back at start-up to restore alerts.",
-		}, activeSinceLabels),
 	}
 	var err error
 	m.sent = register(reg, m.sent, &err)
@@ -55,7 +50,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.errors = register(reg, m.errors, &err)
 	m.queueLength = register(reg, m.queueLength, &err)
 	m.queueCapacity = register(reg, m.queueCapacity, &err)
-	m.activeSince = register(reg, m.activeSince, &err)
 	return m, err
 }
 

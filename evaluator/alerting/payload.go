@@ -13,11 +13,6 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 )
 
-// ResolvedRetention is how long a resolved alert keeps being re-sent, as
-// in Prometheus; the evaluator keeps resolved alerts in State.Alerts as
-// long.
-const ResolvedRetention = 15 * time.Minute
-
 // ValidFor is how long Alertmanager keeps a firing alert without hearing of
 // it again: 4 × max(evaluation interval, resend delay), as in Prometheus.
 // A firing alert is sent with endsAt = now + ValidFor, so that it resolves
@@ -29,11 +24,11 @@ func ValidFor(interval, resendDelay time.Duration) time.Duration {
 // Payload converts the alerts to send at now into Alertmanager's model,
 // ordered by alert key. Firing alerts start at FiredAt and end at
 // now + validFor; resolved ones that had fired end at ResolvedAt and are
-// sent until ResolvedRetention after it; pending alerts are not sent.
+// sent while the core retains them (evaluator.ResolvedRetention); pending alerts are not sent.
 // Labels with an empty value are left out, as Alertmanager would, so an
 // alert's identity is the same on both sides. generatorURL links the alert
 // to Hermes's status page under externalURL (see GeneratorURL).
-func Payload(alerts map[string]*evaluator.AlertState, now time.Time, validFor time.Duration, externalURL string) models.PostableAlerts {
+func Payload(alerts map[string]*evaluator.Alert, now time.Time, validFor time.Duration, externalURL string) models.PostableAlerts {
 	var out models.PostableAlerts
 	for _, k := range slices.Sorted(maps.Keys(alerts)) {
 		if pa := postable(alerts[k], now, validFor, externalURL); pa != nil {
@@ -44,7 +39,7 @@ func Payload(alerts map[string]*evaluator.AlertState, now time.Time, validFor ti
 }
 
 // postable converts one alert; nil when it is not to be sent.
-func postable(as *evaluator.AlertState, now time.Time, validFor time.Duration, externalURL string) *models.PostableAlert {
+func postable(as *evaluator.Alert, now time.Time, validFor time.Duration, externalURL string) *models.PostableAlert {
 	if as == nil {
 		return nil
 	}
@@ -54,10 +49,9 @@ func postable(as *evaluator.AlertState, now time.Time, validFor time.Duration, e
 	}
 	var end time.Time
 	switch {
-	case as.Status == evaluator.AlertFiring:
+	case as.State == evaluator.StateFiring:
 		end = now.Add(validFor)
-	case as.Status == evaluator.AlertInactive && !as.FiredAt.IsZero() && !as.ResolvedAt.IsZero() &&
-		now.Sub(as.ResolvedAt) < ResolvedRetention:
+	case !as.FiredAt.IsZero() && !as.ResolvedAt.IsZero() && as.Retained(now):
 		end = as.ResolvedAt
 	default:
 		return nil

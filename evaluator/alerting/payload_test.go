@@ -10,13 +10,13 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func firing(rule, tier, route string, activeAt, firedAt time.Time) *evaluator.AlertState {
-	sev := tierSeverity[tier]
+func firing(rule, tier, route string, activeAt, firedAt time.Time) *evaluator.Alert {
+	sev := evaluator.Severity(tier)
 	labels := map[string]string{"alertname": rule, "severity": sev, "tier": tier, "service": "chat"}
 	if route != "" {
 		labels["route"], labels["level"] = route, "failover"
 	}
-	return &evaluator.AlertState{Rule: rule, Tier: tier, Service: "chat", Route: route, Status: evaluator.AlertFiring,
+	return &evaluator.Alert{Rule: rule, Tier: tier, Service: "chat", Route: route, State: evaluator.StateFiring,
 		ActiveAt: activeAt, FiredAt: firedAt, LastTrue: firedAt, Labels: labels,
 		Annotations: map[string]string{"summary": rule + " fired", "description": "score 42.0, level failover; hard_fail_ratio=0.3", "runbook_url": ""}}
 }
@@ -34,13 +34,13 @@ func TestPayload(t *testing.T) {
 	now := t0.Add(10 * time.Minute)
 	fire := firing("HermesRouteFailedOver", "A", "free", t0, t0.Add(5*time.Minute))
 	resolved := firing("HermesRouteScoreDegraded", "B", "free", t0, t0.Add(time.Minute))
-	resolved.Status, resolved.ResolvedAt = evaluator.AlertInactive, now.Add(-14*time.Minute)
+	resolved.State, resolved.ResolvedAt = evaluator.StateInactive, now.Add(-14*time.Minute)
 	expired := firing("HermesStatus422High", "B", "free", t0, t0.Add(time.Minute))
-	expired.Status, expired.ResolvedAt = evaluator.AlertInactive, now.Add(-15*time.Minute)
+	expired.State, expired.ResolvedAt = evaluator.StateInactive, now.Add(-15*time.Minute)
 	pending := firing("HermesLatencyP95High", "B", "free", now, time.Time{})
-	pending.Status = evaluator.AlertPending
+	pending.State = evaluator.StatePending
 	service := firing("HermesAllRoutesBad", "A", "", now, now)
-	alerts := map[string]*evaluator.AlertState{
+	alerts := map[string]*evaluator.Alert{
 		"HermesRouteFailedOver/chat/free":    fire,
 		"HermesRouteScoreDegraded/chat/free": resolved,
 		"HermesStatus422High/chat/free":      expired,

@@ -10,9 +10,8 @@
 // Alertmanager deduplicates by label set, so every member of an HA cluster,
 // and every Hermes replica, can send everything.
 //
-// Notify also exports hermes_alert_active_since_timestamp_seconds for each
-// pending or firing alert; Restore reads it back from Prometheus at start-up
-// so that a restart neither pages twice nor loses a resolve.
+// What identifies an alert and how long it lives belong to the core
+// (evaluator.Alert); its export for restore to package evaluator/persist.
 package alerting
 
 import (
@@ -50,7 +49,6 @@ type Sender struct {
 	validFor time.Duration
 	ams      []*alertmanager
 	lastSent map[string]time.Time // alert key → last time it was queued
-	exported map[string][]string  // alert key → label values of its active-since series
 	running  bool
 	stopped  bool
 	stopping chan struct{} // closed by Stop
@@ -79,7 +77,6 @@ func New(cfg rules.AlertingConfig, interval time.Duration, reg prometheus.Regist
 		minBackoff: defaultMinBackoff,
 		maxBackoff: defaultMaxBackoff,
 		lastSent:   map[string]time.Time{},
-		exported:   map[string][]string{},
 		stopping:   make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -160,15 +157,13 @@ func withDefaults(cfg rules.AlertingConfig, interval time.Duration) rules.Alerti
 	return cfg
 }
 
-// Notify takes the evaluator's alerts after a tick at now. It exports the
-// active-since series of pending and firing alerts, and queues for every
+// Notify takes the evaluator's alerts after a tick at now. It queues for every
 // Alertmanager the alerts that are due: firing or resolved alerts not sent
 // since they fired or resolved, or not within the resend delay. It never
 // blocks on the network. Give it the whole State.Alerts every tick.
-func (s *Sender) Notify(_ context.Context, alerts map[string]*evaluator.AlertState, now time.Time) {
+func (s *Sender) Notify(_ context.Context, alerts map[string]*evaluator.Alert, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.export(alerts)
 	var batch []item
 	for _, k := range slices.Sorted(maps.Keys(alerts)) {
 		as := alerts[k]
@@ -199,7 +194,7 @@ func (s *Sender) Notify(_ context.Context, alerts map[string]*evaluator.AlertSta
 // due says whether the alert under key must be sent at now, as Prometheus's
 // needsSending: it fired or resolved since it was last sent, or the resend
 // delay has passed.
-func (s *Sender) due(key string, as *evaluator.AlertState, now time.Time) bool {
+func (s *Sender) due(key string, as *evaluator.Alert, now time.Time) bool {
 	last, ok := s.lastSent[key]
 	switch {
 	case !ok:

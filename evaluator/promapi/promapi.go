@@ -14,7 +14,6 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -33,12 +32,12 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 	return v1.NewAPI(client), nil
 }
 
-// QueryFunc returns an evaluator.QueryFunc over a. The server-side timeout
-// is set a little under timeout so Prometheus answers with its own error
-// before the client gives up. Warnings are logged; results that are not an
-// instant vector are errors.
-func QueryFunc(a v1.API, timeout time.Duration, logger *slog.Logger) evaluator.QueryFunc {
-	server := timeout - timeout/10
+// NewQueryFunc returns a QueryFunc over a. The server-side timeout is set a
+// little under timeout so Prometheus answers with its own error before the
+// client gives up (see ServerTimeout). Warnings are logged; results that are
+// not an instant vector are errors.
+func NewQueryFunc(a v1.API, timeout time.Duration, logger *slog.Logger) QueryFunc {
+	server := ServerTimeout(timeout)
 	return func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
 		var opts []v1.Option
 		if server > 0 {
@@ -57,6 +56,19 @@ func QueryFunc(a v1.API, timeout time.Duration, logger *slog.Logger) evaluator.Q
 		}
 		return vec, nil
 	}
+}
+
+// ServerTimeout is the `timeout` parameter sent with a query whose client
+// deadline is timeout: 90 % of it, cut to whole seconds from one second up
+// and to whole milliseconds below. client_golang sends it in Go notation,
+// and Prometheus (2.x and 3.x) and VictoriaMetrics accept "3s" or "900ms"
+// but refuse "3.6s", which would fail every query.
+func ServerTimeout(timeout time.Duration) time.Duration {
+	d := timeout - timeout/10
+	if d >= time.Second {
+		return d.Truncate(time.Second)
+	}
+	return d.Truncate(time.Millisecond)
 }
 
 func valueType(v model.Value) string {

@@ -1,6 +1,8 @@
 package promapi
 
 import (
+	"github.com/prometheus/common/model"
+
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -8,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -49,7 +50,7 @@ func TestQueryFunc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := QueryFunc(api, time.Second, nil)
+	q := NewQueryFunc(api, time.Second, nil)
 	vec, err := q(context.Background(), "vector", time.Unix(1000, 0))
 	if err != nil || len(vec) != 1 || vec[0].Value != 0.25 || vec[0].Metric["route"] != "free" {
 		t.Fatalf("vector: %v %v", vec, err)
@@ -64,7 +65,7 @@ func TestQueryFunc(t *testing.T) {
 	}
 	for query, reason := range map[string]string{"bad": "bad_data", "slow": "timeout"} {
 		_, err := q(context.Background(), query, time.Unix(1000, 0))
-		if got := evaluator.ErrorReason(err); got != reason {
+		if got := ErrorReason(err); got != reason {
 			t.Errorf("%s: reason %q (%v), want %q", query, got, err, reason)
 		}
 	}
@@ -76,5 +77,25 @@ func TestNewAPIRejectsBadHTTPConfig(t *testing.T) {
 	cfg.HTTPClient.TLSConfig.CAFile = "/does/not/exist.pem"
 	if _, err := NewAPI(cfg); err == nil || !strings.Contains(err.Error(), "http_config") {
 		t.Errorf("want an http_config error, got %v", err)
+	}
+}
+
+func TestServerTimeoutIsAcceptedByPrometheus(t *testing.T) {
+	for _, c := range []struct {
+		client time.Duration
+		want   string
+	}{
+		{4 * time.Second, "3s"}, {10 * time.Second, "9s"}, {5 * time.Second, "4s"},
+		{1500 * time.Millisecond, "1s"}, {800 * time.Millisecond, "720ms"}, {time.Second, "900ms"},
+	} {
+		got := ServerTimeout(c.client)
+		if got.String() != c.want {
+			t.Errorf("ServerTimeout(%s) = %s, want %s", c.client, got, c.want)
+		}
+		// What Prometheus does with the parameter: a float number of
+		// seconds, else its own duration notation (no fractions).
+		if _, err := model.ParseDuration(got.String()); err != nil {
+			t.Errorf("ServerTimeout(%s) = %q, which Prometheus refuses: %v", c.client, got, err)
+		}
 	}
 }

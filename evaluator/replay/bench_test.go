@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -38,8 +39,8 @@ func BenchmarkBacktestTick(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		snap := evaluator.Collect(ctx, bt.Query, cfg.Signals, pol.Routes(), t, cfg.Global.QueryTimeout)
-		st, _ = evaluator.Step(pol, st, snap, t)
+		snap := promapi.Collect(ctx, bt.Query, cfg.Signals, pol.Routes(), t, cfg.Global.QueryTimeout)
+		st, _ = evaluator.Step(pol, st, evaluator.Input{Snapshot: snap}, t)
 		t = t.Add(cfg.Global.EvaluationInterval)
 		if t.After(bt.End()) {
 			t = bt.Start().Add(2 * time.Hour)

@@ -1,6 +1,6 @@
 // Package replay feeds the evaluator recorded or synthetic series instead of
 // a live Prometheus, so that `hermes backtest` runs the same core over the
-// past. Two sources answer an evaluator.QueryFunc.
+// past. Two sources answer an promapi.QueryFunc.
 //
 // Backtest holds a series file in promtool's input_series notation (see
 // Parse) in memory and runs each instant query on the real PromQL engine:

@@ -20,7 +20,7 @@ type RangeQuerier interface {
 
 // RangeCache replays a real Prometheus over a window: it fetches each query
 // once as range queries and answers instant queries at the window's ticks
-// from memory. Its Query method is an evaluator.QueryFunc.
+// from memory. Its Query method is an promapi.QueryFunc.
 type RangeCache struct {
 	from, to time.Time
 	step     time.Duration

@@ -21,7 +21,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-// v1.API is a RangeQuerier, and RangeCache.Query an evaluator.QueryFunc.
+// v1.API is a RangeQuerier, and RangeCache.Query an promapi.QueryFunc.
 var _ RangeQuerier = v1.API(nil)
 
 var _ func(context.Context, string, time.Time) (model.Vector, error) = (*RangeCache)(nil).Query

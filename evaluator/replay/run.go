@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 )
 
 // Release is a person's release of a route from manual at a given time,
@@ -36,7 +37,7 @@ type Timeline struct {
 // Run feeds the core one tick per evaluation interval from from to to (both
 // aligned up to a multiple of the interval), querying signals with query,
 // exactly as the live loop does.
-func Run(ctx context.Context, pol *evaluator.Policy, query evaluator.QueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
+func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
 	step := pol.Config.Global.EvaluationInterval
 	if step <= 0 {
 		return nil, fmt.Errorf("evaluation_interval must be positive")
@@ -49,22 +50,22 @@ func Run(ctx context.Context, pol *evaluator.Policy, query evaluator.QueryFunc, 
 		if err := ctx.Err(); err != nil {
 			return tl, err
 		}
+		var cmds []evaluator.Command
 		for i := 0; i < len(releases); {
 			r := releases[i]
 			if r.At.After(t) {
 				i++
 				continue
 			}
-			next, evs, err := evaluator.Release(pol, st, r.Route, t, r.Reason)
-			if err != nil {
+			cmd := evaluator.Command{Kind: evaluator.CommandRelease, Route: r.Route, Reason: r.Reason}
+			if err := evaluator.Check(pol, st, cmd); err != nil {
 				return tl, fmt.Errorf("release at %s: %w", t.UTC().Format(time.RFC3339), err)
 			}
-			st = next
-			tl.Events = append(tl.Events, evs...)
+			cmds = append(cmds, cmd)
 			releases = append(releases[:i], releases[i+1:]...)
 		}
-		snap := evaluator.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
-		next, evs := evaluator.Step(pol, st, snap, t)
+		snap := promapi.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
+		next, evs := evaluator.Step(pol, st, evaluator.Input{Snapshot: snap, Commands: cmds}, t)
 		st = next
 		tl.Events = append(tl.Events, evs...)
 		if opts.OnTick != nil {

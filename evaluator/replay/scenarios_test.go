@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -104,8 +105,8 @@ func firing(tl *replay.Timeline, tier string) []evaluator.Event {
 	return out
 }
 
-func levelOf(s string) evaluator.Level {
-	l, _ := evaluator.ParseLevel(s)
+func levelOf(s string) traffic.Level {
+	l, _ := traffic.ParseLevel(s)
 	return l
 }
 
@@ -197,7 +198,7 @@ func TestScenarioLatencyOnly(t *testing.T) {
 	tl := backtest(t, "latency_only", replay.Options{})
 	golden(t, "latency_only", tl)
 	for _, e := range events(tl, evaluator.EventLevel, "free") {
-		if levelOf(e.To) > evaluator.Shed {
+		if levelOf(e.To) > traffic.Shed {
 			t.Errorf("latency alone moved free to %s at %s", e.To, e.Time.Format(time.TimeOnly))
 		}
 	}
@@ -280,7 +281,7 @@ func TestScenarioManual(t *testing.T) {
 			t.Fatalf("free got %d%% at %s without a release", w, ts.Format(time.TimeOnly))
 		}
 	}
-	if tl.Final.Routes["free"].Level != evaluator.Manual {
+	if tl.Final.Routes["free"].Level != traffic.Manual {
 		t.Errorf("free ends %s, want manual", tl.Final.Routes["free"].Level)
 	}
 

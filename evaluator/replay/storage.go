@@ -28,7 +28,7 @@ const (
 )
 
 // Backtest is a File held in memory behind the real PromQL engine. Its Query
-// method is an evaluator.QueryFunc.
+// method is an promapi.QueryFunc.
 //
 // The series live in a small read-only storage.Queryable rather than a TSDB:
 // package tsdb imports Prometheus's config package and with it the cloud

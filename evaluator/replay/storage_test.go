@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 )
 
-// The signature of evaluator.QueryFunc, spelled out to keep this package's
+// The signature of promapi.QueryFunc, spelled out to keep this package's
 // tests independent of the evaluator's.
 var _ func(context.Context, string, time.Time) (model.Vector, error) = (*Backtest)(nil).Query
 

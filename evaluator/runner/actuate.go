@@ -9,17 +9,8 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/web/api"
 )
-
-// ActuationStatus is the last outcome of one actuator.
-type ActuationStatus struct {
-	Actuator string    `json:"actuator"`
-	At       time.Time `json:"at"`
-	OK       bool      `json:"ok"`
-	Error    string    `json:"error,omitempty"`
-	// FailingSince is when the actuator started failing without a success.
-	FailingSince time.Time `json:"failing_since,omitzero"`
-}
 
 type actuationMetrics struct {
 	total    *prometheus.CounterVec
@@ -44,36 +35,11 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 	return m
 }
 
-// Desired turns the core's service states into the actuators' desired state.
-func Desired(pol *evaluator.Policy, s evaluator.State) actuators.Desired {
-	d := actuators.Desired{}
-	for _, svc := range pol.Config.Services {
-		st := s.Services[svc.Name]
-		if st == nil {
-			continue
-		}
-		ds := actuators.ServiceState{Weights: st.Weights, RetriesEnabled: st.RetriesEnabled, DegradedMode: st.Degraded, Levels: map[string]string{}}
-		for _, r := range svc.Routes {
-			rs := s.Routes[r]
-			if rs == nil {
-				continue
-			}
-			// A failed-over route being failed back carries traffic by
-			// design: backends (and the Safety wrapper) see it as failback.
-			lvl := rs.Level.String()
-			if rs.Level == evaluator.Failover && rs.Stage > 0 {
-				lvl = actuators.LevelFailback
-			}
-			ds.Levels[r] = lvl
-			if lvl != evaluator.Normal.String() {
-				ds.Reasons = append(ds.Reasons, r+": "+lvl)
-			}
-		}
-		if st.Override != "" {
-			ds.Override = st.Override
-			ds.Reasons = append(ds.Reasons, "override: "+st.Override)
-		}
-		d[svc.Name] = ds
+// desired is the actuators' desired state: the core's planned splits.
+func desired(s evaluator.State) actuators.Desired {
+	d := make(actuators.Desired, len(s.Services))
+	for name, sp := range s.Services {
+		d[name] = *sp
 	}
 	return d
 }
@@ -81,8 +47,8 @@ func Desired(pol *evaluator.Policy, s evaluator.State) actuators.Desired {
 // actuate re-asserts the desired state on every actuator, in a stable
 // order. A failure leaves the decision standing; the next tick applies it
 // again (level-triggered), so nothing is forgotten.
-func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, pol *evaluator.Policy, s evaluator.State, now time.Time) {
-	desired := Desired(pol, s)
+func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evaluator.State, now time.Time) {
+	desired := desired(s)
 	sorted := append([]actuators.Actuator(nil), acts...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
@@ -91,7 +57,7 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, pol *ev
 		r.acts.duration.WithLabelValues(a.Name()).Observe(r.opts.Now().Sub(start).Seconds())
 		r.mu.Lock()
 		prev := r.lastActs[a.Name()]
-		st := ActuationStatus{Actuator: a.Name(), At: now, OK: err == nil}
+		st := api.Actuator{Actuator: a.Name(), At: now, OK: err == nil}
 		if err != nil {
 			st.Error = err.Error()
 			st.FailingSince = prev.FailingSince

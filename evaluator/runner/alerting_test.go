@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/alertmanager/api/v2/models"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -60,7 +60,7 @@ func TestRunSendsAlertsToEveryAlertmanager(t *testing.T) {
 	fp.hard = 0.9 // a hard outage: failover at the first tick, HermesRouteFailedOver fires at once
 	fp.mu.Unlock()
 	r, err := New(Options{ConfigPath: path, Registerer: prometheus.NewRegistry(),
-		NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,5 +62,7 @@ func (r *Runner) audit(e evaluator.Event) {
 		r.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
 	case evaluator.EventAlert:
 		r.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
+	case evaluator.EventOverride, evaluator.EventCommand:
+		r.log.Info(e.Type+" "+e.State, "kind", e.Name, "service", e.Service, "route", e.Route, "reasons", e.Reasons, "by", e.By, "expires", e.Expires)
 	}
 }

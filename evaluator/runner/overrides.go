@@ -8,9 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hermes-failover/hermes/internal/atomicfile"
-
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/internal/atomicfile"
 )
 
 // defaultOverridesPath puts the overrides file next to the config file.
@@ -52,69 +51,4 @@ func saveOverrides(path string, ov map[string]evaluator.Override) error {
 		return fmt.Errorf("overrides: %w", err)
 	}
 	return nil
-}
-
-// Release hands a route in manual back to automation.
-func (r *Runner) Release(route, reason, by string) error {
-	if reason == "" {
-		return errors.New("a reason is required")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.opts.Now()
-	next, evs, err := evaluator.Release(r.pol, r.state, route, now, reason+byText(by))
-	if err != nil {
-		return err
-	}
-	r.state = next
-	for _, e := range evs {
-		r.opts.Audit.Write(e)
-	}
-	r.log.Info("route released from manual", "route", route, "reason", reason, "by", by)
-	return nil
-}
-
-// SetOverride pins a service to a route or pauses its automation, and keeps
-// the override in the overrides file so it survives restarts.
-func (r *Runner) SetOverride(service string, o evaluator.Override) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if o.Since.IsZero() {
-		o.Since = r.opts.Now()
-	}
-	next, ev, err := evaluator.SetOverride(r.pol, r.state, service, o)
-	if err != nil {
-		return err
-	}
-	if err := saveOverrides(r.opts.OverridesPath, next.Overrides); err != nil {
-		return err
-	}
-	r.state = next
-	r.opts.Audit.Write(ev)
-	r.log.Info("override set", "service", service, "kind", o.Kind, "route", o.Route, "reason", o.Reason, "by", o.By, "expires", o.Expires)
-	return nil
-}
-
-// ClearOverride removes a service's override.
-func (r *Runner) ClearOverride(service, reason, by string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	next, ev, err := evaluator.ClearOverride(r.state, service, reason+byText(by), r.opts.Now())
-	if err != nil {
-		return err
-	}
-	if err := saveOverrides(r.opts.OverridesPath, next.Overrides); err != nil {
-		return err
-	}
-	r.state = next
-	r.opts.Audit.Write(ev)
-	r.log.Info("override cleared", "service", service, "reason", reason, "by", by)
-	return nil
-}
-
-func byText(by string) string {
-	if by == "" {
-		return ""
-	}
-	return " (by " + by + ")"
 }

@@ -1,13 +1,25 @@
-// Package runner is the live shell around the evaluator core: it aligns
-// ticks to the evaluation interval, queries Prometheus, steps the core,
-// exports metrics, writes the audit log, calls the actuators, restores state
-// at start-up and reloads the configuration.
+// Package runner is the live shell around the evaluator core. One tick,
+// in the order the packages are called:
+//
+//	promapi.Collect       one PromQL query per signal → evaluator.Snapshot
+//	                      (plus the actuators' health after the last tick)
+//	evaluator.Step        the pure core, with the operator commands queued
+//	                      since the last tick → next State and Events
+//	telemetry / persist   export the state as Hermes's own series
+//	AuditLog              one JSON line per event
+//	actuators             re-assert State.Services on every backend
+//	alerting.Sender       queue State.Alerts for every Alertmanager
+//
+// The loop goroutine is the only writer of the state: operator commands
+// (Submit) are queued and applied by the next tick's Step, reloads run
+// between ticks. At start-up persist.Load restores the state.
 package runner
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,9 +29,11 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/alerting"
+	"github.com/hermes-failover/hermes/evaluator/persist"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/telemetry"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // Options configure a Runner. ConfigPath is required.
@@ -35,12 +49,12 @@ type Options struct {
 	// Actuators are the actuator kinds the configuration may use.
 	Actuators *actuators.Registry
 	// Restore says where Hermes's own series are and how old they may be.
-	Restore evaluator.RestoreOptions
+	Restore persist.RestoreOptions
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
 	// Prometheus HTTP API at prometheus.url.
-	NewQuery func(cfg *rules.Config, logger *slog.Logger) (evaluator.QueryFunc, error)
+	NewQuery func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, error)
 }
 
 // Runner runs the tick loop. Its methods are safe for concurrent use.
@@ -54,15 +68,17 @@ type Runner struct {
 	mu          sync.Mutex
 	cfg         *rules.Config
 	pol         *evaluator.Policy
-	query       evaluator.QueryFunc
+	query       promapi.QueryFunc
 	actuators   []actuators.Actuator
 	state       evaluator.State
 	snap        evaluator.Snapshot
 	lastTick    time.Time
-	lastActs    map[string]ActuationStatus
+	lastActs    map[string]api.Actuator
 	lastDesired map[string]actuators.Desired
-	actAlerts   map[string]*evaluator.AlertState
 	loadedAt    time.Time
+	// pending are the operator commands the next tick applies, in order.
+	pending []*pendingCommand
+	nextID  uint64
 
 	ready    atomic.Bool
 	restored atomic.Bool
@@ -96,7 +112,7 @@ func New(opts Options) (*Runner, error) {
 		metrics:  telemetry.New(opts.Registerer),
 		acts:     newActuationMetrics(opts.Registerer),
 		reloads:  make(chan chan error),
-		lastActs: map[string]ActuationStatus{},
+		lastActs: map[string]api.Actuator{},
 	}
 	ld, err := r.load()
 	if err != nil {
@@ -111,19 +127,19 @@ func New(opts Options) (*Runner, error) {
 	return r, nil
 }
 
-func prometheusQuery(cfg *rules.Config, logger *slog.Logger) (evaluator.QueryFunc, error) {
+func prometheusQuery(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, error) {
 	a, err := promapi.NewAPI(cfg.Prometheus)
 	if err != nil {
 		return nil, err
 	}
-	return promapi.QueryFunc(a, cfg.Global.QueryTimeout, logger), nil
+	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, logger), nil
 }
 
 // loaded is everything built from one version of the configuration.
 type loaded struct {
 	cfg   *rules.Config
 	pol   *evaluator.Policy
-	query evaluator.QueryFunc
+	query promapi.QueryFunc
 	acts  []actuators.Actuator
 }
 
@@ -243,26 +259,40 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	cfg, pol, query, acts, prev := r.cfg, r.pol, r.query, r.actuators, r.state
+	cmds := r.pending
+	r.pending = nil
+	health := make(map[string]evaluator.ActuatorHealth, len(r.lastActs))
+	for name, a := range r.lastActs {
+		health[name] = evaluator.ActuatorHealth{OK: a.OK, FailingSince: a.FailingSince, Error: a.Error}
+	}
 	r.mu.Unlock()
 
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
 	defer cancel()
-	snap := evaluator.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	snap := promapi.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	snap.Actuators = health
 	logSignalProblems(r.log, snap)
-	next, events := evaluator.Step(pol, prev, snap, ts)
+	in := evaluator.Input{Snapshot: snap, Commands: make([]evaluator.Command, len(cmds))}
+	for i, c := range cmds {
+		in.Commands[i] = c.cmd
+	}
+	next, events := evaluator.Step(pol, prev, in, ts)
 
 	r.mu.Lock()
 	r.state, r.snap, r.lastTick = next, snap, ts
 	r.mu.Unlock()
+	if !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) {
+		if err := saveOverrides(r.opts.OverridesPath, next.Overrides); err != nil {
+			r.log.Error("cannot save the overrides file; they hold until a restart", "file", r.opts.OverridesPath, "err", err)
+		}
+	}
+	answer(cmds, events, ts)
 	r.metrics.Update(pol, next, snap, ts)
 	for _, e := range events {
 		r.audit(e)
 	}
-	r.actuate(tctx, acts, pol, next, ts)
-	r.mu.Lock()
-	r.updateActuatorAlerts(cfg.Global.EvaluationInterval, ts)
-	r.mu.Unlock()
-	r.alerts.Notify(ctx, r.alertsToSend(next.Alerts), ts)
+	r.actuate(tctx, acts, next, ts)
+	r.alerts.Notify(ctx, next.Alerts, ts)
 	if !r.ready.Load() {
 		r.ready.Store(true)
 		r.log.Info("ready: first tick done", "tick", ts)

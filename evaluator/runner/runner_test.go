@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -93,7 +94,7 @@ func newTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, s
 	kinds := &actuators.Registry{}
 	file.Register(kinds)
 	r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
-		NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +268,9 @@ func (f *flakyActuator) Current(context.Context) (actuators.Desired, error) {
 	return f.last, nil
 }
 
+// actuatorAlertName is the shipped policy's alert on a failing actuator.
+const actuatorAlertName = "HermesActuatorFailing"
+
 func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
@@ -281,7 +285,7 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 		kinds.Register("flaky", func(rules.ActuatorConfig, *slog.Logger) (actuators.Actuator, error) { return flaky, nil })
 		reg := prometheus.NewRegistry()
 		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,10 +370,10 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		stop := start(t, r)
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
-		if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "paid-premium", Reason: "launch day", By: "alice"}); err != nil {
+		if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch day", By: "alice"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "nowhere", Reason: "typo"}); err == nil {
+		if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "nowhere", Reason: "typo"}); err == nil {
 			t.Error("a pin to an unknown route was accepted")
 		}
 		time.Sleep(20 * time.Second)
@@ -383,7 +387,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		kinds := &actuators.Registry{}
 		file.Register(kinds)
 		r2, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +401,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		if w := weights(t, split); w["paid-premium"] != 100 {
 			t.Errorf("split after restart %v", w)
 		}
-		if err := r2.ClearOverride("chat", "launch over", "bob"); err != nil {
+		if _, err := r2.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "launch over", By: "bob"}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(20 * time.Second)
@@ -423,7 +427,7 @@ func TestRestoreFromActuatorKeepsManual(t *testing.T) {
 		kinds := &actuators.Registry{}
 		file.Register(kinds)
 		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -504,7 +508,7 @@ func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
 		file.Register(kinds)
 		audit := &lockedBuffer{}
 		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds, Audit: NewAuditLog(audit),
-			NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return fp.query, nil }})
+			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,16 +1,17 @@
 package telemetry
 
 import (
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
-// Update sets every state gauge from s, the state Step returned for the
-// tick at now, and every signal gauge from snap, that tick's snapshot.
+// Update sets every gauge from s, the state Step returned for the tick at
+// now (the saved-state series through persist's Exporter), and every
+// signal gauge from snap, that tick's snapshot.
 // Routes, services and signals that are no longer in pol (after a reload)
 // lose their series. Signal samples with StatusError count as query errors,
 // once per signal and reason per call, since one failed query errs for
@@ -19,6 +20,7 @@ func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluato
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
+	m.saved.Export(pol, s, now)
 	m.forgetRemoved(pol)
 
 	errs := map[[2]string]bool{}
@@ -38,20 +40,6 @@ func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluato
 	for k := range errs {
 		m.queryErrors.WithLabelValues(k[0], k[1]).Inc()
 	}
-
-	for _, svc := range pol.Config.Services {
-		st := s.Services[svc.Name]
-		if st == nil {
-			m.deleteService(svc.Name)
-			continue
-		}
-		for _, r := range svc.Routes {
-			m.trafficPercent.WithLabelValues(svc.Name, r).Set(float64(st.Weights[r]))
-		}
-		m.serviceDegraded.WithLabelValues(svc.Name).Set(boolValue(st.Degraded))
-		m.serviceRetries.WithLabelValues(svc.Name).Set(boolValue(st.RetriesEnabled))
-		m.exportedServices[svc.Name] = slices.Clone(svc.Routes)
-	}
 }
 
 // forgetRemoved deletes the series of routes, services (or a service's
@@ -64,22 +52,6 @@ func (m *Metrics) forgetRemoved(pol *evaluator.Policy) {
 	for r := range m.exportedRoutes {
 		if !routes[r] {
 			m.deleteRoute(r)
-		}
-	}
-	chains := map[string][]string{}
-	for _, svc := range pol.Config.Services {
-		chains[svc.Name] = svc.Routes
-	}
-	for name, old := range m.exportedServices {
-		chain, ok := chains[name]
-		if !ok {
-			m.deleteService(name)
-			continue
-		}
-		for _, r := range old {
-			if !slices.Contains(chain, r) {
-				m.trafficPercent.DeleteLabelValues(name, r)
-			}
 		}
 	}
 	signals := map[string]bool{}
@@ -97,21 +69,15 @@ func (m *Metrics) forgetRemoved(pol *evaluator.Policy) {
 	}
 }
 
-// exportRoute sets the state gauges of one route.
+// exportRoute sets the score, level info and failback counter of one route.
 func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator.RouteState, now time.Time) {
 	m.routeScore.WithLabelValues(route).Set(rs.Score.Value)
-	m.routeLevel.WithLabelValues(route).Set(float64(rs.Level))
-	for l := evaluator.Normal; l <= evaluator.Manual; l++ {
+	for l := traffic.Normal; l <= traffic.Manual; l++ {
 		if l != rs.Level {
 			m.routeLevelInfo.DeleteLabelValues(route, l.String())
 		}
 	}
 	m.routeLevelInfo.WithLabelValues(route, rs.Level.String()).Set(1)
-	m.routeLevelSince.WithLabelValues(route).Set(seconds(rs.Since))
-	m.failbackStage.WithLabelValues(route).Set(float64(rs.Stage))
-	m.failbackStageSince.WithLabelValues(route).Set(seconds(rs.StageSince))
-	m.routeFailingSince.WithLabelValues(route).Set(seconds(rs.FailingSince))
-	m.routeReleased.WithLabelValues(route).Set(boolValue(rs.Released))
 
 	// A failback is new when it completed after the latest one already
 	// counted. The first time a route is seen only failbacks completed at
@@ -119,7 +85,7 @@ func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator
 	// failbacks are copies of the last one's time).
 	known := m.failbackRoutesKnown[route]
 	latest := m.lastFailbackSeen[route]
-	added, inWindow := 0, 0
+	added := 0
 	for _, t := range rs.Failbacks {
 		if (known && t.After(m.lastFailbackSeen[route])) || (!known && !t.Before(now)) {
 			added++
@@ -127,15 +93,10 @@ func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator
 		if t.After(latest) {
 			latest = t
 		}
-		if now.Sub(t) < pol.Config.Failback.Window {
-			inWindow++
-		}
 	}
 	m.failbacksTotal.WithLabelValues(route).Add(float64(added))
 	m.failbackRoutesKnown[route] = true
 	m.lastFailbackSeen[route] = latest
-	m.failbacksInWindow.WithLabelValues(route).Set(float64(inWindow))
-	m.lastFailback.WithLabelValues(route).Set(seconds(latest))
 }
 
 // exportSignals sets the signal gauges of one route and collects its
@@ -170,31 +131,11 @@ func (m *Metrics) exportSignals(pol *evaluator.Policy, route string, rs *evaluat
 // deleteRoute drops every series of route.
 func (m *Metrics) deleteRoute(route string) {
 	match := prometheus.Labels{labelRoute: route}
-	for _, v := range []*prometheus.GaugeVec{
-		m.routeScore, m.routeLevel, m.routeLevelInfo, m.routeLevelSince, m.failbackStage,
-		m.failbackStageSince, m.routeFailingSince, m.failbacksInWindow, m.lastFailback,
-		m.routeReleased, m.trafficPercent, m.signalValue, m.signalPenalty, m.signalStatus,
-	} {
+	for _, v := range []*prometheus.GaugeVec{m.routeScore, m.routeLevelInfo, m.signalValue, m.signalPenalty, m.signalStatus} {
 		v.DeletePartialMatch(match)
 	}
 	m.failbacksTotal.DeletePartialMatch(match)
 	delete(m.exportedRoutes, route)
 	delete(m.lastFailbackSeen, route)
 	delete(m.failbackRoutesKnown, route)
-}
-
-// deleteService drops every series of service.
-func (m *Metrics) deleteService(service string) {
-	match := prometheus.Labels{labelService: service}
-	m.trafficPercent.DeletePartialMatch(match)
-	m.serviceDegraded.DeletePartialMatch(match)
-	m.serviceRetries.DeletePartialMatch(match)
-	delete(m.exportedServices, service)
-}
-
-func boolValue(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,8 @@
-// Package telemetry exports Hermes's state and its own health as Prometheus
-// metrics. The state series (level, since, failback stage, ...) are what
-// evaluator.Restore reads back after a restart: Hermes keeps no database.
+// Package telemetry exports what Hermes decided and its own health as
+// Prometheus metrics: scores, signals, ticks, query errors and reloads.
+// The saved-state series (level, since, failback stage, ...; what a restart
+// reads back) are package persist's: Update writes them through its
+// Exporter.
 package telemetry
 
 import (
@@ -11,17 +13,17 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/persist"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 )
 
 // Label names of Hermes's own series.
 const (
-	labelRoute   = evaluator.RouteLabel
-	labelService = evaluator.ServiceLabel
-	labelSignal  = "signal"
-	labelLevel   = "level"
-	labelReason  = "reason"
-	labelResult  = "result"
+	labelRoute  = promapi.RouteLabel
+	labelSignal = "signal"
+	labelLevel  = "level"
+	labelReason = "reason"
+	labelResult = "result"
 )
 
 // Metrics holds every metric Hermes exports. Build it with New; its methods
@@ -29,20 +31,10 @@ const (
 type Metrics struct {
 	mu sync.Mutex // guards the Update bookkeeping below
 
+	saved               *persist.Exporter
 	routeScore          *prometheus.GaugeVec
-	routeLevel          *prometheus.GaugeVec
 	routeLevelInfo      *prometheus.GaugeVec
-	routeLevelSince     *prometheus.GaugeVec
-	failbackStage       *prometheus.GaugeVec
-	failbackStageSince  *prometheus.GaugeVec
-	routeFailingSince   *prometheus.GaugeVec
 	failbacksTotal      *prometheus.CounterVec
-	failbacksInWindow   *prometheus.GaugeVec
-	lastFailback        *prometheus.GaugeVec
-	routeReleased       *prometheus.GaugeVec
-	trafficPercent      *prometheus.GaugeVec
-	serviceDegraded     *prometheus.GaugeVec
-	serviceRetries      *prometheus.GaugeVec
 	signalValue         *prometheus.GaugeVec
 	signalPenalty       *prometheus.GaugeVec
 	signalStatus        *prometheus.GaugeVec
@@ -55,7 +47,6 @@ type Metrics struct {
 	reloadSuccessTime   prometheus.Gauge
 	reloadsTotal        *prometheus.CounterVec
 	exportedRoutes      map[string]bool
-	exportedServices    map[string][]string // service → routes of its chain
 	exportedSignals     map[string]bool
 	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
 	failbackRoutesKnown map[string]bool      // routes whose failbacks have been seen once
@@ -69,25 +60,15 @@ func New(reg prometheus.Registerer) *Metrics {
 		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 	}
 	m := &Metrics{
-		routeScore:         gauge("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
-		routeLevel:         gauge(evaluator.MetricRouteLevel, "Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.", labelRoute),
-		routeLevelInfo:     gauge("hermes_route_level_info", "1 for the route's current level.", labelRoute, labelLevel),
-		routeLevelSince:    gauge(evaluator.MetricRouteLevelSince, "Unix time the route's current level began.", labelRoute),
-		failbackStage:      gauge(evaluator.MetricFailbackStage, "Failback stage of the route (1-based index into failback.stages), 0 when none.", labelRoute),
-		failbackStageSince: gauge(evaluator.MetricFailbackStageSince, "Unix time the route's failback stage began, 0 when none.", labelRoute),
-		routeFailingSince:  gauge(evaluator.MetricRouteFailingSince, "Unix time since which a failed-over route has been failing, 0 when not failing.", labelRoute),
+		saved:          persist.NewExporter(reg),
+		routeScore:     gauge("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
+		routeLevelInfo: gauge("hermes_route_level_info", "1 for the route's current level.", labelRoute, labelLevel),
 		failbacksTotal: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_failbacks_total", Help: "Completed failbacks of the route.",
 		}, []string{labelRoute}),
-		failbacksInWindow: gauge(evaluator.MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window.", labelRoute),
-		lastFailback:      gauge(evaluator.MetricRouteLastFailback, "Unix time of the route's last completed failback, 0 when none.", labelRoute),
-		routeReleased:     gauge(evaluator.MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget.", labelRoute),
-		trafficPercent:    gauge(evaluator.MetricRouteTrafficPercent, "Planned share of the service's traffic sent to the route, in percent.", labelService, labelRoute),
-		serviceDegraded:   gauge(evaluator.MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it.", labelService),
-		serviceRetries:    gauge(evaluator.MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", labelService),
-		signalValue:       gauge("hermes_signal_value", "Last value of the signal for the route (only while the signal answers).", labelRoute, labelSignal),
-		signalPenalty:     gauge("hermes_signal_penalty", "Score points the signal took off the route.", labelRoute, labelSignal),
-		signalStatus:      gauge("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error.", labelRoute, labelSignal),
+		signalValue:   gauge("hermes_signal_value", "Last value of the signal for the route (only while the signal answers).", labelRoute, labelSignal),
+		signalPenalty: gauge("hermes_signal_penalty", "Score points the signal took off the route.", labelRoute, labelSignal),
+		signalStatus:  gauge("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error.", labelRoute, labelSignal),
 		tickDuration: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "hermes_tick_duration_seconds",
 			Help:    "Duration of a tick: queries, decision, actuation and alerts.",
@@ -105,7 +86,6 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "hermes_config_reloads_total", Help: "Configuration (re)loads, by result (success, failure).",
 		}, []string{labelResult}),
 		exportedRoutes:      map[string]bool{},
-		exportedServices:    map[string][]string{},
 		exportedSignals:     map[string]bool{},
 		lastFailbackSeen:    map[string]time.Time{},
 		failbackRoutesKnown: map[string]bool{},

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/persist"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -56,15 +58,15 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func midFailback(p *evaluator.Policy, now time.Time) evaluator.State {
 	return evaluator.State{
 		Routes: map[string]*evaluator.RouteState{
-			"free": {Level: evaluator.Failover, Since: now.Add(-40 * time.Minute), Stage: 2,
+			"free": {SavedRoute: evaluator.SavedRoute{Level: traffic.Failover, Since: now.Add(-40 * time.Minute), Stage: 2,
 				StageSince: now.Add(-10*time.Minute + 250*time.Millisecond),
-				Failbacks:  []time.Time{now.Add(-3 * time.Hour)}, Score: evaluator.Score{Value: 91.5}},
-			"paid-standard": {Level: evaluator.Manual, Since: now.Add(-5 * time.Minute),
-				FailingSince: now.Add(-50 * time.Minute), Score: evaluator.Score{Value: 12}},
-			"paid-premium": {Level: evaluator.Failover, Since: now.Add(-2 * time.Minute),
-				FailingSince: now.Add(-2 * time.Minute), Released: true, Score: evaluator.Score{Value: 40}},
+				Failbacks:  []time.Time{now.Add(-3 * time.Hour)}}, Score: evaluator.Score{Value: 91.5}},
+			"paid-standard": {SavedRoute: evaluator.SavedRoute{Level: traffic.Manual, Since: now.Add(-5 * time.Minute),
+				FailingSince: now.Add(-50 * time.Minute)}, Score: evaluator.Score{Value: 12}},
+			"paid-premium": {SavedRoute: evaluator.SavedRoute{Level: traffic.Failover, Since: now.Add(-2 * time.Minute),
+				FailingSince: now.Add(-2 * time.Minute), Released: true}, Score: evaluator.Score{Value: 40}},
 		},
-		Services: map[string]*evaluator.ServiceState{
+		Services: map[string]*traffic.Split{
 			"chat": {Weights: map[string]int{"free": 30, "paid-standard": 0, "paid-premium": 70}, Degraded: false, RetriesEnabled: false},
 		},
 	}
@@ -130,7 +132,7 @@ hermes_route_failbacks_in_window{route="paid-standard"} 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
-	if got := testutil.ToFloat64(m.routeLevelSince.WithLabelValues("free")); got != float64(t0.Add(-40*time.Minute).Unix()) {
+	if got := gauge(t, reg, persist.MetricRouteLevelSince, "free"); got != float64(t0.Add(-40*time.Minute).Unix()) {
 		t.Errorf("free level since = %v", got)
 	}
 	if got := testutil.ToFloat64(m.routeScore.WithLabelValues("free")); got != 91.5 {
@@ -140,7 +142,7 @@ hermes_route_failbacks_in_window{route="paid-standard"} 0
 	// The failback completes: the level changes, the old info series goes,
 	// and the counter counts the new completion once.
 	t1 := t0.Add(time.Hour)
-	s.Routes["free"] = &evaluator.RouteState{Level: evaluator.Normal, Since: t1, Failbacks: []time.Time{t0.Add(-3 * time.Hour), t1}}
+	s.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Normal, Since: t1, Failbacks: []time.Time{t0.Add(-3 * time.Hour), t1}}}
 	m.Update(p, s, healthy(p, t1), t1)
 	m.Update(p, s, healthy(p, t1.Add(time.Minute)), t1.Add(time.Minute))
 	const want2 = `
@@ -181,7 +183,7 @@ func TestUpdateSignals(t *testing.T) {
 	}
 	s := evaluator.State{Routes: map[string]*evaluator.RouteState{}}
 	for _, r := range p.Routes() {
-		s.Routes[r] = &evaluator.RouteState{Since: t0, Score: evaluator.ComputeScore(r, snap, p, false)}
+		s.Routes[r] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Since: t0}, Score: evaluator.ComputeScore(r, snap, p, false)}
 	}
 	m.Update(p, s, snap, t0)
 
@@ -277,7 +279,7 @@ func TestUpdateAfterReload(t *testing.T) {
 		c.Scoring.Caps = slices.DeleteFunc(c.Scoring.Caps, func(p rules.CapConfig) bool { return p.Signal == "quality_score" })
 		c.Scoring.Floors = slices.DeleteFunc(c.Scoring.Floors, func(p rules.FloorConfig) bool { return p.Signal == "quality_score" })
 	})
-	s.Services = map[string]*evaluator.ServiceState{"assistant": {Weights: map[string]int{"free": 30, "paid-premium": 70}}}
+	s.Services = map[string]*traffic.Split{"assistant": {Weights: map[string]int{"free": 30, "paid-premium": 70}}}
 	delete(s.Routes, "paid-standard")
 	m.Update(p2, s, healthy(p2, t0), t0)
 
@@ -294,11 +296,11 @@ func TestUpdateAfterReload(t *testing.T) {
 			}
 		}
 	}
-	if n := testutil.CollectAndCount(m.routeLevel); n != 2 {
-		t.Errorf("%d %s series, want 2", n, evaluator.MetricRouteLevel)
+	if n := testutil.CollectAndCount(reg, persist.MetricRouteLevel); n != 2 {
+		t.Errorf("%d %s series, want 2", n, persist.MetricRouteLevel)
 	}
-	if n := testutil.CollectAndCount(m.trafficPercent); n != 2 {
-		t.Errorf("%d %s series, want 2", n, evaluator.MetricRouteTrafficPercent)
+	if n := testutil.CollectAndCount(reg, persist.MetricRouteTrafficPercent); n != 2 {
+		t.Errorf("%d %s series, want 2", n, persist.MetricRouteTrafficPercent)
 	}
 }
 
@@ -354,7 +356,7 @@ hermes_config_reloads_total{result="success"} 1
 }
 
 // TestExportRestoreRoundTrip exports a State, scrapes it twice into series
-// (as Prometheus would), runs evaluator.Restore's queries on the real PromQL
+// (as Prometheus would), runs persist.Restore's queries on the real PromQL
 // engine over them and checks the state comes back: export and restore
 // agree on names, labels and units.
 func TestExportRestoreRoundTrip(t *testing.T) {
@@ -366,7 +368,7 @@ func TestExportRestoreRoundTrip(t *testing.T) {
 
 	// An older state, scraped 10 min ago: free was only shed then.
 	old := midFailback(p, now)
-	old.Routes["free"] = &evaluator.RouteState{Level: evaluator.Shed, Since: now.Add(-70 * time.Minute)}
+	old.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Shed, Since: now.Add(-70 * time.Minute)}}
 	m.Update(p, old, healthy(p, scrape1), scrape1)
 	stored := map[string]*replay.Series{}
 	scrape(t, reg, scrape1, stored)
@@ -376,7 +378,7 @@ func TestExportRestoreRoundTrip(t *testing.T) {
 	scrape(t, reg, scrape2, stored)
 
 	// Another job's series must not leak in through the selector.
-	decoy := labels.FromStrings("__name__", evaluator.MetricRouteLevel, "job", "other", "route", "free")
+	decoy := labels.FromStrings("__name__", persist.MetricRouteLevel, "job", "other", "route", "free")
 	stored[decoy.String()] = &replay.Series{Labels: decoy, Samples: []replay.Sample{{T: scrape2.UnixMilli(), F: 4}}}
 
 	f := &replay.File{Interval: 15 * time.Second}
@@ -389,7 +391,7 @@ func TestExportRestoreRoundTrip(t *testing.T) {
 	}
 	defer b.Close()
 
-	got, report, err := evaluator.Restore(context.Background(), b.Query, p, now, evaluator.RestoreOptions{Selector: `job="hermes"`})
+	got, report, err := persist.Restore(context.Background(), b.Query, p, now, persist.RestoreOptions{Selector: `job="hermes"`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +420,7 @@ func TestExportRestoreRoundTrip(t *testing.T) {
 
 	// Beyond the tolerance nothing is restored.
 	late := now.Add(2 * time.Hour)
-	got, _, err = evaluator.Restore(context.Background(), b.Query, p, late, evaluator.RestoreOptions{Selector: `job="hermes"`})
+	got, _, err = persist.Restore(context.Background(), b.Query, p, late, persist.RestoreOptions{Selector: `job="hermes"`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,4 +458,27 @@ func scrape(t *testing.T, reg prometheus.Gatherer, ts time.Time, into map[string
 			s.Samples = append(s.Samples, replay.Sample{T: ts.UnixMilli(), F: value(m)})
 		}
 	}
+}
+
+// gauge is the value of the gauge name{route="route"} gathered from reg.
+func gauge(t *testing.T, reg prometheus.Gatherer, name, route string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "route" && lp.GetValue() == route {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{route=%q}", name, route)
+	return 0
 }

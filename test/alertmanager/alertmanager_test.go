@@ -132,7 +132,7 @@ func TestTieredAlerts(t *testing.T) {
 	d.set(healthy)
 	eventually(t, 30*time.Second, "A resolved in Hermes", func() bool {
 		as := d.alert(a)
-		return as != nil && as.Status == evaluator.AlertInactive
+		return as != nil && as.State == evaluator.StateInactive
 	})
 	eventually(t, 30*time.Second, "failed sends counted", func() bool { return sum(t, reg, "hermes_alertmanager_errors_total") > 0 })
 	time.Sleep(time.Until(down.Add(time.Minute)))

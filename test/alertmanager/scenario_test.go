@@ -95,7 +95,7 @@ func (d *driver) step(now time.Time) []evaluator.Event {
 	snap.Set("free", "hard_fail_ratio", evaluator.Sample{Value: d.hardFail})
 	snap.Set("paid", "hard_fail_ratio", evaluator.Sample{Value: 0})
 	var evs []evaluator.Event
-	d.st, evs = evaluator.Step(d.p, d.st, snap, now)
+	d.st, evs = evaluator.Step(d.p, d.st, evaluator.Input{Snapshot: snap}, now)
 	if d.sender != nil {
 		d.sender.Notify(context.Background(), d.st.Alerts, now)
 	}
@@ -121,7 +121,7 @@ func (d *driver) run(ctx context.Context, interval time.Duration) {
 }
 
 // alert returns a copy of the alert of rule on route free, nil if none.
-func (d *driver) alert(rule string) *evaluator.AlertState {
+func (d *driver) alert(rule string) *evaluator.Alert {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	as := d.st.Alerts[rule+"/chat/free"]
@@ -146,7 +146,7 @@ func TestScenarioAlerts(t *testing.T) {
 	}
 	status := func(rule string) string {
 		if as := d.alert(rule); as != nil {
-			return as.Status.String()
+			return as.State.String()
 		}
 		return "none"
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/runner"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
@@ -59,7 +60,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
-		NewQuery: func(*rules.Config, *slog.Logger) (evaluator.QueryFunc, error) { return query, nil }})
+		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +78,10 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := r.SetOverride("chat", evaluator.Override{Kind: evaluator.OverridePin, Route: "paid-premium", Reason: "launch <day>", By: "alice"}); err != nil {
+	// Submit returns once a tick has applied the pin.
+	if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch <day>", By: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // a tick applies the pin
 
 	browse := func(args ...string) string {
 		t.Helper()

@@ -1,4 +1,4 @@
-package evaluator
+package promapi
 
 import (
 	"context"
@@ -16,10 +16,12 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// RouteLabel is the label that names a route in every signal's result.
+// RouteLabel is the label that names a route in every signal's result (and
+// in Hermes's own series).
 const RouteLabel = "route"
 
 // QueryFunc runs one instant PromQL query at time t. The shell adapts a
@@ -30,14 +32,14 @@ type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, e
 // own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
 // for every (route, signal) in routes × signals.
 //
-// A finite sample of a configured route is StatusOK; NaN or ±Inf is
-// StatusMissing ("NaN", "Inf"); a route absent from the result is
-// StatusMissing ("no data"); several series for one route are StatusError for
-// that route; a failed query is StatusError for every route, with
+// A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
+// evaluator.StatusMissing ("NaN", "Inf"); a route absent from the result is
+// evaluator.StatusMissing ("no data"); several series for one route are evaluator.StatusError for
+// that route; a failed query is evaluator.StatusError for every route, with
 // ErrorReason as its reason. Series without a route label, or of routes not
 // configured, are ignored.
-func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) Snapshot {
-	results := make([]map[string]Sample, len(signals))
+func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
+	results := make([]map[string]evaluator.Sample, len(signals))
 	var wg sync.WaitGroup
 	for i, sig := range signals {
 		wg.Go(func() {
@@ -52,7 +54,7 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 	}
 	wg.Wait()
 
-	snap := Snapshot{Time: t, Values: make(map[string]map[string]Sample, len(routes))}
+	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
 	for i, sig := range signals {
 		for _, r := range routes {
 			snap.Set(r, sig.Name, results[i][r])
@@ -61,11 +63,11 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 	return snap
 }
 
-// routeSamples turns one query's answer into a Sample per route.
-func routeSamples(vec model.Vector, err error, routes []string) map[string]Sample {
-	out := make(map[string]Sample, len(routes))
+// routeSamples turns one query's answer into a evaluator.Sample per route.
+func routeSamples(vec model.Vector, err error, routes []string) map[string]evaluator.Sample {
+	out := make(map[string]evaluator.Sample, len(routes))
 	if err != nil {
-		s := Sample{Value: math.NaN(), Status: StatusError, Reason: ErrorReason(err)}
+		s := evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: ErrorReason(err)}
 		for _, r := range routes {
 			out[r] = s
 		}
@@ -75,7 +77,7 @@ func routeSamples(vec model.Vector, err error, routes []string) map[string]Sampl
 	count := make(map[string]int, len(routes))
 	for _, r := range routes {
 		count[r] = 0
-		out[r] = Sample{Value: math.NaN(), Status: StatusMissing, Reason: "no data"}
+		out[r] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"}
 	}
 	for _, s := range vec {
 		r, ok := s.Metric[RouteLabel]
@@ -91,21 +93,21 @@ func routeSamples(vec model.Vector, err error, routes []string) map[string]Sampl
 	}
 	for r, n := range count {
 		if n > 1 {
-			out[r] = Sample{Value: math.NaN(), Status: StatusError, Reason: fmt.Sprintf("%d series for one route", n)}
+			out[r] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: fmt.Sprintf("%d series for one route", n)}
 		}
 	}
 	return out
 }
 
 // valueSample classifies one value: finite is OK, NaN and ±Inf are missing.
-func valueSample(v float64) Sample {
+func valueSample(v float64) evaluator.Sample {
 	switch {
 	case math.IsNaN(v):
-		return Sample{Value: v, Status: StatusMissing, Reason: "NaN"}
+		return evaluator.Sample{Value: v, Status: evaluator.StatusMissing, Reason: "NaN"}
 	case math.IsInf(v, 0):
-		return Sample{Value: v, Status: StatusMissing, Reason: "Inf"}
+		return evaluator.Sample{Value: v, Status: evaluator.StatusMissing, Reason: "Inf"}
 	}
-	return Sample{Value: v, Status: StatusOK}
+	return evaluator.Sample{Value: v, Status: evaluator.StatusOK}
 }
 
 // maxReasonLen bounds the free-text reason of an unclassified error.

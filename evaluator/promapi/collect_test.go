@@ -1,6 +1,8 @@
-package evaluator
+package promapi
 
 import (
+	"github.com/hermes-failover/hermes/evaluator"
+
 	"context"
 	"errors"
 	"fmt"
@@ -73,24 +75,24 @@ func TestCollect(t *testing.T) {
 	}
 	want := []struct {
 		route, signal string
-		status        Status
+		status        evaluator.Status
 		value         float64 // checked when status is OK
 		reason        string
 	}{
-		{"free", "sig_ok", StatusOK, 0.02, ""},
-		{"paid", "sig_ok", StatusOK, 0.5, ""},
-		{"free", "sig_partial", StatusOK, 1, ""},
-		{"paid", "sig_partial", StatusMissing, 0, "no data"},
-		{"free", "sig_nan", StatusMissing, 0, "NaN"},
-		{"paid", "sig_nan", StatusMissing, 0, "Inf"},
-		{"free", "sig_dup", StatusError, 0, "2 series for one route"},
-		{"paid", "sig_dup", StatusOK, 3, ""},
-		{"free", "sig_empty", StatusMissing, 0, "no data"},
-		{"paid", "sig_empty", StatusMissing, 0, "no data"},
-		{"free", "sig_broken", StatusError, 0, "bad_data"},
-		{"paid", "sig_broken", StatusError, 0, "bad_data"},
-		{"free", "sig_unlabeled", StatusMissing, 0, "no data"},
-		{"paid", "sig_unlabeled", StatusMissing, 0, "no data"},
+		{"free", "sig_ok", evaluator.StatusOK, 0.02, ""},
+		{"paid", "sig_ok", evaluator.StatusOK, 0.5, ""},
+		{"free", "sig_partial", evaluator.StatusOK, 1, ""},
+		{"paid", "sig_partial", evaluator.StatusMissing, 0, "no data"},
+		{"free", "sig_nan", evaluator.StatusMissing, 0, "NaN"},
+		{"paid", "sig_nan", evaluator.StatusMissing, 0, "Inf"},
+		{"free", "sig_dup", evaluator.StatusError, 0, "2 series for one route"},
+		{"paid", "sig_dup", evaluator.StatusOK, 3, ""},
+		{"free", "sig_empty", evaluator.StatusMissing, 0, "no data"},
+		{"paid", "sig_empty", evaluator.StatusMissing, 0, "no data"},
+		{"free", "sig_broken", evaluator.StatusError, 0, "bad_data"},
+		{"paid", "sig_broken", evaluator.StatusError, 0, "bad_data"},
+		{"free", "sig_unlabeled", evaluator.StatusMissing, 0, "no data"},
+		{"paid", "sig_unlabeled", evaluator.StatusMissing, 0, "no data"},
 	}
 	for _, w := range want {
 		got, ok := snap.Values[w.route][w.signal]
@@ -98,7 +100,7 @@ func TestCollect(t *testing.T) {
 			t.Errorf("%s/%s: no sample", w.route, w.signal)
 			continue
 		}
-		if got.Status != w.status || got.Reason != w.reason || (w.status == StatusOK && got.Value != w.value) {
+		if got.Status != w.status || got.Reason != w.reason || (w.status == evaluator.StatusOK && got.Value != w.value) {
 			t.Errorf("%s/%s = %+v, want status %v value %v reason %q", w.route, w.signal, got, w.status, w.value, w.reason)
 		}
 	}
@@ -138,11 +140,11 @@ func TestCollectTimeoutAndConcurrency(t *testing.T) {
 	snap := Collect(context.Background(), query, signals, []string{"r"}, time.Unix(0, 0), 200*time.Millisecond)
 
 	for _, name := range []string{"a", "b"} {
-		if got := snap.Get("r", name); got.Status != StatusOK {
+		if got := snap.Get("r", name); got.Status != evaluator.StatusOK {
 			t.Errorf("%s = %+v, want ok (queries must run concurrently)", name, got)
 		}
 	}
-	if got := snap.Get("r", "slow"); got.Status != StatusError || got.Reason != "timeout" {
+	if got := snap.Get("r", "slow"); got.Status != evaluator.StatusError || got.Reason != "timeout" {
 		t.Errorf("slow = %+v, want error timeout", got)
 	}
 }

@@ -1,4 +1,4 @@
-package evaluator
+package persist
 
 import (
 	"context"
@@ -11,8 +11,26 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/evaluatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
+
+func defaultPolicy(t testing.TB) *evaluator.Policy { return evaluatortest.DefaultPolicy(t) }
+
+func snap(p *evaluator.Policy, t time.Time, _ map[string]any) evaluator.Input {
+	return evaluator.Input{Snapshot: evaluatortest.Healthy(p, t)}
+}
+
+// splits turns service → route → percent into the actuators' splits.
+func splits(w map[string]map[string]int) map[string]traffic.Split {
+	out := map[string]traffic.Split{}
+	for svc, ws := range w {
+		out[svc] = traffic.Split{Weights: ws}
+	}
+	return out
+}
 
 // fakeQuery answers restore queries from a map keyed by query; a query it
 // does not know gets an empty vector. It records what it was asked.
@@ -41,7 +59,7 @@ func (f *fakeQuery) set(opt RestoreOptions, name string, v float64, labels ...st
 			by = append(by, l)
 		}
 	}
-	q := opt.restoreQuery(name, by...)
+	q := opt.query(name, by...)
 	m := model.Metric{}
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[model.LabelName(labels[i])] = model.LabelValue(labels[i+1])
@@ -67,7 +85,7 @@ func TestRestoreQueries(t *testing.T) {
 			`max by (service, route) (last_over_time(hermes_route_level{job="hermes", env="prod"}[1h]))`},
 	}
 	for _, c := range cases {
-		if got := c.opt.restoreQuery(MetricRouteLevel, c.by...); got != c.want {
+		if got := c.opt.query(MetricRouteLevel, c.by...); got != c.want {
 			t.Errorf("restoreQuery(%+v) = %s, want %s", c.opt, got, c.want)
 		}
 	}
@@ -120,7 +138,7 @@ func TestRestoreMidFailback(t *testing.T) {
 		t.Fatalf("restored routes %v, want free and paid-standard", slices.Sorted(maps.Keys(s.Routes)))
 	}
 	free := s.Routes["free"]
-	if free.Level != Failover || !free.Since.Equal(now.Add(-40*time.Minute)) || free.Stage != 2 ||
+	if free.Level != traffic.Failover || !free.Since.Equal(now.Add(-40*time.Minute)) || free.Stage != 2 ||
 		!free.StageSince.Equal(now.Add(-10*time.Minute)) || !free.FailingSince.IsZero() || free.Released {
 		t.Errorf("free = %+v", *free)
 	}
@@ -128,7 +146,7 @@ func TestRestoreMidFailback(t *testing.T) {
 		t.Errorf("free failbacks = %v, want one 2h ago", free.Failbacks)
 	}
 	std := s.Routes["paid-standard"]
-	if std.Level != Manual || !std.Since.Equal(now.Add(-5*time.Minute)) || std.Stage != 0 ||
+	if std.Level != traffic.Manual || !std.Since.Equal(now.Add(-5*time.Minute)) || std.Stage != 0 ||
 		!std.FailingSince.Equal(now.Add(-50*time.Minute)) || len(std.Failbacks) != 0 {
 		t.Errorf("paid-standard = %+v", *std)
 	}
@@ -151,18 +169,18 @@ func TestRestoreMidFailback(t *testing.T) {
 	// The first tick after the restart carries on the failback: stage 2
 	// began 10 min ago, so it holds now and moves on once its 15 min pass.
 	healthy := snap(p, now, nil)
-	s1, _ := Step(p, s, healthy, now)
-	if r := s1.Routes["free"]; r.Level != Failover || r.Stage != 2 {
+	s1, _ := evaluator.Step(p, s, healthy, now)
+	if r := s1.Routes["free"]; r.Level != traffic.Failover || r.Stage != 2 {
 		t.Fatalf("after the first tick free = %s stage %d, want failover stage 2", r.Level, r.Stage)
 	}
-	if r := s1.Routes["paid-premium"]; r.Level != Normal {
+	if r := s1.Routes["paid-premium"]; r.Level != traffic.Normal {
 		t.Errorf("after the first tick paid-premium = %s, want normal", r.Level)
 	}
-	if r := s1.Routes["paid-standard"]; r.Level != Manual {
+	if r := s1.Routes["paid-standard"]; r.Level != traffic.Manual {
 		t.Errorf("after the first tick paid-standard = %s, want manual", r.Level)
 	}
 	t5 := now.Add(5 * time.Minute)
-	s2, _ := Step(p, s1, snap(p, t5, nil), t5)
+	s2, _ := evaluator.Step(p, s1, snap(p, t5, nil), t5)
 	if r := s2.Routes["free"]; r.Stage != 3 || !r.StageSince.Equal(t5) {
 		t.Errorf("5 min later free = stage %d since %s, want stage 3 since %s", r.Stage, r.StageSince, t5)
 	}
@@ -189,7 +207,7 @@ func TestRestoreBadValues(t *testing.T) {
 		t.Errorf("routes with a bad level were restored: %v", slices.Sorted(maps.Keys(s.Routes)))
 	}
 	prem := s.Routes["paid-premium"]
-	if prem == nil || prem.Level != Failover || !prem.Since.Equal(now) || prem.Stage != 0 ||
+	if prem == nil || prem.Level != traffic.Failover || !prem.Since.Equal(now) || prem.Stage != 0 ||
 		!prem.FailingSince.Equal(now.Add(-time.Minute)) {
 		t.Errorf("paid-premium = %+v, want failover since now at stage 0", prem)
 	}
@@ -234,7 +252,7 @@ func TestRestoreFromActuators(t *testing.T) {
 	p := defaultPolicy(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	type want struct {
-		level Level
+		level traffic.Level
 		stage int
 	}
 	cases := []struct {
@@ -245,24 +263,24 @@ func TestRestoreFromActuators(t *testing.T) {
 		planned map[string]int
 	}{
 		{"all on primary", map[string]int{"free": 100},
-			map[string]want{"free": {Normal, 0}, "paid-standard": {Normal, 0}, "paid-premium": {Normal, 0}}, nil},
+			map[string]want{"free": {traffic.Normal, 0}, "paid-standard": {traffic.Normal, 0}, "paid-premium": {traffic.Normal, 0}}, nil},
 		{"warm", map[string]int{"free": 95, "paid-standard": 5},
-			map[string]want{"free": {Warm, 0}, "paid-standard": {Normal, 0}, "paid-premium": {Normal, 0}}, nil},
+			map[string]want{"free": {traffic.Warm, 0}, "paid-standard": {traffic.Normal, 0}, "paid-premium": {traffic.Normal, 0}}, nil},
 		{"shed wins over stage 3 at 50%", map[string]int{"free": 50, "paid-standard": 50},
-			map[string]want{"free": {Shed, 0}, "paid-standard": {Normal, 0}, "paid-premium": {Normal, 0}}, nil},
+			map[string]want{"free": {traffic.Shed, 0}, "paid-standard": {traffic.Normal, 0}, "paid-premium": {traffic.Normal, 0}}, nil},
 		{"failed over", map[string]int{"free": 0, "paid-standard": 100},
-			map[string]want{"free": {Failover, 0}, "paid-standard": {Normal, 0}, "paid-premium": {Normal, 0}}, nil},
+			map[string]want{"free": {traffic.Failover, 0}, "paid-standard": {traffic.Normal, 0}, "paid-premium": {traffic.Normal, 0}}, nil},
 		{"failback stage 2", map[string]int{"free": 30, "paid-standard": 70},
-			map[string]want{"free": {Failover, 2}, "paid-standard": {Normal, 0}, "paid-premium": {Normal, 0}}, nil},
+			map[string]want{"free": {traffic.Failover, 2}, "paid-standard": {traffic.Normal, 0}, "paid-premium": {traffic.Normal, 0}}, nil},
 		{"cascade skips the second route", map[string]int{"free": 0, "paid-standard": 0, "paid-premium": 100},
-			map[string]want{"free": {Failover, 0}, "paid-standard": {Failover, 0}, "paid-premium": {Normal, 0}}, nil},
+			map[string]want{"free": {traffic.Failover, 0}, "paid-standard": {traffic.Failover, 0}, "paid-premium": {traffic.Normal, 0}}, nil},
 		{"unknown share takes the next level down", map[string]int{"free": 70, "paid-standard": 30},
-			map[string]want{"free": {Shed, 0}, "paid-standard": {Normal, 0}, "paid-premium": {Normal, 0}},
+			map[string]want{"free": {traffic.Shed, 0}, "paid-standard": {traffic.Normal, 0}, "paid-premium": {traffic.Normal, 0}},
 			map[string]int{"free": 50, "paid-standard": 50, "paid-premium": 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, report := FromActuators(p, map[string]map[string]int{"chat": c.split}, now)
+			s, report := FromActuators(p, splits(map[string]map[string]int{"chat": c.split}), nil, now)
 			if len(report) != len(p.Routes()) {
 				t.Errorf("report = %q, want a line per route", report)
 			}
@@ -277,7 +295,7 @@ func TestRestoreFromActuators(t *testing.T) {
 				if w.stage > 0 && !rs.StageSince.Equal(now) {
 					t.Errorf("%s stage since %s, want now", r, rs.StageSince)
 				}
-				if failed(*rs) != !rs.FailingSince.IsZero() {
+				if failed := rs.Level == traffic.Manual || (rs.Level == traffic.Failover && rs.Stage == 0); failed != !rs.FailingSince.IsZero() {
 					t.Errorf("%s failing since %s at %s stage %d", r, rs.FailingSince, rs.Level, rs.Stage)
 				}
 			}
@@ -287,14 +305,14 @@ func TestRestoreFromActuators(t *testing.T) {
 			if chat == nil || !maps.Equal(chat.Weights, wantW) {
 				t.Errorf("chat = %+v, want weights %v", chat, wantW)
 			}
-			if wantRetries := c.want["free"].level < Failover; chat.RetriesEnabled != wantRetries {
+			if wantRetries := c.want["free"].level < traffic.Failover; chat.RetriesEnabled != wantRetries {
 				t.Errorf("chat retries = %v, want %v", chat.RetriesEnabled, wantRetries)
 			}
 			// The first tick plans the split the actuators already hold.
 			if c.planned != nil {
 				wantW = c.planned
 			}
-			s1, _ := Step(p, s, snap(p, now, nil), now)
+			s1, _ := evaluator.Step(p, s, snap(p, now, nil), now)
 			if !maps.Equal(s1.Services["chat"].Weights, wantW) {
 				t.Errorf("first tick plans %v, want %v", s1.Services["chat"].Weights, wantW)
 			}
@@ -308,19 +326,19 @@ func TestRestoreFromActuatorsSeveralServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Services = append(cfg.Services, rules.ServiceConfig{Name: "batch", Routes: []string{"paid-standard", "paid-premium"}})
-	p, err := NewPolicy(cfg)
+	p, err := evaluator.NewPolicy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Unix(1e9, 0)
-	s, report := FromActuators(p, map[string]map[string]int{
+	s, report := FromActuators(p, splits(map[string]map[string]int{
 		"chat":  {"free": 100},
 		"batch": {"paid-standard": 0, "paid-premium": 100},
-	}, now)
-	if rs := s.Routes["paid-standard"]; rs == nil || rs.Level != Failover {
+	}), nil, now)
+	if rs := s.Routes["paid-standard"]; rs == nil || rs.Level != traffic.Failover {
 		t.Errorf("paid-standard = %+v, want failover (its most severe reading)", rs)
 	}
-	if rs := s.Routes["free"]; rs == nil || rs.Level != Normal {
+	if rs := s.Routes["free"]; rs == nil || rs.Level != traffic.Normal {
 		t.Errorf("free = %+v, want normal", rs)
 	}
 	want := "paid-standard: inferred failover from the actuators (primary holds 0% in batch), since now"
@@ -328,7 +346,7 @@ func TestRestoreFromActuatorsSeveralServices(t *testing.T) {
 		t.Errorf("report = %q, want %q", report, want)
 	}
 
-	s, report = FromActuators(p, map[string]map[string]int{"batch": {"paid-standard": 100}}, now)
+	s, report = FromActuators(p, splits(map[string]map[string]int{"batch": {"paid-standard": 100}}), nil, now)
 	if s.Routes["free"] != nil || s.Services["chat"] != nil {
 		t.Errorf("free or chat inferred without a split: %+v", s)
 	}

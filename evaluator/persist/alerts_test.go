@@ -1,4 +1,4 @@
-package alerting
+package persist
 
 import (
 	"context"
@@ -13,8 +13,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/alerting"
 	"github.com/hermes-failover/hermes/rules"
 )
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 const testPolicy = `
 global: {evaluation_interval: 15s, query_timeout: 5s}
@@ -50,7 +53,7 @@ alerts:
     expr: score < 60
 `
 
-func testPolicyFor(t *testing.T, src string) *evaluator.Policy {
+func alertPolicyFor(t *testing.T, src string) *evaluator.Policy {
 	t.Helper()
 	cfg, err := rules.Parse([]byte(src), "test.yaml")
 	if err != nil {
@@ -63,12 +66,12 @@ func testPolicyFor(t *testing.T, src string) *evaluator.Policy {
 	return p
 }
 
-func snapshot(p *evaluator.Policy, at time.Time, hardFail map[string]float64) evaluator.Snapshot {
+func snapshot(p *evaluator.Policy, at time.Time, hardFail map[string]float64) evaluator.Input {
 	s := evaluator.Snapshot{Time: at}
 	for _, r := range p.Routes() {
 		s.Set(r, "hard_fail_ratio", evaluator.Sample{Value: hardFail[r]})
 	}
-	return s
+	return evaluator.Input{Snapshot: s}
 }
 
 // exported gathers the active-since series as Prometheus would return them
@@ -98,7 +101,7 @@ func exported(t *testing.T, reg *prometheus.Registry) model.Vector {
 }
 
 func TestRestoreRoundTrip(t *testing.T) {
-	p := testPolicyFor(t, testPolicy)
+	p := alertPolicyFor(t, testPolicy)
 	tick := 15 * time.Second
 	bad := map[string]float64{"free": 0.5, "paid": 0}
 
@@ -111,11 +114,8 @@ func TestRestoreRoundTrip(t *testing.T) {
 		st, _ = evaluator.Step(p, st, snapshot(p, now, bad), now)
 	}
 	reg := prometheus.NewRegistry()
-	s, err := New(rules.AlertingConfig{}, tick, reg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Notify(context.Background(), st.Alerts, now)
+	e := NewExporter(reg)
+	e.Export(p, st, now)
 	if got := slices.Sorted(maps.Keys(st.Alerts)); strings.Join(got, " ") !=
 		"HermesAllRoutesBad/chat/ HermesRouteScoreCritical/chat/free HermesRouteScoreDegraded/chat/free" {
 		t.Fatalf("alerts before the restart: %v", got)
@@ -137,11 +137,11 @@ func TestRestoreRoundTrip(t *testing.T) {
 		return vec, nil
 	}
 	restart := now.Add(30 * time.Second)
-	restored, err := Restore(context.Background(), query, p, restart, evaluator.RestoreOptions{Selector: `job="hermes"`, Tolerance: 30 * time.Minute})
+	restored, err := RestoreAlerts(context.Background(), query, p, restart, RestoreOptions{Selector: `job="hermes"`, Tolerance: 30 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `max by (alertname, service, route, level) (last_over_time(hermes_alert_active_since_timestamp_seconds{job="hermes"}[30m]))`; asked != want {
+	if want := `max by (alertname, service, route, actuator, level) (last_over_time(hermes_alert_active_since_timestamp_seconds{job="hermes"}[30m]))`; asked != want {
 		t.Errorf("query = %s\nwant    %s", asked, want)
 	}
 	if got, want := slices.Sorted(maps.Keys(restored)), slices.Sorted(maps.Keys(st.Alerts)); !slices.Equal(got, want) {
@@ -149,7 +149,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	}
 	for k, want := range st.Alerts {
 		got := restored[k]
-		if got.Status != want.Status || !got.ActiveAt.Equal(want.ActiveAt) || !got.FiredAt.Equal(want.FiredAt) ||
+		if got.State != want.State || !got.ActiveAt.Equal(want.ActiveAt) || !got.FiredAt.Equal(want.FiredAt) ||
 			!maps.Equal(got.Labels, want.Labels) || got.Rule != want.Rule || got.Tier != want.Tier || got.Route != want.Route {
 			t.Errorf("%s restored as\n%+v\nwant\n%+v", k, *got, *want)
 		}
@@ -164,13 +164,13 @@ func TestRestoreRoundTrip(t *testing.T) {
 			t.Errorf("alert event after the restart: %+v", e)
 		}
 	}
-	before := Payload(st.Alerts, now, time.Minute, "http://hermes")
-	again := Payload(next.Alerts, after, time.Minute, "http://hermes")
+	before := alerting.Payload(st.Alerts, now, time.Minute, "http://hermes")
+	again := alerting.Payload(next.Alerts, after, time.Minute, "http://hermes")
 	if len(before) != len(again) {
 		t.Fatalf("%d alerts sent before the restart, %d after", len(before), len(again))
 	}
 	for i := range before {
-		if fingerprint(before[i].Labels) != fingerprint(again[i].Labels) || before[i].StartsAt != again[i].StartsAt {
+		if !maps.Equal(before[i].Labels, again[i].Labels) || before[i].StartsAt != again[i].StartsAt {
 			t.Errorf("alert %d changed across the restart: %v %s → %v %s", i, before[i].Labels, before[i].StartsAt, again[i].Labels, again[i].StartsAt)
 		}
 		if b, a := before[i].Annotations["summary"], again[i].Annotations["summary"]; a != b {
@@ -189,43 +189,25 @@ func TestRestoreRoundTrip(t *testing.T) {
 	if slices.Sort(resolved); strings.Join(resolved, " ") != "HermesAllRoutesBad HermesRouteScoreCritical" {
 		t.Errorf("resolved after the restart: %v", resolved)
 	}
-	for _, a := range Payload(healed.Alerts, after, time.Minute, "http://hermes") {
+	for _, a := range alerting.Payload(healed.Alerts, after, time.Minute, "http://hermes") {
 		if time.Time(a.EndsAt) != after {
 			t.Errorf("%v: endsAt %s, want the resolution %s", a.Labels, a.EndsAt, after)
 		}
 	}
 
 	// The exporter forgets alerts that are no longer active.
-	s.Notify(context.Background(), healed.Alerts, after)
+	e.Export(p, healed, after)
 	if vec := exported(t, reg); len(vec) != 0 {
 		t.Errorf("active-since series left after the resolve: %v", vec)
 	}
 }
 
 func TestRestoreQueryFails(t *testing.T) {
-	p := testPolicyFor(t, testPolicy)
-	_, err := Restore(context.Background(), func(context.Context, string, time.Time) (model.Vector, error) {
+	p := alertPolicyFor(t, testPolicy)
+	_, err := RestoreAlerts(context.Background(), func(context.Context, string, time.Time) (model.Vector, error) {
 		return nil, context.DeadlineExceeded
-	}, p, t0, evaluator.RestoreOptions{})
+	}, p, t0, RestoreOptions{})
 	if err == nil || !strings.Contains(err.Error(), "[1h]") {
 		t.Errorf("err = %v, want the failed query (default tolerance 1h) named", err)
-	}
-}
-
-func TestFiredAt(t *testing.T) {
-	tick := 15 * time.Second
-	for _, c := range []struct {
-		forDur time.Duration
-		now    time.Time
-		want   time.Time
-	}{
-		{0, t0.Add(time.Hour), t0},
-		{50 * time.Second, t0.Add(time.Hour), t0.Add(time.Minute)},
-		{time.Minute, t0.Add(time.Hour), t0.Add(time.Minute)},
-		{50 * time.Second, t0.Add(55 * time.Second), t0.Add(55 * time.Second)},
-	} {
-		if got := firedAt(t0, c.forDur, tick, c.now); !got.Equal(c.want) {
-			t.Errorf("firedAt(for %s, now %s) = %s, want %s", c.forDur, c.now, got, c.want)
-		}
 	}
 }

@@ -1,0 +1,150 @@
+package evaluator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+)
+
+// CommandKind names what an operator asks for.
+type CommandKind string
+
+// Operator commands.
+const (
+	// CommandRelease hands a route in manual back to automation.
+	CommandRelease CommandKind = "release"
+	// CommandPin sends all of a service's traffic to one route.
+	CommandPin CommandKind = "pin"
+	// CommandPause freezes a service's split.
+	CommandPause CommandKind = "pause"
+	// CommandClear removes a service's pin or pause.
+	CommandClear CommandKind = "clear"
+)
+
+// Command is an operator's request. It reaches the core as part of a tick's
+// Input and is applied at the start of that tick, before the routes are
+// judged, so a tick never undoes it.
+type Command struct {
+	// ID identifies the request; the events it causes carry it.
+	ID      string      `json:"id,omitempty"`
+	Kind    CommandKind `json:"kind"`
+	Service string      `json:"service,omitempty"` // pin, pause, clear
+	Route   string      `json:"route,omitempty"`   // release, pin
+	Reason  string      `json:"reason"`
+	By      string      `json:"by,omitempty"`
+	// Expires is when a pin or pause lapses by itself; zero means never.
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// Check reports why cmd cannot be applied to s under p, or nil. Apply runs
+// the same checks; callers use Check to refuse a request before queueing it.
+func Check(p *Policy, s State, cmd Command) error {
+	if cmd.Reason == "" {
+		return fmt.Errorf("a reason is required")
+	}
+	switch cmd.Kind {
+	case CommandRelease:
+		rs, ok := s.Routes[cmd.Route]
+		if !ok {
+			return fmt.Errorf("release: unknown route %q", cmd.Route)
+		}
+		if rs.Level != traffic.Manual {
+			return fmt.Errorf("release: route %q is %s, not manual", cmd.Route, rs.Level)
+		}
+	case CommandPin, CommandPause:
+		svc, ok := p.services[cmd.Service]
+		if !ok {
+			return fmt.Errorf("unknown service %q", cmd.Service)
+		}
+		if cmd.Kind == CommandPin && !slices.Contains(svc.Routes, cmd.Route) {
+			return fmt.Errorf("route %q is not in service %q (routes %v)", cmd.Route, cmd.Service, svc.Routes)
+		}
+	case CommandClear:
+		if _, ok := s.Overrides[cmd.Service]; !ok {
+			return fmt.Errorf("service %q has no override", cmd.Service)
+		}
+	default:
+		return fmt.Errorf("unknown command %q (want release, pin, pause or clear)", cmd.Kind)
+	}
+	return nil
+}
+
+// Apply carries out one operator command at now and returns the new state
+// and what it changed; on error prev is returned unchanged.
+//
+// A release keeps the route failed over and lets its next failback start
+// once its score allows, whatever the failback budget says (a person
+// decided). A pin or pause takes effect in the plan of the same tick.
+func Apply(p *Policy, prev State, cmd Command, now time.Time) (State, []Event, error) {
+	if err := Check(p, prev, cmd); err != nil {
+		return prev, nil, err
+	}
+	s := prev.Clone()
+	var evs []Event
+	switch cmd.Kind {
+	case CommandRelease:
+		rs := s.Routes[cmd.Route]
+		*rs = moveTo(p, *rs, traffic.Failover, now)
+		rs.Released = true
+		for _, svc := range p.Config.Services {
+			if slices.Contains(svc.Routes, cmd.Route) {
+				evs = append(evs, Event{Time: now, Type: EventLevel, Service: svc.Name, Route: cmd.Route,
+					From: traffic.Manual.String(), To: traffic.Failover.String(), Score: ptr(rs.Score.Value),
+					Reasons: []string{"released by a person: " + cmd.Reason + byText(cmd.By)}})
+			}
+		}
+	case CommandPin, CommandPause:
+		o := Override{Kind: traffic.OverrideKind(cmd.Kind), Route: cmd.Route, Reason: cmd.Reason, By: cmd.By, Since: now, Expires: cmd.Expires}
+		if s.Overrides == nil {
+			s.Overrides = map[string]Override{}
+		}
+		s.Overrides[cmd.Service] = o
+		evs = append(evs, Event{Time: now, Type: EventOverride, Service: cmd.Service, Route: o.Route, Name: string(o.Kind), State: "set",
+			Reasons: []string{o.Reason}, By: o.By, Expires: timePtr(o.Expires)})
+	case CommandClear:
+		o := s.Overrides[cmd.Service]
+		delete(s.Overrides, cmd.Service)
+		evs = append(evs, Event{Time: now, Type: EventOverride, Service: cmd.Service, Route: o.Route, Name: string(o.Kind), State: "cleared",
+			Reasons: []string{cmd.Reason + byText(cmd.By)}, By: cmd.By})
+	}
+	for i := range evs {
+		evs[i].Command = cmd.ID
+	}
+	return s, evs, nil
+}
+
+// applyCommands applies a tick's commands in order; a command that cannot
+// be applied (the configuration may have changed since it was queued)
+// becomes a rejected command event.
+func applyCommands(p *Policy, s State, cmds []Command, now time.Time) (State, []Event) {
+	var evs []Event
+	for _, cmd := range cmds {
+		next, cevs, err := Apply(p, s, cmd, now)
+		if err != nil {
+			evs = append(evs, Event{Time: now, Type: EventCommand, Service: cmd.Service, Route: cmd.Route, Name: string(cmd.Kind),
+				State: "rejected", Reasons: []string{err.Error()}, By: cmd.By, Command: cmd.ID})
+			continue
+		}
+		s = next
+		evs = append(evs, cevs...)
+	}
+	return s, evs
+}
+
+func byText(by string) string {
+	if by == "" {
+		return ""
+	}
+	return " (by " + by + ")"
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,69 @@
+package persist
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/evaluator/promapi"
+)
+
+// Names of the series that carry the state between restarts. Timestamps
+// are Unix seconds, 0 meaning "none".
+const (
+	MetricRouteLevel             = "hermes_route_level"
+	MetricRouteLevelSince        = "hermes_route_level_since_timestamp_seconds"
+	MetricFailbackStage          = "hermes_failback_stage"
+	MetricFailbackStageSince     = "hermes_failback_stage_since_timestamp_seconds"
+	MetricRouteFailingSince      = "hermes_route_failing_since_timestamp_seconds"
+	MetricRouteFailbacksInWindow = "hermes_route_failbacks_in_window"
+	MetricRouteLastFailback      = "hermes_route_last_failback_timestamp_seconds"
+	MetricRouteReleased          = "hermes_route_released"
+	MetricRouteTrafficPercent    = "hermes_route_traffic_percent"
+	MetricServiceDegraded        = "hermes_service_degraded"
+	MetricServiceRetriesEnabled  = "hermes_service_retries_enabled"
+	// MetricAlertActiveSince carries each pending or firing alert, labelled
+	// with evaluator.ForStateLabels; its value is the Unix time the alert
+	// became active.
+	MetricAlertActiveSince = "hermes_alert_active_since_timestamp_seconds"
+)
+
+// Labels that name a route and a service in Hermes's own series.
+const (
+	RouteLabel   = promapi.RouteLabel
+	ServiceLabel = "service"
+)
+
+// DefaultRestoreTolerance is how old Hermes's own series may be when
+// RestoreOptions.Tolerance is not set.
+const DefaultRestoreTolerance = time.Hour
+
+// RestoreOptions say where Hermes's own series are and how old they may be.
+type RestoreOptions struct {
+	// Tolerance is how far back a series' last sample may lie; older state
+	// is not restored. Default DefaultRestoreTolerance.
+	Tolerance time.Duration
+	// Selector holds extra label matchers put inside {}, e.g. `job="hermes"`;
+	// it may be empty.
+	Selector string
+}
+
+func (o RestoreOptions) tolerance() time.Duration {
+	if o.Tolerance <= 0 {
+		return DefaultRestoreTolerance
+	}
+	return o.Tolerance
+}
+
+// query returns `max by (by) (last_over_time(name{selector}[tolerance]))`.
+// The max merges the replicas of an HA pair.
+func (o RestoreOptions) query(name string, by ...string) string {
+	sel := strings.TrimSpace(o.Selector)
+	sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}"))
+	if sel != "" {
+		sel = "{" + sel + "}"
+	}
+	return fmt.Sprintf("max by (%s) (last_over_time(%s%s[%s]))", strings.Join(by, ", "), name, sel, model.Duration(o.tolerance()))
+}

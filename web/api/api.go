@@ -1,0 +1,103 @@
+// Package api holds the wire types of Hermes's HTTP API (/api/v1/...):
+// what the status endpoint returns and what the admin endpoints take. The
+// live loop fills them, the web handlers serve them, and `hermes ctl` and
+// `hermes explain` read them.
+package api
+
+import (
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// Status is everything an operator needs at a glance; /api/v1/status serves
+// it as JSON and / renders it as HTML.
+type Status struct {
+	Ready      bool       `json:"ready"`
+	LastTick   time.Time  `json:"last_tick,omitzero"`
+	Interval   string     `json:"evaluation_interval"`
+	ConfigFile string     `json:"config_file"`
+	LoadedAt   time.Time  `json:"config_loaded_at"`
+	Services   []Service  `json:"services"`
+	Alerts     []Alert    `json:"alerts"`
+	Actuators  []Actuator `json:"actuators"`
+}
+
+// Service is one service: its split, flags, override and routes.
+type Service struct {
+	Name           string              `json:"name"`
+	Weights        map[string]int      `json:"weights"`
+	Degraded       bool                `json:"degraded"`
+	RetriesEnabled bool                `json:"retries_enabled"`
+	Override       *evaluator.Override `json:"override,omitempty"`
+	Routes         []Route             `json:"routes"`
+}
+
+// Route is one route of a service.
+type Route struct {
+	Name            string                   `json:"name"`
+	Score           float64                  `json:"score"`
+	Level           string                   `json:"level"`
+	Since           time.Time                `json:"since"`
+	FailbackStage   int                      `json:"failback_stage"`
+	FailbackPercent int                      `json:"failback_percent,omitempty"`
+	StageSince      time.Time                `json:"stage_since,omitzero"`
+	NextFailback    time.Time                `json:"next_failback_allowed,omitzero"`
+	Released        bool                     `json:"released,omitempty"`
+	Traffic         int                      `json:"traffic_percent"`
+	Contributions   []evaluator.Contribution `json:"contributions"`
+	Missing         []string                 `json:"missing,omitempty"`
+	Reasons         []string                 `json:"reasons"`
+}
+
+// Alert is a pending or firing alert.
+type Alert struct {
+	Name     string            `json:"name"`
+	Tier     string            `json:"tier"`
+	State    string            `json:"state"`
+	Service  string            `json:"service"`
+	Route    string            `json:"route,omitempty"`
+	Actuator string            `json:"actuator,omitempty"`
+	ActiveAt time.Time         `json:"active_at"`
+	Summary  string            `json:"summary,omitempty"`
+	Labels   map[string]string `json:"labels"`
+}
+
+// Actuator is the last outcome of one actuator.
+type Actuator struct {
+	Actuator string    `json:"actuator"`
+	At       time.Time `json:"at"`
+	OK       bool      `json:"ok"`
+	Error    string    `json:"error,omitempty"`
+	// FailingSince is when the actuator started failing without a success.
+	FailingSince time.Time `json:"failing_since,omitzero"`
+}
+
+// ReleaseRequest is the body of POST /api/v1/admin/release.
+type ReleaseRequest struct {
+	Route  string `json:"route"`
+	Reason string `json:"reason"`
+	By     string `json:"by,omitempty"`
+}
+
+// OverrideRequest is the body of POST /api/v1/admin/overrides.
+type OverrideRequest struct {
+	Service string `json:"service"`
+	Kind    string `json:"kind"` // pin or pause
+	Route   string `json:"route,omitempty"`
+	Reason  string `json:"reason"`
+	By      string `json:"by,omitempty"`
+	// ExpiresIn is a Go duration ("30m"); empty means no expiry.
+	ExpiresIn string `json:"expires_in,omitempty"`
+}
+
+// CommandResult is what became of an operator command: applied by a tick
+// (its events say what changed), or still queued for the tick at AppliesAt
+// when the request could not wait for it.
+type CommandResult struct {
+	// Applied is false while the command waits for its tick.
+	Applied bool `json:"applied"`
+	// Tick is the tick that applied it, or the one it will apply at.
+	Tick   time.Time         `json:"tick"`
+	Events []evaluator.Event `json:"events,omitempty"`
+}
