@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
 // ActuationStatus is the last outcome of one actuator.
@@ -52,7 +53,7 @@ func Desired(pol *evaluator.Policy, s evaluator.State) actuators.Desired {
 		if st == nil {
 			continue
 		}
-		ds := actuators.ServiceState{Weights: st.Weights, RetriesEnabled: st.RetriesEnabled, DegradedMode: st.Degraded, Levels: map[string]string{}}
+		ds := traffic.Split{Weights: st.Weights, RetriesEnabled: st.RetriesEnabled, Degraded: st.Degraded, Levels: map[string]traffic.Level{}}
 		for _, r := range svc.Routes {
 			rs := s.Routes[r]
 			if rs == nil {
@@ -60,18 +61,18 @@ func Desired(pol *evaluator.Policy, s evaluator.State) actuators.Desired {
 			}
 			// A failed-over route being failed back carries traffic by
 			// design: backends (and the Safety wrapper) see it as failback.
-			lvl := rs.Level.String()
+			lvl := traffic.Level(rs.Level)
 			if rs.Level == evaluator.Failover && rs.Stage > 0 {
-				lvl = actuators.LevelFailback
+				lvl = traffic.Failback
 			}
 			ds.Levels[r] = lvl
-			if lvl != evaluator.Normal.String() {
-				ds.Reasons = append(ds.Reasons, r+": "+lvl)
+			if lvl != traffic.Normal {
+				ds.Reasons = append(ds.Reasons, r+": "+lvl.String())
 			}
 		}
 		if st.Override != "" {
-			ds.Override = st.Override
-			ds.Reasons = append(ds.Reasons, "override: "+st.Override)
+			ds.Override = traffic.OverrideKind(st.Override)
+			ds.Reasons = append(ds.Reasons, "override: "+string(st.Override))
 		}
 		d[svc.Name] = ds
 	}

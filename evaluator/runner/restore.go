@@ -53,7 +53,7 @@ func (r *Runner) restore(ctx context.Context) error {
 		for svc, ds := range d {
 			for route, lvl := range ds.Levels {
 				if _, seen := recorded[route]; !seen {
-					recorded[route] = lvl
+					recorded[route] = lvl.String()
 				}
 			}
 			if _, pinned := ov[svc]; !pinned && len(ds.Weights) > 0 {
