@@ -6,35 +6,13 @@ package actuators
 
 import (
 	"context"
-	"maps"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
-// ServiceState is the desired (or current) state of one service.
-type ServiceState struct {
-	// Weights are integer percentages per route, summing to 100.
-	Weights map[string]int `json:"weights"`
-	// RetriesEnabled says whether the gateway may retry failed calls.
-	RetriesEnabled bool `json:"retries_enabled"`
-	// DegradedMode is set when every route of the service is bad.
-	DegradedMode bool `json:"degraded_mode"`
-	// Levels are the level of each route (normal, warm, shed, failover, manual).
-	Levels map[string]string `json:"levels,omitempty"`
-	// Reasons explain the split, for backends that can record them.
-	Reasons []string `json:"reasons,omitempty"`
-	// Override names an operator override shaping the split ("pin" or
-	// "pause"): a person decided it, so Safety lets a pin send everything to
-	// a route the evaluator considers failed.
-	Override string `json:"override,omitempty"`
-}
-
-// Equal reports whether two states move traffic the same way (weights and
-// flags; levels and reasons are informative).
-func (s ServiceState) Equal(o ServiceState) bool {
-	return maps.Equal(s.Weights, o.Weights) && s.RetriesEnabled == o.RetriesEnabled && s.DegradedMode == o.DegradedMode
-}
-
-// Desired is the state of every service an actuator handles.
-type Desired map[string]ServiceState
+// Desired is the traffic split of every service an actuator handles, by
+// service name: what the evaluator decided, or what a backend holds.
+type Desired map[string]traffic.Split
 
 // Actuator makes a backend match a desired state.
 type Actuator interface {

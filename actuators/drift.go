@@ -3,7 +3,7 @@ package actuators
 import "context"
 
 // Drift reports whether the backend of a holds, for some service of
-// desired that a handles, a state other than desired (ServiceState.Equal:
+// desired that a handles, a state other than desired (traffic.Split.Equal:
 // weights and flags; a service the backend lacks counts as drift). When a
 // comes from Registry.Build it knows its services and desired may hold
 // every service; for a bare backend, pass Filter(desired, services).

@@ -70,7 +70,7 @@ func (d *dryRun) Apply(ctx context.Context, desired Desired) error {
 			"from", from,
 			"to", FormatWeights(want.Weights),
 			"retries_enabled", want.RetriesEnabled,
-			"degraded_mode", want.DegradedMode,
+			"degraded_mode", want.Degraded,
 			"reasons", strings.Join(want.Reasons, "; "))
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
 // RateLimit limits how much traffic one Apply moves. The share moved from a
@@ -117,7 +119,7 @@ func isSplit(w map[string]int) bool {
 // step moves from toward to by at most maxShift points taken from healthy
 // routes, plus whatever leaves failed routes (see RateLimit). It returns
 // the next split, the points it moves and the points the whole move takes.
-func step(from, to map[string]int, levels map[string]string, maxShift int) (next map[string]int, moved, total int) {
+func step(from, to map[string]int, levels map[string]traffic.Level, maxShift int) (next map[string]int, moved, total int) {
 	var (
 		drained int                // points leaving failed routes: not limited
 		losses  = map[string]int{} // points leaving healthy routes
@@ -133,7 +135,7 @@ func step(from, to map[string]int, levels map[string]string, maxShift int) (next
 	slices.Sort(routes)
 	for _, r := range routes {
 		switch d := to[r] - from[r]; {
-		case d < 0 && failedLevel(levels[r]):
+		case d < 0 && levels[r].Failed():
 			drained -= d
 		case d < 0:
 			losses[r] = -d
@@ -149,7 +151,7 @@ func step(from, to map[string]int, levels map[string]string, maxShift int) (next
 	next = make(map[string]int, len(routes))
 	for _, r := range routes {
 		next[r] = from[r]
-		if to[r] < from[r] && failedLevel(levels[r]) {
+		if to[r] < from[r] && levels[r].Failed() {
 			next[r] = to[r]
 		}
 	}

@@ -6,26 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
-
-// Route levels (ServiceState.Levels values) that the wrappers read.
-// Failover and manual routes must not carry traffic by themselves: Safety
-// refuses to give one 100 % outside degraded mode, and RateLimit drains
-// them at once. A failed-over route being failed back (failback stage > 0)
-// carries traffic by design, up to 100 % at the last stage: the desired
-// state must call it failback, not failover, or Safety refuses that stage.
-const (
-	LevelFailover = "failover"
-	LevelManual   = "manual"
-	LevelFailback = "failback"
-)
-
-// OverridePin is ServiceState.Override for an operator's pin.
-const OverridePin = "pin"
-
-// failedLevel reports whether a route at this level is failed over (and not
-// being failed back) or manually drained.
-func failedLevel(level string) bool { return level == LevelFailover || level == LevelManual }
 
 // Safety refuses, with an error and without applying anything, a desired
 // state that fails CheckSafety. It is the outermost wrapper Build puts
@@ -48,10 +31,11 @@ func (s *safety) Current(ctx context.Context) (Desired, error) { return s.a.Curr
 
 // CheckSafety reports every service of d whose weights do not sum to 100,
 // hold a negative weight, or give 100 % to a route whose Levels entry is
-// failover or manual while DegradedMode is unset and no operator pinned it (only a degraded service,
-// every route of which is bad, may send everything to a failed route; a
-// route in failback may get 100 %, see LevelFailback). The error is
-// permanent (not retryable).
+// failover or manual (traffic.Level.Failed) while Degraded is unset and no
+// operator pinned it (only a degraded service, every route of which is
+// bad, may send everything to a failed route; a route being failed back is
+// traffic.Failback, which may get 100 %). The error is permanent (not
+// retryable).
 func CheckSafety(d Desired) error {
 	var errs []error
 	for _, svc := range slices.Sorted(maps.Keys(d)) {
@@ -63,7 +47,7 @@ func CheckSafety(d Desired) error {
 			if w < 0 {
 				errs = append(errs, fmt.Errorf("service %s: route %s has a negative weight (%d)", svc, r, w))
 			}
-			if w >= 100 && failedLevel(st.Levels[r]) && !st.DegradedMode && st.Override != OverridePin {
+			if w >= 100 && st.Levels[r].Failed() && !st.Degraded && st.Override != traffic.Pin {
 				errs = append(errs, fmt.Errorf("service %s: route %s is at level %s but would get %d%% of the traffic without degraded mode", svc, r, st.Levels[r], w))
 			}
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -84,16 +85,13 @@ func (f *fake) last(t *testing.T) actuators.Desired {
 func clone(d actuators.Desired) actuators.Desired {
 	out := actuators.Desired{}
 	for k, s := range d {
-		s.Weights = maps.Clone(s.Weights)
-		s.Levels = maps.Clone(s.Levels)
-		s.Reasons = slices.Clone(s.Reasons)
-		out[k] = s
+		out[k] = s.Clone()
 	}
 	return out
 }
 
 // chat is a desired state of the chat service only.
-func chat(weights map[string]int, levels map[string]string) actuators.Desired {
+func chat(weights map[string]int, levels map[string]traffic.Level) actuators.Desired {
 	return actuators.Desired{"chat": {Weights: weights, RetriesEnabled: true, Levels: levels}}
 }
 
@@ -191,7 +189,7 @@ func TestRetry(t *testing.T) {
 }
 
 func TestSafety(t *testing.T) {
-	failoverNoDegraded := chat(map[string]int{"free": 100, "paid": 0}, map[string]string{"free": "failover", "paid": "failover"})
+	failoverNoDegraded := chat(map[string]int{"free": 100, "paid": 0}, map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Failover})
 	for _, tc := range []struct {
 		name string
 		d    actuators.Desired
@@ -211,11 +209,11 @@ func TestSafety(t *testing.T) {
 		},
 		{
 			name: "last failback stage",
-			d:    chat(map[string]int{"free": 100, "paid": 0}, map[string]string{"free": "failback", "paid": "normal"}),
+			d:    chat(map[string]int{"free": 100, "paid": 0}, map[string]traffic.Level{"free": traffic.Failback, "paid": traffic.Normal}),
 		},
 		{
 			name: "all to a manual route",
-			d:    chat(map[string]int{"free": 0, "paid": 100}, map[string]string{"paid": "manual"}),
+			d:    chat(map[string]int{"free": 0, "paid": 100}, map[string]traffic.Level{"paid": traffic.Manual}),
 			errs: []string{"route paid is at level manual"},
 		},
 	} {
@@ -244,7 +242,7 @@ func TestSafety(t *testing.T) {
 	// Degraded mode allows everything on a failed route.
 	d := failoverNoDegraded
 	st := d["chat"]
-	st.DegradedMode = true
+	st.Degraded = true
 	d["chat"] = st
 	if err := actuators.CheckSafety(d); err != nil {
 		t.Errorf("degraded: %v", err)
@@ -256,7 +254,7 @@ func TestRateLimitSteps(t *testing.T) {
 	f := newFake("edge")
 	f.state = chat(map[string]int{"free": 100, "paid": 0}, nil) // the baseline, read from Current
 	a := actuators.RateLimit(f, 20)
-	shed := chat(map[string]int{"free": 50, "paid": 50}, map[string]string{"free": "shed", "paid": "normal"})
+	shed := chat(map[string]int{"free": 50, "paid": 50}, map[string]traffic.Level{"free": traffic.Shed, "paid": traffic.Normal})
 	for i, want := range []map[string]int{
 		{"free": 80, "paid": 20},
 		{"free": 60, "paid": 40},
@@ -274,7 +272,7 @@ func TestRateLimitSteps(t *testing.T) {
 		if limited != (i < 2) {
 			t.Errorf("tick %d: reasons %q", i+1, got.Reasons)
 		}
-		if !got.RetriesEnabled || got.Levels["free"] != "shed" {
+		if !got.RetriesEnabled || got.Levels["free"] != traffic.Shed {
 			t.Errorf("tick %d: flags or levels lost: %+v", i+1, got)
 		}
 	}
@@ -290,21 +288,21 @@ func TestRateLimitDrainsFailedRoutesAtOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		from, to map[string]int
-		levels   map[string]string
+		levels   map[string]traffic.Level
 		want     map[string]int
 	}{
 		{
 			name:   "failover moves everything at once",
 			from:   map[string]int{"free": 100, "paid": 0},
 			to:     map[string]int{"free": 0, "paid": 100},
-			levels: map[string]string{"free": "failover", "paid": "normal"},
+			levels: map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Normal},
 			want:   map[string]int{"free": 0, "paid": 100},
 		},
 		{
 			name:   "manual drain plus a limited healthy shift",
 			from:   map[string]int{"a": 50, "b": 50, "c": 0},
 			to:     map[string]int{"a": 0, "b": 20, "c": 80},
-			levels: map[string]string{"a": "manual", "b": "shed"},
+			levels: map[string]traffic.Level{"a": traffic.Manual, "b": traffic.Shed},
 			want:   map[string]int{"a": 0, "b": 40, "c": 60},
 		},
 		{
@@ -318,7 +316,7 @@ func TestRateLimitDrainsFailedRoutesAtOnce(t *testing.T) {
 			name:   "failing back to a recovered route is limited",
 			from:   map[string]int{"free": 0, "paid": 100},
 			to:     map[string]int{"free": 100, "paid": 0},
-			levels: map[string]string{"free": "normal", "paid": "normal"},
+			levels: map[string]traffic.Level{"free": traffic.Normal, "paid": traffic.Normal},
 			want:   map[string]int{"free": 10, "paid": 90},
 		},
 		{
@@ -411,16 +409,16 @@ func TestRateLimitConverges(t *testing.T) {
 	for i := range 500 {
 		routes := []string{"a", "b", "c", "d"}[:2+rng.IntN(3)]
 		from, to := randomSplit(routes), randomSplit(routes)
-		levels := map[string]string{}
+		levels := map[string]traffic.Level{}
 		for _, r := range routes {
 			if rng.IntN(4) == 0 {
-				levels[r] = "failover"
+				levels[r] = traffic.Failover
 			}
 		}
 		maxShift := 1 + rng.IntN(40)
 		healthyLoss := 0
 		for _, r := range routes {
-			if d := from[r] - to[r]; d > 0 && levels[r] != "failover" {
+			if d := from[r] - to[r]; d > 0 && levels[r] != traffic.Failover {
 				healthyLoss += d
 			}
 		}
@@ -440,7 +438,7 @@ func TestRateLimitConverges(t *testing.T) {
 				if w < 0 {
 					t.Fatalf("case %d: negative weight in %v", i, got)
 				}
-				if d := prev[r] - w; d > 0 && levels[r] != "failover" {
+				if d := prev[r] - w; d > 0 && levels[r] != traffic.Failover {
 					healthyMoved += d
 				}
 			}

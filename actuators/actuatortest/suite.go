@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
 // Harness adapts one backend to the suite. Run calls New at the start of
@@ -64,7 +65,7 @@ func Normal() actuators.Desired {
 		"chat": {
 			Weights:        map[string]int{"free": 100, "paid": 0},
 			RetriesEnabled: true,
-			Levels:         map[string]string{"free": "normal", "paid": "normal"},
+			Levels:         map[string]traffic.Level{"free": traffic.Normal, "paid": traffic.Normal},
 		},
 		"embed": {Weights: map[string]int{"embed-free": 100}, RetriesEnabled: true},
 	}
@@ -73,10 +74,10 @@ func Normal() actuators.Desired {
 // Shed moves half of chat to the paid route.
 func Shed() actuators.Desired {
 	d := Normal()
-	d["chat"] = actuators.ServiceState{
+	d["chat"] = traffic.Split{
 		Weights:        map[string]int{"free": 50, "paid": 50},
 		RetriesEnabled: true,
-		Levels:         map[string]string{"free": "shed", "paid": "normal"},
+		Levels:         map[string]traffic.Level{"free": traffic.Shed, "paid": traffic.Normal},
 		Reasons:        []string{"free: score 72 < 75 for 2m"},
 	}
 	return d
@@ -88,14 +89,14 @@ func Failover() actuators.Desired {
 	return actuators.Desired{
 		"chat": {
 			Weights: map[string]int{"free": 0, "paid": 100},
-			Levels:  map[string]string{"free": "failover", "paid": "normal"},
+			Levels:  map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Normal},
 			Reasons: []string{"free: score 41 < 60 for 1m"},
 		},
 		"embed": {
-			Weights:      map[string]int{"embed-free": 100},
-			DegradedMode: true,
-			Levels:       map[string]string{"embed-free": "failover"},
-			Reasons:      []string{"every route of embed is bad"},
+			Weights:  map[string]int{"embed-free": 100},
+			Degraded: true,
+			Levels:   map[string]traffic.Level{"embed-free": traffic.Failover},
+			Reasons:  []string{"every route of embed is bad"},
 		},
 	}
 }
@@ -124,7 +125,7 @@ func (h Harness) reasonsOnlyIsNoop(t *testing.T) {
 	d := Shed()
 	chat := d["chat"]
 	chat.Reasons = []string{"free: score 70 < 75 for 3m"}
-	chat.Levels = map[string]string{"free": "shed"}
+	chat.Levels = map[string]traffic.Level{"free": traffic.Shed}
 	d["chat"] = chat
 	h.apply(t, a, d)
 	h.wantChanged(t, false, "after an Apply that changed only levels and reasons")
@@ -213,10 +214,7 @@ func (h Harness) noSecret(t *testing.T, op string, err error) {
 func clone(d actuators.Desired) actuators.Desired {
 	out := actuators.Desired{}
 	for k, s := range d {
-		s.Weights = maps.Clone(s.Weights)
-		s.Levels = maps.Clone(s.Levels)
-		s.Reasons = slices.Clone(s.Reasons)
-		out[k] = s
+		out[k] = s.Clone()
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -150,7 +151,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 }
 
 // wanted returns the RRsets that express one service's desired state.
-func (a *Actuator) wanted(svc string, st actuators.ServiceState) ([]rrset, error) {
+func (a *Actuator) wanted(svc string, st traffic.Split) ([]rrset, error) {
 	rec := a.cfg.Records[svc]
 	var (
 		rrs []dns.RR
@@ -206,13 +207,13 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
 			}
 			continue
 		}
-		st := actuators.ServiceState{Weights: weights}
+		st := traffic.Split{Weights: weights}
 		if a.cfg.Flags {
 			txt, err := s.query(ctx, rec.flagsName(), dns.TypeTXT)
 			if err != nil {
 				return nil, err
 			}
-			st.RetriesEnabled, st.DegradedMode = parseFlags(txt)
+			st.RetriesEnabled, st.Degraded = parseFlags(txt)
 		}
 		out[svc] = st
 	}

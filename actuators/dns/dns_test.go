@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -111,7 +112,7 @@ func mustApply(t *testing.T, a *Actuator, d actuators.Desired) {
 	}
 }
 
-func wantWeights(t *testing.T, a *Actuator, svc string, want map[string]int) actuators.ServiceState {
+func wantWeights(t *testing.T, a *Actuator, svc string, want map[string]int) traffic.Split {
 	t.Helper()
 	got, err := a.Current(context.Background())
 	if err != nil {

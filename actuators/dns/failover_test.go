@@ -68,12 +68,12 @@ func TestFailover(t *testing.T) {
 
 	// Flags alone change the TXT record, not the A RRset.
 	before := mustSerial(t, k)
-	mustApply(t, b, actuators.Desired{"chat": {Weights: map[string]int{"paid": 100}, DegradedMode: true}})
+	mustApply(t, b, actuators.Desired{"chat": {Weights: map[string]int{"paid": 100}, Degraded: true}})
 	if mustSerial(t, k) == before {
 		t.Error("a change of flags was not written")
 	}
-	if st := wantWeights(t, b, "chat", map[string]int{"free": 0, "paid": 100}); st.RetriesEnabled || !st.DegradedMode {
-		t.Errorf("Current flags = retries %v, degraded %v; want false, true", st.RetriesEnabled, st.DegradedMode)
+	if st := wantWeights(t, b, "chat", map[string]int{"free": 0, "paid": 100}); st.RetriesEnabled || !st.Degraded {
+		t.Errorf("Current flags = retries %v, degraded %v; want false, true", st.RetriesEnabled, st.Degraded)
 	}
 }
 

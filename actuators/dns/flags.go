@@ -6,7 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
 // Keys of the flags TXT record.
@@ -19,12 +19,12 @@ const (
 // "key=value" string each:
 //
 //	_hermes-flags.chat.hermes.test. 30 IN TXT "retries_enabled=true" "degraded_mode=false"
-func flagsRecord(name string, st actuators.ServiceState, ttl uint32) dns.RR {
+func flagsRecord(name string, st traffic.Split, ttl uint32) dns.RR {
 	return &dns.TXT{
 		Hdr: header(name, dns.TypeTXT, ttl),
 		Txt: []string{
 			flagRetries + "=" + strconv.FormatBool(st.RetriesEnabled),
-			flagDegraded + "=" + strconv.FormatBool(st.DegradedMode),
+			flagDegraded + "=" + strconv.FormatBool(st.Degraded),
 		},
 	}
 }

@@ -45,8 +45,8 @@ func TestSRV(t *testing.T) {
 			}
 			want := map[string]int{"free": 0, "paid": 0, "backup": 0}
 			maps.Copy(want, step.weights)
-			if st := wantWeights(t, a, "chat", want); !st.RetriesEnabled || st.DegradedMode {
-				t.Errorf("Current flags = retries %v, degraded %v; want true, false", st.RetriesEnabled, st.DegradedMode)
+			if st := wantWeights(t, a, "chat", want); !st.RetriesEnabled || st.Degraded {
+				t.Errorf("Current flags = retries %v, degraded %v; want true, false", st.RetriesEnabled, st.Degraded)
 			}
 		})
 	}

@@ -88,7 +88,7 @@ type document struct {
 }
 
 // Apply writes the desired state of the actuator's services, unless the
-// file already holds an equal state (same services, each ServiceState.Equal).
+// file already holds an equal state (same services, each traffic.Split.Equal).
 func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	if err := ctx.Err(); err != nil {
 		return err

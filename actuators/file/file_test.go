@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -215,7 +216,7 @@ func TestServicesFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || !got["embed"].DegradedMode {
+	if len(got) != 1 || !got["embed"].Degraded {
 		t.Fatalf("Current = %+v, want embed only, degraded", got)
 	}
 	if err := a.Apply(ctx, actuatortest.Failover()); err != nil {
@@ -367,7 +368,7 @@ func TestFilter(t *testing.T) {
 	if len(got) != 1 || !got["embed"].Equal(d["embed"]) {
 		t.Errorf("Filter(embed, absent) = %v", got)
 	}
-	got["chat"] = actuators.ServiceState{}
+	got["chat"] = traffic.Split{}
 	if len(d) != 2 || !d["chat"].Equal(actuatortest.Failover()["chat"]) {
 		t.Error("Filter's result aliases its input")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -307,7 +308,7 @@ func TestApplyUnchangedDoesNotReload(t *testing.T) {
 	st, workers := stat(path), n.workers()
 	d := split(95, 5, 0)
 	chat := d["chat"]
-	chat.Levels = map[string]string{"free": "warm"}
+	chat.Levels = map[string]traffic.Level{"free": traffic.Warm}
 	chat.Reasons = []string{"only informative fields differ"}
 	d["chat"] = chat
 	for range 3 {

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
 // statePrefix starts the comment line that holds the machine-readable
@@ -23,7 +23,7 @@ type summary struct {
 	Service        string         `json:"service"`
 	Weights        map[string]int `json:"weights"`
 	RetriesEnabled bool           `json:"retries_enabled"`
-	DegradedMode   bool           `json:"degraded_mode"`
+	Degraded       bool           `json:"degraded_mode"`
 }
 
 // render returns the include file of one service: a header whose state
@@ -38,7 +38,7 @@ type summary struct {
 //	    server 127.0.0.1:8001 weight=95; # free
 //	    server 127.0.0.1:8002 down; # paid
 //	}
-func render(service, upstream string, routes map[string][]string, st actuators.ServiceState) ([]byte, error) {
+func render(service, upstream string, routes map[string][]string, st traffic.Split) ([]byte, error) {
 	weights, err := routeWeights(service, routes, st.Weights)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func render(service, upstream string, routes map[string][]string, st actuators.S
 		Service:        service,
 		Weights:        maps.Clone(st.Weights),
 		RetriesEnabled: st.RetriesEnabled,
-		DegradedMode:   st.DegradedMode,
+		Degraded:       st.Degraded,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding state: %w", service, err)
@@ -117,7 +117,7 @@ func routeWeights(service string, routes map[string][]string, desired map[string
 }
 
 // parseState reads the state line of an include file back.
-func parseState(data []byte) (string, actuators.ServiceState, error) {
+func parseState(data []byte) (string, traffic.Split, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -127,21 +127,21 @@ func parseState(data []byte) (string, actuators.ServiceState, error) {
 		}
 		var s summary
 		if err := json.Unmarshal([]byte(js), &s); err != nil {
-			return "", actuators.ServiceState{}, fmt.Errorf("bad state line: %w", err)
+			return "", traffic.Split{}, fmt.Errorf("bad state line: %w", err)
 		}
 		if s.Weights == nil {
 			s.Weights = map[string]int{}
 		}
-		return s.Service, actuators.ServiceState{
+		return s.Service, traffic.Split{
 			Weights:        s.Weights,
 			RetriesEnabled: s.RetriesEnabled,
-			DegradedMode:   s.DegradedMode,
+			Degraded:       s.Degraded,
 		}, nil
 	}
 	if err := sc.Err(); err != nil {
-		return "", actuators.ServiceState{}, err
+		return "", traffic.Split{}, err
 	}
-	return "", actuators.ServiceState{}, errors.New("no hermes-state line: not written by hermes?")
+	return "", traffic.Split{}, errors.New("no hermes-state line: not written by hermes?")
 }
 
 // lookup finds key in m, exactly or else ignoring case, and returns the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
 func TestRender(t *testing.T) {
@@ -16,10 +16,10 @@ func TestRender(t *testing.T) {
 		"paid":  {"127.0.0.1:8002   max_fails=3\tfail_timeout=10s"},
 		"spare": {"10.0.0.1:80", "10.0.0.2:80"},
 	}
-	st := actuators.ServiceState{
+	st := traffic.Split{
 		Weights:        map[string]int{"free": 95, "paid": 5, "spare": 0},
 		RetriesEnabled: true,
-		Levels:         map[string]string{"free": "warm"},
+		Levels:         map[string]traffic.Level{"free": traffic.Warm},
 		Reasons:        []string{"not written"},
 	}
 	got, err := render("chat", "hermes_chat", routes, st)
@@ -68,7 +68,7 @@ upstream hermes_chat {
 // are matched ignoring case, and recorded as the desired state spells them.
 func TestRenderMatchesRoutesIgnoringCase(t *testing.T) {
 	routes := map[string][]string{"free": {"127.0.0.1:1"}, "paid": {"127.0.0.1:2"}}
-	st := actuators.ServiceState{Weights: map[string]int{"Free": 10, "PAID": 90}}
+	st := traffic.Split{Weights: map[string]int{"Free": 10, "PAID": 90}}
 	got, err := render("Chat", "hermes_chat", routes, st)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestRenderMatchesRoutesIgnoringCase(t *testing.T) {
 	if err != nil || name != "Chat" || !back.Equal(st) {
 		t.Errorf("parseState = %q, %+v, %v; want Chat, %+v", name, back, err, st)
 	}
-	_, err = render("chat", "hermes_chat", routes, actuators.ServiceState{Weights: map[string]int{"free": 10, "Free": 0, "paid": 90}})
+	_, err = render("chat", "hermes_chat", routes, traffic.Split{Weights: map[string]int{"free": 10, "Free": 0, "paid": 90}})
 	if err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Errorf("render with a route given twice: err = %v", err)
 	}

@@ -33,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -139,7 +140,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	return errors.Join(errs...)
 }
 
-func (a *Actuator) applyService(ctx context.Context, c *client, service string, st actuators.ServiceState) error {
+func (a *Actuator) applyService(ctx context.Context, c *client, service string, st traffic.Split) error {
 	fl := a.flags(service)
 	if err := checkName(fl.Routes); err != nil {
 		return fmt.Errorf("routes flag %w (set flags[%s].routes_flag)", err, service)
@@ -154,7 +155,7 @@ func (a *Actuator) applyService(ctx context.Context, c *client, service string, 
 	for _, t := range []struct {
 		flag string
 		on   bool
-	}{{fl.DegradedMode, st.DegradedMode}, {fl.RetriesEnabled, st.RetriesEnabled}} {
+	}{{fl.DegradedMode, st.Degraded}, {fl.RetriesEnabled, st.RetriesEnabled}} {
 		if t.flag == "" {
 			continue
 		}
@@ -296,8 +297,8 @@ func (a *Actuator) knownServices(ctx context.Context, c *client) ([]string, erro
 	return out, nil
 }
 
-func (a *Actuator) currentService(ctx context.Context, c *client, service string) (actuators.ServiceState, bool, error) {
-	var st actuators.ServiceState
+func (a *Actuator) currentService(ctx context.Context, c *client, service string) (traffic.Split, bool, error) {
+	var st traffic.Split
 	fl := a.flags(service)
 	f, err := c.getFeature(ctx, fl.Routes)
 	if err != nil || f == nil {
@@ -312,7 +313,7 @@ func (a *Actuator) currentService(ctx context.Context, c *client, service string
 		return st, false, nil
 	}
 	st.Weights = weightsOf(ours.Variants)
-	if st.DegradedMode, err = a.currentToggle(ctx, c, fl.DegradedMode); err != nil {
+	if st.Degraded, err = a.currentToggle(ctx, c, fl.DegradedMode); err != nil {
 		return st, false, err
 	}
 	if st.RetriesEnabled, err = a.currentToggle(ctx, c, fl.RetriesEnabled); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -216,10 +217,10 @@ func TestTogglesAsSDKsSeeThem(t *testing.T) {
 	}, "chat")
 	fl := flagsOf(a, "chat")
 	ctx := context.Background()
-	for _, st := range []actuators.ServiceState{
+	for _, st := range []traffic.Split{
 		{Weights: map[string]int{"free": 100}, RetriesEnabled: true},
-		{Weights: map[string]int{"free": 100}, DegradedMode: true},
-		{Weights: map[string]int{"free": 100}, DegradedMode: true, RetriesEnabled: true},
+		{Weights: map[string]int{"free": 100}, Degraded: true},
+		{Weights: map[string]int{"free": 100}, Degraded: true, RetriesEnabled: true},
 		{Weights: map[string]int{"free": 100}},
 	} {
 		if err := a.Apply(ctx, actuators.Desired{"chat": st}); err != nil {
@@ -234,7 +235,7 @@ func TestTogglesAsSDKsSeeThem(t *testing.T) {
 		}
 		eventually(t, 15*time.Second, func() error {
 			fs := clientFeatures(t, s)
-			for flag, want := range map[string]bool{fl.DegradedMode: st.DegradedMode, fl.RetriesEnabled: st.RetriesEnabled} {
+			for flag, want := range map[string]bool{fl.DegradedMode: st.Degraded, fl.RetriesEnabled: st.RetriesEnabled} {
 				f, ok := fs[flag]
 				if !ok {
 					return fmt.Errorf("client API: no flag %s", flag)
@@ -292,7 +293,7 @@ func TestUnchangedReapplyMakesNoWrite(t *testing.T) {
 	}
 	// One route moves: one write, the strategy.
 	d := actuatortest.Failover()
-	d["chat"] = actuators.ServiceState{Weights: map[string]int{"free": 10, "paid": 90}}
+	d["chat"] = traffic.Split{Weights: map[string]int{"free": 10, "paid": 90}}
 	if err := a.Apply(ctx, d); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/webhook"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -53,7 +54,7 @@ func Example_receiver() {
 	desired := actuators.Desired{"chat": {
 		Weights:        map[string]int{"free": 95, "paid": 5},
 		RetriesEnabled: true,
-		Levels:         map[string]string{"free": "warm", "paid": "normal"},
+		Levels:         map[string]traffic.Level{"free": traffic.Warm, "paid": traffic.Normal},
 	}}
 	_ = a.Apply(ctx, desired)
 	_ = a.Apply(ctx, desired) // unchanged: nothing is sent

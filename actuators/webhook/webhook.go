@@ -48,6 +48,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -79,7 +80,8 @@ type Payload struct {
 	Weights        map[string]int `json:"weights"`
 	RetriesEnabled bool           `json:"retries_enabled"`
 	DegradedMode   bool           `json:"degraded_mode"`
-	// Levels and Reasons are informative: a change in them alone sends
+	// Levels (traffic.Level names, "failback" for a route being failed
+	// back) and Reasons are informative: a change in them alone sends
 	// nothing. Always present ({} and [] when empty).
 	Levels  map[string]string `json:"levels"`
 	Reasons []string          `json:"reasons"`
@@ -190,7 +192,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 			errs = append(errs, fmt.Errorf("service %s: %w", svc, err))
 			continue
 		}
-		a.acked[svc] = cloneState(st)
+		a.acked[svc] = st.Clone()
 		a.logger.Info("webhook acknowledged the state", "service", svc,
 			"weights", actuators.FormatWeights(st.Weights), "idempotency_key", key)
 	}
@@ -208,31 +210,28 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
 	defer a.mu.Unlock()
 	out := actuators.Desired{}
 	for svc, st := range a.acked {
-		out[svc] = cloneState(st)
+		out[svc] = st.Clone()
 	}
 	return out, nil
 }
 
 // Body returns the JSON body of a POST carrying st, and its idempotency
 // key.
-func Body(service string, st actuators.ServiceState, sentAt time.Time) ([]byte, string, error) {
+func Body(service string, st traffic.Split, sentAt time.Time) ([]byte, string, error) {
 	key := IdempotencyKey(service, st)
 	p := Payload{
 		Version:        Version,
 		Service:        service,
 		Weights:        st.Weights,
 		RetriesEnabled: st.RetriesEnabled,
-		DegradedMode:   st.DegradedMode,
-		Levels:         st.Levels,
+		DegradedMode:   st.Degraded,
+		Levels:         levelNames(st.Levels),
 		Reasons:        st.Reasons,
 		IdempotencyKey: key,
 		SentAt:         sentAt.UTC().Format(time.RFC3339),
 	}
 	if p.Weights == nil {
 		p.Weights = map[string]int{}
-	}
-	if p.Levels == nil {
-		p.Levels = map[string]string{}
 	}
 	if p.Reasons == nil {
 		p.Reasons = []string{}
@@ -250,7 +249,7 @@ func Body(service string, st actuators.ServiceState, sentAt time.Time) ([]byte, 
 // {"service":…,"weights":{…},"retries_enabled":…,"degraded_mode":…}, in
 // that order, routes sorted: equal keys mean the same split and flags.
 // It repeats when a service returns to an earlier state.
-func IdempotencyKey(service string, st actuators.ServiceState) string {
+func IdempotencyKey(service string, st traffic.Split) string {
 	w := st.Weights
 	if w == nil {
 		w = map[string]int{}
@@ -260,7 +259,7 @@ func IdempotencyKey(service string, st actuators.ServiceState) string {
 		Weights        map[string]int `json:"weights"`
 		RetriesEnabled bool           `json:"retries_enabled"`
 		DegradedMode   bool           `json:"degraded_mode"`
-	}{service, w, st.RetriesEnabled, st.DegradedMode})
+	}{service, w, st.RetriesEnabled, st.Degraded})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
@@ -292,7 +291,7 @@ func Verify(body []byte, header string, secret []byte) bool {
 
 // send delivers one state, retrying transient failures; it returns the
 // idempotency key.
-func (a *Actuator) send(ctx context.Context, svc string, st actuators.ServiceState) (string, error) {
+func (a *Actuator) send(ctx context.Context, svc string, st traffic.Split) (string, error) {
 	body, key, err := Body(svc, st, a.now())
 	if err != nil {
 		return "", fmt.Errorf("encoding the payload: %w", err)
@@ -479,9 +478,11 @@ func oneLine(b []byte) string {
 	return strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
 }
 
-func cloneState(s actuators.ServiceState) actuators.ServiceState {
-	s.Weights = maps.Clone(s.Weights)
-	s.Levels = maps.Clone(s.Levels)
-	s.Reasons = slices.Clone(s.Reasons)
-	return s
+// levelNames turns levels into the names the payload carries; never nil.
+func levelNames(levels map[string]traffic.Level) map[string]string {
+	out := make(map[string]string, len(levels))
+	for r, l := range levels {
+		out[r] = l.String()
+	}
+	return out
 }

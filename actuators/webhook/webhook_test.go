@@ -18,6 +18,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -186,7 +187,7 @@ func TestPayloadAndSignature(t *testing.T) {
 		t.Errorf("Payload = %+v, %v", p, err)
 	}
 	// Empty levels and reasons are {} and [], never null.
-	body, _, err := Body("embed", actuators.ServiceState{Weights: map[string]int{"embed-free": 100}}, time.Unix(0, 0))
+	body, _, err := Body("embed", traffic.Split{Weights: map[string]int{"embed-free": 100}}, time.Unix(0, 0))
 	if err != nil || !strings.Contains(string(body), `"levels":{},"reasons":[]`) {
 		t.Errorf("Body = %s, %v", body, err)
 	}
@@ -212,7 +213,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	// The canonical form documented in docs/webhook.md.
 	sum := sha256.Sum256([]byte(`{"service":"chat","weights":{"free":95,"paid":5},"retries_enabled":true,"degraded_mode":false}`))
-	if got := IdempotencyKey("chat", actuators.ServiceState{Weights: map[string]int{"paid": 5, "free": 95}, RetriesEnabled: true}); got != hex.EncodeToString(sum[:]) {
+	if got := IdempotencyKey("chat", traffic.Split{Weights: map[string]int{"paid": 5, "free": 95}, RetriesEnabled: true}); got != hex.EncodeToString(sum[:]) {
 		t.Errorf("IdempotencyKey = %s, not the documented form", got)
 	}
 }
