@@ -31,7 +31,8 @@ type Mode struct {
 // The modes the tests drive routes through.
 var (
 	Healthy = Mode{Name: "healthy", SoftFail: 0.02, HardFail: 0.002, Probe: 1, Latency: 0.4}
-	// Degraded is the silent failure of the seeds: HTTP 200, content broken.
+	// Degraded is the silent failure of ../../docs/design.md: HTTP 200,
+	// content broken.
 	Degraded  = Mode{Name: "degraded", SoftFail: 0.60, HardFail: 0.002, Probe: 0, Latency: 1.8}
 	Recovered = Mode{Name: "recovered", SoftFail: 0.01, HardFail: 0.001, Probe: 1, Latency: 0.4}
 	// Sluggish scores about 82 with the test policy: warm, never shed, never normal.

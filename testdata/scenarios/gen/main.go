@@ -1,7 +1,8 @@
 // Command gen writes the backtest scenarios of testdata/scenarios as promtool
 // input_series files. The series are synthetic but shaped like the incidents
-// in the design brief: counters per verdict, a latency histogram, quota and
-// probe gauges, with seeded noise so every run writes the same bytes.
+// summarised in ../../../docs/design.md: counters per verdict, a latency
+// histogram, quota and probe gauges, with seeded noise so every run writes
+// the same bytes.
 //
 //	go run ./testdata/scenarios/gen [-dir testdata/scenarios]
 package main
