@@ -3,6 +3,8 @@ package evaluator
 import (
 	"testing"
 	"time"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 func TestFiredAt(t *testing.T) {
@@ -20,6 +22,36 @@ func TestFiredAt(t *testing.T) {
 	} {
 		if got := firedAt(t0, c.forDur, tick, c.now); !got.Equal(c.want) {
 			t.Errorf("firedAt(for %s, now %s) = %s, want %s", c.forDur, c.now, got, c.want)
+		}
+	}
+}
+
+func TestRestoreActuatorAlert(t *testing.T) {
+	cfg, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Actuators = []rules.ActuatorConfig{{Name: "split", Type: "file"}}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1e9, 0).UTC()
+	labels := map[string]string{"alertname": "HermesActuatorFailing", "actuator": "split"}
+	a, ok := p.RestoreAlert(labels, now.Add(-time.Minute), now)
+	if !ok || a.State != StateFiring || a.Actuator != "split" || a.Labels["actuator"] != "split" || a.Labels["severity"] != "critical" {
+		t.Fatalf("restored %+v (ok %v), want a firing actuator alert", a, ok)
+	}
+	if a.Key() != AlertKey("HermesActuatorFailing", "", "", "split") {
+		t.Errorf("key %q", a.Key())
+	}
+	for _, bad := range []map[string]string{
+		{"alertname": "HermesActuatorFailing", "actuator": "gone"},
+		{"alertname": "HermesActuatorFailing", "actuator": "split", "service": "chat"},
+		{"alertname": "HermesRouteFailedOver", "actuator": "split"},
+	} {
+		if _, ok := p.RestoreAlert(bad, now.Add(-time.Minute), now); ok {
+			t.Errorf("restored %v", bad)
 		}
 	}
 }

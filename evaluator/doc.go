@@ -1,15 +1,18 @@
-// Package evaluator is Hermes's tick: it scores routes from a Snapshot of
-// signals, walks each route through graded levels, plans each service's
-// traffic split and evaluates alert rules.
+// Package evaluator is Hermes's pure core: it scores routes from a
+// Snapshot of signals, walks each route through graded levels, plans each
+// service's traffic split, applies operators' commands and evaluates the
+// alert rules.
 //
-// The core is pure. A tick looks like this:
+// A tick of the live loop (package evaluator/runner) looks like this:
 //
-//	snap := evaluator.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout)
-//	next, events := evaluator.Step(pol, prev, snap, t)
-//	// the shell: export next as metrics, actuate next.Services, send alerts
+//	snap := promapi.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout)
+//	next, events := evaluator.Step(pol, prev, evaluator.Input{Snapshot: snap, Commands: queued}, t)
+//	// the shell: export next (telemetry, persist), audit events,
+//	// actuate next.Services, send next.Alerts
 //	prev = next
 //
 // Step never reads the clock, the network or files: the same code runs live
 // (hermes run), over recorded or synthetic series (hermes backtest) and in
-// tests.
+// tests. What survives a restart is SavedRoute (package evaluator/persist
+// exports and restores it); what identifies an alert is alert.go's.
 package evaluator

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestInteraction runs the scripts in testdata/interaction: a data-driven
@@ -22,6 +24,7 @@ import (
 //	tick for=5m                                               (tick every 15s; print events)
 //	release route=free reason=…
 //	pin service=chat route=paid-premium [for=1h] / pause service=chat / clear service=chat
+//	actuator name=split fail=disk-full / actuator name=split ok (its health from the next tick on)
 //	restart                                                   (keep only what Hermes exports and restores)
 //	state                                                     (print every route and service)
 func TestInteraction(t *testing.T) {
@@ -39,12 +42,22 @@ type harness struct {
 	now   time.Time
 	start time.Time
 	over  map[string]any
+	// health is what the live loop would report of each actuator.
+	health map[string]ActuatorHealth
 }
 
 func newHarness(t *testing.T) *harness {
-	p := defaultPolicy(t)
+	cfg, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Actuators = []rules.ActuatorConfig{{Name: "split", Type: "file"}}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Unix(0, 0).UTC()
-	return &harness{p: p, now: start, start: start, over: map[string]any{}}
+	return &harness{p: p, now: start, start: start, over: map[string]any{}, health: map[string]ActuatorHealth{}}
 }
 
 func (h *harness) stamp(t time.Time) string {
@@ -88,7 +101,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		for h.now.Before(end) {
 			h.now = h.now.Add(15 * time.Second)
 			var evs []Event
-			h.s, evs = Step(h.p, h.s, Input{Snapshot: snap(h.p, h.now, h.over)}, h.now)
+			in := Input{Snapshot: snap(h.p, h.now, h.over)}
+			in.Snapshot.Actuators = h.health
+			h.s, evs = Step(h.p, h.s, in, h.now)
 			for _, e := range evs {
 				if e.Type == EventAlert && e.Tier == "C" {
 					continue
@@ -119,6 +134,17 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			b.WriteString(h.format(e) + "\n")
 		}
 		return strings.TrimSuffix(b.String(), "\n")
+	case "actuator":
+		name, old := arg("name"), h.health[arg("name")]
+		if e := arg("fail"); e != "" {
+			if old.OK || old.FailingSince.IsZero() {
+				old.FailingSince = h.now
+			}
+			h.health[name] = ActuatorHealth{FailingSince: old.FailingSince, Error: e}
+			return fmt.Sprintf("%s failing since %s: %s", name, h.stamp(old.FailingSince), e)
+		}
+		h.health[name] = ActuatorHealth{OK: true}
+		return name + " ok"
 	case "restart":
 		h.s = exportedOnly(h.s)
 		return "restarted: dwell and recovery timers and alerts forgotten"
@@ -192,7 +218,11 @@ func (h *harness) format(e Event) string {
 		}
 		return fmt.Sprintf("%s traffic %s %s%s", at, e.Service, weightsText(svc.Routes, e.Weights), extra)
 	case EventAlert:
-		return fmt.Sprintf("%s alert %s %s [%s] %s", at, e.Route, e.Name, e.Tier, e.State)
+		target := e.Route
+		if a := e.Labels["actuator"]; a != "" {
+			target = "actuator=" + a
+		}
+		return fmt.Sprintf("%s alert %s %s [%s] %s", at, target, e.Name, e.Tier, e.State)
 	case EventOverride:
 		return fmt.Sprintf("%s override %s %s %s %s", at, e.Service, e.Name, e.Route, e.State)
 	case EventCommand:
