@@ -11,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -195,14 +196,14 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 func TestNewServices(t *testing.T) {
-	a, err := New(rules.ActuatorConfig{Type: Kind, Options: validOptions()}, nil)
+	a, err := New(actuatortest.Settings(Kind, validOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Name() != Kind || fmt.Sprint(a.services) != "[chat embed]" {
 		t.Errorf("name %q, services %v", a.Name(), a.services)
 	}
-	_, err = New(rules.ActuatorConfig{Type: Kind, Services: []string{"chat", "rerank"}, Options: validOptions()}, nil)
+	_, err = New(actuatortest.Settings(Kind, validOptions(), "chat", "rerank"))
 	if err == nil || err.Error() != `services: "rerank" has no entry under records` {
 		t.Errorf("err = %v", err)
 	}
@@ -267,13 +268,11 @@ actuators:
 	if want := "actuators[1] (typo): records.chat.routes.free.weight: unknown key"; err == nil || err.Error() != want {
 		t.Fatalf("Build error = %v, want %q", err, want)
 	}
-	if acts, err := r.Build(cfg.Actuators[:1], nil); err != nil || len(acts) != 1 || acts[0].Name() != "dns" {
+	acts, err := r.Build(cfg.Actuators[:1], nil)
+	if err != nil || len(acts) != 1 || acts[0].Name() != "dns" {
 		t.Fatalf("Build = %v, %v; want the dns actuator", acts, err)
 	}
-	a, err := New(cfg.Actuators[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := actuators.Backend(acts[0]).(*Actuator)
 	if a.cfg.Timeout != 3*time.Second || string(a.cfg.TSIG.Secret) != secretForTests || a.cfg.Records["embed"].Order[0] != "embed-free" ||
 		a.cfg.Records["chat"].SRV["paid"].Target != "paid.llm.example.com." || fmt.Sprint(a.services) != "[chat]" {
 		t.Errorf("config = %+v, services %v", a.cfg, a.services)

@@ -17,14 +17,9 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-func newActuator(t *testing.T, path string, services ...string) *Actuator {
+func newActuator(t *testing.T, path string) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{
-		Name:     "state",
-		Type:     Kind,
-		Services: services,
-		Options:  map[string]any{"path": path},
-	}, nil)
+	a, err := New(actuatortest.Settings(Kind, map[string]any{"path": path}))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -102,8 +97,9 @@ func TestSuite(t *testing.T) {
 func TestApplyWritesIndentedJSON(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "routes.json")
-	a := newActuator(t, path, "chat")
-	a.now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 600, time.FixedZone("CET", 3600)) }
+	b := newActuator(t, path)
+	b.now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 600, time.FixedZone("CET", 3600)) }
+	a := actuators.Scope(b, []string{"chat"})
 	if err := a.Apply(context.Background(), actuatortest.Shed()); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +189,7 @@ func TestApplyRewritesOnServiceSetOrMode(t *testing.T) {
 		t.Errorf("Current = %v, want only chat", got)
 	}
 	// A new mode is applied even when the state is unchanged.
-	b, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"path": path, "mode": "0600"}}, nil)
+	b, err := New(actuatortest.Settings(Kind, map[string]any{"path": path, "mode": "0600"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +207,7 @@ func TestServicesFilter(t *testing.T) {
 	if err := newActuator(t, path).Apply(ctx, actuatortest.Failover()); err != nil {
 		t.Fatal(err)
 	}
-	a := newActuator(t, path, "embed", "absent")
+	a := actuators.Scope(newActuator(t, path), []string{"embed", "absent"})
 	got, err := a.Current(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -190,13 +191,13 @@ func TestNewChecksServices(t *testing.T) {
 			"embed": map[string]any{"free": []any{"127.0.0.1:2"}},
 		},
 	}
-	_, err := New(rules.ActuatorConfig{Type: Kind, Services: []string{"Chat", "search"}, Options: opts}, nil)
+	_, err := New(actuatortest.Settings(Kind, opts, "Chat", "search"))
 	want := `upstreams: service "search" (from services) must be listed
 upstreams.embed: not in this actuator's services ["Chat" "search"]`
 	if err == nil || err.Error() != want {
 		t.Errorf("New error =\n%v\nwant\n%s", err, want)
 	}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Services: []string{"embed", "chat"}, Options: opts}, nil); err != nil {
+	if _, err := New(actuatortest.Settings(Kind, opts, "embed", "chat")); err != nil {
 		t.Errorf("New: %v", err)
 	}
 }

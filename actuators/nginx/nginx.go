@@ -43,7 +43,6 @@ import (
 	"sync"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // Kind is the `type:` of this actuator.
@@ -56,11 +55,10 @@ func Register(r *actuators.Registry) {
 
 // Actuator keeps nginx upstream blocks in line with the desired state.
 type Actuator struct {
-	name     string
-	services []string // cfg.Services, to filter the desired state
-	handled  []string // keys of cfg.Upstreams, sorted
-	cfg      Config
-	logger   *slog.Logger
+	name    string
+	handled []string // keys of cfg.Upstreams, sorted
+	cfg     Config
+	logger  *slog.Logger
 
 	mu sync.Mutex // serialises Apply
 	// unsure is set when files on disk may differ from what nginx runs
@@ -71,30 +69,17 @@ type Actuator struct {
 
 var _ actuators.Actuator = (*Actuator)(nil)
 
-// New builds an nginx actuator from its configuration. When cfg.Services
-// is set, upstreams must list exactly those services.
-func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
-	c, err := ParseConfig(cfg.Options)
+// New builds an nginx actuator from its settings. When s.Services is set,
+// upstreams must list exactly those services.
+func New(s actuators.Settings) (*Actuator, error) {
+	c, err := ParseConfig(s.Options)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkServices(cfg.Services, c.Upstreams); err != nil {
+	if err := checkServices(s.Services, c.Upstreams); err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = Kind
-	}
-	return &Actuator{
-		name:     name,
-		services: cfg.Services,
-		handled:  sortedKeys(c.Upstreams),
-		cfg:      c,
-		logger:   logger,
-	}, nil
+	return &Actuator{name: s.Name, handled: sortedKeys(c.Upstreams), cfg: c, logger: s.Logger}, nil
 }
 
 // checkServices cross-checks the actuator's services and upstreams.
@@ -135,13 +120,12 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 
-	want := actuators.Filter(desired, a.services)
 	var (
 		files []wantFile
 		errs  []error
 	)
 	for _, svc := range a.handled {
-		name, st, ok := lookup(want, svc)
+		name, st, ok := lookup(desired, svc)
 		if !ok {
 			continue
 		}

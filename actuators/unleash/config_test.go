@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -110,19 +111,19 @@ func TestTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "token")
 	opts := map[string]any{"url": "http://127.0.0.1:1", "admin_token_file": path}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Options: opts}, nil); err == nil || !strings.Contains(err.Error(), "admin_token_file: open "+path) {
+	if _, err := New(actuatortest.Settings(Kind, opts)); err == nil || !strings.Contains(err.Error(), "admin_token_file: open "+path) {
 		t.Errorf("New with a missing token file: %v", err)
 	}
 	if err := os.WriteFile(path, []byte(" \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Options: opts}, nil); err == nil || !strings.Contains(err.Error(), "is empty") {
+	if _, err := New(actuatortest.Settings(Kind, opts)); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("New with an empty token file: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("*:*.abc\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(rules.ActuatorConfig{Type: Kind, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func options(url string, extra ...any) map[string]any {
 
 func newActuator(t *testing.T, opts map[string]any) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{Name: "flags", Type: Kind, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -543,11 +543,11 @@ func TestSecretFile(t *testing.T) {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"url": r.srv.URL, "secret_file": path}}, nil); err == nil {
+		if _, err := New(actuatortest.Settings(Kind, map[string]any{"url": r.srv.URL, "secret_file": path})); err == nil {
 			t.Errorf("secret_file holding %q accepted", content)
 		}
 	}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"url": r.srv.URL, "secret_file": path + ".missing"}}, nil); err == nil || !strings.Contains(err.Error(), "secret_file: ") {
+	if _, err := New(actuatortest.Settings(Kind, map[string]any{"url": r.srv.URL, "secret_file": path + ".missing"})); err == nil || !strings.Contains(err.Error(), "secret_file: ") {
 		t.Errorf("missing secret_file: err = %v", err)
 	}
 }
