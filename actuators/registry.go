@@ -269,7 +269,9 @@ func isJoined(err error) bool {
 }
 
 // FactoryOf adapts a backend's constructor to a Factory. On error it
-// returns a nil Actuator, never a typed nil wrapped in the interface.
+// returns a nil Actuator, never a typed nil wrapped in the interface. Its
+// type parameter has the compiler check that the backend is an Actuator,
+// so a backend's Register needs no other assertion.
 func FactoryOf[T Actuator](newFn func(Settings) (T, error)) Factory {
 	return func(s Settings) (Actuator, error) {
 		a, err := newFn(s)

@@ -20,14 +20,9 @@ import (
 // Kind is the `type:` of this actuator.
 const Kind = "dns"
 
-// Register adds the dns actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator drives DNS records through dynamic updates.
 type Actuator struct {
-	name     string
+	actuators.Named
 	services []string // handled services, each with a record
 	cfg      Config
 	logger   *slog.Logger
@@ -35,8 +30,6 @@ type Actuator struct {
 
 	mu sync.Mutex // serialises Apply
 }
-
-var _ actuators.Actuator = (*Actuator)(nil)
 
 // New builds a dns actuator from its settings. The services it handles
 // are s.Services when set (each needs an entry under records), else every
@@ -59,11 +52,11 @@ func New(s actuators.Settings) (*Actuator, error) {
 	if len(services) == 0 {
 		services = sortedKeys(c.Records)
 	}
-	return &Actuator{name: s.Name, services: services, cfg: c, logger: s.Logger, now: time.Now}, nil
+	return &Actuator{Named: actuators.Named(s.Name), services: services, cfg: c, logger: s.Logger, now: time.Now}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the dns actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // rrset is the content of one owner name and type.
 type rrset struct {

@@ -34,14 +34,9 @@ import (
 // Kind is the `type:` of this actuator.
 const Kind = "file"
 
-// Register adds the file actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator writes the desired state to a file.
 type Actuator struct {
-	name   string
+	actuators.Named
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
@@ -49,19 +44,17 @@ type Actuator struct {
 	mu sync.Mutex // serialises Apply
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
 // New builds a file actuator from its settings.
 func New(s actuators.Settings) (*Actuator, error) {
 	c, err := ParseConfig(s.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &Actuator{name: s.Name, cfg: c, logger: s.Logger, now: time.Now}, nil
+	return &Actuator{Named: actuators.Named(s.Name), cfg: c, logger: s.Logger, now: time.Now}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the file actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // Path is the state file.
 func (a *Actuator) Path() string { return a.cfg.Path }

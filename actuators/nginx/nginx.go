@@ -48,14 +48,9 @@ import (
 // Kind is the `type:` of this actuator.
 const Kind = "nginx"
 
-// Register adds the nginx actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator keeps nginx upstream blocks in line with the desired state.
 type Actuator struct {
-	name    string
+	actuators.Named
 	handled []string // keys of cfg.Upstreams, sorted
 	cfg     Config
 	logger  *slog.Logger
@@ -67,8 +62,6 @@ type Actuator struct {
 	unsure bool
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
 // New builds an nginx actuator from its settings. When s.Services is set,
 // upstreams must list exactly those services.
 func New(s actuators.Settings) (*Actuator, error) {
@@ -79,8 +72,11 @@ func New(s actuators.Settings) (*Actuator, error) {
 	if err := checkServices(s.Services, c.Upstreams); err != nil {
 		return nil, err
 	}
-	return &Actuator{name: s.Name, handled: sortedKeys(c.Upstreams), cfg: c, logger: s.Logger}, nil
+	return &Actuator{Named: actuators.Named(s.Name), handled: sortedKeys(c.Upstreams), cfg: c, logger: s.Logger}, nil
 }
+
+// Register adds the nginx actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // checkServices cross-checks the actuator's services and upstreams.
 func checkServices(services []string, upstreams map[string]map[string][]string) error {
@@ -100,9 +96,6 @@ func checkServices(services []string, upstreams map[string]map[string][]string) 
 	}
 	return errors.Join(errs...)
 }
-
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
 
 // IncludePath is the include file of a service, as upstreams names it.
 func (a *Actuator) IncludePath(service string) string {

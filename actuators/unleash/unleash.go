@@ -42,22 +42,15 @@ const Kind = "unleash"
 // flagType is the type of the flags Hermes creates.
 const flagType = "operational"
 
-// Register adds the unleash actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator sets feature flags in Unleash.
 type Actuator struct {
-	name   string
+	actuators.Named
 	cfg    Config
 	logger *slog.Logger
 	http   *http.Client
 
 	mu sync.Mutex // serialises Apply
 }
-
-var _ actuators.Actuator = (*Actuator)(nil)
 
 // New builds an unleash actuator from its settings; flags must name only
 // s.Services, when set. It reads admin_token_file once to report a missing
@@ -71,15 +64,15 @@ func New(s actuators.Settings) (*Actuator, error) {
 		return nil, err
 	}
 	return &Actuator{
-		name:   s.Name,
+		Named:  actuators.Named(s.Name),
 		cfg:    c,
 		logger: s.Logger,
 		http:   &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 	}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the unleash actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 func (a *Actuator) client() (*client, error) {
 	tok, err := a.cfg.token()

@@ -65,11 +65,6 @@ const (
 	maxBackoff     = 10 * time.Second
 )
 
-// Register adds the webhook actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Payload is the JSON body of every POST.
 type Payload struct {
 	// Version is 1; a change that breaks receivers gets a new version.
@@ -93,7 +88,7 @@ type Payload struct {
 
 // Actuator POSTs desired states to a webhook.
 type Actuator struct {
-	name     string
+	actuators.Named
 	cfg      Config
 	secret   []byte
 	client   *http.Client
@@ -108,8 +103,6 @@ type Actuator struct {
 	mu    sync.Mutex        // serialises Apply; guards acked
 	acked actuators.Desired // last state each service's receiver acknowledged
 }
-
-var _ actuators.Actuator = (*Actuator)(nil)
 
 // New builds a webhook actuator from its settings.
 func New(s actuators.Settings) (*Actuator, error) {
@@ -133,7 +126,7 @@ func New(s actuators.Settings) (*Actuator, error) {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
 	return &Actuator{
-		name:     s.Name,
+		Named:    actuators.Named(s.Name),
 		cfg:      c,
 		secret:   secret,
 		client:   client,
@@ -147,8 +140,8 @@ func New(s actuators.Settings) (*Actuator, error) {
 	}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the webhook actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // Apply POSTs, one service at a time in name order, the state of each
 // service whose weights or flags differ from what its receiver last
