@@ -25,3 +25,10 @@ type Actuator interface {
 	// restoring state after a restart. Services it knows nothing of are absent.
 	Current(ctx context.Context) (Desired, error)
 }
+
+// Named implements Actuator's Name. Backends embed it, set to
+// Settings.Name, rather than each keeping a name field.
+type Named string
+
+// Name is the actuator's name.
+func (n Named) Name() string { return string(n) }

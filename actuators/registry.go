@@ -1,6 +1,7 @@
 package actuators
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,10 +19,28 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// Factory builds one actuator from its configuration. It decodes
-// cfg.Options itself (see DecodeOptions) and reports every problem it finds.
-// Build calls it without the reserved keys of WrapOptions.
-type Factory func(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error)
+// Settings is what Build hands a backend's factory: the actuator's
+// configuration, resolved.
+type Settings struct {
+	// Name is the actuator's `name:`, or its type when unset.
+	Name string
+	// Type is the actuator's `type:`.
+	Type string
+	// Services are the services the actuator handles (nil: all). The
+	// wrapper Build puts around the backend (see Scope) already keeps only
+	// these in Apply's desired state and in Current's answer: a backend
+	// reads them only to check its options against them.
+	Services []string
+	// Options are the type-specific keys, without the reserved keys of
+	// WrapOptions; the factory decodes them (see DecodeOptions).
+	Options map[string]any
+	// Logger is never nil and already carries the actuator's name.
+	Logger *slog.Logger
+}
+
+// Factory builds one actuator from its settings. It decodes s.Options
+// itself (see DecodeOptions) and reports every problem it finds.
+type Factory func(s Settings) (Actuator, error)
 
 // Registry maps actuator kinds (the `type:` of an actuator) to their
 // factories. Backends are wired explicitly: the binary calls each backend
@@ -68,15 +87,13 @@ func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Ac
 		errs []error
 	)
 	for i, cfg := range cfgs {
-		name := cfg.Name
-		if name == "" {
-			name = cfg.Type
-		}
+		s := Settings{Name: cmp.Or(cfg.Name, cfg.Type), Type: cfg.Type, Services: slices.Clone(cfg.Services)}
+		s.Logger = logger.With("actuator", s.Name)
 		where := fmt.Sprintf("actuators[%d]", i)
-		if name != "" {
-			where += " (" + name + ")"
+		if s.Name != "" {
+			where += " (" + s.Name + ")"
 		}
-		a, err := r.build(cfg, logger.With("actuator", name))
+		a, err := r.build(s, cfg.Options)
 		if err != nil {
 			for _, e := range flatten(err) {
 				errs = append(errs, fmt.Errorf("%s: %w", where, e))
@@ -91,26 +108,27 @@ func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Ac
 	return out, nil
 }
 
-func (r *Registry) build(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error) {
+// build builds and wraps one actuator; opts are all its keys.
+func (r *Registry) build(s Settings, opts map[string]any) (Actuator, error) {
 	known := strings.Join(r.Kinds(), ", ")
-	if cfg.Type == "" {
+	if s.Type == "" {
 		return nil, fmt.Errorf("type must be set (known types: %s)", known)
 	}
-	f, ok := r.factories[cfg.Type]
+	f, ok := r.factories[s.Type]
 	if !ok {
-		return nil, fmt.Errorf("unknown type %q (known types: %s)", cfg.Type, known)
+		return nil, fmt.Errorf("unknown type %q (known types: %s)", s.Type, known)
 	}
-	wrap, rest, werr := SplitWrapOptions(cfg.Options)
-	cfg.Options = rest
-	a, err := f(cfg, logger)
+	wrap, rest, werr := SplitWrapOptions(opts)
+	s.Options = rest
+	a, err := f(s)
 	if err == nil && a == nil {
 		err = errors.New("factory returned no actuator")
 	}
 	if err := errors.Join(err, werr); err != nil {
 		return nil, err
 	}
-	wrap.Services = cfg.Services
-	return Wrap(a, wrap, logger), nil
+	wrap.Services = s.Services
+	return Wrap(a, wrap, s.Logger), nil
 }
 
 // flatten splits joined errors so that each problem gets its own prefix.
@@ -251,10 +269,12 @@ func isJoined(err error) bool {
 }
 
 // FactoryOf adapts a backend's constructor to a Factory. On error it
-// returns a nil Actuator, never a typed nil wrapped in the interface.
-func FactoryOf[T Actuator](newFn func(rules.ActuatorConfig, *slog.Logger) (T, error)) Factory {
-	return func(cfg rules.ActuatorConfig, logger *slog.Logger) (Actuator, error) {
-		a, err := newFn(cfg, logger)
+// returns a nil Actuator, never a typed nil wrapped in the interface. Its
+// type parameter has the compiler check that the backend is an Actuator,
+// so a backend's Register needs no other assertion.
+func FactoryOf[T Actuator](newFn func(Settings) (T, error)) Factory {
+	return func(s Settings) (Actuator, error) {
+		a, err := newFn(s)
 		if err != nil {
 			return nil, err
 		}

@@ -122,11 +122,16 @@ func Wrap(a Actuator, o WrapOptions, logger *slog.Logger) Actuator {
 	}
 	a = RateLimit(a, o.MaxShiftPerTick)
 	a = Safety(a)
-	return &scoped{a: a, services: slices.Clone(o.Services)}
+	return Scope(a, o.Services)
 }
 
-// scoped keeps an actuator's services, for the wrappers under it and for
-// Drift.
+// Scope keeps a to services (all when empty): Apply passes a only their
+// desired state, Current reports only them, and Drift compares only them.
+// Backends leave this to Scope, which Wrap puts outermost.
+func Scope(a Actuator, services []string) Actuator {
+	return &scoped{a: a, services: slices.Clone(services)}
+}
+
 type scoped struct {
 	a        Actuator
 	services []string

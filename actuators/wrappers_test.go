@@ -562,14 +562,14 @@ func layers(a actuators.Actuator) []string {
 // strictly: a reserved key reaching it would be an unknown key.
 func fakeRegistry(built *[]*fake) *actuators.Registry {
 	var r actuators.Registry
-	r.Register("fake", func(cfg rules.ActuatorConfig, _ *slog.Logger) (actuators.Actuator, error) {
+	r.Register("fake", func(s actuators.Settings) (actuators.Actuator, error) {
 		var o struct {
 			Path string `mapstructure:"path"`
 		}
-		if err := actuators.DecodeOptions(cfg.Options, &o); err != nil {
+		if err := actuators.DecodeOptions(s.Options, &o); err != nil {
 			return nil, err
 		}
-		f := newFake(cfg.Name)
+		f := newFake(s.Name)
 		*built = append(*built, f)
 		return f, nil
 	})
@@ -630,6 +630,36 @@ func TestBuildReservedKeys(t *testing.T) {
 	}
 	if got := slices.Collect(maps.Keys(b2[0].last(t))); !slices.Equal(got, []string{"chat"}) {
 		t.Errorf("backend got services %v, want chat only", got)
+	}
+}
+
+func TestBuildSettings(t *testing.T) {
+	var got []actuators.Settings
+	var r actuators.Registry
+	r.Register("fake", func(s actuators.Settings) (actuators.Actuator, error) {
+		got = append(got, s)
+		return newFake(s.Name), nil
+	})
+	services := []string{"chat"}
+	_, err := r.Build([]rules.ActuatorConfig{
+		{Name: "edge", Type: "fake", Services: services, Options: map[string]any{"path": "/x", "dry_run": true}},
+		{Type: "fake"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("factory called %d times, want 2", len(got))
+	}
+	if s := got[0]; s.Name != "edge" || s.Type != "fake" || !slices.Equal(s.Services, services) || !maps.Equal(s.Options, map[string]any{"path": "/x"}) || s.Logger == nil {
+		t.Errorf("settings = %+v, want edge, fake, [chat], {path: /x} and a logger", s)
+	}
+	if s := got[1]; s.Name != "fake" || s.Services != nil || s.Options != nil || s.Logger == nil {
+		t.Errorf("settings of an unnamed actuator = %+v, want named after its type, all services, a logger", s)
+	}
+	services[0] = "changed"
+	if got[0].Services[0] != "chat" {
+		t.Error("Settings.Services aliases the configuration")
 	}
 }
 

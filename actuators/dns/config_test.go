@@ -11,7 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 )
 
 // secretForTests is a valid base64 secret that no error may show.
@@ -102,107 +102,88 @@ func TestParseConfigErrors(t *testing.T) {
 	rec := func(o map[string]any, svc string) map[string]any { return records(o)[svc].(map[string]any) }
 	routes := func(o map[string]any, svc string) map[string]any { return rec(o, svc)["routes"].(map[string]any) }
 
-	for _, tc := range []struct {
-		name string
-		opts map[string]any
-		errs []string
-	}{
-		{"empty", nil, []string{"server: must be set", "zone: must be set", "records: must hold at least one service"}},
-		{"unknown keys", with(func(o map[string]any) {
+	actuatortest.ParseCases(t, ParseConfig, []actuatortest.ParseCase[Config]{
+		{Name: "empty", Opts: nil, Errs: []string{"server: must be set", "zone: must be set", "records: must hold at least one service"}},
+		{Name: "unknown keys", Opts: with(func(o map[string]any) {
 			o["colour"] = "red"
 			o["tsig"].(map[string]any)["secrett"] = "x"
 			rec(o, "chat")["weight"] = 3
 			routes(o, "chat")["free"].(map[string]any)["prio"] = 1
-		}), []string{
+		}), Errs: []string{
 			"colour: unknown key", "tsig.secrett: unknown key",
 			"records.chat.weight: unknown key", "records.chat.routes.free.prio: unknown key",
 		}},
-		{"server", with(func(o map[string]any) { o["server"] = "192.0.2.53" }), []string{`server: "192.0.2.53" is not host:port`}},
-		{"timeout and ttl", with(func(o map[string]any) { o["timeout"] = "0s"; o["ttl"] = -1 }), []string{"timeout: must be positive", "ttl: -1 is out of range"}},
-		{"bad base64", with(func(o map[string]any) { o["tsig"].(map[string]any)["secret"] = "%%" + secretForTests }), []string{"tsig.secret: not valid base64"}},
-		{"tsig incomplete", with(func(o map[string]any) { o["tsig"] = map[string]any{"algorithm": "hmac-md5"} }), []string{
+		{Name: "server", Opts: with(func(o map[string]any) { o["server"] = "192.0.2.53" }), Errs: []string{`server: "192.0.2.53" is not host:port`}},
+		{Name: "timeout and ttl", Opts: with(func(o map[string]any) { o["timeout"] = "0s"; o["ttl"] = -1 }), Errs: []string{"timeout: must be positive", "ttl: -1 is out of range"}},
+		{Name: "bad base64", Opts: with(func(o map[string]any) { o["tsig"].(map[string]any)["secret"] = "%%" + secretForTests }), Errs: []string{"tsig.secret: not valid base64"}},
+		{Name: "tsig incomplete", Opts: with(func(o map[string]any) { o["tsig"] = map[string]any{"algorithm": "hmac-md5"} }), Errs: []string{
 			"tsig.name: must be set", `tsig.algorithm: "hmac-md5" is not supported`, "tsig: secret or secret_file must be set",
 		}},
-		{"both secrets", with(func(o map[string]any) { o["tsig"].(map[string]any)["secret_file"] = "/x" }), []string{"tsig: set secret or secret_file, not both"}},
-		{"missing secret file", with(func(o map[string]any) {
+		{Name: "both secrets", Opts: with(func(o map[string]any) { o["tsig"].(map[string]any)["secret_file"] = "/x" }), Errs: []string{"tsig: set secret or secret_file, not both"}},
+		{Name: "missing secret file", Opts: with(func(o map[string]any) {
 			o["tsig"] = map[string]any{"name": "k", "secret_file": "/nonexistent/tsig.key"}
-		}), []string{"tsig.secret_file: open /nonexistent/tsig.key: no such file"}},
-		{"target", with(func(o map[string]any) {
+		}), Errs: []string{"tsig.secret_file: open /nonexistent/tsig.key: no such file"}},
+		{Name: "target", Opts: with(func(o map[string]any) {
 			routes(o, "chat")["free"].(map[string]any)["target"] = "free_example.net"
 			routes(o, "chat")["paid"].(map[string]any)["port"] = 0
-		}), []string{"records.chat.routes.free.target: must be a host name", "records.chat.routes.paid.port: must be 1..65535, got 0"}},
-		{"duplicate target", with(func(o map[string]any) {
+		}), Errs: []string{"records.chat.routes.free.target: must be a host name", "records.chat.routes.paid.port: must be 1..65535, got 0"}},
+		{Name: "duplicate target", Opts: with(func(o map[string]any) {
 			routes(o, "chat")["paid"] = map[string]any{"target": "FREE.example.net.", "port": 443}
-		}), []string{"records.chat.routes.paid: same target and port as route free"}},
-		{"mode and name", with(func(o map[string]any) {
+		}), Errs: []string{"records.chat.routes.paid: same target and port as route free"}},
+		{Name: "mode and name", Opts: with(func(o map[string]any) {
 			rec(o, "chat")["mode"] = "weighted"
 			rec(o, "embed")["name"] = "embed.other.test."
-		}), []string{`records.chat.mode: "weighted" is not srv or failover`, "records.embed.name: embed.other.test. is not in zone hermes.test."}},
-		{"srv with type and order", with(func(o map[string]any) {
+		}), Errs: []string{`records.chat.mode: "weighted" is not srv or failover`, "records.embed.name: embed.other.test. is not in zone hermes.test."}},
+		{Name: "srv with type and order", Opts: with(func(o map[string]any) {
 			rec(o, "chat")["type"] = "A"
 			rec(o, "chat")["order"] = []any{"free"}
-		}), []string{"records.chat.type: mode srv writes SRV records", "records.chat.order: only mode failover uses order"}},
-		{"failover values", with(func(o map[string]any) {
+		}), Errs: []string{"records.chat.type: mode srv writes SRV records", "records.chat.order: only mode failover uses order"}},
+		{Name: "failover values", Opts: with(func(o map[string]any) {
 			routes(o, "embed")["embed-free"] = []any{"2001:db8::1", "not-an-ip", 7}
 			routes(o, "embed")["embed-paid"] = []any{}
-		}), []string{
+		}), Errs: []string{
 			`records.embed.routes.embed-free[0]: "2001:db8::1" is not an IPv4 address (type A)`,
 			`records.embed.routes.embed-free[1]: "not-an-ip" is not an IP address`,
 			"records.embed.routes.embed-free[2]: must be a string, got a number",
 			"records.embed.routes.embed-paid: must hold at least one value",
 		}},
-		{"failover type", with(func(o map[string]any) { delete(rec(o, "embed"), "type") }), []string{"records.embed.type: must be set for mode failover"}},
-		{"cname", with(func(o map[string]any) {
+		{Name: "failover type", Opts: with(func(o map[string]any) { delete(rec(o, "embed"), "type") }), Errs: []string{"records.embed.type: must be set for mode failover"}},
+		{Name: "cname", Opts: with(func(o map[string]any) {
 			rec(o, "embed")["type"] = "cname"
 			rec(o, "embed")["name"] = "@"
 			routes(o, "embed")["embed-free"] = []any{"a.example.net", "b.example.net"}
-		}), []string{
+		}), Errs: []string{
 			"records.embed.name: a CNAME cannot live at the zone apex hermes.test.",
 			"records.embed.routes.embed-free: a CNAME takes exactly one target, got 2",
 			`records.embed.routes.embed-paid[0]: must be a host name, got "198.51.100.1"`,
 		}},
-		{"same values", with(func(o map[string]any) { routes(o, "embed")["embed-paid"] = []any{"192.0.2.1", "192.0.2.2"} }), []string{
+		{Name: "same values", Opts: with(func(o map[string]any) { routes(o, "embed")["embed-paid"] = []any{"192.0.2.1", "192.0.2.2"} }), Errs: []string{
 			"records.embed.routes.embed-paid: same values as route embed-free",
 		}},
-		{"order", with(func(o map[string]any) { rec(o, "embed")["order"] = []any{"embed-paid", "ghost", "embed-paid"} }), []string{
+		{Name: "order", Opts: with(func(o map[string]any) { rec(o, "embed")["order"] = []any{"embed-paid", "ghost", "embed-paid"} }), Errs: []string{
 			`records.embed.order: "ghost" is not a route of this record`,
 			`records.embed.order: "embed-paid" is listed twice`,
 			`records.embed.order: must list every route; "embed-free" is missing`,
 		}},
-		{"shared name", with(func(o map[string]any) { rec(o, "embed")["name"] = "_chat._tcp.hermes.test" }), []string{
+		{Name: "shared name", Opts: with(func(o map[string]any) { rec(o, "embed")["name"] = "_chat._tcp.hermes.test" }), Errs: []string{
 			"records.embed.name: _chat._tcp.hermes.test. is already used by records.chat",
 		}},
-		{"record shapes", with(func(o map[string]any) {
+		{Name: "record shapes", Opts: with(func(o map[string]any) {
 			records(o)["chat"] = "srv"
 			routes(o, "embed")["embed-free"] = map[string]any{"values": "192.0.2.1"}
-		}), []string{"records.chat: must be a mapping, got a string", "records.embed.routes.embed-free: must be a list of values, got a mapping"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig(tc.opts)
-			if err == nil {
-				t.Fatalf("ParseConfig: nil error, want %q", tc.errs)
-			}
-			if strings.Contains(err.Error(), secretForTests) {
-				t.Errorf("error reveals the secret: %v", err)
-			}
-			for _, e := range tc.errs {
-				if !strings.Contains(err.Error(), e) {
-					t.Errorf("error\n%v\ndoes not contain %q", err, e)
-				}
-			}
-		})
-	}
+		}), Errs: []string{"records.chat: must be a mapping, got a string", "records.embed.routes.embed-free: must be a list of values, got a mapping"}},
+	}, actuatortest.NoSecrets(secretForTests))
 }
 
 func TestNewServices(t *testing.T) {
-	a, err := New(rules.ActuatorConfig{Type: Kind, Options: validOptions()}, nil)
+	a, err := New(actuatortest.Settings(Kind, validOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Name() != Kind || fmt.Sprint(a.services) != "[chat embed]" {
 		t.Errorf("name %q, services %v", a.Name(), a.services)
 	}
-	_, err = New(rules.ActuatorConfig{Type: Kind, Services: []string{"chat", "rerank"}, Options: validOptions()}, nil)
+	_, err = New(actuatortest.Settings(Kind, validOptions(), "chat", "rerank"))
 	if err == nil || err.Error() != `services: "rerank" has no entry under records` {
 		t.Errorf("err = %v", err)
 	}
@@ -211,15 +192,11 @@ func TestNewServices(t *testing.T) {
 // TestFromConfigFile goes through rules.Parse and the registry, as the
 // binary does, with the example of the package documentation.
 func TestFromConfigFile(t *testing.T) {
-	base, err := os.ReadFile("../../testdata/config/minimal.good.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	keyFile := filepath.Join(t.TempDir(), "tsig.key")
 	if err := os.WriteFile(keyFile, []byte(secretForTests), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := rules.Parse(append(base, []byte(`
+	cfgs := actuatortest.ParseActuators(t, `
 actuators:
   - name: dns
     type: dns
@@ -257,23 +234,18 @@ actuators:
         mode: srv
         routes:
           free: {target: free.llm.example.com, port: 443, weight: 5}
-`)...), "hermes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var r actuators.Registry
 	Register(&r)
-	_, err = r.Build(cfg.Actuators, nil)
+	_, err := r.Build(cfgs, nil)
 	if want := "actuators[1] (typo): records.chat.routes.free.weight: unknown key"; err == nil || err.Error() != want {
 		t.Fatalf("Build error = %v, want %q", err, want)
 	}
-	if acts, err := r.Build(cfg.Actuators[:1], nil); err != nil || len(acts) != 1 || acts[0].Name() != "dns" {
+	acts, err := r.Build(cfgs[:1], nil)
+	if err != nil || len(acts) != 1 || acts[0].Name() != "dns" {
 		t.Fatalf("Build = %v, %v; want the dns actuator", acts, err)
 	}
-	a, err := New(cfg.Actuators[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := actuators.Backend(acts[0]).(*Actuator)
 	if a.cfg.Timeout != 3*time.Second || string(a.cfg.TSIG.Secret) != secretForTests || a.cfg.Records["embed"].Order[0] != "embed-free" ||
 		a.cfg.Records["chat"].SRV["paid"].Target != "paid.llm.example.com." || fmt.Sprint(a.services) != "[chat]" {
 		t.Errorf("config = %+v, services %v", a.cfg, a.services)

@@ -15,20 +15,14 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // Kind is the `type:` of this actuator.
 const Kind = "dns"
 
-// Register adds the dns actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator drives DNS records through dynamic updates.
 type Actuator struct {
-	name     string
+	actuators.Named
 	services []string // handled services, each with a record
 	cfg      Config
 	logger   *slog.Logger
@@ -37,21 +31,19 @@ type Actuator struct {
 	mu sync.Mutex // serialises Apply
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
-// New builds a dns actuator from its configuration. The services it
-// handles are cfg.Services when set (each needs an entry under records),
-// else every service under records.
-func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
-	c, err := ParseConfig(cfg.Options)
+// New builds a dns actuator from its settings. The services it handles
+// are s.Services when set (each needs an entry under records), else every
+// service under records.
+func New(s actuators.Settings) (*Actuator, error) {
+	c, err := ParseConfig(s.Options)
 	if err != nil {
 		return nil, err
 	}
-	services := slices.Clone(cfg.Services)
+	services := slices.Clone(s.Services)
 	var errs []error
-	for _, s := range services {
-		if _, ok := c.Records[s]; !ok {
-			errs = append(errs, fmt.Errorf("services: %q has no entry under records", s))
+	for _, svc := range services {
+		if _, ok := c.Records[svc]; !ok {
+			errs = append(errs, fmt.Errorf("services: %q has no entry under records", svc))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -60,18 +52,11 @@ func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
 	if len(services) == 0 {
 		services = sortedKeys(c.Records)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = Kind
-	}
-	return &Actuator{name: name, services: services, cfg: c, logger: logger, now: time.Now}, nil
+	return &Actuator{Named: actuators.Named(s.Name), services: services, cfg: c, logger: s.Logger, now: time.Now}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the dns actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // rrset is the content of one owner name and type.
 type rrset struct {
@@ -94,7 +79,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	want := actuators.Filter(desired, a.services)
+	want := actuators.Filter(desired, a.services) // those with a record
 	var (
 		errs    []error
 		sets    []rrset

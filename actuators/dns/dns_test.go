@@ -14,7 +14,6 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // options is a dns actuator's configuration against k; records are the
@@ -43,7 +42,7 @@ func chatSRV() map[string]any {
 
 func newActuator(t *testing.T, opts map[string]any, services ...string) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{Name: "dns", Type: Kind, Services: services, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts, services...))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

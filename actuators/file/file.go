@@ -29,54 +29,32 @@ import (
 	"github.com/hermes-failover/hermes/internal/atomicfile"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // Kind is the `type:` of this actuator.
 const Kind = "file"
 
-// Register adds the file actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator writes the desired state to a file.
 type Actuator struct {
-	name     string
-	services []string
-	cfg      Config
-	logger   *slog.Logger
-	now      func() time.Time
+	actuators.Named
+	cfg    Config
+	logger *slog.Logger
+	now    func() time.Time
 
 	mu sync.Mutex // serialises Apply
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
-// New builds a file actuator from its configuration.
-func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
-	c, err := ParseConfig(cfg.Options)
+// New builds a file actuator from its settings.
+func New(s actuators.Settings) (*Actuator, error) {
+	c, err := ParseConfig(s.Options)
 	if err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = Kind
-	}
-	return &Actuator{
-		name:     name,
-		services: cfg.Services,
-		cfg:      c,
-		logger:   logger,
-		now:      time.Now,
-	}, nil
+	return &Actuator{Named: actuators.Named(s.Name), cfg: c, logger: s.Logger, now: time.Now}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the file actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // Path is the state file.
 func (a *Actuator) Path() string { return a.cfg.Path }
@@ -87,15 +65,14 @@ type document struct {
 	UpdatedAt time.Time         `json:"updated_at"`
 }
 
-// Apply writes the desired state of the actuator's services, unless the
-// file already holds an equal state (same services, each traffic.Split.Equal).
-func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+// Apply writes the desired state, unless the file already holds an equal
+// state (same services, each traffic.Split.Equal).
+func (a *Actuator) Apply(ctx context.Context, want actuators.Desired) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	want := actuators.Filter(desired, a.services)
 	have, err := a.read()
 	switch {
 	case err == nil && equal(have.Services, want) && a.modeOK():
@@ -135,7 +112,7 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actuators.Filter(doc.Services, a.services), nil
+	return doc.Services, nil
 }
 
 // read parses the file; its errors name the path.

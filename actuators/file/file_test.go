@@ -17,14 +17,9 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-func newActuator(t *testing.T, path string, services ...string) *Actuator {
+func newActuator(t *testing.T, path string) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{
-		Name:     "state",
-		Type:     Kind,
-		Services: services,
-		Options:  map[string]any{"path": path},
-	}, nil)
+	a, err := New(actuatortest.Settings(Kind, map[string]any{"path": path}))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -102,8 +97,9 @@ func TestSuite(t *testing.T) {
 func TestApplyWritesIndentedJSON(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "routes.json")
-	a := newActuator(t, path, "chat")
-	a.now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 600, time.FixedZone("CET", 3600)) }
+	b := newActuator(t, path)
+	b.now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 600, time.FixedZone("CET", 3600)) }
+	a := actuators.Scope(b, []string{"chat"})
 	if err := a.Apply(context.Background(), actuatortest.Shed()); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +189,7 @@ func TestApplyRewritesOnServiceSetOrMode(t *testing.T) {
 		t.Errorf("Current = %v, want only chat", got)
 	}
 	// A new mode is applied even when the state is unchanged.
-	b, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"path": path, "mode": "0600"}}, nil)
+	b, err := New(actuatortest.Settings(Kind, map[string]any{"path": path, "mode": "0600"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +207,7 @@ func TestServicesFilter(t *testing.T) {
 	if err := newActuator(t, path).Apply(ctx, actuatortest.Failover()); err != nil {
 		t.Fatal(err)
 	}
-	a := newActuator(t, path, "embed", "absent")
+	a := actuators.Scope(newActuator(t, path), []string{"embed", "absent"})
 	got, err := a.Current(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -264,44 +260,21 @@ func TestApplyCanceled(t *testing.T) {
 }
 
 func TestParseConfig(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts map[string]any
-		want Config
-		errs []string
-	}{
-		{name: "defaults", opts: map[string]any{"path": "/x"}, want: Config{Path: "/x", Mode: 0o644}},
-		{name: "yaml octal", opts: map[string]any{"path": "/x", "mode": 0o600}, want: Config{Path: "/x", Mode: 0o600}},
-		{name: "string octal", opts: map[string]any{"path": "/x", "mode": "0640"}, want: Config{Path: "/x", Mode: 0o640}},
-		{name: "0o prefix", opts: map[string]any{"path": "/x", "mode": "0o600"}, want: Config{Path: "/x", Mode: 0o600}},
-		{name: "decimal 644", opts: map[string]any{"path": "/x", "mode": 644}, errs: []string{"mode: 01204 is not a permission"}},
-		{name: "bad string", opts: map[string]any{"path": "/x", "mode": "rw-r--r--"}, errs: []string{`mode: invalid file mode "rw-r--r--"`}},
-		{name: "empty", opts: nil, errs: []string{"path must be set"}},
+	actuatortest.ParseCases(t, ParseConfig, []actuatortest.ParseCase[Config]{
+		{Name: "defaults", Opts: map[string]any{"path": "/x"}, Want: Config{Path: "/x", Mode: 0o644}},
+		{Name: "yaml octal", Opts: map[string]any{"path": "/x", "mode": 0o600}, Want: Config{Path: "/x", Mode: 0o600}},
+		{Name: "string octal", Opts: map[string]any{"path": "/x", "mode": "0640"}, Want: Config{Path: "/x", Mode: 0o640}},
+		{Name: "0o prefix", Opts: map[string]any{"path": "/x", "mode": "0o600"}, Want: Config{Path: "/x", Mode: 0o600}},
+		{Name: "decimal 644", Opts: map[string]any{"path": "/x", "mode": 644}, Errs: []string{"mode: 01204 is not a permission"}},
+		{Name: "bad string", Opts: map[string]any{"path": "/x", "mode": "rw-r--r--"}, Errs: []string{`mode: invalid file mode "rw-r--r--"`}},
+		{Name: "empty", Opts: nil, Errs: []string{"path must be set"}},
 		{
-			name: "every problem",
-			opts: map[string]any{"mode": "9", "colour": "red", "pth": "/x"},
-			errs: []string{"mode: invalid file mode", "colour: unknown key", "pth: unknown key"},
+			Name: "every problem",
+			Opts: map[string]any{"mode": "9", "colour": "red", "pth": "/x"},
+			Errs: []string{"mode: invalid file mode", "colour: unknown key", "pth: unknown key"},
 		},
-		{name: "wrong type", opts: map[string]any{"path": []any{"a"}}, errs: []string{"path: "}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseConfig(tc.opts)
-			if len(tc.errs) == 0 {
-				if err != nil || got != tc.want {
-					t.Fatalf("ParseConfig = %+v, %v; want %+v", got, err, tc.want)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("ParseConfig = %+v, want errors %q", got, tc.errs)
-			}
-			for _, e := range tc.errs {
-				if !strings.Contains(err.Error(), e) {
-					t.Errorf("error %q does not contain %q", err, e)
-				}
-			}
-		})
-	}
+		{Name: "wrong type", Opts: map[string]any{"path": []any{"a"}}, Errs: []string{"path: "}},
+	})
 }
 
 func TestRegistryBuild(t *testing.T) {
@@ -377,26 +350,19 @@ func TestFilter(t *testing.T) {
 // TestFromConfigFile goes through rules.Parse, as the binary does: YAML
 // octal modes and unknown keys reach the actuator as expected.
 func TestFromConfigFile(t *testing.T) {
-	base, err := os.ReadFile("../../testdata/config/minimal.good.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "routes.json")
-	cfg, err := rules.Parse(append(base, []byte(`
+	cfgs := actuatortest.ParseActuators(t, `
 actuators:
   - {type: file, services: [chat], path: `+path+`, mode: 0600}
   - {name: typo, type: file, path: `+path+`, colour: red}
-`)...), "hermes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var r actuators.Registry
 	Register(&r)
-	_, err = r.Build(cfg.Actuators, nil)
+	_, err := r.Build(cfgs, nil)
 	if want := "actuators[1] (typo): colour: unknown key"; err == nil || err.Error() != want {
 		t.Fatalf("Build error = %v, want %q", err, want)
 	}
-	acts, err := r.Build(cfg.Actuators[:1], nil)
+	acts, err := r.Build(cfgs[:1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,28 +1,23 @@
 package nginx
 
 import (
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
 func TestParseConfig(t *testing.T) {
 	chat := map[string]any{"chat": map[string]any{"free": []any{"127.0.0.1:8001"}}}
-	for _, tc := range []struct {
-		name string
-		opts map[string]any
-		want Config
-		errs []string
-	}{
+	actuatortest.ParseCases(t, ParseConfig, []actuatortest.ParseCase[Config]{
 		{
-			name: "defaults",
-			opts: map[string]any{"include_path": "/etc/nginx/hermes/chat.conf", "upstreams": chat},
-			want: Config{
+			Name: "defaults",
+			Opts: map[string]any{"include_path": "/etc/nginx/hermes/chat.conf", "upstreams": chat},
+			Want: Config{
 				IncludePath:    "/etc/nginx/hermes/chat.conf",
 				UpstreamName:   "hermes_{service}",
 				Upstreams:      map[string]map[string][]string{"chat": {"free": {"127.0.0.1:8001"}}},
@@ -34,8 +29,8 @@ func TestParseConfig(t *testing.T) {
 			},
 		},
 		{
-			name: "everything",
-			opts: map[string]any{
+			Name: "everything",
+			Opts: map[string]any{
 				"include_path":  "/etc/nginx/hermes/{service}.conf",
 				"upstream_name": "llm_{service}",
 				"upstreams": map[string]any{
@@ -50,7 +45,7 @@ func TestParseConfig(t *testing.T) {
 				"command_timeout": "30s",
 				"mode":            "0640",
 			},
-			want: Config{
+			Want: Config{
 				IncludePath:  "/etc/nginx/hermes/{service}.conf",
 				UpstreamName: "llm_{service}",
 				Upstreams: map[string]map[string][]string{
@@ -67,18 +62,18 @@ func TestParseConfig(t *testing.T) {
 			},
 		},
 		{
-			name: "empty",
-			opts: nil,
-			errs: []string{"include_path must be set", "upstreams: must list at least one service"},
+			Name: "empty",
+			Opts: nil,
+			Errs: []string{"include_path must be set", "upstreams: must list at least one service"},
 		},
 		{
-			name: "unknown keys",
-			opts: map[string]any{"include_path": "/x/c.conf", "upstreams": chat, "colour": "red", "pth": "/x"},
-			errs: []string{"colour: unknown key", "pth: unknown key"},
+			Name: "unknown keys",
+			Opts: map[string]any{"include_path": "/x/c.conf", "upstreams": chat, "colour": "red", "pth": "/x"},
+			Errs: []string{"colour: unknown key", "pth: unknown key"},
 		},
 		{
-			name: "every validation problem with its path",
-			opts: map[string]any{
+			Name: "every validation problem with its path",
+			Opts: map[string]any{
 				"include_path":  "hermes/{service}.conf",
 				"upstream_name": "up_{service}",
 				"upstreams": map[string]any{
@@ -97,7 +92,7 @@ func TestParseConfig(t *testing.T) {
 				"command_timeout": "-1s",
 				"mode":            0o1777,
 			},
-			errs: []string{
+			Errs: []string{
 				"reload_args and pid_file: set one, not both",
 				`include_path: "hermes/{service}.conf" must be an absolute path`,
 				`upstreams.a/b: upstream name "up_a/b" must match`,
@@ -118,8 +113,8 @@ func TestParseConfig(t *testing.T) {
 			},
 		},
 		{
-			name: "several services need {service}",
-			opts: map[string]any{
+			Name: "several services need {service}",
+			Opts: map[string]any{
 				"include_path":  "/etc/nginx/hermes.conf",
 				"upstream_name": "hermes",
 				"upstreams": map[string]any{
@@ -127,26 +122,26 @@ func TestParseConfig(t *testing.T) {
 					"embed": map[string]any{"free": []any{"127.0.0.1:2"}},
 				},
 			},
-			errs: []string{
+			Errs: []string{
 				"include_path: must contain {service} when upstreams lists several services",
 				"upstream_name: must contain {service} when upstreams lists several services",
 			},
 		},
 		{
-			name: "services equal but for case",
-			opts: map[string]any{
+			Name: "services equal but for case",
+			Opts: map[string]any{
 				"include_path": "/etc/nginx/{service}.conf",
 				"upstreams": map[string]any{
 					"Chat": map[string]any{"free": []any{"127.0.0.1:1"}},
 					"chat": map[string]any{"free": []any{"127.0.0.1:2"}},
 				},
 			},
-			errs: []string{"upstreams.chat: same service as upstreams.Chat"},
+			Errs: []string{"upstreams.chat: same service as upstreams.Chat"},
 		},
 		{
-			name: "pid_file without reload_args",
-			opts: map[string]any{"include_path": "/x/c.conf", "upstreams": chat, "pid_file": "/run/nginx.pid", "reload_args": nil},
-			want: Config{
+			Name: "pid_file without reload_args",
+			Opts: map[string]any{"include_path": "/x/c.conf", "upstreams": chat, "pid_file": "/run/nginx.pid", "reload_args": nil},
+			Want: Config{
 				IncludePath: "/x/c.conf", UpstreamName: "hermes_{service}",
 				Upstreams:   map[string]map[string][]string{"chat": {"free": {"127.0.0.1:8001"}}},
 				NginxBinary: "nginx", TestArgs: []string{"-t"}, PIDFile: "/run/nginx.pid",
@@ -154,32 +149,11 @@ func TestParseConfig(t *testing.T) {
 			},
 		},
 		{
-			name: "a server is a list",
-			opts: map[string]any{"include_path": "/x/c.conf", "upstreams": map[string]any{"chat": map[string]any{"free": "127.0.0.1:1"}}},
-			errs: []string{"upstreams"},
+			Name: "a server is a list",
+			Opts: map[string]any{"include_path": "/x/c.conf", "upstreams": map[string]any{"chat": map[string]any{"free": "127.0.0.1:1"}}},
+			Errs: []string{"upstreams"},
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseConfig(tc.opts)
-			if len(tc.errs) == 0 {
-				if err != nil || !reflect.DeepEqual(got, tc.want) {
-					t.Fatalf("ParseConfig = %+v, %v; want %+v", got, err, tc.want)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("ParseConfig = %+v, want errors %q", got, tc.errs)
-			}
-			for _, e := range tc.errs {
-				if !strings.Contains(err.Error(), e) {
-					t.Errorf("error\n%v\ndoes not contain %q", err, e)
-				}
-			}
-			if n := len(strings.Split(err.Error(), "\n")); n != len(tc.errs) {
-				t.Errorf("got %d problems, want %d:\n%v", n, len(tc.errs), err)
-			}
-		})
-	}
+	}, actuatortest.OneLinePerProblem)
 }
 
 func TestNewChecksServices(t *testing.T) {
@@ -190,13 +164,13 @@ func TestNewChecksServices(t *testing.T) {
 			"embed": map[string]any{"free": []any{"127.0.0.1:2"}},
 		},
 	}
-	_, err := New(rules.ActuatorConfig{Type: Kind, Services: []string{"Chat", "search"}, Options: opts}, nil)
+	_, err := New(actuatortest.Settings(Kind, opts, "Chat", "search"))
 	want := `upstreams: service "search" (from services) must be listed
 upstreams.embed: not in this actuator's services ["Chat" "search"]`
 	if err == nil || err.Error() != want {
 		t.Errorf("New error =\n%v\nwant\n%s", err, want)
 	}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Services: []string{"embed", "chat"}, Options: opts}, nil); err != nil {
+	if _, err := New(actuatortest.Settings(Kind, opts, "embed", "chat")); err != nil {
 		t.Errorf("New: %v", err)
 	}
 }
@@ -223,11 +197,7 @@ func TestRegistryBuild(t *testing.T) {
 
 // TestFromConfigFile goes through rules.Parse, as the binary does.
 func TestFromConfigFile(t *testing.T) {
-	base, err := os.ReadFile("../../testdata/config/minimal.good.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rules.Parse(append(base, []byte(`
+	cfgs := actuatortest.ParseActuators(t, `
 actuators:
   - type: nginx
     services: [chat]
@@ -240,17 +210,14 @@ actuators:
     command_timeout: 5s
     mode: 0640
   - {name: typo, type: nginx, include_path: "/x/{service}.conf", upstream: {}}
-`)...), "hermes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var r actuators.Registry
 	Register(&r)
-	_, err = r.Build(cfg.Actuators, nil)
+	_, err := r.Build(cfgs, nil)
 	if want := "actuators[1] (typo): upstream: unknown key"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Build error = %v, want %q", err, want)
 	}
-	acts, err := r.Build(cfg.Actuators[:1], nil)
+	acts, err := r.Build(cfgs[:1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

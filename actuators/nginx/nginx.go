@@ -43,24 +43,17 @@ import (
 	"sync"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // Kind is the `type:` of this actuator.
 const Kind = "nginx"
 
-// Register adds the nginx actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator keeps nginx upstream blocks in line with the desired state.
 type Actuator struct {
-	name     string
-	services []string // cfg.Services, to filter the desired state
-	handled  []string // keys of cfg.Upstreams, sorted
-	cfg      Config
-	logger   *slog.Logger
+	actuators.Named
+	handled []string // keys of cfg.Upstreams, sorted
+	cfg     Config
+	logger  *slog.Logger
 
 	mu sync.Mutex // serialises Apply
 	// unsure is set when files on disk may differ from what nginx runs
@@ -69,33 +62,21 @@ type Actuator struct {
 	unsure bool
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
-// New builds an nginx actuator from its configuration. When cfg.Services
-// is set, upstreams must list exactly those services.
-func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
-	c, err := ParseConfig(cfg.Options)
+// New builds an nginx actuator from its settings. When s.Services is set,
+// upstreams must list exactly those services.
+func New(s actuators.Settings) (*Actuator, error) {
+	c, err := ParseConfig(s.Options)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkServices(cfg.Services, c.Upstreams); err != nil {
+	if err := checkServices(s.Services, c.Upstreams); err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = Kind
-	}
-	return &Actuator{
-		name:     name,
-		services: cfg.Services,
-		handled:  sortedKeys(c.Upstreams),
-		cfg:      c,
-		logger:   logger,
-	}, nil
+	return &Actuator{Named: actuators.Named(s.Name), handled: sortedKeys(c.Upstreams), cfg: c, logger: s.Logger}, nil
 }
+
+// Register adds the nginx actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // checkServices cross-checks the actuator's services and upstreams.
 func checkServices(services []string, upstreams map[string]map[string][]string) error {
@@ -116,9 +97,6 @@ func checkServices(services []string, upstreams map[string]map[string][]string) 
 	return errors.Join(errs...)
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
-
 // IncludePath is the include file of a service, as upstreams names it.
 func (a *Actuator) IncludePath(service string) string {
 	return expand(a.cfg.IncludePath, service)
@@ -135,13 +113,12 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 
-	want := actuators.Filter(desired, a.services)
 	var (
 		files []wantFile
 		errs  []error
 	)
 	for _, svc := range a.handled {
-		name, st, ok := lookup(want, svc)
+		name, st, ok := lookup(desired, svc)
 		if !ok {
 			continue
 		}

@@ -14,12 +14,11 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 func newActuator(t *testing.T, opts map[string]any) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{Name: "edge", Type: Kind, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -24,105 +25,76 @@ func TestParseConfig(t *testing.T) {
 		}
 		return m
 	}
-	for _, tc := range []struct {
-		name     string
-		opts     map[string]any
-		services []string
-		want     Config
-		errs     []string
-	}{
+	actuatortest.ParseServiceCases(t, ParseConfig, []actuatortest.ParseCase[Config]{
 		{
-			name: "defaults",
-			opts: base(),
-			want: Config{URL: "http://unleash:4242", AdminToken: "*:*.s3cret", Project: "default", Environment: "development", Timeout: 10 * time.Second},
+			Name: "defaults",
+			Opts: base(),
+			Want: Config{URL: "http://unleash:4242", AdminToken: "*:*.s3cret", Project: "default", Environment: "development", Timeout: 10 * time.Second},
 		},
 		{
-			name:     "services get default routes flags",
-			opts:     base("flags", map[string]any{"chat": map[string]any{"degraded_mode_flag": "chat-degraded"}}),
-			services: []string{"chat", "embed"},
-			want: Config{URL: "http://unleash:4242", AdminToken: "*:*.s3cret", Project: "default", Environment: "development", Timeout: 10 * time.Second,
+			Name:     "services get default routes flags",
+			Opts:     base("flags", map[string]any{"chat": map[string]any{"degraded_mode_flag": "chat-degraded"}}),
+			Services: []string{"chat", "embed"},
+			Want: Config{URL: "http://unleash:4242", AdminToken: "*:*.s3cret", Project: "default", Environment: "development", Timeout: 10 * time.Second,
 				Flags: map[string]Flags{
 					"chat":  {Routes: "hermes-chat-route", DegradedMode: "chat-degraded"},
 					"embed": {Routes: "hermes-embed-route"},
 				}},
 		},
 		{
-			name: "everything set",
-			opts: base("admin_token", nil, "admin_token_file", "/run/secrets/unleash", "project", "llm", "environment", "production", "timeout", "3s",
+			Name: "everything set",
+			Opts: base("admin_token", nil, "admin_token_file", "/run/secrets/unleash", "project", "llm", "environment", "production", "timeout", "3s",
 				"flags", map[string]any{"chat": map[string]any{"routes_flag": "chat-routes", "degraded_mode_flag": "chat-degraded", "retries_enabled_flag": "chat-retries"}}),
-			want: Config{URL: "http://unleash:4242", AdminTokenFile: "/run/secrets/unleash", Project: "llm", Environment: "production", Timeout: 3 * time.Second,
+			Want: Config{URL: "http://unleash:4242", AdminTokenFile: "/run/secrets/unleash", Project: "llm", Environment: "production", Timeout: 3 * time.Second,
 				Flags: map[string]Flags{"chat": {Routes: "chat-routes", DegradedMode: "chat-degraded", RetriesEnabled: "chat-retries"}}},
 		},
-		{name: "empty", opts: nil, errs: []string{"url must be set", "admin_token or admin_token_file must be set"}},
-		{name: "both tokens", opts: base("admin_token_file", "/x"), errs: []string{"admin_token and admin_token_file are mutually exclusive"}},
-		{name: "not http", opts: base("url", "unleash:4242"), errs: []string{`url: "unleash:4242" is not an http(s) URL`}},
-		{name: "credentials in url", opts: base("url", "http://admin:hunter2@unleash"), errs: []string{"url: must not hold credentials"}},
-		{name: "zero timeout", opts: base("timeout", "0s", "project", "", "environment", ""),
-			errs: []string{"timeout must be positive", "project must not be empty", "environment must not be empty"}},
+		{Name: "empty", Opts: nil, Errs: []string{"url must be set", "admin_token or admin_token_file must be set"}},
+		{Name: "both tokens", Opts: base("admin_token_file", "/x"), Errs: []string{"admin_token and admin_token_file are mutually exclusive"}},
+		{Name: "not http", Opts: base("url", "unleash:4242"), Errs: []string{`url: "unleash:4242" is not an http(s) URL`}},
+		{Name: "credentials in url", Opts: base("url", "http://admin:hunter2@unleash"), Errs: []string{"url: must not hold credentials"}},
+		{Name: "zero timeout", Opts: base("timeout", "0s", "project", "", "environment", ""),
+			Errs: []string{"timeout must be positive", "project must not be empty", "environment must not be empty"}},
 		{
-			name: "bad flags",
-			opts: base("flags", map[string]any{
+			Name: "bad flags",
+			Opts: base("flags", map[string]any{
 				"chat":  map[string]any{"routes_flag": "chat/routes", "degraded_mode_flag": "shared"},
 				"embed": map[string]any{"retries_enabled_flag": "shared"},
 			}),
-			errs: []string{
+			Errs: []string{
 				`flags[chat].routes_flag: "chat/routes" holds '/'`,
 				`flags[embed].retries_enabled_flag: flag "shared" is also flags[chat].degraded_mode_flag`,
 			},
 		},
-		{name: "flags of another service", opts: base("flags", map[string]any{"chta": map[string]any{}}), services: []string{"chat"},
-			errs: []string{`flags[chta]: "chta" is not one of the actuator's services (chat)`}},
-		{name: "service name unfit for a flag", opts: base(), services: []string{"chat bot"},
-			errs: []string{`flags[chat bot].routes_flag: "hermes-chat bot-route" holds ' '`}},
+		{Name: "flags of another service", Opts: base("flags", map[string]any{"chta": map[string]any{}}), Services: []string{"chat"},
+			Errs: []string{`flags[chta]: "chta" is not one of the actuator's services (chat)`}},
+		{Name: "service name unfit for a flag", Opts: base(), Services: []string{"chat bot"},
+			Errs: []string{`flags[chat bot].routes_flag: "hermes-chat bot-route" holds ' '`}},
 		{
-			name: "unknown keys",
-			opts: base("colour", "red", "flags", map[string]any{"chat": map[string]any{"route_flag": "x"}}),
-			errs: []string{"colour: unknown key", "flags[chat].route_flag: unknown key"},
+			Name: "unknown keys",
+			Opts: base("colour", "red", "flags", map[string]any{"chat": map[string]any{"route_flag": "x"}}),
+			Errs: []string{"colour: unknown key", "flags[chat].route_flag: unknown key"},
 		},
-		{name: "bad timeout", opts: base("timeout", 10), errs: []string{`timeout: duration 10 needs a unit`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseConfig(tc.opts, tc.services...)
-			if len(tc.errs) == 0 {
-				if err != nil || !reflect.DeepEqual(got, tc.want) {
-					t.Fatalf("ParseConfig = %+v, %v; want %+v", got, err, tc.want)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("ParseConfig = %+v, want errors %q", got, tc.errs)
-			}
-			for _, e := range tc.errs {
-				if !strings.Contains(err.Error(), e) {
-					t.Errorf("error %q does not contain %q", err, e)
-				}
-			}
-			for _, secret := range []string{"s3cret", "hunter2"} {
-				if strings.Contains(err.Error(), secret) {
-					t.Errorf("error reveals a secret: %q", err)
-				}
-			}
-		})
-	}
+		{Name: "bad timeout", Opts: base("timeout", 10), Errs: []string{`timeout: duration 10 needs a unit`}},
+	}, actuatortest.NoSecrets("s3cret", "hunter2"))
 }
 
 func TestTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "token")
 	opts := map[string]any{"url": "http://127.0.0.1:1", "admin_token_file": path}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Options: opts}, nil); err == nil || !strings.Contains(err.Error(), "admin_token_file: open "+path) {
+	if _, err := New(actuatortest.Settings(Kind, opts)); err == nil || !strings.Contains(err.Error(), "admin_token_file: open "+path) {
 		t.Errorf("New with a missing token file: %v", err)
 	}
 	if err := os.WriteFile(path, []byte(" \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Options: opts}, nil); err == nil || !strings.Contains(err.Error(), "is empty") {
+	if _, err := New(actuatortest.Settings(Kind, opts)); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("New with an empty token file: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("*:*.abc\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(rules.ActuatorConfig{Type: Kind, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +133,7 @@ actuators[1] (u2): admin_token or admin_token_file must be set`
 // TestFromConfigFile goes through rules.Parse, as the binary does: the
 // nested flags map reaches the actuator from YAML.
 func TestFromConfigFile(t *testing.T) {
-	base, err := os.ReadFile("../../testdata/config/minimal.good.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rules.Parse(append(base, []byte(`
+	cfgs := actuatortest.ParseActuators(t, `
 actuators:
   - name: flags
     type: unleash
@@ -180,11 +148,8 @@ actuators:
         routes_flag: llm-chat-route
         degraded_mode_flag: llm-chat-degraded
         retries_enabled_flag: llm-chat-retries
-`)...), "hermes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ParseConfig(cfg.Actuators[0].Options, cfg.Actuators[0].Services...)
+`)
+	c, err := ParseConfig(cfgs[0].Options, cfgs[0].Services...)
 	if err != nil {
 		t.Fatal(err)
 	}

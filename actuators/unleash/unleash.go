@@ -34,7 +34,6 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // Kind is the `type:` of this actuator.
@@ -43,52 +42,37 @@ const Kind = "unleash"
 // flagType is the type of the flags Hermes creates.
 const flagType = "operational"
 
-// Register adds the unleash actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
-
 // Actuator sets feature flags in Unleash.
 type Actuator struct {
-	name     string
-	services []string
-	cfg      Config
-	logger   *slog.Logger
-	http     *http.Client
+	actuators.Named
+	cfg    Config
+	logger *slog.Logger
+	http   *http.Client
 
 	mu sync.Mutex // serialises Apply
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
-// New builds an unleash actuator from its configuration. It reads
-// admin_token_file once to report a missing or empty file early.
-func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
-	c, err := ParseConfig(cfg.Options, cfg.Services...)
+// New builds an unleash actuator from its settings; flags must name only
+// s.Services, when set. It reads admin_token_file once to report a missing
+// or empty file early.
+func New(s actuators.Settings) (*Actuator, error) {
+	c, err := ParseConfig(s.Options, s.Services...)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := c.token(); err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = Kind
-	}
 	return &Actuator{
-		name:     name,
-		services: cfg.Services,
-		cfg:      c,
-		logger:   logger,
-		http:     &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		Named:  actuators.Named(s.Name),
+		cfg:    c,
+		logger: s.Logger,
+		http:   &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 	}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the unleash actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 func (a *Actuator) client() (*client, error) {
 	tok, err := a.cfg.token()
@@ -114,8 +98,8 @@ func (a *Actuator) flags(service string) Flags {
 	return Flags{Routes: DefaultRoutesFlag(service)}
 }
 
-// Apply makes Unleash hold the desired split and toggles of the
-// actuator's services. Every service is tried; the errors are joined,
+// Apply makes Unleash hold the desired split and toggles of every
+// service of desired. Every service is tried; the errors are joined,
 // each naming its service.
 func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	if err := ctx.Err(); err != nil {
@@ -127,10 +111,9 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	if err != nil {
 		return err
 	}
-	want := actuators.Filter(desired, a.services)
 	var errs []error
-	for _, s := range slices.Sorted(maps.Keys(want)) {
-		if err := a.applyService(ctx, c, s, want[s]); err != nil {
+	for _, s := range slices.Sorted(maps.Keys(desired)) {
+		if err := a.applyService(ctx, c, s, desired[s]); err != nil {
 			errs = append(errs, fmt.Errorf("service %s: %w", s, err))
 		}
 		if ctx.Err() != nil {

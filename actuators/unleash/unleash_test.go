@@ -13,7 +13,6 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // testFlags gives each service fresh flags (routes and both toggles), so
@@ -32,7 +31,7 @@ func testFlags(services ...string) map[string]any {
 
 func newActuator(t *testing.T, opts map[string]any, services ...string) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{Name: "flags", Type: Kind, Services: services, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts, services...))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -305,10 +304,10 @@ func TestUnchangedReapplyMakesNoWrite(t *testing.T) {
 func TestWrongAdminToken(t *testing.T) {
 	s := unleashServer(t)
 	wrong := "*:*." + randomHex()
-	a := newActuator(t, map[string]any{
+	a := actuators.Scope(newActuator(t, map[string]any{
 		"url": s.URL, "admin_token": wrong, "environment": s.Environment,
 		"flags": testFlags("chat"),
-	}, "chat")
+	}, "chat"), []string{"chat"})
 	ctx := context.Background()
 	err := a.Apply(ctx, actuatortest.Normal())
 	if err == nil {
@@ -329,9 +328,9 @@ func TestWrongAdminToken(t *testing.T) {
 		t.Errorf("Current with a wrong token: %v", err)
 	}
 	// A client token is refused by the Admin API too.
-	b := newActuator(t, map[string]any{
+	b := actuators.Scope(newActuator(t, map[string]any{
 		"url": s.URL, "admin_token": s.ClientToken, "environment": s.Environment,
-	}, "chat")
+	}, "chat"), []string{"chat"})
 	if err := b.Apply(ctx, actuatortest.Normal()); err == nil || !strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), s.ClientToken) {
 		t.Errorf("Apply with a client token: %v", err)
 	}
@@ -346,10 +345,10 @@ func randomHexOf(tok string) string {
 func TestUnavailableIsRetryable(t *testing.T) {
 	s := unleashServer(t)
 	p := newRecordingProxy(t, s.URL)
-	a := newActuator(t, map[string]any{
+	a := actuators.Scope(newActuator(t, map[string]any{
 		"url": p.URL, "admin_token": s.AdminToken, "environment": s.Environment,
 		"flags": testFlags("chat"),
-	}, "chat")
+	}, "chat"), []string{"chat"})
 	ctx := context.Background()
 	p.broken.Store(true)
 	err := a.Apply(ctx, actuatortest.Normal())

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/actuators/webhook"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // A receiver verifies the signature on the raw body before trusting it,
@@ -44,9 +44,9 @@ func Example_receiver() {
 	srv := httptest.NewServer(receiver)
 	defer srv.Close()
 
-	a, err := webhook.New(rules.ActuatorConfig{Name: "flags", Type: webhook.Kind, Options: map[string]any{
+	a, err := webhook.New(actuatortest.Settings(webhook.Kind, map[string]any{
 		"url": srv.URL, "secret": "s3cret",
-	}}, nil)
+	}))
 	if err != nil {
 		panic(err)
 	}

@@ -49,7 +49,6 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // Kind is the `type:` of this actuator.
@@ -65,11 +64,6 @@ const (
 	initialBackoff = 500 * time.Millisecond
 	maxBackoff     = 10 * time.Second
 )
-
-// Register adds the webhook actuator to r.
-func Register(r *actuators.Registry) {
-	r.Register(Kind, actuators.FactoryOf(New))
-}
 
 // Payload is the JSON body of every POST.
 type Payload struct {
@@ -94,8 +88,7 @@ type Payload struct {
 
 // Actuator POSTs desired states to a webhook.
 type Actuator struct {
-	name     string
-	services []string
+	actuators.Named
 	cfg      Config
 	secret   []byte
 	client   *http.Client
@@ -111,11 +104,9 @@ type Actuator struct {
 	acked actuators.Desired // last state each service's receiver acknowledged
 }
 
-var _ actuators.Actuator = (*Actuator)(nil)
-
-// New builds a webhook actuator from its configuration.
-func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
-	c, err := ParseConfig(cfg.Options)
+// New builds a webhook actuator from its settings.
+func New(s actuators.Settings) (*Actuator, error) {
+	c, err := ParseConfig(s.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -134,22 +125,14 @@ func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = Kind
-	}
 	return &Actuator{
-		name:     name,
-		services: cfg.Services,
+		Named:    actuators.Named(s.Name),
 		cfg:      c,
 		secret:   secret,
 		client:   client,
 		endpoint: endpoint(c.URL),
 		redact:   redactor(c, secret),
-		logger:   logger,
+		logger:   s.Logger,
 		now:      time.Now,
 		backoff:  initialBackoff,
 		jitter:   equalJitter,
@@ -157,8 +140,8 @@ func New(cfg rules.ActuatorConfig, logger *slog.Logger) (*Actuator, error) {
 	}, nil
 }
 
-// Name implements actuators.Actuator.
-func (a *Actuator) Name() string { return a.name }
+// Register adds the webhook actuator to r.
+func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
 
 // Apply POSTs, one service at a time in name order, the state of each
 // service whose weights or flags differ from what its receiver last
@@ -171,15 +154,14 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	want := actuators.Filter(desired, a.services)
 	for svc := range a.acked {
-		if _, ok := want[svc]; !ok {
+		if _, ok := desired[svc]; !ok {
 			delete(a.acked, svc) // no longer ours: forget it
 		}
 	}
 	var errs []error
-	for _, svc := range slices.Sorted(maps.Keys(want)) {
-		st := want[svc]
+	for _, svc := range slices.Sorted(maps.Keys(desired)) {
+		st := desired[svc]
 		if have, ok := a.acked[svc]; ok && have.Equal(st) {
 			continue
 		}

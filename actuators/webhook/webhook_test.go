@@ -114,7 +114,7 @@ func options(url string, extra ...any) map[string]any {
 
 func newActuator(t *testing.T, opts map[string]any) *Actuator {
 	t.Helper()
-	a, err := New(rules.ActuatorConfig{Name: "flags", Type: Kind, Options: opts}, nil)
+	a, err := New(actuatortest.Settings(Kind, opts))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -431,50 +431,45 @@ func TestParseConfig(t *testing.T) {
 	if err := os.WriteFile(secretFile, []byte("from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		opts  map[string]any
-		errs  []string
-		check func(t *testing.T, c Config)
-	}{
+	actuatortest.ParseCases(t, ParseConfig, []actuatortest.ParseCase[Config]{
 		{
-			name: "defaults",
-			opts: map[string]any{"url": "https://flags.example.com/hook", "secret": "k"},
-			check: func(t *testing.T, c Config) {
+			Name: "defaults",
+			Opts: map[string]any{"url": "https://flags.example.com/hook", "secret": "k"},
+			Check: func(t *testing.T, c Config) {
 				if c.Timeout != DefaultTimeout || c.MaxRetries != DefaultMaxRetries || !c.HTTPConfig.FollowRedirects || !c.HTTPConfig.EnableHTTP2 {
 					t.Errorf("defaults not applied: %+v", c)
 				}
 			},
 		},
 		{
-			name: "http_config, bearer_token becomes authorization",
-			opts: map[string]any{"url": "https://x/", "secret_file": secretFile, "timeout": "2s", "max_retries": 0,
+			Name: "http_config, bearer_token becomes authorization",
+			Opts: map[string]any{"url": "https://x/", "secret_file": secretFile, "timeout": "2s", "max_retries": 0,
 				"http_config": map[string]any{"bearer_token": "t0k", "tls_config": map[string]any{"insecure_skip_verify": true}}},
-			check: func(t *testing.T, c Config) {
+			Check: func(t *testing.T, c Config) {
 				if c.HTTPConfig.Authorization == nil || string(c.HTTPConfig.Authorization.Credentials) != "t0k" ||
 					!c.HTTPConfig.TLSConfig.InsecureSkipVerify || c.Timeout != 2*time.Second || c.MaxRetries != 0 {
 					t.Errorf("got %+v", c)
 				}
 			},
 		},
-		{name: "empty", opts: nil, errs: []string{"url must be set", "secret or secret_file must be set"}},
+		{Name: "empty", Opts: nil, Errs: []string{"url must be set", "secret or secret_file must be set"}},
 		{
-			name: "unknown key",
-			opts: map[string]any{
+			Name: "unknown key",
+			Opts: map[string]any{
 				"url": "ftp://x/?token=hidden", "secret": "k", "secret_file": "/k", "timeout": "0s", "max_retries": 11, "colour": "red",
 				"headers": map[string]any{"content-type": "text/plain", "authorization": "Bearer x", "bad name": "v"},
 			},
-			errs: []string{
+			Errs: []string{
 				"colour: unknown key",
 			},
 		},
 		{
-			name: "validation problems",
-			opts: map[string]any{
+			Name: "validation problems",
+			Opts: map[string]any{
 				"url": "ftp://x/?token=hidden", "secret": "k", "secret_file": "/k", "timeout": "0s", "max_retries": 11,
 				"headers": map[string]any{"content-type": "text/plain", "authorization": "Bearer x", "bad name": "v", "x-hermes-signature": "s"},
 			},
-			errs: []string{
+			Errs: []string{
 				"url: must be an absolute http:// or https:// URL",
 				"at most one of secret and secret_file may be set",
 				"timeout: must be positive, got 0s",
@@ -486,43 +481,21 @@ func TestParseConfig(t *testing.T) {
 			},
 		},
 		{
-			name: "http_config problems",
-			opts: map[string]any{"url": "https://x/", "secret": "k", "http_config": map[string]any{"bearer_token": "a", "bearer_token_file": "/b"}},
-			errs: []string{"http_config: at most one of bearer_token & bearer_token_file must be configured"},
+			Name: "http_config problems",
+			Opts: map[string]any{"url": "https://x/", "secret": "k", "http_config": map[string]any{"bearer_token": "a", "bearer_token_file": "/b"}},
+			Errs: []string{"http_config: at most one of bearer_token & bearer_token_file must be configured"},
 		},
 		{
-			name: "http_config unknown key",
-			opts: map[string]any{"url": "https://x/", "secret": "k", "http_config": map[string]any{"bearer": "a"}},
-			errs: []string{"http_config: ", "bearer"},
+			Name: "http_config unknown key",
+			Opts: map[string]any{"url": "https://x/", "secret": "k", "http_config": map[string]any{"bearer": "a"}},
+			Errs: []string{"http_config: ", "bearer"},
 		},
 		{
-			name: "http_config not a map",
-			opts: map[string]any{"url": "https://x/", "secret": "k", "http_config": "yes"},
-			errs: []string{"http_config: "},
+			Name: "http_config not a map",
+			Opts: map[string]any{"url": "https://x/", "secret": "k", "http_config": "yes"},
+			Errs: []string{"http_config: "},
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := ParseConfig(tc.opts)
-			if len(tc.errs) == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
-				tc.check(t, c)
-				return
-			}
-			if err == nil {
-				t.Fatalf("ParseConfig = %+v, want errors %q", c, tc.errs)
-			}
-			for _, e := range tc.errs {
-				if !strings.Contains(err.Error(), e) {
-					t.Errorf("error\n%v\ndoes not contain %q", err, e)
-				}
-			}
-			if strings.Contains(err.Error(), "hidden") {
-				t.Errorf("error reveals the URL's query: %v", err)
-			}
-		})
-	}
+	}, actuatortest.NoSecrets("hidden"))
 }
 
 func TestSecretFile(t *testing.T) {
@@ -543,11 +516,11 @@ func TestSecretFile(t *testing.T) {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"url": r.srv.URL, "secret_file": path}}, nil); err == nil {
+		if _, err := New(actuatortest.Settings(Kind, map[string]any{"url": r.srv.URL, "secret_file": path})); err == nil {
 			t.Errorf("secret_file holding %q accepted", content)
 		}
 	}
-	if _, err := New(rules.ActuatorConfig{Type: Kind, Options: map[string]any{"url": r.srv.URL, "secret_file": path + ".missing"}}, nil); err == nil || !strings.Contains(err.Error(), "secret_file: ") {
+	if _, err := New(actuatortest.Settings(Kind, map[string]any{"url": r.srv.URL, "secret_file": path + ".missing"})); err == nil || !strings.Contains(err.Error(), "secret_file: ") {
 		t.Errorf("missing secret_file: err = %v", err)
 	}
 }
@@ -573,12 +546,8 @@ func TestRegistryBuild(t *testing.T) {
 // TestFromConfigFile goes through rules.Parse, as the binary does: nested
 // http_config and headers maps and the reserved keys reach Build intact.
 func TestFromConfigFile(t *testing.T) {
-	base, err := os.ReadFile("../../testdata/config/minimal.good.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := newReceiver(t)
-	cfg, err := rules.Parse(append(base, []byte(`
+	cfgs := actuatortest.ParseActuators(t, `
 actuators:
   - name: flags
     type: webhook
@@ -590,13 +559,10 @@ actuators:
       authorization: {credentials: `+testToken+`}
     retry: {attempts: 2, backoff: 10ms}
     max_shift_per_tick: 50
-`)...), "hermes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var reg actuators.Registry
 	Register(&reg)
-	acts, err := reg.Build(cfg.Actuators, nil)
+	acts, err := reg.Build(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

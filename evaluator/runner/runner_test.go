@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
@@ -103,7 +104,7 @@ func newTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, s
 
 func weights(t *testing.T, split string) map[string]int {
 	t.Helper()
-	a, err := file.New(rules.ActuatorConfig{Type: "file", Options: map[string]any{"path": split}}, nil)
+	a, err := file.New(actuatortest.Settings(file.Kind, map[string]any{"path": split}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 			t.Fatal(err)
 		}
 		kinds := &actuators.Registry{}
-		kinds.Register("flaky", func(rules.ActuatorConfig, *slog.Logger) (actuators.Actuator, error) { return flaky, nil })
+		kinds.Register("flaky", func(actuators.Settings) (actuators.Actuator, error) { return flaky, nil })
 		reg := prometheus.NewRegistry()
 		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
 			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
