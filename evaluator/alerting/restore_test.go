@@ -13,18 +13,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 )
 
 const testPolicy = `
-global: {evaluation_interval: 15s, query_timeout: 5s}
-prometheus: {url: "http://127.0.0.1:9090"}
-signals:
-  - name: hard_fail_ratio
-    query: sum by (route) (rate(llm_gateway_requests_total{verdict="hard_fail"}[1m]))
-scoring:
-  penalties:
-    - {signal: hard_fail_ratio, above: 0, points_per_unit: 100, max: 100}
+global: {evaluation_interval: 15s, query_timeout: 5s}` + testenv.HardFailScoring + `
 levels:
   - {name: warm, below: 85, recover_above: 90, dwell: 1m, primary_percent: 95, retries: true}
   - {name: shed, below: 75, recover_above: 82, dwell: 1m, primary_percent: 50, retries: true}
@@ -49,19 +43,6 @@ alerts:
     scope: service
     expr: score < 60
 `
-
-func testPolicyFor(t *testing.T, src string) *evaluator.Policy {
-	t.Helper()
-	cfg, err := rules.Parse([]byte(src), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func snapshot(p *evaluator.Policy, at time.Time, hardFail map[string]float64) evaluator.Snapshot {
 	s := evaluator.Snapshot{Time: at}
@@ -98,7 +79,7 @@ func exported(t *testing.T, reg *prometheus.Registry) model.Vector {
 }
 
 func TestRestoreRoundTrip(t *testing.T) {
-	p := testPolicyFor(t, testPolicy)
+	p := testenv.Policy(t, testPolicy)
 	tick := 15 * time.Second
 	bad := map[string]float64{"free": 0.5, "paid": 0}
 
@@ -203,7 +184,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 }
 
 func TestRestoreQueryFails(t *testing.T) {
-	p := testPolicyFor(t, testPolicy)
+	p := testenv.Policy(t, testPolicy)
 	_, err := Restore(context.Background(), func(context.Context, string, time.Time) (model.Vector, error) {
 		return nil, context.DeadlineExceeded
 	}, p, t0, evaluator.RestoreOptions{})
