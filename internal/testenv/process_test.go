@@ -3,12 +3,11 @@ package testenv
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,7 +44,7 @@ func TestServerRestart(t *testing.T) {
 	if s.Process() == first || s.Process().Exited() {
 		t.Fatal("Start did not start a new process")
 	}
-	if want := filepath.Join(dir, "sleeper-2.log"); s.LogPath() != want {
+	if want := dir + "/sleeper-2.log"; s.LogPath() != want {
 		t.Errorf("log %s, want %s", s.LogPath(), want)
 	}
 	WaitUntil(t, 10*time.Second, s.Process(), func() error { return lastLine(s.Process(), dir) })
@@ -77,7 +76,7 @@ func execShell(script string) *exec.Cmd { return exec.Command("sh", "-c", script
 
 func lastLine(p *Process, want string) error {
 	if got := strings.TrimSpace(p.LogTail(1)); got != want {
-		return fmt.Errorf("last line %q, want %q", got, want)
+		return errors.New("last line " + strconv.Quote(got) + ", want " + strconv.Quote(want))
 	}
 	return nil
 }
