@@ -14,20 +14,13 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/alerting"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 const testPolicy = `
-global: {evaluation_interval: 15s, query_timeout: 5s}
-prometheus: {url: "http://127.0.0.1:9090"}
-signals:
-  - name: hard_fail_ratio
-    query: sum by (route) (rate(llm_gateway_requests_total{verdict="hard_fail"}[1m]))
-scoring:
-  penalties:
-    - {signal: hard_fail_ratio, above: 0, points_per_unit: 100, max: 100}
+global: {evaluation_interval: 15s, query_timeout: 5s}` + testenv.HardFailScoring + `
 levels:
   - {name: warm, below: 85, recover_above: 90, dwell: 1m, primary_percent: 95, retries: true}
   - {name: shed, below: 75, recover_above: 82, dwell: 1m, primary_percent: 50, retries: true}
@@ -52,19 +45,6 @@ alerts:
     scope: service
     expr: score < 60
 `
-
-func alertPolicyFor(t *testing.T, src string) *evaluator.Policy {
-	t.Helper()
-	cfg, err := rules.Parse([]byte(src), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func snapshot(p *evaluator.Policy, at time.Time, hardFail map[string]float64) evaluator.Input {
 	s := evaluator.Snapshot{Time: at}
@@ -101,7 +81,7 @@ func exported(t *testing.T, reg *prometheus.Registry) model.Vector {
 }
 
 func TestRestoreRoundTrip(t *testing.T) {
-	p := alertPolicyFor(t, testPolicy)
+	p := testenv.Policy(t, testPolicy)
 	tick := 15 * time.Second
 	bad := map[string]float64{"free": 0.5, "paid": 0}
 
@@ -203,7 +183,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 }
 
 func TestRestoreQueryFails(t *testing.T) {
-	p := alertPolicyFor(t, testPolicy)
+	p := testenv.Policy(t, testPolicy)
 	_, err := RestoreAlerts(context.Background(), func(context.Context, string, time.Time) (model.Vector, error) {
 		return nil, context.DeadlineExceeded
 	}, p, t0, RestoreOptions{})

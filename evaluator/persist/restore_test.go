@@ -12,15 +12,15 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/evaluatortest"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 )
 
-func defaultPolicy(t testing.TB) *evaluator.Policy { return evaluatortest.DefaultPolicy(t) }
+func defaultPolicy(t testing.TB) *evaluator.Policy { return testenv.DefaultPolicy(t) }
 
 func snap(p *evaluator.Policy, t time.Time, _ map[string]any) evaluator.Input {
-	return evaluator.Input{Snapshot: evaluatortest.Healthy(p, t)}
+	return evaluator.Input{Snapshot: testenv.Healthy(p, t)}
 }
 
 // splits turns service → route → percent into the actuators' splits.

@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
@@ -167,13 +163,10 @@ func TestRangeCacheErrors(t *testing.T) {
 // queries that need no stored data, over more ticks than one range query
 // may return.
 func TestRangeCachePrometheus(t *testing.T) {
-	bin := testenv.Binary(t, "prometheus") // skips outside CI, fails on CI
-	addr := startPrometheus(t, bin)
-	client, err := api.NewClient(api.Config{Address: "http://" + addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom := v1.NewAPI(client)
+	// An empty Prometheus (skipped outside CI when missing, failed on CI).
+	tsdb := testenv.StartTSDB(t, testenv.Prometheus, "global:\n  scrape_interval: 1m\n", "")
+	tsdb.StopSignal = syscall.SIGKILL // a throwaway empty TSDB: nothing to shut down cleanly
+	prom := tsdb.API
 
 	from := time.Unix(1_700_000_000, 0)
 	to := from.Add(12_000 * time.Second)
@@ -202,21 +195,4 @@ func TestRangeCachePrometheus(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.Type != v1.ErrBadData {
 		t.Errorf("broken query: error %#v, want a bad_data API error", err)
 	}
-}
-
-// startPrometheus runs an empty Prometheus on a free loopback port until the
-// test ends and returns its address.
-func startPrometheus(t *testing.T, bin string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1m\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := testenv.FreeAddr(t)
-	p := testenv.Start(t, "prometheus", exec.Command(bin, "--config.file="+cfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr))
-	p.StopSignal = syscall.SIGKILL // a throwaway empty TSDB: nothing to shut down cleanly
-	testenv.WaitHTTP(t, "http://"+addr+"/-/ready", 20*time.Second, p)
-	return addr
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,9 +48,8 @@ func TestShippedConfig(t *testing.T) {
 // muted while A fires, and A's resolve — sent while Alertmanager was down
 // for a minute, delivered once it is back.
 func TestTieredAlerts(t *testing.T) {
-	bin := testenv.Binary(t, "prometheus-alertmanager")
-	hooks := newCollector(t)
-	am := startAlertmanager(t, bin, testConfig(t, hooks.URL, timings{groupWait: "1s", groupInterval: "2s", repeatInterval: "1m"}))
+	hooks := testenv.NewWebhook(t)
+	am := testenv.StartAlertmanager(t, testConfig(t, hooks.URL, timings{groupWait: "1s", groupInterval: "2s", repeatInterval: "1m"}))
 
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	reg := prometheus.NewRegistry()
@@ -63,32 +61,30 @@ func TestTieredAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &driver{p: policy(t), sender: sender, log: logger}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { sender.Run(ctx) })
-	wg.Go(func() { d.run(ctx, time.Second) })
-	t.Cleanup(func() { cancel(); wg.Wait() }) // before Alertmanager stops
+	// Both stop before Alertmanager does.
+	testenv.Go(t, sender.Run)
+	testenv.Go(t, func(ctx context.Context) { d.run(ctx, time.Second) })
 
 	const (
 		pager, ticket, info = "hermes-pager", "hermes-ticket", "hermes-info"
 		a, b, c             = "HermesRouteFailedOver", "HermesRouteScoreDegraded", "HermesWarmStageInUse"
 	)
 	notified := func(receiver, alertname, level, status string) func() bool {
-		return func() bool { _, ok := hooks.first(receiver, alertname, level, status); return ok }
+		return func() bool { _, ok := first(hooks, receiver, alertname, level, status); return ok }
 	}
 
 	t.Log("warm: C goes to the info receiver")
 	d.set(warm)
-	eventually(t, 30*time.Second, "C at "+info, notified(info, c, "", "firing"))
+	testenv.Eventually(t, 30*time.Second, "C at "+info, notified(info, c, "", "firing"))
 
 	t.Log("shed: B goes to the ticket receiver")
 	d.set(degraded)
-	eventually(t, 30*time.Second, "B at "+ticket, notified(ticket, b, "shed", "firing"))
+	testenv.Eventually(t, 30*time.Second, "B at "+ticket, notified(ticket, b, "shed", "firing"))
 
 	t.Log("failover: A pages")
 	d.set(failing)
-	eventually(t, 30*time.Second, "A at "+pager, notified(pager, a, "", "firing"))
-	n, _ := hooks.first(pager, a, "", "firing")
+	testenv.Eventually(t, 30*time.Second, "A at "+pager, notified(pager, a, "", "firing"))
+	n, _ := first(hooks, pager, a, "", "firing")
 	for _, al := range n.Alerts {
 		if al.Labels["alertname"] != a {
 			continue
@@ -109,47 +105,46 @@ func TestTieredAlerts(t *testing.T) {
 
 	t.Log("degraded while failed over: B fires under A and is inhibited")
 	d.set(degraded)
-	eventually(t, 30*time.Second, "B inhibited in Alertmanager", func() bool {
-		for _, al := range am.alerts(t, b) {
-			if al.Labels["level"] == "failover" && al.Status != nil && al.Status.State != nil &&
-				*al.Status.State == "suppressed" && len(al.Status.InhibitedBy) > 0 {
+	testenv.Eventually(t, 30*time.Second, "B inhibited in Alertmanager", func() bool {
+		for _, al := range am.Alerts(t, b) {
+			if al.Labels["level"] == "failover" && al.Status.State == "suppressed" && len(al.Status.InhibitedBy) > 0 {
 				return true
 			}
 		}
 		return false
 	})
 	time.Sleep(5 * time.Second) // past group_wait and group_interval: an uninhibited B would have gone out
-	if n, ok := hooks.first(ticket, b, "failover", "firing"); ok {
-		t.Errorf("B was notified while A fired for the same route: %s", n.summary())
+	if n, ok := first(hooks, ticket, b, "failover", "firing"); ok {
+		t.Errorf("B was notified while A fired for the same route: %s", n)
 	}
-	if got := am.alerts(t, a); len(got) != 1 || *got[0].Status.State != "active" {
+	if got := am.Alerts(t, a); len(got) != 1 || got[0].Status.State != "active" {
 		t.Fatalf("A in Alertmanager before the outage: %d alerts, want 1 active", len(got))
 	}
 
 	t.Log("Alertmanager away for a minute; the route recovers meanwhile")
-	am.stop(t)
+	am.Stop(t)
 	down := time.Now()
 	d.set(healthy)
-	eventually(t, 30*time.Second, "A resolved in Hermes", func() bool {
+	testenv.Eventually(t, 30*time.Second, "A resolved in Hermes", func() bool {
 		as := d.alert(a)
 		return as != nil && as.State == evaluator.StateInactive
 	})
-	eventually(t, 30*time.Second, "failed sends counted", func() bool { return sum(t, reg, "hermes_alertmanager_errors_total") > 0 })
+	testenv.Eventually(t, 30*time.Second, "failed sends counted", func() bool { return sum(t, reg, "hermes_alertmanager_errors_total") > 0 })
 	time.Sleep(time.Until(down.Add(time.Minute)))
-	am.start(t)
-	eventually(t, 60*time.Second, "A's resolve at "+pager, notified(pager, a, "", "resolved"))
-	eventually(t, 10*time.Second, "A resolved in Alertmanager", func() bool { return len(am.alerts(t, a)) == 0 })
+	am.Start(t)
+	testenv.Eventually(t, 60*time.Second, "A's resolve at "+pager, notified(pager, a, "", "resolved"))
+	testenv.Eventually(t, 10*time.Second, "A resolved in Alertmanager", func() bool { return len(am.Alerts(t, a)) == 0 })
 	if got := sum(t, reg, "hermes_alerts_dropped_total"); got != 0 {
 		t.Errorf("hermes_alerts_dropped_total = %g, want 0", got)
 	}
 
 	t.Log("what each receiver got")
-	firstB, _ := hooks.first(ticket, b, "shed", "firing")
-	firstA, _ := hooks.first(pager, a, "", "firing")
-	if !firstB.received.Before(firstA.received) {
-		t.Errorf("B reached %s at %s, not before A reached %s at %s", ticket, firstB.received, pager, firstA.received)
+	firstB, _ := first(hooks, ticket, b, "shed", "firing")
+	firstA, _ := first(hooks, pager, a, "", "firing")
+	if !firstB.Received.Before(firstA.Received) {
+		t.Errorf("B reached %s at %s, not before A reached %s at %s", ticket, firstB.Received, pager, firstA.Received)
 	}
-	pages := hooks.notifications(pager)
+	pages := hooks.Notifications(pager)
 	for _, n := range pages {
 		for _, al := range n.Alerts {
 			if al.Labels["severity"] != "critical" {
@@ -158,18 +153,18 @@ func TestTieredAlerts(t *testing.T) {
 		}
 	}
 	if last := pages[len(pages)-1]; last.Status != "resolved" {
-		t.Errorf("last page is %s (%s), want A's resolve", last.Status, last.summary())
+		t.Errorf("last page is %s (%s), want A's resolve", last.Status, last)
 	}
-	for _, n := range hooks.notifications(ticket) {
+	for _, n := range hooks.Notifications(ticket) {
 		for _, al := range n.Alerts {
 			if al.Labels["severity"] != "warning" {
 				t.Errorf("%s got %s (severity %s)", ticket, al.Labels["alertname"], al.Labels["severity"])
 			}
 		}
 	}
-	for _, n := range hooks.notifications(info) {
+	for _, n := range hooks.Notifications(info) {
 		if n.Status != "firing" {
-			t.Errorf("%s got a %s notification (send_resolved: false): %s", info, n.Status, n.summary())
+			t.Errorf("%s got a %s notification (send_resolved: false): %s", info, n.Status, n)
 		}
 		for _, al := range n.Alerts {
 			if al.Labels["alertname"] != c || al.Status != "firing" {

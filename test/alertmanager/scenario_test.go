@@ -9,21 +9,14 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/alerting"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // policyYAML is a small Hermes configuration for the scenario: the score is
 // 100 − 100 × hard_fail_ratio, levels move at once, and three of the default
 // policy's alert rules, one per tier.
 const policyYAML = `
-global: {evaluation_interval: 1s, query_timeout: 500ms}
-prometheus: {url: "http://127.0.0.1:9090"}
-signals:
-  - name: hard_fail_ratio
-    query: sum by (route) (rate(llm_gateway_requests_total{verdict="hard_fail"}[1m]))
-scoring:
-  penalties:
-    - {signal: hard_fail_ratio, above: 0, points_per_unit: 100, max: 100}
+global: {evaluation_interval: 1s, query_timeout: 500ms}` + testenv.HardFailScoring + `
 levels:
   - {name: warm, below: 85, recover_above: 90, primary_percent: 95, retries: true}
   - {name: shed, below: 75, recover_above: 82, primary_percent: 50, retries: true}
@@ -58,15 +51,7 @@ const (
 
 func policy(t *testing.T) *evaluator.Policy {
 	t.Helper()
-	cfg, err := rules.Parse([]byte(policyYAML), "scenario.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testenv.Policy(t, policyYAML)
 }
 
 // driver runs the evaluator core in real time, one Step per second with a

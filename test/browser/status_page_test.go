@@ -4,6 +4,7 @@ package browser_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -64,24 +65,18 @@ func TestStatusPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
 	srv := httptest.NewServer(web.Handler(web.Options{Backend: r, Gatherer: reg}))
 	defer srv.Close()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for r.Status().Services[0].Weights["free"] != 0 || len(r.Status().Services[0].Weights) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("free never failed over: %+v", r.Status().Services[0])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	// Submit returns once a tick has applied the pin.
+	weights := func() map[string]int { return r.Status().Services[0].Weights }
+	testenv.EventuallyDetail(t, 20*time.Second, "free failed over", func() (bool, string) {
+		return len(weights()) > 0 && weights()["free"] == 0, fmt.Sprintf("%+v", r.Status().Services[0])
+	})
 	if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch <day>", By: "alice"}); err != nil {
 		t.Fatal(err)
 	}
+	testenv.Eventually(t, 20*time.Second, "a tick applying the pin", func() bool { return weights()["paid-premium"] == 100 })
 
 	browse := func(args ...string) string {
 		t.Helper()

@@ -28,10 +28,7 @@ type Hermes struct {
 	AuditPath  string
 	SplitPath  string
 
-	bin, dir string
-	proc     *testenv.Process
-	starts   int
-	owner    testing.TB
+	srv *testenv.Server
 }
 
 // NewHermes prepares a Hermes on a free port whose files live in dir; it
@@ -39,31 +36,31 @@ type Hermes struct {
 func NewHermes(t testing.TB, dir string) *Hermes {
 	t.Helper()
 	addr := testenv.FreeAddr(t)
-	return &Hermes{
-		URL: "http://" + addr, Addr: addr, bin: HermesBinary(t), dir: dir, owner: t,
+	h := &Hermes{
+		URL: "http://" + addr, Addr: addr,
 		ConfigPath: filepath.Join(dir, "hermes.yaml"),
 		AuditPath:  filepath.Join(dir, "audit.jsonl"),
 		SplitPath:  filepath.Join(dir, "split.json"),
 	}
+	h.srv = testenv.NewServer(t, "hermes", dir, h.URL+"/-/ready", testenv.HermesBinary(t), "run",
+		"--config", h.ConfigPath, "--web.listen-address", h.Addr,
+		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`)
+	h.srv.StopTimeout = 15 * time.Second
+	return h
 }
 
 // Start runs `hermes run` and waits until it is ready (state restored and a
 // first tick done). The process runs until the end of the test that made h.
 func (h *Hermes) Start(t testing.TB) {
 	t.Helper()
-	h.starts++
-	log := filepath.Join(h.dir, fmt.Sprintf("hermes-%d.log", h.starts))
-	h.proc = startProcess(t, h.owner, "hermes", log, h.bin, "run",
-		"--config", h.ConfigPath, "--web.listen-address", h.Addr,
-		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`)
-	testenv.WaitHTTP(t, h.URL+"/-/ready", 30*time.Second, h.proc)
+	h.srv.Start(t)
 }
 
 // Process is the running process.
-func (h *Hermes) Process() *testenv.Process { return h.proc }
+func (h *Hermes) Process() *testenv.Process { return h.srv.Process() }
 
 // LogPath is the log of the current process.
-func (h *Hermes) LogPath() string { return h.proc.LogPath }
+func (h *Hermes) LogPath() string { return h.srv.LogPath() }
 
 // Status is what GET /api/v1/status answers, as far as the tests read it.
 type Status struct {
@@ -187,8 +184,8 @@ func (h *Hermes) Status(t testing.TB) Status {
 
 func (h *Hermes) checkAlive(t testing.TB) {
 	t.Helper()
-	if h.proc.Exited() {
-		t.Fatalf("hermes exited (%v):\n%s", h.proc.Err(), testenv.Tail(h.proc.LogPath, 40))
+	if p := h.Process(); p.Exited() {
+		t.Fatalf("hermes exited (%v):\n%s", p.Err(), p.LogTail(40))
 	}
 }
 

@@ -13,19 +13,13 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // env is one deployment: the gateway, a query engine scraping it and
 // Hermes, and Hermes querying the engine (directly or through a proxy).
 type env struct {
 	gw     *Gateway
-	db     *TSDB
+	db     *testenv.TSDB
 	proxy  *QueryProxy
 	hermes *Hermes
 	split  *SplitRecorder
@@ -34,14 +28,14 @@ type env struct {
 
 // startEnv starts everything and waits until Hermes is ready. setup runs
 // before Hermes starts.
-func startEnv(t *testing.T, b Backend, opts ConfigOptions, withProxy bool, setup func(*env)) *env {
+func startEnv(t *testing.T, b testenv.Engine, opts ConfigOptions, withProxy bool, setup func(*env)) *env {
 	t.Helper()
 	testenv.Binary(t, b.Binary)
 	dir := t.TempDir()
 	h := NewHermes(t, dir)
 	e := &env{hermes: h}
 	e.gw = StartGateway(t, h.SplitPath)
-	e.db = StartTSDB(t, b, dir, map[string]string{"gateway": e.gw.Target, "hermes": h.Addr})
+	e.db = StartTSDB(t, b, map[string]string{"gateway": e.gw.Target, "hermes": h.Addr})
 	opts.PrometheusURL = e.db.URL
 	if withProxy {
 		e.proxy = StartQueryProxy(t, e.db.URL)
@@ -67,26 +61,6 @@ func startEnv(t *testing.T, b Backend, opts ConfigOptions, withProxy bool, setup
 	return e
 }
 
-// eventually polls cond every 200ms until it holds, or fails the test
-// with cond's last explanation.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	start := time.Now()
-	var detail string
-	for {
-		var ok bool
-		ok, detail = cond()
-		if ok {
-			t.Logf("%s after %s", what, time.Since(start).Round(100*time.Millisecond))
-			return
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, detail)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 func split(free, standard, premium int) map[string]int {
 	return map[string]int{"free": free, "paid-standard": standard, "paid-premium": premium}
 }
@@ -105,15 +79,15 @@ func joinChanges(cs []SplitChange) string {
 // actuator's splits in order. With Prometheus, Hermes also sends its alerts
 // to a real Alertmanager, and the failover's page fires and resolves there.
 func TestFailoverRoundTrip(t *testing.T) {
-	for _, b := range []Backend{Prometheus, VictoriaMetrics} {
+	for _, b := range []testenv.Engine{testenv.Prometheus, testenv.VictoriaMetrics} {
 		t.Run(b.Name, func(t *testing.T) { testFailoverRoundTrip(t, b) })
 	}
 }
 
-func testFailoverRoundTrip(t *testing.T, b Backend) {
+func testFailoverRoundTrip(t *testing.T, b testenv.Engine) {
 	var am *Alertmanager // started first, stopped after Hermes
 	var opts ConfigOptions
-	if b.Name == Prometheus.Name {
+	if b.Name == testenv.Prometheus.Name {
 		am = StartAlertmanager(t)
 		opts.AlertmanagerURL = am.URL
 	}
@@ -121,7 +95,7 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 	h, db := e.hermes, e.db
 
 	// Healthy: 2 % soft failures are noise; the whole service is on free.
-	eventually(t, time.Minute, "free normal with every signal answering", func() (bool, string) {
+	testenv.EventuallyDetail(t, time.Minute, "free normal with every signal answering", func() (bool, string) {
 		r := h.Status(t).Route("free")
 		return r.Level == "normal" && r.AllOK() && r.Score == 100 && maps.Equal(e.split.Current(), split(100, 0, 0)),
 			fmt.Sprintf("%s; split %v", r, e.split.Current())
@@ -130,7 +104,7 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 	// Silent degradation: HTTP 200, 60 % of the content broken, probes failing.
 	e.gw.SetMode("free", Degraded)
 	degradedAt := time.Now()
-	eventually(t, time.Minute, "free failed over", func() (bool, string) {
+	testenv.EventuallyDetail(t, time.Minute, "free failed over", func() (bool, string) {
 		r := h.Status(t).Route("free")
 		return r.Level == "failover" && e.split.Current()["free"] == 0, fmt.Sprintf("%s; split %v", r, e.split.Current())
 	})
@@ -139,7 +113,7 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 	before := h.Status(t).Route("free")
 
 	// The engine has scraped Hermes's state: level 3 and a split without free.
-	eventually(t, 30*time.Second, b.Name+" holding free's failover state", func() (bool, string) {
+	testenv.EventuallyDetail(t, 30*time.Second, b.Name+" holding free's failover state", func() (bool, string) {
 		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
 		tp, err2 := db.QueryValue(`hermes_route_traffic_percent{job="hermes",service="chat",route="free"}`)
 		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
@@ -151,7 +125,7 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 			got, want, before.Since.UTC().Format(time.RFC3339))
 	}
 
-	var firing AMAlert
+	var firing testenv.AMAlert
 	if am != nil {
 		firing = checkFailedOverFiring(t, am, h)
 	}
@@ -208,18 +182,18 @@ func testFailoverRoundTrip(t *testing.T, b Backend) {
 	if am != nil {
 		// The restarted Hermes restored the alert: Alertmanager holds the
 		// same one, started when it first fired.
-		eventually(t, 10*time.Second, failedOver+" restored in Alertmanager (active, first startsAt kept)", func() (bool, string) {
+		testenv.EventuallyDetail(t, 10*time.Second, failedOver+" restored in Alertmanager (active, first startsAt kept)", func() (bool, string) {
 			as := am.Alerts(t, failedOver)
 			return len(as) == 1 && as[0].Status.State == "active" && as[0].StartsAt.Equal(firing.StartsAt),
 				fmt.Sprintf("Alertmanager holds %v; before the kill %s", as, firing)
 		})
-		t.Logf("the webhook got %s for free until now: %v", failedOver, am.Hooks.Alert(failedOver, "free"))
+		t.Logf("the webhook got %s for free until now: %v", failedOver, am.Notified(failedOver, "free"))
 	}
 
 	// Recovery: probes pass, then the staged failback with real traffic.
 	e.gw.SetMode("free", Recovered)
 	recoveredAt := time.Now()
-	eventually(t, 90*time.Second, "free back to normal with all the traffic", func() (bool, string) {
+	testenv.EventuallyDetail(t, 90*time.Second, "free back to normal with all the traffic", func() (bool, string) {
 		r := h.Status(t).Route("free")
 		return r.Level == "normal" && maps.Equal(e.split.Current(), split(100, 0, 0)), fmt.Sprintf("%s; split %v", r, e.split.Current())
 	})
@@ -270,12 +244,12 @@ const failedOver = "HermesRouteFailedOver"
 // checkFailedOverFiring waits until Alertmanager holds free's failedOver
 // alert, active, and has notified the webhook of it, checks its labels and
 // its link to Hermes, and returns it.
-func checkFailedOverFiring(t *testing.T, am *Alertmanager, h *Hermes) AMAlert {
+func checkFailedOverFiring(t *testing.T, am *Alertmanager, h *Hermes) testenv.AMAlert {
 	t.Helper()
-	var active []AMAlert
-	eventually(t, 30*time.Second, failedOver+" active in Alertmanager and notified", func() (bool, string) {
+	var active []testenv.AMAlert
+	testenv.EventuallyDetail(t, 30*time.Second, failedOver+" active in Alertmanager and notified", func() (bool, string) {
 		active = am.Alerts(t, failedOver)
-		notified := am.Hooks.Alert(failedOver, "free")
+		notified := am.Notified(failedOver, "free")
 		return len(active) == 1 && active[0].Status.State == "active" &&
 				len(notified) > 0 && notified[len(notified)-1].Status == "firing",
 			fmt.Sprintf("Alertmanager holds %v; the webhook got %v", active, notified)
@@ -293,7 +267,7 @@ func checkFailedOverFiring(t *testing.T, am *Alertmanager, h *Hermes) AMAlert {
 		}
 	}
 	check("GET /api/v2/alerts", active[0].Labels, active[0].GeneratorURL)
-	notified := am.Hooks.Alert(failedOver, "free")
+	notified := am.Notified(failedOver, "free")
 	check("webhook", notified[len(notified)-1].Labels, notified[len(notified)-1].GeneratorURL)
 	t.Logf("Alertmanager holds %s", active[0])
 	return active[0]
@@ -304,9 +278,9 @@ func checkFailedOverFiring(t *testing.T, am *Alertmanager, h *Hermes) AMAlert {
 // the route recovered at recoveredAt.
 func checkFailedOverResolved(t *testing.T, am *Alertmanager, recoveredAt time.Time) {
 	t.Helper()
-	eventually(t, 30*time.Second, failedOver+" resolved in Alertmanager and notified", func() (bool, string) {
+	testenv.EventuallyDetail(t, 30*time.Second, failedOver+" resolved in Alertmanager and notified", func() (bool, string) {
 		active := am.Alerts(t, failedOver)
-		notified := am.Hooks.Alert(failedOver, "free")
+		notified := am.Notified(failedOver, "free")
 		if len(notified) == 0 {
 			return false, fmt.Sprintf("Alertmanager holds %v; the webhook got nothing", active)
 		}
@@ -314,7 +288,7 @@ func checkFailedOverResolved(t *testing.T, am *Alertmanager, recoveredAt time.Ti
 		return len(active) == 0 && last.Status == "resolved" && last.Received.After(recoveredAt),
 			fmt.Sprintf("Alertmanager holds %v; the webhook got %v", active, notified)
 	})
-	t.Logf("the webhook got %s for free: %v", failedOver, am.Hooks.Alert(failedOver, "free"))
+	t.Logf("the webhook got %s for free: %v", failedOver, am.Notified(failedOver, "free"))
 }
 
 func appendChanged(s []string, v string) []string {
@@ -329,12 +303,12 @@ func appendChanged(s []string, v string) []string {
 // out, a signal with two series for one route, an invalid configuration on
 // reload, and Prometheus stopped for a minute. None may move traffic.
 func TestFaultsLeaveSplitUnchanged(t *testing.T) {
-	e := startEnv(t, Prometheus, ConfigOptions{Quality: true}, true, func(e *env) {
+	e := startEnv(t, testenv.Prometheus, ConfigOptions{Quality: true}, true, func(e *env) {
 		e.gw.SetMode("free", Sluggish)
 	})
 	h := e.hermes
 	want := split(95, 5, 0)
-	eventually(t, time.Minute, "free warm with every signal answering", func() (bool, string) {
+	testenv.EventuallyDetail(t, time.Minute, "free warm with every signal answering", func() (bool, string) {
 		r := h.Status(t).Route("free")
 		return r.Level == "warm" && r.AllOK() && maps.Equal(e.split.Current(), want), fmt.Sprintf("%s; split %v", r, e.split.Current())
 	})
@@ -354,7 +328,7 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 	}
 	recovered := func(t *testing.T) {
 		t.Helper()
-		eventually(t, 30*time.Second, "every signal of every route answering again", func() (bool, string) {
+		testenv.EventuallyDetail(t, 30*time.Second, "every signal of every route answering again", func() (bool, string) {
 			st := h.Status(t)
 			for _, name := range Routes {
 				if r := st.Route(name); !r.Answering() {
@@ -370,7 +344,7 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 		labels := map[string]string{"signal": "quality_score", "reason": "timeout"}
 		errs := h.Metric(t, "hermes_query_errors_total", labels)
 		e.proxy.SlowQueries("llm_gateway_quality_score", 3*time.Second)
-		eventually(t, 15*time.Second, "quality_score timing out on every route", func() (bool, string) {
+		testenv.EventuallyDetail(t, 15*time.Second, "quality_score timing out on every route", func() (bool, string) {
 			st := h.Status(t)
 			for _, name := range Routes {
 				c := st.Route(name).Signal("quality_score")
@@ -399,7 +373,7 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 	t.Run("two series for one route", func(t *testing.T) {
 		from := time.Now()
 		e.gw.SetDuplicateQuality(true)
-		eventually(t, 15*time.Second, "quality_score ambiguous for free only", func() (bool, string) {
+		testenv.EventuallyDetail(t, 15*time.Second, "quality_score ambiguous for free only", func() (bool, string) {
 			st := h.Status(t)
 			c := st.Route("free").Signal("quality_score")
 			other := st.Route("paid-standard").Signal("quality_score")
@@ -433,8 +407,10 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 			t.Errorf("hermes_config_last_reload_successful = %v after a rejected reload, want 0", v)
 		}
 		afterPost := h.Metric(t, "hermes_config_reloads_total", failure)
-		signal(t, h.Process(), syscall.SIGHUP)
-		eventually(t, 10*time.Second, "SIGHUP reload rejected", func() (bool, string) {
+		if err := h.Process().Signal(syscall.SIGHUP); err != nil {
+			t.Fatalf("signalling hermes: %v", err)
+		}
+		testenv.EventuallyDetail(t, 10*time.Second, "SIGHUP reload rejected", func() (bool, string) {
 			v := h.Metric(t, "hermes_config_reloads_total", failure)
 			log, _ := os.ReadFile(h.LogPath())
 			return v > afterPost && strings.Contains(string(log), "SIGHUP: reloading configuration"),
@@ -481,7 +457,7 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 		ticks := h.Metric(t, "hermes_ticks_total", nil)
 		e.db.Stop(t)
 		stoppedAt := time.Now()
-		eventually(t, 10*time.Second, "every signal erring", func() (bool, string) {
+		testenv.EventuallyDetail(t, 10*time.Second, "every signal erring", func() (bool, string) {
 			r := h.Status(t).Route("free")
 			for _, c := range r.Contributions {
 				if c.Status != "error" {
@@ -519,8 +495,10 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 	t.Run("restart while prometheus hangs", func(t *testing.T) {
 		from := time.Now()
 		prom := e.db.Process()
-		signal(t, prom, syscall.SIGSTOP) // accepts connections, never answers
-		t.Cleanup(func() { _ = signalPid(prom, syscall.SIGCONT) })
+		if err := prom.Signal(syscall.SIGSTOP); err != nil { // accepts connections, never answers
+			t.Fatalf("signalling prometheus: %v", err)
+		}
+		t.Cleanup(func() { _ = prom.Signal(syscall.SIGCONT) })
 		h.Process().Kill()
 		h.Start(t) // ready: restored (from the split file, Prometheus being mute) and ticking
 		for range 5 {
@@ -530,7 +508,9 @@ func TestFaultsLeaveSplitUnchanged(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 		}
-		signal(t, prom, syscall.SIGCONT)
+		if err := prom.Signal(syscall.SIGCONT); err != nil {
+			t.Fatalf("signalling prometheus: %v", err)
+		}
 		recovered(t)
 		if cs := e.split.Between(from, time.Now()); len(cs) > 0 {
 			t.Errorf("split file changed:\n%s", joinChanges(cs))

@@ -63,9 +63,11 @@ func openMetrics(f *replay.File, offset time.Duration) []byte {
 	return b.Bytes()
 }
 
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 func TestBacktestPrometheusMatchesSeriesFile(t *testing.T) {
 	promtool := testenv.Binary(t, "promtool")
-	prometheus := testenv.Binary(t, "prometheus")
+	testenv.Binary(t, testenv.Prometheus.Binary)
 	scenario := "../../testdata/scenarios/content_failure.yaml"
 	f, err := replay.ParseFile(scenario)
 	if err != nil {
@@ -83,17 +85,10 @@ func TestBacktestPrometheusMatchesSeriesFile(t *testing.T) {
 	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
 		t.Fatalf("promtool backfill: %v\n%s", err, out)
 	}
-	addr := testenv.FreeAddr(t)
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global: {scrape_interval: 15s}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := testenv.Start(t, "prometheus", exec.Command(prometheus, "--config.file="+cfg, "--storage.tsdb.path="+data,
-		"--storage.tsdb.retention.time=3650d", "--web.listen-address="+addr))
-	url := "http://" + addr
-	testenv.WaitHTTP(t, url+"/-/ready", 30*time.Second, p)
+	prom := testenv.StartTSDB(t, testenv.Prometheus, "global: {scrape_interval: 15s}\n", data, "--storage.tsdb.retention.time=3650d")
+	url := prom.URL
 
-	hermes := buildHermes(t)
+	hermes := testenv.HermesBinary(t)
 	fromFile := runJSON(t, hermes, "backtest", "--series", scenario, "--format", "json")
 	fromProm := runJSON(t, hermes, "backtest", "--prometheus", url,
 		"--from", end.Add(-3*time.Hour).Format(time.RFC3339), "--to", end.Format(time.RFC3339), "--format", "json")
@@ -151,16 +146,6 @@ func runJSON(t *testing.T, bin string, args ...string) timeline {
 		t.Fatalf("hermes %v: %v", args, err)
 	}
 	return tl
-}
-
-func buildHermes(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hermes")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/hermes").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func absDur(d time.Duration) time.Duration {

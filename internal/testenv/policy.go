@@ -1,0 +1,74 @@
+package testenv
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// HardFailScoring is the part of a small Hermes configuration that the
+// alert tests share: a Prometheus, one signal, hard_fail_ratio, and a score
+// of 100 − 100 × hard_fail_ratio. A test adds global, levels, failback,
+// services and alerts.
+const HardFailScoring = `
+prometheus: {url: "http://127.0.0.1:9090"}
+signals:
+  - name: hard_fail_ratio
+    query: sum by (route) (rate(llm_gateway_requests_total{verdict="hard_fail"}[1m]))
+scoring:
+  penalties:
+    - {signal: hard_fail_ratio, above: 0, points_per_unit: 100, max: 100}
+`
+
+// Policy parses src as a Hermes configuration and builds its policy,
+// failing t if either fails.
+func Policy(t testing.TB, src string) *evaluator.Policy {
+	t.Helper()
+	cfg, err := rules.Parse([]byte(src), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := evaluator.NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// DefaultPolicy is the shipped policy (rules/hermes.yaml), validated.
+func DefaultPolicy(t testing.TB) *evaluator.Policy {
+	t.Helper()
+	cfg, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := evaluator.NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// HealthyValues are values of the shipped signals that cost no points.
+var HealthyValues = map[string]float64{
+	"soft_fail_ratio": 0.02, "hard_fail_ratio": 0.0002, "empty_ratio": 0, "error_body_ratio": 0,
+	"status_422_ratio": 0.002, "retry_ratio": 0.01, "p99_ratio": 1, "p95_ratio": 1, "throughput_ratio": 1,
+	"quota_remaining": 0.8, "quota_forecast": 0.7, "probe_success": 1, "quality_score": 0.95,
+}
+
+// Healthy is a snapshot at at where every signal of every route of p has
+// its HealthyValues value (0 for signals it does not know).
+func Healthy(p *evaluator.Policy, at time.Time) evaluator.Snapshot {
+	s := evaluator.Snapshot{Time: at}
+	for _, r := range p.Routes() {
+		for _, sig := range p.Config.Signals {
+			s.Set(r, sig.Name, evaluator.Sample{Value: HealthyValues[sig.Name]})
+		}
+	}
+	return s
+}
