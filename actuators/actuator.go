@@ -10,9 +10,9 @@ import (
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
-// Desired is the traffic split of every service an actuator handles, by
+// Splits is the traffic split of every service an actuator handles, by
 // service name: what the evaluator decided, or what a backend holds.
-type Desired map[string]traffic.Split
+type Splits map[string]traffic.Split
 
 // Actuator makes a backend match a desired state.
 type Actuator interface {
@@ -20,10 +20,10 @@ type Actuator interface {
 	Name() string
 	// Apply makes the backend match desired for the services it handles.
 	// It must be idempotent: applying an unchanged state changes nothing.
-	Apply(ctx context.Context, desired Desired) error
+	Apply(ctx context.Context, desired Splits) error
 	// Current reads what the backend holds now, for drift detection and for
 	// restoring state after a restart. Services it knows nothing of are absent.
-	Current(ctx context.Context) (Desired, error)
+	Current(ctx context.Context) (Splits, error)
 }
 
 // Named implements Actuator's Name. Backends embed it, set to

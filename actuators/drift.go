@@ -13,14 +13,14 @@ import "context"
 // shows as drift. While a rate limit walks a service toward a new split,
 // and on a dry-run actuator, Drift reports true: the backend does not hold
 // the decision yet.
-func Drift(ctx context.Context, a Actuator, desired Desired) (bool, error) {
+func Drift(ctx context.Context, a Actuator, desired Splits) (bool, error) {
 	_, drift, err := Compare(ctx, a, desired)
 	return drift, err
 }
 
 // Compare is Drift that also returns what the backend holds (for a's
 // services), so a caller can record it.
-func Compare(ctx context.Context, a Actuator, desired Desired) (Desired, bool, error) {
+func Compare(ctx context.Context, a Actuator, desired Splits) (Splits, bool, error) {
 	if s, ok := a.(interface{ Services() []string }); ok {
 		desired = Filter(desired, s.Services())
 	}

@@ -22,7 +22,7 @@ func DryRun(a Actuator, logger *slog.Logger) Actuator {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &dryRun{a: a, logger: logger.With("dry_run", true), logged: Desired{}}
+	return &dryRun{a: a, logger: logger.With("dry_run", true), logged: Splits{}}
 }
 
 type dryRun struct {
@@ -30,15 +30,15 @@ type dryRun struct {
 	logger *slog.Logger
 
 	mu     sync.Mutex
-	logged Desired // last state logged at info level, per service
+	logged Splits // last state logged at info level, per service
 }
 
 func (d *dryRun) Name() string     { return d.a.Name() }
 func (d *dryRun) Unwrap() Actuator { return d.a }
 
-func (d *dryRun) Current(ctx context.Context) (Desired, error) { return d.a.Current(ctx) }
+func (d *dryRun) Current(ctx context.Context) (Splits, error) { return d.a.Current(ctx) }
 
-func (d *dryRun) Apply(ctx context.Context, desired Desired) error {
+func (d *dryRun) Apply(ctx context.Context, desired Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (f *fanOut) Name() string { return f.name }
 // Unwrap returns the actuators, sorted by name.
 func (f *fanOut) Unwrap() []Actuator { return slices.Clone(f.as) }
 
-func (f *fanOut) Apply(ctx context.Context, desired Desired) error {
+func (f *fanOut) Apply(ctx context.Context, desired Splits) error {
 	var errs []error
 	for _, a := range f.as {
 		if err := a.Apply(ctx, desired); err != nil {
@@ -45,9 +45,9 @@ func (f *fanOut) Apply(ctx context.Context, desired Desired) error {
 	return errors.Join(errs...)
 }
 
-func (f *fanOut) Current(ctx context.Context) (Desired, error) {
+func (f *fanOut) Current(ctx context.Context) (Splits, error) {
 	var (
-		out  Desired
+		out  Splits
 		errs []error
 	)
 	for _, a := range f.as {
@@ -57,7 +57,7 @@ func (f *fanOut) Current(ctx context.Context) (Desired, error) {
 			continue
 		}
 		if out == nil {
-			out = Desired{}
+			out = Splits{}
 		}
 		for svc, st := range d {
 			if _, seen := out[svc]; !seen {
@@ -69,7 +69,7 @@ func (f *fanOut) Current(ctx context.Context) (Desired, error) {
 		return nil, errors.Join(errs...)
 	}
 	if out == nil {
-		out = Desired{}
+		out = Splits{}
 	}
 	return out, errors.Join(errs...)
 }

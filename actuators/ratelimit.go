@@ -53,13 +53,13 @@ type rateLimit struct {
 func (r *rateLimit) Name() string     { return r.a.Name() }
 func (r *rateLimit) Unwrap() Actuator { return r.a }
 
-func (r *rateLimit) Current(ctx context.Context) (Desired, error) { return r.a.Current(ctx) }
+func (r *rateLimit) Current(ctx context.Context) (Splits, error) { return r.a.Current(ctx) }
 
-func (r *rateLimit) Apply(ctx context.Context, desired Desired) error {
+func (r *rateLimit) Apply(ctx context.Context, desired Splits) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var current Desired
-	out := make(Desired, len(desired))
+	var current Splits
+	out := make(Splits, len(desired))
 	read := map[string]map[string]int{} // baselines read from Current
 	for _, svc := range slices.Sorted(maps.Keys(desired)) {
 		want := desired[svc]
@@ -68,7 +68,7 @@ func (r *rateLimit) Apply(ctx context.Context, desired Desired) error {
 			if current == nil {
 				current, _ = r.a.Current(ctx) // no baseline on error: see RateLimit
 				if current == nil {
-					current = Desired{}
+					current = Splits{}
 				}
 			}
 			from = current[svc].Weights

@@ -145,11 +145,11 @@ func flatten(err error) []error {
 
 // Filter keeps the services an actuator handles; an empty list keeps all.
 // The result is a new map; the states themselves are shared.
-func Filter(desired Desired, services []string) Desired {
+func Filter(desired Splits, services []string) Splits {
 	if len(services) == 0 {
 		return maps.Clone(desired)
 	}
-	out := Desired{}
+	out := Splits{}
 	for _, s := range services {
 		if st, ok := desired[s]; ok {
 			out[s] = st

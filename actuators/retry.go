@@ -75,12 +75,12 @@ type retry struct {
 func (r *retry) Name() string     { return r.a.Name() }
 func (r *retry) Unwrap() Actuator { return r.a }
 
-func (r *retry) Apply(ctx context.Context, desired Desired) error {
+func (r *retry) Apply(ctx context.Context, desired Splits) error {
 	return r.do(ctx, func() error { return r.a.Apply(ctx, desired) })
 }
 
-func (r *retry) Current(ctx context.Context) (Desired, error) {
-	var out Desired
+func (r *retry) Current(ctx context.Context) (Splits, error) {
+	var out Splits
 	err := r.do(ctx, func() (err error) {
 		out, err = r.a.Current(ctx)
 		return err

@@ -20,14 +20,14 @@ type safety struct{ a Actuator }
 func (s *safety) Name() string     { return s.a.Name() }
 func (s *safety) Unwrap() Actuator { return s.a }
 
-func (s *safety) Apply(ctx context.Context, desired Desired) error {
+func (s *safety) Apply(ctx context.Context, desired Splits) error {
 	if err := CheckSafety(desired); err != nil {
 		return fmt.Errorf("refusing an unsafe desired state, nothing applied: %w", err)
 	}
 	return s.a.Apply(ctx, desired)
 }
 
-func (s *safety) Current(ctx context.Context) (Desired, error) { return s.a.Current(ctx) }
+func (s *safety) Current(ctx context.Context) (Splits, error) { return s.a.Current(ctx) }
 
 // CheckSafety reports every service of d whose weights do not sum to 100,
 // hold a negative weight, or give 100 % to a route whose Levels entry is
@@ -36,7 +36,7 @@ func (s *safety) Current(ctx context.Context) (Desired, error) { return s.a.Curr
 // bad, may send everything to a failed route; a route being failed back is
 // traffic.Failback, which may get 100 %). The error is permanent (not
 // retryable).
-func CheckSafety(d Desired) error {
+func CheckSafety(d Splits) error {
 	var errs []error
 	for _, svc := range slices.Sorted(maps.Keys(d)) {
 		st := d[svc]

@@ -143,11 +143,11 @@ func (s *scoped) Unwrap() Actuator { return s.a }
 // Services are the services the actuator handles; nil means all.
 func (s *scoped) Services() []string { return slices.Clone(s.services) }
 
-func (s *scoped) Apply(ctx context.Context, desired Desired) error {
+func (s *scoped) Apply(ctx context.Context, desired Splits) error {
 	return s.a.Apply(ctx, Filter(desired, s.services))
 }
 
-func (s *scoped) Current(ctx context.Context) (Desired, error) {
+func (s *scoped) Current(ctx context.Context) (Splits, error) {
 	d, err := s.a.Current(ctx)
 	if err != nil || len(s.services) == 0 {
 		return d, err

@@ -30,17 +30,17 @@ type fake struct {
 	log  *[]string // names of the fakes applied, in order, when set
 
 	mu         sync.Mutex
-	state      actuators.Desired
-	applies    []actuators.Desired
+	state      actuators.Splits
+	applies    []actuators.Splits
 	errs       []error
 	currentErr error
 }
 
-func newFake(name string) *fake { return &fake{name: name, state: actuators.Desired{}} }
+func newFake(name string) *fake { return &fake{name: name, state: actuators.Splits{}} }
 
 func (f *fake) Name() string { return f.name }
 
-func (f *fake) Apply(_ context.Context, d actuators.Desired) error {
+func (f *fake) Apply(_ context.Context, d actuators.Splits) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applies = append(f.applies, clone(d))
@@ -57,7 +57,7 @@ func (f *fake) Apply(_ context.Context, d actuators.Desired) error {
 	return err
 }
 
-func (f *fake) Current(context.Context) (actuators.Desired, error) {
+func (f *fake) Current(context.Context) (actuators.Splits, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.currentErr != nil {
@@ -72,7 +72,7 @@ func (f *fake) calls() int {
 	return len(f.applies)
 }
 
-func (f *fake) last(t *testing.T) actuators.Desired {
+func (f *fake) last(t *testing.T) actuators.Splits {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,8 +82,8 @@ func (f *fake) last(t *testing.T) actuators.Desired {
 	return f.applies[len(f.applies)-1]
 }
 
-func clone(d actuators.Desired) actuators.Desired {
-	out := actuators.Desired{}
+func clone(d actuators.Splits) actuators.Splits {
+	out := actuators.Splits{}
 	for k, s := range d {
 		out[k] = s.Clone()
 	}
@@ -91,8 +91,8 @@ func clone(d actuators.Desired) actuators.Desired {
 }
 
 // chat is a desired state of the chat service only.
-func chat(weights map[string]int, levels map[string]traffic.Level) actuators.Desired {
-	return actuators.Desired{"chat": {Weights: weights, RetriesEnabled: true, Levels: levels}}
+func chat(weights map[string]int, levels map[string]traffic.Level) actuators.Splits {
+	return actuators.Splits{"chat": {Weights: weights, RetriesEnabled: true, Levels: levels}}
 }
 
 var errDown = errors.New("backend down")
@@ -192,13 +192,13 @@ func TestSafety(t *testing.T) {
 	failoverNoDegraded := chat(map[string]int{"free": 100, "paid": 0}, map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Failover})
 	for _, tc := range []struct {
 		name string
-		d    actuators.Desired
+		d    actuators.Splits
 		errs []string
 	}{
 		{name: "normal", d: actuatortest.Normal()},
 		{name: "shed", d: actuatortest.Shed()},
 		{name: "failover, degraded embed", d: actuatortest.Failover()},
-		{name: "empty", d: actuators.Desired{}},
+		{name: "empty", d: actuators.Splits{}},
 		{name: "sum 95", d: chat(map[string]int{"free": 90, "paid": 5}, nil), errs: []string{"service chat: weights map[free:90 paid:5] sum to 95, want 100"}},
 		{name: "negative", d: chat(map[string]int{"free": 110, "paid": -10}, nil), errs: []string{"service chat: route paid has a negative weight (-10)"}},
 		{name: "no weights", d: chat(nil, nil), errs: []string{"sum to 0"}},

@@ -60,8 +60,8 @@ func Run(t *testing.T, h Harness) {
 }
 
 // Normal is every route at full weight, retries on.
-func Normal() actuators.Desired {
-	return actuators.Desired{
+func Normal() actuators.Splits {
+	return actuators.Splits{
 		"chat": {
 			Weights:        map[string]int{"free": 100, "paid": 0},
 			RetriesEnabled: true,
@@ -72,7 +72,7 @@ func Normal() actuators.Desired {
 }
 
 // Shed moves half of chat to the paid route.
-func Shed() actuators.Desired {
+func Shed() actuators.Splits {
 	d := Normal()
 	d["chat"] = traffic.Split{
 		Weights:        map[string]int{"free": 50, "paid": 50},
@@ -85,8 +85,8 @@ func Shed() actuators.Desired {
 
 // Failover moves chat to the paid route with retries off, and puts embed,
 // whose only route is bad, in degraded mode.
-func Failover() actuators.Desired {
-	return actuators.Desired{
+func Failover() actuators.Splits {
+	return actuators.Splits{
 		"chat": {
 			Weights: map[string]int{"free": 0, "paid": 100},
 			Levels:  map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Normal},
@@ -103,7 +103,7 @@ func Failover() actuators.Desired {
 
 func (h Harness) roundTrip(t *testing.T) {
 	a := h.New(t)
-	for _, want := range []actuators.Desired{Shed(), Failover(), Normal()} {
+	for _, want := range []actuators.Splits{Shed(), Failover(), Normal()} {
 		h.apply(t, a, want)
 		h.wantCurrent(t, a, want)
 	}
@@ -135,7 +135,7 @@ func (h Harness) changedSplit(t *testing.T) {
 	a := h.New(t)
 	h.apply(t, a, Normal())
 	h.wantChanged(t, true, "after the first Apply")
-	for _, want := range []actuators.Desired{Shed(), Failover(), Normal()} {
+	for _, want := range []actuators.Splits{Shed(), Failover(), Normal()} {
 		h.apply(t, a, want)
 		h.wantChanged(t, true, "after applying a different split")
 		h.wantCurrent(t, a, want)
@@ -160,7 +160,7 @@ func (h Harness) failsAndRecovers(t *testing.T) {
 	h.wantCurrent(t, a, Shed())
 }
 
-func (h Harness) apply(t *testing.T, a actuators.Actuator, d actuators.Desired) {
+func (h Harness) apply(t *testing.T, a actuators.Actuator, d actuators.Splits) {
 	t.Helper()
 	if err := a.Apply(context.Background(), d); err != nil {
 		h.noSecret(t, "Apply", err)
@@ -168,7 +168,7 @@ func (h Harness) apply(t *testing.T, a actuators.Actuator, d actuators.Desired) 
 	}
 }
 
-func (h Harness) wantCurrent(t *testing.T, a actuators.Actuator, want actuators.Desired) {
+func (h Harness) wantCurrent(t *testing.T, a actuators.Actuator, want actuators.Splits) {
 	t.Helper()
 	got, err := a.Current(context.Background())
 	if err != nil {
@@ -211,8 +211,8 @@ func (h Harness) noSecret(t *testing.T, op string, err error) {
 }
 
 // clone deep-copies d, so that a backend cannot rely on map identity.
-func clone(d actuators.Desired) actuators.Desired {
-	out := actuators.Desired{}
+func clone(d actuators.Splits) actuators.Splits {
+	out := actuators.Splits{}
 	for k, s := range d {
 		out[k] = s.Clone()
 	}

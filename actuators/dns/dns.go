@@ -73,7 +73,7 @@ func (s rrset) String() string {
 // UPDATE. A service whose desired state cannot be written (a route with
 // traffic but no record, every route at 0 %) is reported and skipped; the
 // others are still applied.
-func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (a *Actuator) wanted(svc string, st traffic.Split) ([]rrset, error) {
 // Weights hold every configured route; in failover mode the route the
 // records point at has 100. Flags are false unless `flags` is on and the
 // TXT record says otherwise.
-func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
 		return nil, err
 	}
 	defer s.close()
-	out := actuators.Desired{}
+	out := actuators.Splits{}
 	for _, svc := range a.services {
 		rec := a.cfg.Records[svc]
 		have, err := s.query(ctx, rec.Name, rec.rrtype())

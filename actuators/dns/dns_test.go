@@ -49,8 +49,8 @@ func newActuator(t *testing.T, opts map[string]any, services ...string) *Actuato
 	return a
 }
 
-func split(weights map[string]int) actuators.Desired {
-	return actuators.Desired{"chat": {Weights: weights, RetriesEnabled: true}}
+func split(weights map[string]int) actuators.Splits {
+	return actuators.Splits{"chat": {Weights: weights, RetriesEnabled: true}}
 }
 
 // srvSet reads name's SRV records from knotd as "target weight port
@@ -104,7 +104,7 @@ func mustSerial(t *testing.T, k *knot) uint32 {
 	return s
 }
 
-func mustApply(t *testing.T, a *Actuator, d actuators.Desired) {
+func mustApply(t *testing.T, a *Actuator, d actuators.Splits) {
 	t.Helper()
 	if err := a.Apply(context.Background(), d); err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -231,7 +231,7 @@ func TestIgnoredUpdateIsAnError(t *testing.T) {
 	cname := newActuator(t, options(k, map[string]any{"x": map[string]any{
 		"name": "chat", "mode": "failover", "type": "CNAME", "routes": map[string]any{"free": "free.example.net"},
 	}}))
-	mustApply(t, cname, actuators.Desired{"x": {Weights: map[string]int{"free": 100}}})
+	mustApply(t, cname, actuators.Splits{"x": {Weights: map[string]int{"free": 100}}})
 	a := newActuator(t, options(k, map[string]any{"chat": map[string]any{
 		"name": "chat", "mode": "failover", "type": "A", "routes": map[string]any{"free": "192.0.2.1"},
 	}}))
@@ -252,7 +252,7 @@ func TestPartialApply(t *testing.T) {
 	}}
 	a := newActuator(t, options(k, map[string]any{"chat": chatSRV(), "embed": embed}))
 	mustApply(t, a, split(map[string]int{"free": 100}))
-	err := a.Apply(context.Background(), actuators.Desired{
+	err := a.Apply(context.Background(), actuators.Splits{
 		"chat":  {Weights: map[string]int{"free": 50, "ghost": 50}},
 		"embed": {Weights: map[string]int{"embed-free": 100}},
 	})

@@ -68,7 +68,7 @@ func TestFailover(t *testing.T) {
 
 	// Flags alone change the TXT record, not the A RRset.
 	before := mustSerial(t, k)
-	mustApply(t, b, actuators.Desired{"chat": {Weights: map[string]int{"paid": 100}, Degraded: true}})
+	mustApply(t, b, actuators.Splits{"chat": {Weights: map[string]int{"paid": 100}, Degraded: true}})
 	if mustSerial(t, k) == before {
 		t.Error("a change of flags was not written")
 	}
@@ -90,7 +90,7 @@ func TestFailoverCNAMEAndAAAA(t *testing.T) {
 		}},
 	}))
 	before := mustSerial(t, k)
-	mustApply(t, a, actuators.Desired{
+	mustApply(t, a, actuators.Splits{
 		"chat":  {Weights: map[string]int{"free": 0, "paid": 100}},
 		"embed": {Weights: map[string]int{"embed-free": 10, "embed-paid": 90}},
 	})

@@ -61,13 +61,13 @@ func (a *Actuator) Path() string { return a.cfg.Path }
 
 // document is the file's content.
 type document struct {
-	Services  actuators.Desired `json:"services"`
-	UpdatedAt time.Time         `json:"updated_at"`
+	Services  actuators.Splits `json:"services"`
+	UpdatedAt time.Time        `json:"updated_at"`
 }
 
 // Apply writes the desired state, unless the file already holds an equal
 // state (same services, each traffic.Split.Equal).
-func (a *Actuator) Apply(ctx context.Context, want actuators.Desired) error {
+func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Desired) error {
 		a.logger.Warn("state file unreadable, rewriting it", "path", a.cfg.Path, "err", err)
 	}
 	if want == nil {
-		want = actuators.Desired{}
+		want = actuators.Splits{}
 	}
 	doc := document{Services: want, UpdatedAt: a.now().UTC().Truncate(time.Second)}
 	var buf bytes.Buffer
@@ -101,13 +101,13 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Desired) error {
 }
 
 // Current reads the file back. A missing file is an empty state.
-func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	doc, err := a.read()
 	if errors.Is(err, fs.ErrNotExist) {
-		return actuators.Desired{}, nil
+		return actuators.Splits{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (a *Actuator) read() (document, error) {
 		return doc, fmt.Errorf("parsing %s: %w", a.cfg.Path, err)
 	}
 	if doc.Services == nil {
-		doc.Services = actuators.Desired{}
+		doc.Services = actuators.Splits{}
 	}
 	return doc, nil
 }
@@ -138,7 +138,7 @@ func (a *Actuator) modeOK() bool {
 }
 
 // equal reports whether two states hold the same services, each Equal.
-func equal(a, b actuators.Desired) bool {
+func equal(a, b actuators.Splits) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -23,7 +23,7 @@ func TestErrorsSayWhetherToRetry(t *testing.T) {
 		"command_timeout": "200ms",
 		"upstreams":       map[string]any{"chat": map[string]any{"free": []any{"127.0.0.1:1"}}},
 	}
-	d := actuators.Desired{"chat": {Weights: map[string]int{"free": 100}}}
+	d := actuators.Splits{"chat": {Weights: map[string]int{"free": 100}}}
 	err := newActuator(t, opts).Apply(context.Background(), d)
 	if err == nil || !strings.Contains(err.Error(), "nginx: [emerg] broken") || retryable(err) {
 		t.Errorf("failed test: err = %v, retryable %v; want nginx's message, not retryable", err, retryable(err))

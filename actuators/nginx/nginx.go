@@ -106,7 +106,7 @@ func (a *Actuator) IncludePath(service string) string {
 // desired holds (services absent from desired keep their file), writes the
 // files that changed, tests the configuration and reloads nginx. On
 // failure it restores the files and nginx keeps its previous split.
-func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -175,11 +175,11 @@ func (a *Actuator) rollback(changed []previous, cause error) error {
 
 // Current reads the hermes-state line of every include file back. A
 // service whose file does not exist is absent.
-func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := actuators.Desired{}
+	out := actuators.Splits{}
 	var errs []error
 	for _, svc := range a.handled {
 		path := a.IncludePath(svc)

@@ -129,8 +129,8 @@ func TestSuite(t *testing.T) {
 }
 
 // split is a chat split over the routes free, paid and spare.
-func split(free, paid, spare int) actuators.Desired {
-	return actuators.Desired{"chat": {
+func split(free, paid, spare int) actuators.Splits {
+	return actuators.Splits{"chat": {
 		Weights:        map[string]int{"free": free, "paid": paid, "spare": spare},
 		RetriesEnabled: true,
 	}}
@@ -147,7 +147,7 @@ func chatUpstreams(t *testing.T, spareParam string) map[string]any {
 }
 
 // wantSplit sends 1,000 requests and checks each route's share (±2 %).
-func wantSplit(t *testing.T, n *testNginx, d actuators.Desired) {
+func wantSplit(t *testing.T, n *testNginx, d actuators.Splits) {
 	t.Helper()
 	const total = 1000
 	got := n.split(total)
@@ -165,7 +165,7 @@ func wantSplit(t *testing.T, n *testNginx, d actuators.Desired) {
 }
 
 // applyAndWait applies d and waits until nginx's new worker serves it.
-func applyAndWait(t *testing.T, n *testNginx, a *Actuator, d actuators.Desired) {
+func applyAndWait(t *testing.T, n *testNginx, a *Actuator, d actuators.Splits) {
 	t.Helper()
 	before := n.workers()
 	if err := a.Apply(context.Background(), d); err != nil {
@@ -177,7 +177,7 @@ func applyAndWait(t *testing.T, n *testNginx, a *Actuator, d actuators.Desired) 
 func TestSplitFollowsLevels(t *testing.T) {
 	n := startNginx(t)
 	a := newActuator(t, with(n.options(), chatUpstreams(t, "")))
-	for _, d := range []actuators.Desired{
+	for _, d := range []actuators.Splits{
 		split(100, 0, 0),
 		split(95, 5, 0),
 		split(50, 50, 0),
@@ -282,7 +282,7 @@ func TestReloadByPIDFile(t *testing.T) {
 	opts := with(n.options(), chatUpstreams(t, ""), "pid_file", n.pidFile)
 	delete(opts, "reload_args")
 	a := newActuator(t, opts)
-	for _, d := range []actuators.Desired{split(100, 0, 0), split(50, 0, 50)} {
+	for _, d := range []actuators.Splits{split(100, 0, 0), split(50, 0, 50)} {
 		applyAndWait(t, n, a, d)
 		wantSplit(t, n, d)
 	}
@@ -336,7 +336,7 @@ func TestApplyRejectsBadState(t *testing.T) {
 			"embed": map[string]any{"e": []any{"127.0.0.1:3"}},
 		},
 	})
-	err := a.Apply(context.Background(), actuators.Desired{
+	err := a.Apply(context.Background(), actuators.Splits{
 		"chat":  {Weights: map[string]int{"free": 100, "other": 0}},
 		"embed": {Weights: map[string]int{"e": 0}},
 	})
@@ -353,7 +353,7 @@ func TestApplyRejectsBadState(t *testing.T) {
 		t.Errorf("Apply of a bad state wrote %d files", len(entries))
 	}
 	// A missing binary is reported, and the file removed again.
-	err = a.Apply(context.Background(), actuators.Desired{"chat": {Weights: map[string]int{"free": 100, "paid": 0}}})
+	err = a.Apply(context.Background(), actuators.Splits{"chat": {Weights: map[string]int{"free": 100, "paid": 0}}})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/nginx") {
 		t.Errorf("Apply without nginx: err = %v", err)
 	}
@@ -370,7 +370,7 @@ func TestApplyCanceled(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := a.Apply(ctx, actuators.Desired{"chat": {Weights: map[string]int{"free": 100}}}); err == nil {
+	if err := a.Apply(ctx, actuators.Splits{"chat": {Weights: map[string]int{"free": 100}}}); err == nil {
 		t.Fatal("Apply with a canceled context: nil error")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

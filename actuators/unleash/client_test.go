@@ -132,7 +132,7 @@ func TestInvalidSplitSendsNothing(t *testing.T) {
 		requests.Add(1)
 		http.NotFound(w, r)
 	})
-	err := a.Apply(context.Background(), actuators.Desired{"chat": {Weights: map[string]int{"free": 60, "paid": 30}}})
+	err := a.Apply(context.Background(), actuators.Splits{"chat": {Weights: map[string]int{"free": 60, "paid": 30}}})
 	if err == nil || !strings.Contains(err.Error(), "service chat: weights sum to 90, want 100") || IsRetryable(err) {
 		t.Errorf("Apply of a bad split: %v", err)
 	}

@@ -101,7 +101,7 @@ func (a *Actuator) flags(service string) Flags {
 // Apply makes Unleash hold the desired split and toggles of every
 // service of desired. Every service is tried; the errors are joined,
 // each naming its service.
-func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (a *Actuator) applyToggle(ctx context.Context, c *client, service, flag str
 // environment with Hermes' strategy (or a flexibleRollout one) carrying
 // variants, that is unless SDKs would route by it. A missing toggle flag
 // reads as off.
-func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := actuators.Desired{}
+	out := actuators.Splits{}
 	for _, s := range services {
 		st, ok, err := a.currentService(ctx, c, s)
 		if err != nil {

@@ -177,7 +177,7 @@ func TestSplitsAsSDKsSeeThem(t *testing.T) {
 		{map[string]int{"primary": 0, "secondary": 100, "tertiary": 0}, map[string][2]int{"secondary": {users, users}}},
 	} {
 		t.Run(fmt.Sprint(step.weights["primary"], "/", step.weights["secondary"], "/", step.weights["tertiary"]), func(t *testing.T) {
-			want := actuators.Desired{"chat": {Weights: step.weights, RetriesEnabled: true}}
+			want := actuators.Splits{"chat": {Weights: step.weights, RetriesEnabled: true}}
 			if err := a.Apply(ctx, want); err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -222,7 +222,7 @@ func TestTogglesAsSDKsSeeThem(t *testing.T) {
 		{Weights: map[string]int{"free": 100}, Degraded: true, RetriesEnabled: true},
 		{Weights: map[string]int{"free": 100}},
 	} {
-		if err := a.Apply(ctx, actuators.Desired{"chat": st}); err != nil {
+		if err := a.Apply(ctx, actuators.Splits{"chat": st}); err != nil {
 			t.Fatalf("Apply(%+v): %v", st, err)
 		}
 		got, err := a.Current(ctx)
@@ -381,7 +381,7 @@ func TestAdoptsAnExistingFlag(t *testing.T) {
 		"url": s.URL, "admin_token": s.AdminToken, "environment": s.Environment,
 		"flags": map[string]any{"chat": map[string]any{"routes_flag": flag}},
 	}, "chat")
-	want := actuators.Desired{"chat": {Weights: map[string]int{"free": 30, "paid": 70}}}
+	want := actuators.Splits{"chat": {Weights: map[string]int{"free": 30, "paid": 70}}}
 	if err := a.Apply(context.Background(), want); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestCurrentFindsDefaultFlags(t *testing.T) {
 	if _, ok := got[service]; ok {
 		t.Fatalf("Current before Apply holds %s", service)
 	}
-	want := actuators.Desired{service: {Weights: map[string]int{"a": 25, "b": 75}}}
+	want := actuators.Splits{service: {Weights: map[string]int{"a": 25, "b": 75}}}
 	if err := a.Apply(ctx, want); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func Example_receiver() {
 		panic(err)
 	}
 	ctx := context.Background()
-	desired := actuators.Desired{"chat": {
+	desired := actuators.Splits{"chat": {
 		Weights:        map[string]int{"free": 95, "paid": 5},
 		RetriesEnabled: true,
 		Levels:         map[string]traffic.Level{"free": traffic.Warm, "paid": traffic.Normal},

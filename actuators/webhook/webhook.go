@@ -100,8 +100,8 @@ type Actuator struct {
 	backoff time.Duration // first retry wait
 	jitter  func(d time.Duration) time.Duration
 
-	mu    sync.Mutex        // serialises Apply; guards acked
-	acked actuators.Desired // last state each service's receiver acknowledged
+	mu    sync.Mutex       // serialises Apply; guards acked
+	acked actuators.Splits // last state each service's receiver acknowledged
 }
 
 // New builds a webhook actuator from its settings.
@@ -136,7 +136,7 @@ func New(s actuators.Settings) (*Actuator, error) {
 		now:      time.Now,
 		backoff:  initialBackoff,
 		jitter:   equalJitter,
-		acked:    actuators.Desired{},
+		acked:    actuators.Splits{},
 	}, nil
 }
 
@@ -148,7 +148,7 @@ func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)
 // acknowledged. A failed service does not stop the others; the error
 // names each failed service and is retryable (actuators.IsRetryable) when
 // one failure is transient.
-func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
+func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -184,13 +184,13 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Desired) error {
 // Current returns the state each service's receiver last acknowledged (a
 // webhook cannot be read back, so drift cannot be detected); empty after a
 // restart until the first Apply.
-func (a *Actuator) Current(ctx context.Context) (actuators.Desired, error) {
+func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := actuators.Desired{}
+	out := actuators.Splits{}
 	for svc, st := range a.acked {
 		out[svc] = st.Clone()
 	}

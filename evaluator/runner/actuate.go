@@ -36,8 +36,8 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 }
 
 // desired is the actuators' desired state: the core's planned splits.
-func desired(s evaluator.State) actuators.Desired {
-	d := make(actuators.Desired, len(s.Services))
+func desired(s evaluator.State) actuators.Splits {
+	d := make(actuators.Splits, len(s.Services))
 	for name, sp := range s.Services {
 		d[name] = *sp
 	}
@@ -103,11 +103,11 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 
 // sameDesired remembers the last desired state audited per actuator so the
 // audit log records changes, not every idempotent re-assertion.
-func sameDesired(r *Runner, name string, d actuators.Desired) bool {
+func sameDesired(r *Runner, name string, d actuators.Splits) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lastDesired == nil {
-		r.lastDesired = map[string]actuators.Desired{}
+		r.lastDesired = map[string]actuators.Splits{}
 	}
 	old, ok := r.lastDesired[name]
 	r.lastDesired[name] = d

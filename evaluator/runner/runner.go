@@ -74,7 +74,7 @@ type Runner struct {
 	snap        evaluator.Snapshot
 	lastTick    time.Time
 	lastActs    map[string]api.Actuator
-	lastDesired map[string]actuators.Desired
+	lastDesired map[string]actuators.Splits
 	loadedAt    time.Time
 	// pending are the operator commands the next tick applies, in order.
 	pending []*pendingCommand

@@ -248,12 +248,12 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 type flakyActuator struct {
 	mu     sync.Mutex
 	broken bool
-	last   actuators.Desired
+	last   actuators.Splits
 	calls  int
 }
 
 func (f *flakyActuator) Name() string { return "flaky" }
-func (f *flakyActuator) Apply(_ context.Context, d actuators.Desired) error {
+func (f *flakyActuator) Apply(_ context.Context, d actuators.Splits) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -263,7 +263,7 @@ func (f *flakyActuator) Apply(_ context.Context, d actuators.Desired) error {
 	f.last = d
 	return nil
 }
-func (f *flakyActuator) Current(context.Context) (actuators.Desired, error) {
+func (f *flakyActuator) Current(context.Context) (actuators.Splits, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.last, nil
