@@ -3,8 +3,6 @@ package evaluator
 import (
 	"testing"
 	"time"
-
-	"github.com/hermes-failover/hermes/rules"
 )
 
 func TestFiredAt(t *testing.T) {
@@ -27,15 +25,7 @@ func TestFiredAt(t *testing.T) {
 }
 
 func TestRestoreActuatorAlert(t *testing.T) {
-	cfg, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Actuators = []rules.ActuatorConfig{{Name: "split", Type: "file"}}
-	p, err := NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := policyWithActuator(t)
 	now := time.Unix(1e9, 0).UTC()
 	labels := map[string]string{"alertname": "HermesActuatorFailing", "actuator": "split"}
 	a, ok := p.RestoreAlert(labels, now.Add(-time.Minute), now)

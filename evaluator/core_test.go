@@ -12,10 +12,25 @@ import (
 
 func defaultPolicy(t testing.TB) *Policy {
 	t.Helper()
+	return policyOf(t, nil)
+}
+
+// policyWithActuator is the shipped policy with one actuator, "split", the
+// target of its actuator-scope alerts.
+func policyWithActuator(t testing.TB) *Policy {
+	t.Helper()
+	return policyOf(t, []rules.ActuatorConfig{{Name: "split", Type: "file"}})
+}
+
+// policyOf is the shipped policy with the given actuators. (The helpers of
+// internal/testenv import this package, so its own tests cannot use them.)
+func policyOf(t testing.TB, acts []rules.ActuatorConfig) *Policy {
+	t.Helper()
 	cfg, err := rules.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Actuators = acts
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

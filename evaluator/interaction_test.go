@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestInteraction runs the scripts in testdata/interaction: a data-driven
@@ -47,15 +45,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	cfg, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Actuators = []rules.ActuatorConfig{{Name: "split", Type: "file"}}
-	p, err := NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := policyWithActuator(t)
 	start := time.Unix(0, 0).UTC()
 	return &harness{p: p, now: start, start: start, over: map[string]any{}, health: map[string]ActuatorHealth{}}
 }

@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"github.com/hermes-failover/hermes/internal/testenv"
+
 	"bytes"
 	"context"
 	"flag"
@@ -12,7 +14,6 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the scenarios' golden timelines")
@@ -22,17 +23,7 @@ const scenarioDir = "../../testdata/scenarios"
 // backtest replays a scenario file through the default policy.
 func backtest(t *testing.T, name string, opts replay.Options) *replay.Timeline {
 	t.Helper()
-	cfg, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := testenv.DefaultPolicy(t)
 	f, err := replay.ParseFile(filepath.Join(scenarioDir, name+".yaml"))
 	if err != nil {
 		t.Fatal(err)

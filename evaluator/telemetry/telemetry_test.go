@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"github.com/hermes-failover/hermes/internal/testenv"
+
 	"context"
 	"maps"
 	"math"
@@ -24,21 +26,7 @@ import (
 
 func policy(t *testing.T, edit func(*rules.Config)) *evaluator.Policy {
 	t.Helper()
-	cfg, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		edit(cfg)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testenv.DefaultPolicy(t, edit)
 }
 
 // healthy is a snapshot where every signal of every route answers.

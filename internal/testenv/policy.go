@@ -37,12 +37,18 @@ func Policy(t testing.TB, src string) *evaluator.Policy {
 	return p
 }
 
-// DefaultPolicy is the shipped policy (rules/hermes.yaml), validated.
-func DefaultPolicy(t testing.TB) *evaluator.Policy {
+// DefaultPolicy is the shipped policy (rules/hermes.yaml), changed by each
+// non-nil edit, validated.
+func DefaultPolicy(t testing.TB, edits ...func(*rules.Config)) *evaluator.Policy {
 	t.Helper()
 	cfg, err := rules.Default()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, edit := range edits {
+		if edit != nil {
+			edit(cfg)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
