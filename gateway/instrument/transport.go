@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
@@ -71,12 +72,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // errorCode names a failed call; false for a call the caller cancelled.
+// http.Client's Timeout may abort the call just before the request's
+// context reports its deadline, hence the look at the deadline itself.
 func errorCode(ctx context.Context, err error) (string, bool) {
-	if errors.Is(ctx.Err(), context.Canceled) {
+	dl, hasDeadline := ctx.Deadline()
+	pastDeadline := hasDeadline && !time.Now().Before(dl.Add(-10*time.Millisecond))
+	if errors.Is(ctx.Err(), context.Canceled) && !pastDeadline {
 		return "", false
 	}
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+	if pastDeadline || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 		return CodeTimeout, true
 	}
 	return CodeConnError, true
