@@ -76,7 +76,11 @@ func Start(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.begin(w, r); ok {
+			http.NotFound(w, r)
+		}
+	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(l) }()
 	t.Cleanup(func() {
@@ -324,13 +328,13 @@ func answer(msgs []message) string {
 		}
 	}
 	switch {
-	case strings.Contains(last, "json"):
-		return `{"city": "Paris", "country": "France"}`
 	case strings.Contains(last, "summar"):
 		return "The text explains that cheap model routes can fail silently: they answer HTTP 200 " +
 			"while the replies are truncated, broken or canned, so health checks must judge the content."
 	case strings.Contains(last, "my name"):
 		return "Your name is Ada."
+	case strings.Contains(last, "json"):
+		return `{"city": "Paris", "country": "France"}`
 	case strings.Contains(last, "capital"):
 		return "Paris is the capital of France."
 	}
