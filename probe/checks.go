@@ -221,4 +221,3 @@ func (p *Prober) boundary(ctx context.Context, t *target, bc boundaryCase) outco
 	}
 	return o
 }
-
