@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
+	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -33,6 +35,17 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes check: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
 		return 2
+	}
+
+	// A prober configuration (top-level targets:) is checked as such.
+	if data, err := os.ReadFile(*configFile); *configFile != "" && err == nil && probe.LooksLikeConfig(data) {
+		pcfg, err := probe.Load(*configFile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "probe config OK: %d targets, %d prompts\n", len(pcfg.Targets), len(pcfg.Prompts))
+		return 0
 	}
 
 	var (

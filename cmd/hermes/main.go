@@ -4,6 +4,7 @@
 //	hermes explain  --route ROUTE [--url URL]
 //	hermes ctl      release|pin|pause|clear …
 //	hermes check    --config FILE
+//	hermes probe    --config FILE [--web.listen-address :9798]
 //	hermes backtest --series FILE [--config FILE] [--format text|json]
 //	hermes demo
 package main
@@ -23,7 +24,8 @@ commands:
   run       evaluate routes live next to Prometheus and shift traffic
   explain   say why a route is where it is (asks a running Hermes)
   ctl       operator controls: release, pin, pause, clear (asks a running Hermes)
-  check     validate a configuration file
+  check     validate a configuration file (Hermes's or the prober's)
+  probe     probe LLM routes and export llm_probe_* for Prometheus
   backtest  replay series (promtool notation) or a Prometheus through the policy
   demo      backtest the embedded default policy on an embedded scenario
   help      show this text
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return explainCmd(ctx, rest, stdout, stderr)
 	case "ctl":
 		return ctlCmd(ctx, rest, stdout, stderr)
+	case "probe":
+		return probeCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
