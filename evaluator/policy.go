@@ -4,6 +4,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 
 	"fmt"
+	"slices"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -11,12 +12,16 @@ import (
 // Policy is a validated configuration prepared for the core: lookups by name
 // and compiled alert rules. Build it once per (re)load with NewPolicy.
 type Policy struct {
-	Config   *rules.Config
-	signals  map[string]rules.SignalConfig
-	levels   [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
-	alerts   []*alertRule
-	routes   []string // every route of every service, in config order
-	services map[string]rules.ServiceConfig
+	Config  *rules.Config
+	signals map[string]rules.SignalConfig
+	// signalIndex is each signal's index in Config.Signals.
+	signalIndex map[string]int
+	levels      [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
+	alerts      []*alertRule
+	routes      []string // every route of every service, in config order
+	services    map[string]rules.ServiceConfig
+	// routeServices are the services of each route, in config order.
+	routeServices map[string][]string
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
@@ -24,9 +29,11 @@ type Policy struct {
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
 func NewPolicy(cfg *rules.Config) (*Policy, error) {
-	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, services: map[string]rules.ServiceConfig{}}
-	for _, s := range cfg.Signals {
+	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
+		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
+	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
+		p.signalIndex[s.Name] = i
 	}
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)
@@ -39,6 +46,9 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	for _, svc := range cfg.Services {
 		p.services[svc.Name] = svc
 		for _, r := range svc.Routes {
+			if !slices.Contains(p.routeServices[r], svc.Name) {
+				p.routeServices[r] = append(p.routeServices[r], svc.Name)
+			}
 			if !seen[r] {
 				seen[r] = true
 				p.routes = append(p.routes, r)
