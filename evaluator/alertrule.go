@@ -48,8 +48,8 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // What a tick costs here grows with the routes times the rules, so the
 // loop does per target only what its result needs: one expr VM and one
 // signals map serve every evaluation (nothing keeps the environment), and
-// an instance's key is built only when its condition holds or the target
-// had alerts before.
+// an instance's previous state is looked up once per target, its key built
+// only when it has a next state.
 func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
@@ -57,9 +57,10 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 		ev           Event
 	}
 	type targetID struct{ service, route, actuator string }
-	alerted := make(map[targetID]bool, len(prev))
+	byTarget := make(map[targetID][]*Alert, len(prev))
 	for _, a := range prev {
-		alerted[targetID{a.Service, a.Route, a.Actuator}] = true
+		t := targetID{a.Service, a.Route, a.Actuator}
+		byTarget[t] = append(byTarget[t], a)
 	}
 	var out []ordered
 	var machine vm.VM
@@ -68,6 +69,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 	eval := func(scope string, build func(signals map[string]float64) rules.AlertEnv) {
 		var env rules.AlertEnv
 		var cache annotationCache
+		var prevs []*Alert // the target's alerts at the previous tick
 		built := false
 		for ri, r := range p.alerts {
 			if r.cfg.Scope != scope {
@@ -76,16 +78,22 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 			if !built {
 				clear(signals)
 				env, built = build(signals), true
+				prevs = byTarget[targetID{env.Service, env.Route, env.Actuator}]
 			}
 			ok, err := machine.Run(r.prog, &env)
 			cond := err == nil && ok == true
-			if !cond && !alerted[targetID{env.Service, env.Route, env.Actuator}] {
+			var was *Alert
+			for _, a := range prevs {
+				if a.Rule == r.cfg.Name {
+					was = a
+				}
+			}
+			if !cond && was == nil {
 				continue
 			}
-			key := AlertKey(r.cfg.Name, env.Service, env.Route, env.Actuator)
-			a, ev := stepAlert(r, prev[key], cond, env, &cache, now)
+			a, ev := stepAlert(r, was, cond, env, &cache, now)
 			if a != nil {
-				next[key] = a
+				next[AlertKey(r.cfg.Name, env.Service, env.Route, env.Actuator)] = a
 			}
 			if ev != nil {
 				out = append(out, ordered{ri, target, *ev})
@@ -128,7 +136,7 @@ func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, cache *
 	}
 	if a.State == StateInactive && !cond {
 		if prev != nil && prev.Retained(now) {
-			return &a, nil
+			return prev, nil // unchanged: Step never changes an alert in place
 		}
 		return nil, nil
 	}

@@ -17,7 +17,7 @@ run() {
 }
 run -bench 'BenchmarkStep$' -benchtime "$benchtime" ./evaluator/
 run -bench 'BenchmarkScrape$' -benchtime 3x ./evaluator/telemetry/
-run -bench 'BenchmarkBacktest24h$' -benchtime 1x ./evaluator/replay/
+run -bench 'BenchmarkBacktest24h$' -benchtime 1x -timeout 60m ./evaluator/replay/
 awk '
 /^BenchmarkStep\/routes=1000-/  { k1 += $3; n1++ }
 /^BenchmarkStep\/routes=10000-/ { k10 += $3; n10++ }
