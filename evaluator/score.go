@@ -90,8 +90,9 @@ func beyond(b rules.Bound, v float64) (float64, bool) {
 func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, len(p.Config.Signals))}
 	index := p.signalIndex // Contributions are in p.Config.Signals order
+	row := snap.Row(route)
 	for _, sig := range p.Config.Signals {
-		smp := snap.Get(route, sig.Name)
+		smp := row.Get(sig.Name)
 		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()

@@ -50,6 +50,8 @@ type Options struct {
 	Actuators *actuators.Registry
 	// Restore says where Hermes's own series are and how old they may be.
 	Restore persist.RestoreOptions
+	// Metrics tunes Hermes's own series (--metrics.per-signal).
+	Metrics telemetry.Options
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
@@ -109,7 +111,7 @@ func New(opts Options) (*Runner, error) {
 	r := &Runner{
 		opts:     opts,
 		log:      opts.Logger,
-		metrics:  telemetry.New(opts.Registerer),
+		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
 		acts:     newActuationMetrics(opts.Registerer),
 		reloads:  make(chan chan error),
 		lastActs: map[string]api.Actuator{},

@@ -50,7 +50,7 @@ func BenchmarkScrape(b *testing.B) {
 				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snap}, now.Add(time.Duration(i)*15*time.Second))
 			}
 			reg := prometheus.NewRegistry()
-			m := New(reg)
+			m := New(reg, Options{})
 			m.Update(p, s, snap, now)
 			var w countingWriter
 			var series int
