@@ -300,13 +300,3 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		r.log.Info("ready: first tick done", "tick", ts)
 	}
 }
-
-func logSignalProblems(log *slog.Logger, snap evaluator.Snapshot) {
-	for route, sigs := range snap.Values {
-		for sig, smp := range sigs {
-			if smp.Status == evaluator.StatusError {
-				log.Warn("signal query failed", "route", route, "signal", sig, "reason", smp.Reason)
-			}
-		}
-	}
-}
