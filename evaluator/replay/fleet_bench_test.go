@@ -36,7 +36,7 @@ func BenchmarkBacktest24h(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				tl, err := replay.Run(context.Background(), pol, bt.Query, bt.Start(), bt.End(), replay.Options{})
+				tl, err := replay.RunBacktest(context.Background(), pol, bt, nil, replay.Options{})
 				bt.Close()
 				if err != nil {
 					b.Fatal(err)
