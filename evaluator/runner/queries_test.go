@@ -16,34 +16,19 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator/promapi"
+	"github.com/hermes-failover/hermes/internal/benchfleet"
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// fleetConfig is the shipped configuration with routes routes, in
-// services of 4.
+// fleetConfig writes the shipped configuration with routes routes.
 func fleetConfig(t *testing.T, routes int) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("services:\n")
-	for i := range routes {
-		if i%4 == 0 {
-			fmt.Fprintf(&b, "  - name: svc%d\n    routes: [", i/4)
-		}
-		fmt.Fprintf(&b, "r%d", i)
-		if i%4 == 3 || i == routes-1 {
-			b.WriteString("]\n")
-		} else {
-			b.WriteString(", ")
-		}
-	}
-	src := string(rules.DefaultYAML)
-	i := strings.Index(src, "\nservices:\n")
-	j := strings.Index(src, "\nalerts:\n")
-	if i < 0 || j < i {
-		t.Fatal("rules.DefaultYAML has no services section before alerts")
+	src, err := benchfleet.ConfigYAML(routes)
+	if err != nil {
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "hermes.yaml")
-	if err := os.WriteFile(path, []byte(src[:i+1]+b.String()+src[j:]), 0o644); err != nil {
+	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -67,7 +52,7 @@ func TestQueriesPerTickDoNotGrowWithRoutes(t *testing.T) {
 					mu.Unlock()
 					v := make(model.Vector, 0, routes)
 					for i := range routes {
-						v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(fmt.Sprintf("r%d", i))}, Value: 1})
+						v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(benchfleet.Route(i))}, Value: 1})
 					}
 					return v, nil
 				}

@@ -124,3 +124,23 @@ func model(d time.Duration) string {
 	}
 	return fmt.Sprintf("%ds", d/time.Second)
 }
+
+// ConfigYAML is the shipped configuration (rules.DefaultYAML) with the
+// services of a fleet of routes routes (see Services), as a file that
+// hermes run and hermes backtest read.
+func ConfigYAML(routes int) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString("services:\n")
+	cfg := &rules.Config{}
+	Services(routes)(cfg)
+	for _, svc := range cfg.Services {
+		fmt.Fprintf(&b, "  - name: %s\n    routes: [%s]\n", svc.Name, strings.Join(svc.Routes, ", "))
+	}
+	src := string(rules.DefaultYAML)
+	i := strings.Index(src, "\nservices:\n")
+	j := strings.Index(src, "\nalerts:\n")
+	if i < 0 || j < i {
+		return nil, fmt.Errorf("rules.DefaultYAML has no services section before its alerts")
+	}
+	return []byte(src[:i+1] + b.String() + src[j:]), nil
+}

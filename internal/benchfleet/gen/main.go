@@ -1,8 +1,8 @@
 // Command gen writes a fleet scenario for scripts/bench-promtool.sh: the
 // series for `hermes backtest --series` and a promtool test file that
 // evaluates the shipped recording rules over the same series and range.
-// Routes beyond the shipped service's 3 need a configuration with
-// benchfleet.Services.
+// With -config-only it writes only a configuration with the fleet's
+// services instead (scripts/bench-rss.sh).
 package main
 
 import (
@@ -22,11 +22,30 @@ func main() {
 	reps := flag.Int("reps", 4, "repetitions of the scenario end to end")
 	rulesFile := flag.String("rules", "rules/prometheus/hermes-recording.rules.yml", "recording rules for promtool")
 	out := flag.String("out", "", "output directory")
+	configOnly := flag.Bool("config-only", false, "write only hermes.yaml, the shipped configuration with the fleet's services")
 	flag.Parse()
-	if err := run(*scenario, *routes, *reps, *rulesFile, *out); err != nil {
+	var err error
+	if *configOnly {
+		err = writeConfig(*routes, *out)
+	} else {
+		err = run(*scenario, *routes, *reps, *rulesFile, *out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
+}
+
+// writeConfig writes out/hermes.yaml for a fleet of routes routes.
+func writeConfig(routes int, out string) error {
+	if out == "" {
+		return fmt.Errorf("-out is required")
+	}
+	src, err := benchfleet.ConfigYAML(routes)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "hermes.yaml"), src, 0o644)
 }
 
 func run(scenario string, routes, reps int, rulesFile, out string) error {
