@@ -9,7 +9,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-// BenchSizes are the fleet sizes make bench measures the tick at.
+// benchSizes are the fleet sizes make bench measures the tick at.
 var benchSizes = []int{100, 1000, 10000}
 
 // BenchmarkStep measures one tick of the pure core over a ready snapshot
