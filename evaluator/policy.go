@@ -12,19 +12,20 @@ import (
 // Policy is a validated configuration prepared for the core: lookups by name
 // and compiled alert rules. Build it once per (re)load with NewPolicy.
 type Policy struct {
-	Config  *rules.Config
-	signals map[string]rules.SignalConfig
-	// signalIndex is each signal's index in Config.Signals.
-	signalIndex map[string]int
-	levels      [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
-	alerts      []*alertRule
-	routes      []string // every route of every service, in config order
-	services    map[string]rules.ServiceConfig
-	// routeServices are the services of each route, in config order.
-	routeServices map[string][]string
+	Config   *rules.Config
+	signals  map[string]rules.SignalConfig
+	levels   [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
+	alerts   []*alertRule
+	routes   []string // every route of every service, in config order
+	services map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
+
+	// signalIndex is each signal's index in Config.Signals.
+	signalIndex map[string]int
+	// routeServices are the services of each route, in config order.
+	routeServices map[string][]string
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.

@@ -31,29 +31,30 @@ const (
 type Metrics struct {
 	mu sync.Mutex // guards the Update bookkeeping below
 
-	saved             *persist.Exporter
-	routeScore        *prometheus.GaugeVec
-	routeLevelInfo    *prometheus.GaugeVec
-	failbacksTotal    *prometheus.CounterVec
-	signalValue       *prometheus.GaugeVec
-	signalPenalty     *prometheus.GaugeVec
-	signalStatus      *prometheus.GaugeVec
-	tickDuration      prometheus.Histogram
-	ticksTotal        prometheus.Counter
-	ticksSkipped      prometheus.Counter
-	queryErrors       *prometheus.CounterVec
-	lastTick          prometheus.Gauge
-	reloadSuccessful  prometheus.Gauge
-	reloadSuccessTime prometheus.Gauge
-	reloadsTotal      *prometheus.CounterVec
-	exportedRoutes    map[string]bool
-	// allSignals keeps the per-signal series of every route (Options).
-	allSignals bool
-	// signalRoutes are the routes whose per-signal series are exported.
-	signalRoutes        map[string]bool
+	saved               *persist.Exporter
+	routeScore          *prometheus.GaugeVec
+	routeLevelInfo      *prometheus.GaugeVec
+	failbacksTotal      *prometheus.CounterVec
+	signalValue         *prometheus.GaugeVec
+	signalPenalty       *prometheus.GaugeVec
+	signalStatus        *prometheus.GaugeVec
+	tickDuration        prometheus.Histogram
+	ticksTotal          prometheus.Counter
+	ticksSkipped        prometheus.Counter
+	queryErrors         *prometheus.CounterVec
+	lastTick            prometheus.Gauge
+	reloadSuccessful    prometheus.Gauge
+	reloadSuccessTime   prometheus.Gauge
+	reloadsTotal        *prometheus.CounterVec
+	exportedRoutes      map[string]bool
 	exportedSignals     map[string]bool
 	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
 	failbackRoutesKnown map[string]bool      // routes whose failbacks have been seen once
+
+	// allSignals keeps the per-signal series of every route (Options).
+	allSignals bool
+	// signalRoutes are the routes whose per-signal series are exported.
+	signalRoutes map[string]bool
 }
 
 // Options tune what Metrics exports.
