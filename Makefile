@@ -16,4 +16,4 @@ scenarios:
 	go test ./evaluator/replay -run Scenario -rewrite
 
 bench:
-	go test -run '^$$' -bench . -benchmem ./evaluator/...
+	scripts/bench.sh

@@ -6,11 +6,11 @@ import (
 	"maps"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
@@ -44,30 +44,56 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // rule by rule, then services (service scope before its routes) in config
 // order, then actuators in config order. Each target's environment is built
 // once and shared by the rules.
+//
+// What a tick costs here grows with the routes times the rules, so the
+// loop does per target only what its result needs: one expr VM and one
+// signals map serve every evaluation (nothing keeps the environment), and
+// an instance's previous state is looked up once per target, its key built
+// only when it has a next state.
 func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
-	next := map[string]*Alert{}
+	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
 		ev           Event
 	}
+	type targetID struct{ service, route, actuator string }
+	byTarget := make(map[targetID][]*Alert, len(prev))
+	for _, a := range prev {
+		t := targetID{a.Service, a.Route, a.Actuator}
+		byTarget[t] = append(byTarget[t], a)
+	}
 	var out []ordered
+	var machine vm.VM
+	signals := make(map[string]float64, len(p.Config.Signals))
 	target := 0
-	eval := func(scope string, build func() rules.AlertEnv) {
+	eval := func(scope string, build func(signals map[string]float64) rules.AlertEnv) {
 		var env rules.AlertEnv
+		var cache annotationCache
+		var prevs []*Alert // the target's alerts at the previous tick
 		built := false
 		for ri, r := range p.alerts {
 			if r.cfg.Scope != scope {
 				continue
 			}
 			if !built {
-				env, built = build(), true
+				clear(signals)
+				env, built = build(signals), true
+				prevs = byTarget[targetID{env.Service, env.Route, env.Actuator}]
 			}
-			ok, err := expr.Run(r.prog, env)
+			ok, err := machine.Run(r.prog, &env)
 			cond := err == nil && ok == true
-			key := AlertKey(r.cfg.Name, env.Service, env.Route, env.Actuator)
-			a, ev := stepAlert(r, prev[key], cond, env, now)
+			var was *Alert
+			for _, a := range prevs {
+				if a.Rule == r.cfg.Name {
+					was = a
+				}
+			}
+			if !cond && was == nil {
+				continue
+			}
+			a, ev := stepAlert(r, was, cond, env, &cache, now)
 			if a != nil {
-				next[key] = a
+				next[AlertKey(r.cfg.Name, env.Service, env.Route, env.Actuator)] = a
 			}
 			if ev != nil {
 				out = append(out, ordered{ri, target, *ev})
@@ -76,13 +102,15 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 		target++
 	}
 	for _, svc := range p.Config.Services {
-		eval(rules.ScopeService, func() rules.AlertEnv { return alertEnv(s, svc, "") })
+		eval(rules.ScopeService, func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", sig) })
 		for _, route := range svc.Routes {
-			eval(rules.ScopeRoute, func() rules.AlertEnv { return alertEnv(s, svc, route) })
+			eval(rules.ScopeRoute, func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) })
 		}
 	}
 	for _, name := range p.actuators {
-		eval(rules.ScopeActuator, func() rules.AlertEnv { return actuatorEnv(snap.Actuators[name], name, now) })
+		eval(rules.ScopeActuator, func(sig map[string]float64) rules.AlertEnv {
+			return actuatorEnv(snap.Actuators[name], name, sig, now)
+		})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -101,14 +129,14 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 // stepAlert moves one alert instance by one tick, as Prometheus's alerting
 // rule does: inactive → pending when the condition holds, pending → firing
 // after for, firing → inactive once it has not held for keep_firing_for.
-func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, now time.Time) (*Alert, *Event) {
+func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, cache *annotationCache, now time.Time) (*Alert, *Event) {
 	var a Alert
 	if prev != nil {
 		a = *prev
 	}
 	if a.State == StateInactive && !cond {
 		if prev != nil && prev.Retained(now) {
-			return &a, nil
+			return prev, nil // unchanged: Step never changes an alert in place
 		}
 		return nil, nil
 	}
@@ -123,7 +151,7 @@ func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, now tim
 		if a.Labels == nil {
 			a.Labels = alertLabels(r.cfg, env.Service, env.Route, env.Level, env.Actuator)
 		}
-		a.Annotations = renderAnnotations(r, env)
+		a.Annotations = renderAnnotations(r, env, cache)
 		if a.State == StatePending && now.Sub(a.ActiveAt) >= r.cfg.For {
 			a.State = StateFiring
 			a.FiredAt = now
@@ -154,9 +182,10 @@ func alertEvent(a *Alert, now time.Time) *Event {
 		Tier: a.Tier, State: state, Labels: maps.Clone(a.Labels), Annotations: maps.Clone(a.Annotations), ActiveAt: &at}
 }
 
-// alertEnv is what an alert rule sees for one service (and route).
-func alertEnv(s State, svc rules.ServiceConfig, route string) rules.AlertEnv {
-	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: map[string]float64{}, Score: 100, Level: traffic.Normal.String()}
+// alertEnv is what an alert rule sees for one service (and route); its
+// Signals are written into signals, an empty map.
+func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string]float64) rules.AlertEnv {
+	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if ss := s.Services[svc.Name]; ss != nil {
 		env.Degraded = ss.Degraded
 		env.Weights = ss.Weights
@@ -188,8 +217,8 @@ func alertEnv(s State, svc rules.ServiceConfig, route string) rules.AlertEnv {
 
 // actuatorEnv is what an actuator-scope rule sees for one actuator; an
 // actuator the snapshot says nothing about is taken as working.
-func actuatorEnv(h ActuatorHealth, name string, now time.Time) rules.AlertEnv {
-	env := rules.AlertEnv{Actuator: name, Signals: map[string]float64{}, Score: 100, Level: traffic.Normal.String()}
+func actuatorEnv(h ActuatorHealth, name string, signals map[string]float64, now time.Time) rules.AlertEnv {
+	env := rules.AlertEnv{Actuator: name, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if !h.OK && !h.FailingSince.IsZero() {
 		env.FailingFor = now.Sub(h.FailingSince).Seconds()
 		env.Error = h.Error
@@ -197,14 +226,30 @@ func actuatorEnv(h ActuatorHealth, name string, now time.Time) rules.AlertEnv {
 	return env
 }
 
+// annotationCache keeps what renderAnnotations computes once per target and
+// tick for every rule of the target: the score breakdown.
+type annotationCache struct {
+	breakdown string
+	built     bool
+}
+
 // renderAnnotations renders an alert's summary and description; a route's
-// alert without a description gets the score breakdown.
-func renderAnnotations(r *alertRule, env rules.AlertEnv) map[string]string {
+// alert without a description gets the score breakdown, computed once per
+// target and tick through cache.
+func renderAnnotations(r *alertRule, env rules.AlertEnv, cache *annotationCache) map[string]string {
 	data := env.TemplateData()
-	ann := map[string]string{}
-	for name, t := range map[string]*template.Template{"summary": r.summary, "description": r.description} {
-		var b bytes.Buffer
-		if err := t.Execute(&b, data); err != nil {
+	ann := make(map[string]string, 3)
+	var b bytes.Buffer
+	for _, t := range [...]struct {
+		name, src string
+		tmpl      *template.Template
+	}{{"summary", r.cfg.Summary, r.summary}, {"description", r.cfg.Description, r.description}} {
+		name := t.name
+		if strings.TrimSpace(t.src) == "" {
+			continue // renders nothing
+		}
+		b.Reset()
+		if err := t.tmpl.Execute(&b, data); err != nil {
 			b.Reset()
 			fmt.Fprintf(&b, "template error: %v", err)
 		}
@@ -213,7 +258,10 @@ func renderAnnotations(r *alertRule, env rules.AlertEnv) map[string]string {
 		}
 	}
 	if _, ok := ann["description"]; !ok && env.Route != "" {
-		ann["description"] = scoreBreakdown(env)
+		if !cache.built {
+			cache.breakdown, cache.built = scoreBreakdown(env), true
+		}
+		ann["description"] = cache.breakdown
 	}
 	if r.cfg.RunbookURL != "" {
 		ann["runbook_url"] = r.cfg.RunbookURL
@@ -222,21 +270,38 @@ func renderAnnotations(r *alertRule, env rules.AlertEnv) map[string]string {
 }
 
 // scoreBreakdown is the default description: score, level and signals.
+// It is written with strconv rather than fmt (the same text: %.1f and %.3g
+// of finite values) since a fleet renders it for every alerting route.
 func scoreBreakdown(env rules.AlertEnv) string {
 	names := make([]string, 0, len(env.Signals))
 	for n := range env.Signals {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var b strings.Builder
-	fmt.Fprintf(&b, "score %.1f, level %s", env.Score, env.Level)
+	b := make([]byte, 0, 64+24*len(names))
+	b = append(b, "score "...)
+	b = appendFloat(b, env.Score, 'f', 1)
+	b = append(b, ", level "...)
+	b = append(b, env.Level...)
 	for _, n := range names {
 		if v := env.Signals[n]; !math.IsNaN(v) {
-			fmt.Fprintf(&b, "; %s=%.3g", n, v)
+			b = append(b, "; "...)
+			b = append(b, n...)
+			b = append(b, '=')
+			b = appendFloat(b, v, 'g', 3)
 		}
 	}
 	if len(env.Missing) > 0 {
-		fmt.Fprintf(&b, "; missing: %s", strings.Join(env.Missing, ", "))
+		b = append(b, "; missing: "...)
+		b = append(b, strings.Join(env.Missing, ", ")...)
 	}
-	return b.String()
+	return string(b)
+}
+
+// appendFloat appends v as fmt's %.<prec><fmt> writes it.
+func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
+	if math.IsInf(v, 0) {
+		return fmt.Appendf(b, "%.*"+string(fmtc), prec, v)
+	}
+	return strconv.AppendFloat(b, v, fmtc, prec, 64)
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 
 	"fmt"
+	"slices"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -20,13 +21,20 @@ type Policy struct {
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
+
+	// signalIndex is each signal's index in Config.Signals.
+	signalIndex map[string]int
+	// routeServices are the services of each route, in config order.
+	routeServices map[string][]string
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
 func NewPolicy(cfg *rules.Config) (*Policy, error) {
-	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, services: map[string]rules.ServiceConfig{}}
-	for _, s := range cfg.Signals {
+	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
+		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
+	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
+		p.signalIndex[s.Name] = i
 	}
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)
@@ -39,6 +47,9 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	for _, svc := range cfg.Services {
 		p.services[svc.Name] = svc
 		for _, r := range svc.Routes {
+			if !slices.Contains(p.routeServices[r], svc.Name) {
+				p.routeServices[r] = append(p.routeServices[r], svc.Name)
+			}
 			if !seen[r] {
 				seen[r] = true
 				p.routes = append(p.routes, r)

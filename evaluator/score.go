@@ -88,10 +88,11 @@ func beyond(b rules.Bound, v float64) (float64, bool) {
 // ComputeScore scores route from snap. idle says the route currently gets no
 // user traffic, so signals that need traffic are skipped rather than missing.
 func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
-	sc := Score{Value: 100}
-	index := map[string]int{}
+	sc := Score{Value: 100, Contributions: make([]Contribution, 0, len(p.Config.Signals))}
+	index := p.signalIndex // Contributions are in p.Config.Signals order
+	row := snap.Row(route)
 	for _, sig := range p.Config.Signals {
-		smp := snap.Get(route, sig.Name)
+		smp := row.Get(sig.Name)
 		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
@@ -102,7 +103,6 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 				sc.Missing = append(sc.Missing, sig.Name)
 			}
 		}
-		index[sig.Name] = len(sc.Contributions)
 		sc.Contributions = append(sc.Contributions, c)
 	}
 	usable := func(name string) (*Contribution, bool) {

@@ -53,8 +53,18 @@ type Snapshot struct {
 }
 
 // Get returns the sample of signal for route, Missing if absent.
-func (s Snapshot) Get(route, signal string) Sample {
-	if v, ok := s.Values[route][signal]; ok {
+func (s Snapshot) Get(route, signal string) Sample { return s.Row(route).Get(signal) }
+
+// Row is one route's samples by signal.
+type Row map[string]Sample
+
+// Row returns route's samples, to read many signals of one route with one
+// lookup of the route.
+func (s Snapshot) Row(route string) Row { return s.Values[route] }
+
+// Get returns the sample of signal, Missing if absent.
+func (r Row) Get(signal string) Sample {
+	if v, ok := r[signal]; ok {
 		return v
 	}
 	return Sample{Status: StatusMissing, Reason: "no sample"}

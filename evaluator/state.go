@@ -57,21 +57,32 @@ type State struct {
 }
 
 // Clone returns a deep copy of s, so Step never mutates its input.
-func (s State) Clone() State {
+func (s State) Clone() State { return s.clone(true) }
+
+// clone copies s; with alerts false the copy shares s's Alerts map, for a
+// caller that builds a new one without mutating the old (Step's
+// evalAlerts). The route states are copied into one backing array: one
+// allocation per tick instead of one per route.
+func (s State) clone(alerts bool) State {
 	out := State{Routes: make(map[string]*RouteState, len(s.Routes)), Services: make(map[string]*traffic.Split, len(s.Services)),
-		Alerts: make(map[string]*Alert, len(s.Alerts))}
+		Alerts: s.Alerts}
+	routes := make([]RouteState, 0, len(s.Routes))
 	for k, v := range s.Routes {
-		c := *v
+		routes = append(routes, *v)
+		c := &routes[len(routes)-1]
 		c.Failbacks = slices.Clone(v.Failbacks)
-		out.Routes[k] = &c
+		out.Routes[k] = c
 	}
 	for k, v := range s.Services {
 		c := v.Clone()
 		out.Services[k] = &c
 	}
-	for k, v := range s.Alerts {
-		c := *v
-		out.Alerts[k] = &c
+	if alerts {
+		out.Alerts = make(map[string]*Alert, len(s.Alerts))
+		for k, v := range s.Alerts {
+			c := *v
+			out.Alerts[k] = &c
+		}
 	}
 	out.Overrides = maps.Clone(s.Overrides)
 	return out

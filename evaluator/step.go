@@ -14,7 +14,9 @@ import (
 // returns the next state and what changed, in a stable order. Step does no
 // I/O and reads no clock.
 func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
-	s := prev.Clone()
+	// evalAlerts below builds the next alerts from prev's without changing
+	// them, so they need no copy.
+	s := prev.clone(false)
 	for _, r := range p.Routes() {
 		if s.Routes[r] == nil {
 			s.Routes[r] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
@@ -87,11 +89,8 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 
 func transitionEvents(p *Policy, route string, rs RouteState, tr transition, now time.Time) []Event {
 	var evs []Event
-	for _, svc := range p.Config.Services {
-		if !contains(svc.Routes, route) {
-			continue
-		}
-		ev := Event{Time: now, Service: svc.Name, Route: route, Score: ptr(round1(rs.Score.Value)), Reasons: append([]string{tr.why}, rs.Score.Reasons()...)}
+	for _, svc := range p.routeServices[route] {
+		ev := Event{Time: now, Service: svc, Route: route, Score: ptr(round1(rs.Score.Value)), Reasons: append([]string{tr.why}, rs.Score.Reasons()...)}
 		if tr.from == tr.to {
 			ev.Type = EventFailback
 			ev.From, ev.To = tr.from.String(), tr.to.String()
@@ -104,15 +103,6 @@ func transitionEvents(p *Policy, route string, rs RouteState, tr transition, now
 		evs = append(evs, ev)
 	}
 	return evs
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func round1(v float64) float64 {

@@ -64,7 +64,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
 	}
-	tl, err := backtestFile(ctx, cfg, f, releases)
+	tl, err := backtestFile(ctx, cfg, f, releases, progressTo(stderr, time.Now))
 	if err != nil {
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
@@ -73,7 +73,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 }
 
 // backtestFile replays a parsed series file through the policy of cfg.
-func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releases []string) (*replay.Timeline, error) {
+func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releases []string, progress func(done, total time.Duration)) (*replay.Timeline, error) {
 	pol, err := evaluator.NewPolicy(cfg)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releas
 	if err != nil {
 		return nil, err
 	}
-	return replay.Run(ctx, pol, bt.Query, bt.Start(), bt.End(), opts)
+	return replay.RunBacktest(ctx, pol, bt, progress, opts)
 }
 
 // backtestPrometheus replays [from, to] of a Prometheus: one range query per

@@ -34,7 +34,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stderr, "demo: the default policy (rules/hermes.yaml) over a silent content failure of the free route (testdata/scenarios/content_failure.yaml)")
-	tl, err := backtestFile(ctx, cfg, f, nil)
+	tl, err := backtestFile(ctx, cfg, f, nil, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1

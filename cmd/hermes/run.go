@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/hermes-failover/hermes/evaluator/runner"
+	"github.com/hermes-failover/hermes/evaluator/telemetry"
 	"github.com/hermes-failover/hermes/web"
 )
 
@@ -35,6 +36,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tolerance := fs.Duration("restore.tolerance", time.Hour, "how old Hermes's own series may be to restore state from them")
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
 	tokenFile := fs.String("web.admin-token-file", "", "file holding a bearer token required by the admin API and /-/reload")
+	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status for every route, not only for routes that are not normal or lose points")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -74,6 +76,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ConfigPath: *configPath, OverridesPath: *overrides, Logger: logger, Registerer: reg,
 		Audit: runner.NewAuditLog(auditW), Actuators: kinds,
 		Restore: persist.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
+		Metrics: telemetry.Options{AllSignals: *perSignal},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "run: %v\n", err)

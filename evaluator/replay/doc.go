@@ -13,6 +13,11 @@
 //		// score, decide, plan ...
 //	}
 //
+// RunBacktest does the same faster: it evaluates each signal once per hour
+// of the range (range queries on the same engine, see Windowed) and steps
+// the ticks through the results, so a day of a fleet replays in seconds
+// and memory holds one window's results. hermes backtest --series uses it.
+//
 // RangeCache replays a real Prometheus: one range query per signal over the
 // backtest window, answered tick by tick from memory, so the core sees the
 // vectors it would have seen live.

@@ -33,7 +33,7 @@ func backtest(t *testing.T, name string, opts replay.Options) *replay.Timeline {
 		t.Fatal(err)
 	}
 	defer bt.Close()
-	tl, err := replay.Run(context.Background(), pol, bt.Query, bt.Start(), bt.End(), opts)
+	tl, err := replay.RunBacktest(context.Background(), pol, bt, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,8 @@ type Options struct {
 	Actuators *actuators.Registry
 	// Restore says where Hermes's own series are and how old they may be.
 	Restore persist.RestoreOptions
+	// Metrics tunes Hermes's own series (--metrics.per-signal).
+	Metrics telemetry.Options
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
@@ -109,7 +111,7 @@ func New(opts Options) (*Runner, error) {
 	r := &Runner{
 		opts:     opts,
 		log:      opts.Logger,
-		metrics:  telemetry.New(opts.Registerer),
+		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
 		acts:     newActuationMetrics(opts.Registerer),
 		reloads:  make(chan chan error),
 		lastActs: map[string]api.Actuator{},
@@ -296,15 +298,5 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	if !r.ready.Load() {
 		r.ready.Store(true)
 		r.log.Info("ready: first tick done", "tick", ts)
-	}
-}
-
-func logSignalProblems(log *slog.Logger, snap evaluator.Snapshot) {
-	for route, sigs := range snap.Values {
-		for sig, smp := range sigs {
-			if smp.Status == evaluator.StatusError {
-				log.Warn("signal query failed", "route", route, "signal", sig, "reason", smp.Reason)
-			}
-		}
 	}
 }

@@ -99,22 +99,38 @@ func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator
 	m.lastFailbackSeen[route] = latest
 }
 
-// exportSignals sets the signal gauges of one route and collects its
-// erroring signals into errs.
+// signalDetail reports whether a route's per-signal series are exported:
+// with Options.AllSignals, else while the route is not normal or some
+// signal takes points off its score. A calm fleet then costs a few series
+// per route, not a few per route and signal (docs/design.md counts them).
+func (m *Metrics) signalDetail(rs *evaluator.RouteState) bool {
+	return m.allSignals || rs.Level != traffic.Normal || rs.Score.Value < 100
+}
+
+// exportSignals sets the signal gauges of one route, or drops them when
+// signalDetail says so, and collects its erroring signals into errs.
 func (m *Metrics) exportSignals(pol *evaluator.Policy, route string, rs *evaluator.RouteState, snap evaluator.Snapshot, errs map[[2]string]bool) {
+	detail := m.signalDetail(rs)
+	if !detail && m.signalRoutes[route] {
+		m.deleteSignals(route)
+	}
+	row := snap.Row(route)
 	for _, sig := range pol.Config.Signals {
-		smp := snap.Get(route, sig.Name)
-		if smp.Status == evaluator.StatusOK {
-			m.signalValue.WithLabelValues(route, sig.Name).Set(smp.Value)
-		} else {
-			m.signalValue.DeleteLabelValues(route, sig.Name)
-		}
+		smp := row.Get(sig.Name)
 		if smp.Status == evaluator.StatusError {
 			reason := smp.Reason
 			if reason == "" {
 				reason = "unknown"
 			}
 			errs[[2]string{sig.Name, reason}] = true
+		}
+		if !detail {
+			continue
+		}
+		if smp.Status == evaluator.StatusOK {
+			m.signalValue.WithLabelValues(route, sig.Name).Set(smp.Value)
+		} else {
+			m.signalValue.DeleteLabelValues(route, sig.Name)
 		}
 		penalty := 0.0
 		for _, c := range rs.Score.Contributions {
@@ -126,14 +142,27 @@ func (m *Metrics) exportSignals(pol *evaluator.Policy, route string, rs *evaluat
 		m.signalPenalty.WithLabelValues(route, sig.Name).Set(penalty)
 		m.signalStatus.WithLabelValues(route, sig.Name).Set(float64(smp.Status))
 	}
+	if detail {
+		m.signalRoutes[route] = true
+	}
+}
+
+// deleteSignals drops the per-signal series of route.
+func (m *Metrics) deleteSignals(route string) {
+	match := prometheus.Labels{labelRoute: route}
+	for _, v := range []*prometheus.GaugeVec{m.signalValue, m.signalPenalty, m.signalStatus} {
+		v.DeletePartialMatch(match)
+	}
+	delete(m.signalRoutes, route)
 }
 
 // deleteRoute drops every series of route.
 func (m *Metrics) deleteRoute(route string) {
 	match := prometheus.Labels{labelRoute: route}
-	for _, v := range []*prometheus.GaugeVec{m.routeScore, m.routeLevelInfo, m.signalValue, m.signalPenalty, m.signalStatus} {
+	for _, v := range []*prometheus.GaugeVec{m.routeScore, m.routeLevelInfo} {
 		v.DeletePartialMatch(match)
 	}
+	m.deleteSignals(route)
 	m.failbacksTotal.DeletePartialMatch(match)
 	delete(m.exportedRoutes, route)
 	delete(m.lastFailbackSeen, route)

@@ -50,11 +50,25 @@ type Metrics struct {
 	exportedSignals     map[string]bool
 	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
 	failbackRoutesKnown map[string]bool      // routes whose failbacks have been seen once
+
+	// allSignals keeps the per-signal series of every route (Options).
+	allSignals bool
+	// signalRoutes are the routes whose per-signal series are exported.
+	signalRoutes map[string]bool
+}
+
+// Options tune what Metrics exports.
+type Options struct {
+	// AllSignals exports the per-signal series (hermes_signal_value,
+	// _penalty, _status) of every route, not only of the routes that are
+	// not normal or lose points (flag --metrics.per-signal). At 10,000
+	// routes they are about 40 series per route more.
+	AllSignals bool
 }
 
 // New creates Hermes's metrics and registers them on reg, with
 // hermes_build_info. A nil reg registers nothing (for tests and tools).
-func New(reg prometheus.Registerer) *Metrics {
+func New(reg prometheus.Registerer, opts Options) *Metrics {
 	f := promauto.With(reg)
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
@@ -86,6 +100,8 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "hermes_config_reloads_total", Help: "Configuration (re)loads, by result (success, failure).",
 		}, []string{labelResult}),
 		exportedRoutes:      map[string]bool{},
+		allSignals:          opts.AllSignals,
+		signalRoutes:        map[string]bool{},
 		exportedSignals:     map[string]bool{},
 		lastFailbackSeen:    map[string]time.Time{},
 		failbackRoutesKnown: map[string]bool{},

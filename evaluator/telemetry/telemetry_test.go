@@ -63,7 +63,7 @@ func midFailback(p *evaluator.Policy, now time.Time) evaluator.State {
 func TestUpdateStateGauges(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewPedanticRegistry()
-	m := New(reg)
+	m := New(reg, Options{AllSignals: true})
 	s := midFailback(p, t0)
 	m.Update(p, s, healthy(p, t0), t0)
 
@@ -162,7 +162,7 @@ hermes_route_last_failback_timestamp_seconds{route="paid-standard"} 0
 func TestUpdateSignals(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewRegistry()
-	m := New(reg)
+	m := New(reg, Options{AllSignals: true})
 	snap := healthy(p, t0)
 	snap.Set("free", "soft_fail_ratio", evaluator.Sample{Value: 0.11})
 	snap.Set("free", "probe_success", evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"})
@@ -254,7 +254,7 @@ func value(m *dto.Metric) float64 {
 func TestUpdateAfterReload(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewRegistry()
-	m := New(reg)
+	m := New(reg, Options{AllSignals: true})
 	s := midFailback(p, t0)
 	m.Update(p, s, healthy(p, t0), t0)
 
@@ -294,7 +294,7 @@ func TestUpdateAfterReload(t *testing.T) {
 
 func TestTickAndConfigMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m := New(reg)
+	m := New(reg, Options{AllSignals: true})
 	m.ConfigReload(true, t0)
 	m.ObserveTick(120*time.Millisecond, t0)
 	m.ObserveTick(80*time.Millisecond, t0.Add(30*time.Second))
@@ -339,8 +339,8 @@ hermes_config_reloads_total{result="success"} 1
 	}
 
 	// Two Metrics on two registries do not collide; nil registers nothing.
-	New(prometheus.NewRegistry())
-	New(nil).ObserveTick(time.Second, t0)
+	New(prometheus.NewRegistry(), Options{})
+	New(nil, Options{}).ObserveTick(time.Second, t0)
 }
 
 // TestExportRestoreRoundTrip exports a State, scrapes it twice into series
@@ -350,7 +350,7 @@ hermes_config_reloads_total{result="success"} 1
 func TestExportRestoreRoundTrip(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewRegistry()
-	m := New(reg)
+	m := New(reg, Options{AllSignals: true})
 	now := t0
 	scrape1, scrape2 := now.Add(-10*time.Minute), now.Add(-15*time.Second)
 

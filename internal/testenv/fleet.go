@@ -1,0 +1,49 @@
+package testenv
+
+import (
+	"fmt"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// FleetChain is how many routes each service of a Fleet has: a priority
+// chain of provider × region routes, as a fleet of model routes has.
+const FleetChain = 4
+
+// Fleet is a DefaultPolicy edit that replaces the services with routes
+// routes, in services of FleetChain routes named svcN with routes
+// svcN-routeM (one shorter service takes the remainder).
+func Fleet(routes int) func(*rules.Config) {
+	return func(cfg *rules.Config) {
+		cfg.Services = nil
+		for s := 0; s*FleetChain < routes; s++ {
+			svc := rules.ServiceConfig{Name: fmt.Sprintf("svc%d", s)}
+			for r := 0; r < FleetChain && s*FleetChain+r < routes; r++ {
+				svc.Routes = append(svc.Routes, fmt.Sprintf("svc%d-route%d", s, r))
+			}
+			cfg.Services = append(cfg.Services, svc)
+		}
+	}
+}
+
+// Degraded is a copy of snap with signal set to v for one route of p in
+// every (routes 0, every, 2×every, …), the others unchanged.
+func Degraded(p *evaluator.Policy, snap evaluator.Snapshot, every int, signal string, v float64) evaluator.Snapshot {
+	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: make(map[string]map[string]evaluator.Sample, len(snap.Values))}
+	for route, sigs := range snap.Values {
+		out.Values[route] = sigs
+	}
+	for i, r := range p.Routes() {
+		if i%every != 0 {
+			continue
+		}
+		sigs := make(map[string]evaluator.Sample, len(snap.Values[r]))
+		for k, s := range snap.Values[r] {
+			sigs[k] = s
+		}
+		sigs[signal] = evaluator.Sample{Value: v}
+		out.Values[r] = sigs
+	}
+	return out
+}

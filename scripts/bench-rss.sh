@@ -1,0 +1,44 @@
+#!/bin/sh
+# bench-rss.sh measures a real `hermes run` with a fleet of ROUTES routes
+# (default 10000) and the shipped policy against internal/benchfleet/fakeprom
+# (a query API answering every signal for every route, a healthy fleet):
+# after four ticks it prints Hermes's resident memory and the size of its
+# /metrics. PORT_PROM and PORT_HERMES choose the loopback ports.
+set -eu
+cd "$(dirname "$0")/.."
+routes=${1:-10000}
+pport=${PORT_PROM:-19390}
+hport=${PORT_HERMES:-19397}
+dir=$(mktemp -d)
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
+trap cleanup EXIT
+go build -o "$dir/hermes" ./cmd/hermes
+go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
+go run ./internal/benchfleet/gen -config-only -routes "$routes" -out "$dir"
+sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes.yaml"
+"$dir/fakeprom" -listen "127.0.0.1:$pport" -routes "$routes" >"$dir/fakeprom.log" 2>&1 &
+pids="$pids $!"
+"$dir/hermes" run --config "$dir/hermes.yaml" --web.listen-address "127.0.0.1:$hport" \
+	--audit.file "$dir/audit.jsonl" --log.level warn 2>"$dir/hermes.log" &
+hermes=$!
+pids="$pids $hermes"
+# Wait (up to 5 minutes) for four ticks: 15 s each at the shipped interval.
+deadline=$(($(date +%s) + 300))
+ticks=0
+while [ "$(date +%s)" -lt "$deadline" ]; do
+	ticks=$(curl -sf "http://127.0.0.1:$hport/metrics" | awk '/^hermes_ticks_total /{print int($2)}' || true)
+	[ "${ticks:-0}" -ge 4 ] && break
+	sleep 2
+done
+if [ "${ticks:-0}" -lt 4 ]; then
+	echo "bench-rss: hermes did not tick 4 times in 5 minutes; its log:" >&2
+	tail -20 "$dir/hermes.log" >&2
+	exit 1
+fi
+curl -sf "http://127.0.0.1:$hport/metrics" >"$dir/metrics.txt"
+rss=$(awk '/^VmRSS:/{print $2}' "/proc/$hermes/status")
+hwm=$(awk '/^VmHWM:/{print $2}' "/proc/$hermes/status")
+printf 'hermes run, %s routes, after %s ticks\n  resident memory  %6.1f MB (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
+	"$routes" "$ticks" "$(echo "$rss / 1024" | bc -l)" "$(echo "$hwm / 1024" | bc -l)" \
+	"$(echo "$(wc -c <"$dir/metrics.txt") / 1000000" | bc -l)" "$(grep -vc '^#' "$dir/metrics.txt")"
