@@ -178,7 +178,7 @@ func alertEnv(s State, svc rules.ServiceConfig, route string) rules.AlertEnv {
 	env.Missing = rs.Score.Missing
 	for _, c := range rs.Score.Contributions {
 		if c.Status == StatusOK {
-			env.Signals[c.Signal] = c.Value
+			env.Signals[c.Signal] = c.AlertValue
 		} else {
 			env.Signals[c.Signal] = math.NaN()
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 
 	"fmt"
+	"time"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -20,13 +21,31 @@ type Policy struct {
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
+	// z and zDecisive are the normal quantiles of scoring.confidence and
+	// scoring.decisive_confidence; windows the range of each signal's
+	// count, bounds the thresholds of each signal (evidence.go).
+	z, zDecisive float64
+	windows      map[string]time.Duration
+	bounds       map[string][]rules.Bound
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
 func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, services: map[string]rules.ServiceConfig{}}
+	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
+	p.windows, p.bounds = map[string]time.Duration{}, map[string][]rules.Bound{}
 	for _, s := range cfg.Signals {
 		p.signals[s.Name] = s
+		p.windows[s.Name] = rules.QueryWindow(s.EvidenceQuery())
+	}
+	for _, pen := range cfg.Scoring.Penalties {
+		p.bounds[pen.Signal] = append(p.bounds[pen.Signal], pen.Bound)
+	}
+	for _, cp := range cfg.Scoring.Caps {
+		p.bounds[cp.Signal] = append(p.bounds[cp.Signal], cp.Bound)
+	}
+	for _, fl := range cfg.Scoring.Floors {
+		p.bounds[fl.Signal] = append(p.bounds[fl.Signal], fl.Bound)
 	}
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)

@@ -121,9 +121,12 @@ func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS 
 	}
 	step := cfg.Global.EvaluationInterval
 	from = from.Truncate(step)
-	queries := make([]string, len(cfg.Signals))
-	for i, s := range cfg.Signals {
-		queries[i] = s.Query
+	var queries []string
+	for _, s := range cfg.Signals {
+		queries = append(queries, s.Query)
+		if q := s.EvidenceQuery(); q != "" {
+			queries = append(queries, q)
+		}
 	}
 	cache, err := replay.NewRangeCache(ctx, api, queries, from, to.Truncate(step), step)
 	if err != nil {

@@ -28,7 +28,7 @@ const RouteLabel = "route"
 // Prometheus API client, a replay engine or a range cache to it.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
 
-// Collect runs every signal's query once at t, concurrently, each under its
+// Collect runs every signal's query (and its volume or samples query) once at t, concurrently, each under its
 // own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
 // for every (route, signal) in routes × signals.
 //
@@ -40,27 +40,50 @@ type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, e
 // configured, are ignored.
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
 	results := make([]map[string]evaluator.Sample, len(signals))
+	counts := make([]map[string]evaluator.Sample, len(signals))
 	var wg sync.WaitGroup
+	run := func(q string, into *map[string]evaluator.Sample) {
+		qctx, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			qctx, cancel = context.WithTimeout(ctx, timeout)
+		}
+		defer cancel()
+		vec, err := query(qctx, q, t)
+		*into = routeSamples(vec, err, routes)
+	}
 	for i, sig := range signals {
-		wg.Go(func() {
-			qctx, cancel := ctx, context.CancelFunc(func() {})
-			if timeout > 0 {
-				qctx, cancel = context.WithTimeout(ctx, timeout)
-			}
-			defer cancel()
-			vec, err := query(qctx, sig.Query, t)
-			results[i] = routeSamples(vec, err, routes)
-		})
+		wg.Go(func() { run(sig.Query, &results[i]) })
+		if q := sig.EvidenceQuery(); q != "" {
+			wg.Go(func() { run(q, &counts[i]) })
+		}
 	}
 	wg.Wait()
 
 	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
 	for i, sig := range signals {
 		for _, r := range routes {
-			snap.Set(r, sig.Name, results[i][r])
+			s := results[i][r]
+			if counts[i] != nil {
+				s = withVolume(s, counts[i][r])
+			}
+			snap.Set(r, sig.Name, s)
 		}
 	}
 	return snap
+}
+
+// withVolume adds the count behind a signal's value. A value without its
+// count is no evidence: a failed count query makes the signal an error, a
+// missing count makes it missing, each with a reason naming the count.
+func withVolume(s, count evaluator.Sample) evaluator.Sample {
+	if s.Status != evaluator.StatusOK {
+		return s
+	}
+	if count.Status != evaluator.StatusOK {
+		return evaluator.Sample{Value: math.NaN(), Status: count.Status, Reason: "count: " + count.Reason}
+	}
+	s.Volume, s.Counted = count.Value, true
+	return s
 }
 
 // routeSamples turns one query's answer into a evaluator.Sample per route.
