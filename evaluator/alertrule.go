@@ -179,6 +179,9 @@ func alertEnv(s State, svc rules.ServiceConfig, route string) rules.AlertEnv {
 	for _, c := range rs.Score.Contributions {
 		if c.Status == StatusOK {
 			env.Signals[c.Signal] = c.AlertValue
+			if c.Counted && c.Reason != "" && (c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven) {
+				env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
+			}
 		} else {
 			env.Signals[c.Signal] = math.NaN()
 		}
@@ -237,6 +240,9 @@ func scoreBreakdown(env rules.AlertEnv) string {
 	}
 	if len(env.Missing) > 0 {
 		fmt.Fprintf(&b, "; missing: %s", strings.Join(env.Missing, ", "))
+	}
+	for _, e := range env.Evidence {
+		fmt.Fprintf(&b, "; %s", e)
 	}
 	return b.String()
 }

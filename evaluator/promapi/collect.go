@@ -39,25 +39,37 @@ type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, e
 // ErrorReason as its reason. Series without a route label, or of routes not
 // configured, are ignored.
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	results := make([]map[string]evaluator.Sample, len(signals))
-	counts := make([]map[string]evaluator.Sample, len(signals))
-	var wg sync.WaitGroup
-	run := func(q string, into *map[string]evaluator.Sample) {
-		qctx, cancel := ctx, context.CancelFunc(func() {})
-		if timeout > 0 {
-			qctx, cancel = context.WithTimeout(ctx, timeout)
+	// Each distinct query runs once: signals often share their count (the
+	// calls of a window, the samples of a histogram).
+	answers := map[string]*map[string]evaluator.Sample{}
+	for _, sig := range signals {
+		for _, q := range []string{sig.Query, sig.EvidenceQuery()} {
+			if q != "" && answers[q] == nil {
+				answers[q] = new(map[string]evaluator.Sample)
+			}
 		}
-		defer cancel()
-		vec, err := query(qctx, q, t)
-		*into = routeSamples(vec, err, routes)
 	}
-	for i, sig := range signals {
-		wg.Go(func() { run(sig.Query, &results[i]) })
-		if q := sig.EvidenceQuery(); q != "" {
-			wg.Go(func() { run(q, &counts[i]) })
-		}
+	var wg sync.WaitGroup
+	for q, into := range answers {
+		wg.Go(func() {
+			qctx, cancel := ctx, context.CancelFunc(func() {})
+			if timeout > 0 {
+				qctx, cancel = context.WithTimeout(ctx, timeout)
+			}
+			defer cancel()
+			vec, err := query(qctx, q, t)
+			*into = routeSamples(vec, err, routes)
+		})
 	}
 	wg.Wait()
+	results := make([]map[string]evaluator.Sample, len(signals))
+	counts := make([]map[string]evaluator.Sample, len(signals))
+	for i, sig := range signals {
+		results[i] = *answers[sig.Query]
+		if q := sig.EvidenceQuery(); q != "" {
+			counts[i] = *answers[q]
+		}
+	}
 
 	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
 	for i, sig := range signals {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
@@ -23,17 +24,24 @@ const scenarioDir = "../../testdata/scenarios"
 // backtest replays a scenario file through the default policy.
 func backtest(t *testing.T, name string, opts replay.Options) *replay.Timeline {
 	t.Helper()
+	return backtestVia(t, name, opts, nil)
+}
+
+// backtestVia is backtest with the scenario's queries passed through wrap
+// (fault injection), when set.
+func backtestVia(t *testing.T, name string, opts replay.Options, wrap func(promapi.QueryFunc) promapi.QueryFunc) *replay.Timeline {
+	t.Helper()
 	pol := testenv.DefaultPolicy(t)
-	f, err := replay.ParseFile(filepath.Join(scenarioDir, name+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bt, err := replay.Open(f)
+	bt, err := replay.OpenFile(filepath.Join(scenarioDir, name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bt.Close()
-	tl, err := replay.Run(context.Background(), pol, bt.Query, bt.Start(), bt.End(), opts)
+	query := promapi.QueryFunc(bt.Query)
+	if wrap != nil {
+		query = wrap(query)
+	}
+	tl, err := replay.Run(context.Background(), pol, query, bt.Start(), bt.End(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
