@@ -61,9 +61,10 @@ func Score(scenario, method string, ticks []Tick, step time.Duration, truth []Wi
 					o.FirstMove = tk.At - on
 				}
 			}
-			if hasOnset && deg && w == 0 && tk.At >= on && o.FullFailover < 0 {
-				o.FullFailover = tk.At - on
-			}
+		}
+		// Full failover: after a move away, no degraded route keeps traffic.
+		if o.FirstMove >= 0 && o.FullFailover < 0 && degradedShare(truth, tk) == 0 {
+			o.FullFailover = tk.At - on
 		}
 		for route, a := range tk.Alerting {
 			if !a || prevA[route] {
@@ -78,6 +79,21 @@ func Score(scenario, method string, ticks []Tick, step time.Duration, truth []Wi
 		prevW, prevA = tk.Weights, tk.Alerting
 	}
 	return o
+}
+
+// degradedShare is the share of traffic on routes degraded at tk; -1 when
+// none is degraded.
+func degradedShare(truth []Window, tk Tick) int {
+	share, any := 0, false
+	for route, w := range tk.Weights {
+		if degradedAt(truth, route, tk.At, 0) {
+			share, any = share+w, true
+		}
+	}
+	if !any {
+		return -1
+	}
+	return share
 }
 
 func downstream(w map[string]int, routes []string) int {

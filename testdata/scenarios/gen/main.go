@@ -59,7 +59,7 @@ var degraded = map[string][]window{
 	"content_failure":    {{"free", 60 * m, 3 * h}},
 	"hard_outage":        {{"free", 60 * m, 80 * m}},
 	"latency_only":       {{"free", 90 * m, 2 * h}},
-	"quota_drain":        {{"free", 3*h + 50*m + 24*time.Second, 4 * h}},
+	"quota_drain":        {{"free", 2*h + 50*m + 24*time.Second, 4 * h}}, // runs out within the hour
 	"false_recovery":     {{"free", 60 * m, 85 * m}, {"free", 110 * m, 130 * m}},
 	"manual":             {{"free", 60 * m, 110 * m}},
 	"three_degradations": {{"free", 60 * m, 80 * m}, {"free", 4 * h, 4*h + 20*m}, {"free", 7 * h, 7*h + 20*m}},
