@@ -1,4 +1,4 @@
-.PHONY: build test demo scenarios bench
+.PHONY: build test demo scenarios bench bench-detect
 
 build:
 	go build -o bin/hermes ./cmd/hermes
@@ -17,3 +17,8 @@ scenarios:
 
 bench:
 	scripts/bench.sh
+
+# bench-detect prints how the shipped policy and three common baselines
+# detect and act on every scenario (a Markdown table; README quotes it).
+bench-detect:
+	go run ./evaluator/replay/benchdetect

@@ -207,7 +207,10 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 	env.Missing = rs.Score.Missing
 	for _, c := range rs.Score.Contributions {
 		if c.Status == StatusOK {
-			env.Signals[c.Signal] = c.Value
+			env.Signals[c.Signal] = c.AlertValue
+			if c.Counted && c.Reason != "" && (c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven) {
+				env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
+			}
 		} else {
 			env.Signals[c.Signal] = math.NaN()
 		}
@@ -294,6 +297,10 @@ func scoreBreakdown(env rules.AlertEnv) string {
 	if len(env.Missing) > 0 {
 		b = append(b, "; missing: "...)
 		b = append(b, strings.Join(env.Missing, ", ")...)
+	}
+	for _, e := range env.Evidence {
+		b = append(b, "; "...)
+		b = append(b, e...)
 	}
 	return string(b)
 }

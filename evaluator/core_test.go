@@ -70,6 +70,8 @@ func snap(p *Policy, t time.Time, over map[string]any) Snapshot {
 			s.Set(route, sig, Sample{Value: v})
 		case string:
 			s.Set(route, sig, Sample{Status: StatusMissing, Reason: v})
+		case Sample:
+			s.Set(route, sig, v)
 		}
 	}
 	return s

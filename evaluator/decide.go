@@ -41,8 +41,13 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		return rs, nil
 	}
 	// Warm or shed: up one level with hysteresis, recover_for and cooldown.
+	// A blind tick holds the recover clock; only data that show the route
+	// within (Low, the score the data show at least) keep it running.
 	lc := p.level(rs.Level)
-	if sc.Held() || sc.Floor >= rs.Level || sc.Value < lc.RecoverAbove {
+	if sc.Held() {
+		return rs, nil
+	}
+	if max(sc.Floor, sc.LowFloor) >= rs.Level || sc.Low < lc.RecoverAbove {
 		rs.RecoverSince = time.Time{}
 		return rs, nil
 	}
@@ -53,13 +58,18 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		return rs, nil
 	}
 	to := rs.Level - 1
-	why = fmt.Sprintf("score %.1f ≥ %g for %s", sc.Value, lc.RecoverAbove, lc.RecoverFor)
+	why = fmt.Sprintf("score %.1f ≥ %g for %s", sc.Low, lc.RecoverAbove, lc.RecoverFor)
 	return moveTo(p, rs, to, now), []transition{{from: prev.Level, to: to, why: why}}
 }
 
 // updateBelow tracks, per degraded level, since when the score has been
-// continuously bad enough for it (or a floor has demanded it).
+// continuously bad enough for it (or a floor has demanded it). A blind tick
+// (see Score.Held) holds the clocks: what is missing neither shows the
+// route bad nor good, so it neither restarts nor ends a dwell.
 func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
+	if sc.Held() {
+		return
+	}
 	for l := traffic.Warm; l <= traffic.Failover; l++ {
 		if sc.Value < p.level(l).Below || sc.Floor >= l {
 			if rs.BelowSince[l].IsZero() {
@@ -82,6 +92,13 @@ func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (traffic.Leve
 	}
 	if sc.ImmediateLevel > cur {
 		return sc.ImmediateLevel, "immediate (cap or floor, no dwell)"
+	}
+	if sc.Held() {
+		// A blind tick completes no dwell; its clock runs on.
+		return cur, ""
+	}
+	if sc.DecisiveLevel > cur {
+		return sc.DecisiveLevel, fmt.Sprintf("decisive evidence at %s (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
 	}
 	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]
@@ -138,6 +155,10 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		if now.Sub(rs.StageSince) < fb.Observe {
 			return rs, nil
 		}
+		if sc.Low < fb.MinScore || sc.LowFloor >= traffic.Failover {
+			// Not shown bad, not yet shown good: the stage waits.
+			return rs, nil
+		}
 		if rs.Stage < len(fb.Stages) {
 			rs.Stage++
 			rs.StageSince = now
@@ -152,14 +173,18 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		return rs, []transition{{from: traffic.Failover, to: traffic.Normal, stageFrom: prev.Stage, why: why}}
 	}
 
-	// Stage 0: no user traffic; recovery is judged from probes.
-	recovering := !sc.Held() && sc.Floor < traffic.Failover && sc.Value >= fo.RecoverAbove
+	// Stage 0: no user traffic; recovery is judged from probes. A blind
+	// tick holds the recover and manual_after clocks.
+	if sc.Held() {
+		return rs, nil
+	}
+	recovering := max(sc.Floor, sc.LowFloor) < traffic.Failover && sc.Low >= fo.RecoverAbove
 	if !recovering {
 		rs.RecoverSince = time.Time{}
 		if rs.FailingSince.IsZero() {
 			rs.FailingSince = now
 		}
-		if !sc.Held() && now.Sub(rs.FailingSince) >= fb.ManualAfter {
+		if now.Sub(rs.FailingSince) >= fb.ManualAfter {
 			why := fmt.Sprintf("still failing %s after failover (score %.1f)", fb.ManualAfter, sc.Value)
 			return moveTo(p, rs, traffic.Manual, now), []transition{{from: traffic.Failover, to: traffic.Manual, why: why}}
 		}
@@ -177,7 +202,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	}
 	rs.Stage = 1
 	rs.StageSince = now
-	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Value, fo.RecoverAbove, fo.RecoverFor)
+	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Low, fo.RecoverAbove, fo.RecoverFor)
 	return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: 0, stageTo: 1, why: why}}
 }
 

@@ -19,12 +19,14 @@ import (
 // below. Regenerate with -rewrite and review the diff.
 //
 //	set free.soft_fail_ratio=0.2 free.probe_success=missing   (sticky signal values)
+//	set free.hard_fail_ratio=0.25@4 free.p99_ratio=error      (value@count: counted calls or samples; a failed query)
 //	tick for=5m                                               (tick every 15s; print events)
 //	release route=free reason=…
 //	pin service=chat route=paid-premium [for=1h] / pause service=chat / clear service=chat
 //	actuator name=split fail=disk-full / actuator name=split ok (its health from the next tick on)
 //	restart                                                   (keep only what Hermes exports and restores)
 //	state                                                     (print every route and service)
+//	score route=free                                          (print a route's score, its bounds and reasons)
 func TestInteraction(t *testing.T) {
 	datadriven.Walk(t, "testdata/interaction", func(t *testing.T, path string) {
 		h := newHarness(t)
@@ -71,15 +73,28 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			if len(a.Vals) == 0 {
 				d.Fatalf(t, "set %s: want key=value", a.Key)
 			}
-			if a.Vals[0] == "missing" {
+			switch a.Vals[0] {
+			case "missing":
 				h.over[a.Key] = "no data"
 				continue
+			case "error":
+				h.over[a.Key] = Sample{Value: math.NaN(), Status: StatusError, Reason: "timeout"}
+				continue
 			}
-			v, err := strconv.ParseFloat(a.Vals[0], 64)
+			val, count, counted := strings.Cut(a.Vals[0], "@")
+			v, err := strconv.ParseFloat(val, 64)
 			if err != nil {
 				d.Fatalf(t, "set %s: %v", a.Key, err)
 			}
-			h.over[a.Key] = v
+			if !counted {
+				h.over[a.Key] = v
+				continue
+			}
+			n, err := strconv.ParseFloat(count, 64)
+			if err != nil {
+				d.Fatalf(t, "set %s: %v", a.Key, err)
+			}
+			h.over[a.Key] = Sample{Value: v, Volume: n, Counted: true}
 		}
 		return "ok"
 	case "tick":
@@ -135,6 +150,20 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		h.health[name] = ActuatorHealth{OK: true}
 		return name + " ok"
+	case "score":
+		rs := h.s.Routes[arg("route")]
+		if rs == nil {
+			d.Fatalf(t, "score: no route %q", arg("route"))
+		}
+		sc := rs.Score
+		fmt.Fprintf(&b, "%s: score %.1f, at least %.1f", arg("route"), sc.Value, sc.Low)
+		if sc.DecisiveLevel > traffic.Normal {
+			fmt.Fprintf(&b, ", decisive %s", sc.DecisiveLevel)
+		}
+		for _, r := range sc.Reasons() {
+			b.WriteString("\n  " + r)
+		}
+		return b.String()
 	case "restart":
 		h.s = exportedOnly(h.s)
 		return "restarted: dwell and recovery timers and alerts forgotten"

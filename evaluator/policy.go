@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -26,15 +27,33 @@ type Policy struct {
 	signalIndex map[string]int
 	// routeServices are the services of each route, in config order.
 	routeServices map[string][]string
+	// z and zDecisive are the normal quantiles of scoring.confidence and
+	// scoring.decisive_confidence; windows the range of each signal's
+	// count, bounds the thresholds of each signal (evidence.go).
+	z, zDecisive float64
+	windows      map[string]time.Duration
+	bounds       map[string][]rules.Bound
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
 func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
+	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
+	p.windows, p.bounds = map[string]time.Duration{}, map[string][]rules.Bound{}
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
+		p.windows[s.Name] = rules.QueryWindow(s.EvidenceQuery())
+	}
+	for _, pen := range cfg.Scoring.Penalties {
+		p.bounds[pen.Signal] = append(p.bounds[pen.Signal], pen.Bound)
+	}
+	for _, cp := range cfg.Scoring.Caps {
+		p.bounds[cp.Signal] = append(p.bounds[cp.Signal], cp.Bound)
+	}
+	for _, fl := range cfg.Scoring.Floors {
+		p.bounds[fl.Signal] = append(p.bounds[fl.Signal], fl.Bound)
 	}
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)

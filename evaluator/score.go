@@ -26,11 +26,32 @@ type Contribution struct {
 	CapsAt float64 `json:"caps_at"`
 	// Floor is the level this signal forces at least, normal when none.
 	Floor traffic.Level `json:"floor"`
+	// Volume is the count behind Value (calls or samples) when Counted.
+	Volume  float64 `json:"volume,omitempty"`
+	Counted bool    `json:"counted,omitempty"`
+	// Unproven: Value is past a threshold but its count does not show it
+	// at scoring.confidence; the signal holds the route (Reason says why).
+	Unproven bool `json:"unproven,omitempty"`
+	// AlertValue is what alert expressions see as signals.NAME: the lower
+	// confidence bound of a counted proportion (the share the calls show at
+	// least), NaN for a statistic of too few samples, else Value.
+	AlertValue float64 `json:"-"`
 }
 
 // Score is a route's health at one tick, with its per-signal contributions.
 type Score struct {
-	Value         float64        `json:"value"`
+	// Value is the score the data allow at best (each signal at the end of
+	// its confidence interval nearest to health): down-moves read it.
+	Value float64 `json:"value"`
+	// Low is the score the data show at least (each signal at the end
+	// farthest from health): up-moves read it. Equal to Value when no
+	// signal has a count.
+	Low float64 `json:"low"`
+	// LowFloor is the strongest floor at the end farthest from health.
+	LowFloor traffic.Level `json:"-"`
+	// DecisiveLevel is the level that the counted calls alone demand at
+	// scoring.decisive_confidence: entered without dwell. Normal when none.
+	DecisiveLevel traffic.Level  `json:"decisive_level,omitempty"`
 	Contributions []Contribution `json:"contributions"`
 	// Missing lists signals whose absence holds the route's level.
 	Missing []string `json:"missing,omitempty"`
@@ -51,17 +72,24 @@ func (s Score) Held() bool { return len(s.Missing) > 0 }
 func (s Score) Reasons() []string {
 	var out []string
 	for _, c := range s.Contributions {
-		switch {
-		case c.Status != StatusOK:
+		if c.Status != StatusOK {
 			continue
-		case c.Penalty > 0:
-			out = append(out, fmt.Sprintf("%s %s (-%.1f)", c.Signal, fmtValue(c.Value), c.Penalty))
+		}
+		ev := ""
+		if c.Counted && c.Reason != "" {
+			ev = ": " + c.Reason
+		}
+		if c.Penalty > 0 {
+			out = append(out, fmt.Sprintf("%s %s (-%.1f)%s", c.Signal, fmtValue(c.Value), c.Penalty, ev))
 		}
 		if c.CapsAt >= 0 {
-			out = append(out, fmt.Sprintf("%s %s caps score at %g", c.Signal, fmtValue(c.Value), c.CapsAt))
+			out = append(out, fmt.Sprintf("%s %s caps score at %g%s", c.Signal, fmtValue(c.Value), c.CapsAt, ev))
 		}
 		if c.Floor > traffic.Normal {
-			out = append(out, fmt.Sprintf("%s %s forces at least %s", c.Signal, fmtValue(c.Value), c.Floor))
+			out = append(out, fmt.Sprintf("%s %s forces at least %s%s", c.Signal, fmtValue(c.Value), c.Floor, ev))
+		}
+		if c.Unproven {
+			out = append(out, fmt.Sprintf("%s %s held%s", c.Signal, fmtValue(c.Value), ev))
 		}
 	}
 	for _, m := range s.Missing {
@@ -87,13 +115,17 @@ func beyond(b rules.Bound, v float64) (float64, bool) {
 
 // ComputeScore scores route from snap. idle says the route currently gets no
 // user traffic, so signals that need traffic are skipped rather than missing.
+// Value judges each signal at the end of its interval nearest to health
+// (down-moves), Low at the farthest (up-moves), DecisiveLevel from the
+// counted calls alone at scoring.decisive_confidence (see evidence.go).
 func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, len(p.Config.Signals))}
 	index := p.signalIndex // Contributions are in p.Config.Signals order
 	row := snap.Row(route)
 	for _, sig := range p.Config.Signals {
 		smp := row.Get(sig.Name)
-		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1}
+		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1,
+			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
 			switch {
@@ -105,64 +137,114 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 		}
 		sc.Contributions = append(sc.Contributions, c)
 	}
-	usable := func(name string) (*Contribution, bool) {
+	shown := make([]interval, len(sc.Contributions))
+	decisive := make([]interval, len(sc.Contributions))
+	for i, sig := range p.Config.Signals {
+		c := sc.Contributions[i]
+		shown[i] = evidenceInterval(p, sig, c, p.z)
+		if sig.Volume != "" && c.Counted {
+			decisive[i] = evidenceInterval(p, sig, c, p.zDecisive)
+		}
+	}
+	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, index, shown, healthySide, true)
+	sc.Low, _, sc.LowFloor = judge(p, &sc, index, shown, sickSide, false)
+	if v, imm, fl := judge(p, &sc, index, decisive, healthySide, false); v < 100 || fl > traffic.Normal {
+		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
+	}
+	for i, sig := range p.Config.Signals {
+		c := &sc.Contributions[i]
+		if c.Status != StatusOK {
+			continue
+		}
+		above, past, proven := true, false, false
+		for j, b := range p.bounds[sig.Name] {
+			if j == 0 {
+				above = b.Below == nil
+			}
+			_, p1 := beyond(b, c.Value)
+			_, p2 := beyond(b, healthySide(shown[i], b))
+			past = past || p1
+			proven = proven || (p2 && shown[i].counts)
+		}
+		if t := evidenceText(p, sig, *c, shown[i], above, past, proven); t != "" {
+			c.Reason = t
+		}
+		c.Unproven = past && !proven
+		c.AlertValue = c.Value
+		switch {
+		case !shown[i].counts:
+			c.AlertValue = math.NaN()
+		case sig.Volume != "" && c.Counted:
+			c.AlertValue = shown[i].lo
+		}
+	}
+	return sc
+}
+
+// judge scores the route with every signal taken at side(ivs[i], bound):
+// penalties, then caps, then floors. It returns the score, the level an
+// immediate cap or floor demands and the strongest floor. With record it
+// writes each signal's penalty, cap and floor into its contribution.
+func judge(p *Policy, sc *Score, index map[string]int, ivs []interval, side func(interval, rules.Bound) float64, record bool) (value float64, immediate, floor traffic.Level) {
+	usable := func(name string) (*Contribution, interval, bool) {
 		i, ok := index[name]
 		if !ok {
-			return nil, false
+			return nil, interval{}, false
 		}
-		c := &sc.Contributions[i]
-		return c, c.Status == StatusOK
+		return &sc.Contributions[i], ivs[i], ivs[i].counts
 	}
 	penalty := 0.0
 	for _, pen := range p.Config.Scoring.Penalties {
-		c, ok := usable(pen.Signal)
+		c, iv, ok := usable(pen.Signal)
 		if !ok {
 			continue
 		}
-		if d, past := beyond(pen.Bound, c.Value); past {
+		if d, past := beyond(pen.Bound, side(iv, pen.Bound)); past {
 			pts := math.Min(d*pen.PointsPerUnit, pen.Max)
-			c.Penalty += pts
 			penalty += pts
+			if record {
+				c.Penalty += pts
+			}
 		}
 	}
-	sc.Value = math.Max(0, 100-penalty)
+	value = math.Max(0, 100-penalty)
 	for _, cp := range p.Config.Scoring.Caps {
-		c, ok := usable(cp.Signal)
+		c, iv, ok := usable(cp.Signal)
 		if !ok {
 			continue
 		}
-		if _, past := beyond(cp.Bound, c.Value); !past {
+		if _, past := beyond(cp.Bound, side(iv, cp.Bound)); !past {
 			continue
 		}
-		if c.CapsAt < 0 || cp.MaxScore < c.CapsAt {
+		if record && (c.CapsAt < 0 || cp.MaxScore < c.CapsAt) {
 			c.CapsAt = cp.MaxScore
 		}
-		if cp.MaxScore < sc.Value {
-			sc.Value = cp.MaxScore
-		}
+		value = math.Min(value, cp.MaxScore)
 		if cp.Immediate {
-			sc.ImmediateLevel = max(sc.ImmediateLevel, p.levelForScore(cp.MaxScore))
+			immediate = max(immediate, p.levelForScore(cp.MaxScore))
 		}
 	}
 	for _, fl := range p.Config.Scoring.Floors {
-		c, ok := usable(fl.Signal)
+		c, iv, ok := usable(fl.Signal)
 		if !ok {
 			continue
 		}
-		if _, past := beyond(fl.Bound, c.Value); !past {
+		if _, past := beyond(fl.Bound, side(iv, fl.Bound)); !past {
 			continue
 		}
 		lv, err := traffic.ParseLevel(fl.Level)
 		if err != nil {
 			continue // Validate rejects unknown levels.
 		}
-		c.Floor = max(c.Floor, lv)
-		sc.Floor = max(sc.Floor, lv)
+		if record {
+			c.Floor = max(c.Floor, lv)
+		}
+		floor = max(floor, lv)
 		if fl.Immediate {
-			sc.ImmediateLevel = max(sc.ImmediateLevel, lv)
+			immediate = max(immediate, lv)
 		}
 	}
-	return sc
+	return value, immediate, floor
 }
 
 // levelForScore is the most severe level whose threshold score is below.
@@ -185,11 +267,15 @@ type contributionJSON struct {
 	Penalty    float64       `json:"penalty"`
 	CapsAt     float64       `json:"caps_at"`
 	Floor      traffic.Level `json:"floor"`
+	Volume     float64       `json:"volume,omitempty"`
+	Counted    bool          `json:"counted,omitempty"`
+	Unproven   bool          `json:"unproven,omitempty"`
 }
 
 // MarshalJSON writes a value that is not a number as null.
 func (c Contribution) MarshalJSON() ([]byte, error) {
-	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.Reason, Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor}
+	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.Reason, Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor,
+		Volume: c.Volume, Counted: c.Counted, Unproven: c.Unproven}
 	if !math.IsNaN(c.Value) && !math.IsInf(c.Value, 0) {
 		j.Value = &c.Value
 	}
@@ -202,7 +288,8 @@ func (c *Contribution) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Contribution{Signal: j.Signal, Value: math.NaN(), StatusText: j.StatusText, Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor}
+	*c = Contribution{Signal: j.Signal, Value: math.NaN(), StatusText: j.StatusText, Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor,
+		Volume: j.Volume, Counted: j.Counted, Unproven: j.Unproven}
 	if j.Value != nil {
 		c.Value = *j.Value
 	}

@@ -30,6 +30,12 @@ type Sample struct {
 	Status Status
 	// Reason explains a missing or erroring sample.
 	Reason string
+	// Volume is the count behind Value (calls for a signal with a volume,
+	// samples for one with samples), meaningful when Counted.
+	Volume float64
+	// Counted: the source measured Volume. A signal that declares a volume
+	// but arrives uncounted is taken at its value, as one without.
+	Counted bool
 }
 
 // ActuatorHealth is how an actuator's applies have gone, as the live loop

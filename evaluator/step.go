@@ -54,6 +54,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			// alert on) the last score seen with full data instead; the
 			// decision above used only the data present.
 			next.Score.Value = prevRS.Score.Value
+			next.Score.Low = prevRS.Score.Low
 			next.Score.Carried = true
 		}
 		*s.Routes[route] = next

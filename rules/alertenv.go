@@ -25,6 +25,9 @@ type AlertEnv struct {
 	Missing  []string           `expr:"missing"`  // signals without data that hold the route
 	Degraded bool               `expr:"degraded"` // service scope: every route bad
 	Weights  map[string]int     `expr:"weights"`  // service scope: traffic split
+	// Evidence is what the counted signals showed, one line each
+	// ("error_body_ratio: 120 of 300 calls in 2m: ≥ 31.7 % at 99.9 %").
+	Evidence []string `expr:"evidence"`
 	// Actuator scope: the actuator, how long it has been failing without a
 	// success (seconds, 0 while it works) and its last error.
 	Actuator   string  `expr:"actuator"`
@@ -44,6 +47,7 @@ type TemplateData struct {
 	Missing  []string
 	Degraded bool
 	Weights  map[string]int
+	Evidence []string
 
 	Actuator   string
 	FailingFor float64

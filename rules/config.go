@@ -57,6 +57,40 @@ type SignalConfig struct {
 	// that currently gets no user traffic they are idle, not missing.
 	RequiresTraffic bool   `yaml:"requires_traffic" mapstructure:"requires_traffic"`
 	Help            string `yaml:"help" mapstructure:"help"`
+	// Volume makes the signal a proportion of calls: a PromQL expression,
+	// one sample per route, counting the calls behind Query in the same
+	// window. The core then acts on a confidence bound of the proportion,
+	// not on the ratio alone (see scoring.confidence).
+	Volume string `yaml:"volume" mapstructure:"volume"`
+	// Samples makes the signal a statistic of samples (a latency quantile
+	// against its baseline): a PromQL expression counting the samples
+	// behind Query, the fewer of the current and the baseline window. Below
+	// scoring.min_samples the signal costs nothing and alerts do not see it.
+	Samples string `yaml:"samples" mapstructure:"samples"`
+}
+
+// EvidenceQuery is the signal's volume or samples query, "" when it has none.
+func (s SignalConfig) EvidenceQuery() string {
+	if s.Volume != "" {
+		return s.Volume
+	}
+	return s.Samples
+}
+
+// Queries are every PromQL query a tick runs: each signal's query and its
+// evidence query, in signal order, each once.
+func (c *Config) Queries() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range c.Signals {
+		for _, q := range []string{s.Query, s.EvidenceQuery()} {
+			if q != "" && !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out
 }
 
 // ScoringConfig turns signal values into a 0..100 health score.
@@ -67,6 +101,19 @@ type ScoringConfig struct {
 	Caps []CapConfig `yaml:"caps" mapstructure:"caps"`
 	// Floors force a route to at least a given level (quota overrides).
 	Floors []FloorConfig `yaml:"floors" mapstructure:"floors"`
+	// Confidence is how sure the calls behind a signal with a volume must
+	// make Hermes before a route moves: down only when the one-sided bound
+	// at Confidence is past a threshold, up only when it is within.
+	// Default DefaultConfidence.
+	Confidence float64 `yaml:"confidence" mapstructure:"confidence"`
+	// DecisiveConfidence is the stricter confidence at which the calls
+	// alone skip the dwell: a level whose threshold the score is below even
+	// at this confidence is entered on the tick that shows it. Default
+	// DefaultDecisiveConfidence.
+	DecisiveConfidence float64 `yaml:"decisive_confidence" mapstructure:"decisive_confidence"`
+	// MinSamples is the fewest samples (see SignalConfig.Samples) a
+	// statistic needs to count. Default DefaultMinSamples.
+	MinSamples float64 `yaml:"min_samples" mapstructure:"min_samples"`
 }
 
 // Bound is a one-sided threshold: exactly one of Above and Below is set.

@@ -35,6 +35,9 @@ const (
 	DefaultExternalURL         = "http://localhost:9797"
 	DefaultQueueCapacity       = 10000
 	DefaultAlertmanagerTimeout = 10 * time.Second
+	DefaultConfidence          = 0.999
+	DefaultDecisiveConfidence  = 0.999999
+	DefaultMinSamples          = 200
 )
 
 // Load reads, decodes and validates the configuration file at path.
@@ -122,6 +125,11 @@ func decode(data []byte) (*Config, error) {
 			QueryTimeout:       DefaultQueryTimeout,
 		},
 		Prometheus: PrometheusConfig{HTTPClient: commoncfg.DefaultHTTPClientConfig},
+		Scoring: ScoringConfig{
+			Confidence:         DefaultConfidence,
+			DecisiveConfidence: DefaultDecisiveConfidence,
+			MinSamples:         DefaultMinSamples,
+		},
 	}
 	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
 	if err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks)); err != nil {

@@ -172,6 +172,7 @@ func (c *Config) validateSignals(ch *checker) map[string]bool {
 		} else if e.Type() != parser.ValueTypeVector {
 			ch.errorf(where.field("query"), "must return an instant vector, got %s", valueTypeName(e.Type()))
 		}
+		checkEvidenceQuery(ch, p, where, s)
 		if s.Missing != MissingHold && s.Missing != MissingIgnore {
 			ch.errorf(where.field("missing"), "must be %q or %q, got %q", MissingHold, MissingIgnore, s.Missing)
 		}
@@ -179,8 +180,39 @@ func (c *Config) validateSignals(ch *checker) map[string]bool {
 	return names
 }
 
+// checkEvidenceQuery checks a signal's volume or samples query: at most
+// one of them, an instant vector, with a range to name in explanations.
+func checkEvidenceQuery(ch *checker, p parser.Parser, where loc, s SignalConfig) {
+	if s.Volume != "" && s.Samples != "" {
+		ch.errorf(where.field("samples"), "a signal has a volume or samples, not both")
+	}
+	for _, f := range []struct{ key, q string }{{"volume", s.Volume}, {"samples", s.Samples}} {
+		if f.q == "" {
+			continue
+		}
+		if strings.TrimSpace(f.q) == "" {
+			ch.errorf(where.field(f.key), "must not be blank")
+		} else if e, err := p.ParseExpr(f.q); err != nil {
+			ch.errorf(where.field(f.key), "%s", firstLine(err))
+		} else if e.Type() != parser.ValueTypeVector {
+			ch.errorf(where.field(f.key), "must return an instant vector, got %s", valueTypeName(e.Type()))
+		} else if QueryWindow(f.q) == 0 {
+			ch.errorf(where.field(f.key), "must count over a range such as [2m]")
+		}
+	}
+}
+
 func (c *Config) validateScoring(ch *checker, signals map[string]bool) {
 	sc := at("scoring")
+	if !(c.Scoring.Confidence >= 0.5 && c.Scoring.Confidence < 1) {
+		ch.errorf(sc.field("confidence"), "must be within [0.5, 1), got %g", c.Scoring.Confidence)
+	}
+	if !(c.Scoring.DecisiveConfidence >= c.Scoring.Confidence && c.Scoring.DecisiveConfidence < 1) {
+		ch.errorf(sc.field("decisive_confidence"), "must be within [confidence, 1), got %g", c.Scoring.DecisiveConfidence)
+	}
+	if !(c.Scoring.MinSamples >= 0) {
+		ch.errorf(sc.field("min_samples"), "must be 0 or more, got %g", c.Scoring.MinSamples)
+	}
 	for i, p := range c.Scoring.Penalties {
 		where := sc.field("penalties").item(i, "")
 		checkSignalRef(ch, where, p.Signal, signals)

@@ -121,11 +121,7 @@ func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS 
 	}
 	step := cfg.Global.EvaluationInterval
 	from = from.Truncate(step)
-	queries := make([]string, len(cfg.Signals))
-	for i, s := range cfg.Signals {
-		queries[i] = s.Query
-	}
-	cache, err := replay.NewRangeCache(ctx, api, queries, from, to.Truncate(step), step)
+	cache, err := replay.NewRangeCache(ctx, api, cfg.Queries(), from, to.Truncate(step), step)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		if c.CapsAt >= 0 {
 			line += fmt.Sprintf(" caps score at %g", c.CapsAt)
 		}
-		if c.Reason != "" && c.StatusText != "ok" {
+		if c.Reason != "" && (c.StatusText != "ok" || c.Counted) {
 			line += " (" + c.Reason + ")"
 		}
 		fmt.Fprintln(w, line)

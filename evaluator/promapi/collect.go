@@ -28,7 +28,7 @@ const RouteLabel = "route"
 // Prometheus API client, a replay engine or a range cache to it.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
 
-// Collect runs every signal's query once at t, concurrently, each under its
+// Collect runs every signal's query (and its volume or samples query) once at t, concurrently, each under its
 // own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
 // for every (route, signal) in routes × signals.
 //
@@ -39,28 +39,63 @@ type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, e
 // ErrorReason as its reason. Series without a route label, or of routes not
 // configured, are ignored.
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	results := make([]map[string]evaluator.Sample, len(signals))
+	// Each distinct query runs once: signals often share their count (the
+	// calls of a window, the samples of a histogram).
+	answers := map[string]*map[string]evaluator.Sample{}
+	for _, sig := range signals {
+		for _, q := range []string{sig.Query, sig.EvidenceQuery()} {
+			if q != "" && answers[q] == nil {
+				answers[q] = new(map[string]evaluator.Sample)
+			}
+		}
+	}
 	var wg sync.WaitGroup
-	for i, sig := range signals {
+	for q, into := range answers {
 		wg.Go(func() {
 			qctx, cancel := ctx, context.CancelFunc(func() {})
 			if timeout > 0 {
 				qctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			defer cancel()
-			vec, err := query(qctx, sig.Query, t)
-			results[i] = routeSamples(vec, err, routes)
+			vec, err := query(qctx, q, t)
+			*into = routeSamples(vec, err, routes)
 		})
 	}
 	wg.Wait()
+	results := make([]map[string]evaluator.Sample, len(signals))
+	counts := make([]map[string]evaluator.Sample, len(signals))
+	for i, sig := range signals {
+		results[i] = *answers[sig.Query]
+		if q := sig.EvidenceQuery(); q != "" {
+			counts[i] = *answers[q]
+		}
+	}
 
 	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
 	for i, sig := range signals {
 		for _, r := range routes {
-			snap.Set(r, sig.Name, results[i][r])
+			s := results[i][r]
+			if counts[i] != nil {
+				s = withVolume(s, counts[i][r])
+			}
+			snap.Set(r, sig.Name, s)
 		}
 	}
 	return snap
+}
+
+// withVolume adds the count behind a signal's value. A value without its
+// count is no evidence: a failed count query makes the signal an error, a
+// missing count makes it missing, each with a reason naming the count.
+func withVolume(s, count evaluator.Sample) evaluator.Sample {
+	if s.Status != evaluator.StatusOK {
+		return s
+	}
+	if count.Status != evaluator.StatusOK {
+		return evaluator.Sample{Value: math.NaN(), Status: count.Status, Reason: "count: " + count.Reason}
+	}
+	s.Volume, s.Counted = count.Value, true
+	return s
 }
 
 // routeSamples turns one query's answer into a evaluator.Sample per route.

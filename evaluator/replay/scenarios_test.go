@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
@@ -23,17 +24,29 @@ const scenarioDir = "../../testdata/scenarios"
 // backtest replays a scenario file through the default policy.
 func backtest(t *testing.T, name string, opts replay.Options) *replay.Timeline {
 	t.Helper()
+	return backtestVia(t, name, opts, nil)
+}
+
+// backtestVia is backtest with the scenario's queries passed through wrap
+// (fault injection), when set.
+func backtestVia(t *testing.T, name string, opts replay.Options, wrap func(promapi.QueryFunc) promapi.QueryFunc) *replay.Timeline {
+	t.Helper()
 	pol := testenv.DefaultPolicy(t)
-	f, err := replay.ParseFile(filepath.Join(scenarioDir, name+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bt, err := replay.Open(f)
+	bt, err := replay.OpenFile(filepath.Join(scenarioDir, name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bt.Close()
-	tl, err := replay.RunBacktest(context.Background(), pol, bt, nil, opts)
+	if wrap == nil {
+		tl, err := replay.RunBacktest(context.Background(), pol, bt, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	step := pol.Config.Global.EvaluationInterval
+	w := replay.NewWindowed(bt, pol.Config.Queries(), bt.Start(), bt.End(), step, replay.DefaultWindow)
+	tl, err := replay.Run(context.Background(), pol, wrap(w.Query), bt.Start(), bt.End(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,6 +89,15 @@ func Open(f *File) (*Backtest, error) {
 	return b, nil
 }
 
+// OpenFile parses the series file at path and opens it for queries.
+func OpenFile(path string) (*Backtest, error) {
+	f, err := ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Open(f)
+}
+
 // Close releases the Backtest. It exists so that a future on-disk storage
 // needs no change of the callers; today it only drops the series.
 func (b *Backtest) Close() error {

@@ -113,12 +113,8 @@ func RunBacktest(ctx context.Context, pol *evaluator.Policy, b *Backtest, progre
 	if step <= 0 {
 		return nil, fmt.Errorf("evaluation_interval must be positive")
 	}
-	queries := make([]string, len(pol.Config.Signals))
-	for i, s := range pol.Config.Signals {
-		queries[i] = s.Query
-	}
 	start := alignUp(b.Start(), step)
-	w := NewWindowed(b, queries, start, b.End(), step, DefaultWindow)
+	w := NewWindowed(b, pol.Config.Queries(), start, b.End(), step, DefaultWindow)
 	w.Progress = progress
 	return Run(ctx, pol, w.Query, start, b.End(), opts)
 }

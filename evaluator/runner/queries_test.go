@@ -65,7 +65,9 @@ func TestQueriesPerTickDoNotGrowWithRoutes(t *testing.T) {
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				stop()
-				signals := len(r.cfg.Signals)
+				// One query per signal, plus one per distinct volume or
+				// samples query behind a signal; never per route.
+				signals := len(r.cfg.Queries())
 				mu.Lock()
 				defer mu.Unlock()
 				if len(perTick) < 3 {
@@ -73,7 +75,7 @@ func TestQueriesPerTickDoNotGrowWithRoutes(t *testing.T) {
 				}
 				for ts, n := range perTick {
 					if n != signals {
-						t.Errorf("tick %s: %d signal queries, want %d (one per signal)", ts.Format(time.TimeOnly), n, signals)
+						t.Errorf("tick %s: %d queries, want %d (one per signal and evidence query)", ts.Format(time.TimeOnly), n, signals)
 					}
 				}
 			})

@@ -58,6 +58,8 @@ func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vect
 	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
 		val := 0.0
 		switch {
+		case strings.Contains(q, "increase("):
+			val = 1200 // the calls or samples behind a ratio: 20 req/s
 		case strings.Contains(q, `verdict="soft_fail"}`) && r == "free":
 			val = soft
 		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
@@ -489,7 +491,7 @@ func TestRateLimitedStepsAreAudited(t *testing.T) {
 		fp        *fakeProm
 		wantHolds bool
 	}{
-		{"shed is limited", &fakeProm{soft: 0.16}, true},               // score 67: shed, 50 points to move
+		{"shed is limited", &fakeProm{soft: 0.2}, true},                // ≥ 16.4 % of 1 200 calls at 99.9 %: score 66, shed, 50 points to move
 		{"a failed route drains at once", &fakeProm{hard: 0.9}, false}, // hard outage: failover
 	} {
 		t.Run(c.name, func(t *testing.T) { testRateLimit(t, c.fp, c.wantHolds) })

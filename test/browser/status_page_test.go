@@ -36,6 +36,8 @@ func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
 	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
 		val := 0.0
 		switch {
+		case strings.Contains(q, "increase("):
+			val = 1200 // the calls or samples behind a ratio: 20 req/s
 		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
 			val = 0.9
 		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
@@ -98,7 +100,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	for _, want := range []string{
 		`id="route-free"`, `level-failover`, `id="route-paid-premium"`,
 		"Override <b>pin</b> → paid-premium: launch &lt;day&gt; (by alice)",
-		"paid-premium 100%", "HermesRouteFailedOver", "hard_fail_ratio",
+		"paid-premium 100%", "HermesRouteFailedOver", "hard_fail_ratio", "1080 of 1200 calls in 1m",
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page Chromium rendered lacks %q", want)

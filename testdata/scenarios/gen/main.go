@@ -24,7 +24,12 @@ const step = 15 * time.Second
 
 // model describes one route's traffic as functions of time since the start.
 type model struct {
-	reqs       int                         // requests per scrape interval
+	reqs int // requests per scrape interval
+	// rate, when set, replaces reqs: requests per second, drawn per scrape
+	// (Poisson) with failures drawn per request, as thin traffic really
+	// looks; reqs keeps the older scenarios' exact counts.
+	rate       func(time.Duration) float64
+	hardCode   string                      // status of hard failures, "500" when empty
 	soft       func(time.Duration) float64 // soft-fail share before noise
 	softReason string
 	noise      bool                        // soft-fail share ± 1.5 % per scrape
@@ -39,6 +44,30 @@ type scenario struct {
 	name, doc string
 	length    time.Duration
 	routes    map[string]model
+}
+
+// window is a time during which a route is degraded: the ground truth that
+// `make bench-detect` scores detection methods against.
+type window struct {
+	route    string
+	from, to time.Duration
+}
+
+// degraded holds each scenario's degraded windows; a scenario not listed
+// (healthy traffic, a low-traffic night, vanished metrics) has none.
+var degraded = map[string][]window{
+	"content_failure":    {{"free", 60 * m, 3 * h}},
+	"hard_outage":        {{"free", 60 * m, 80 * m}},
+	"latency_only":       {{"free", 90 * m, 2 * h}},
+	"quota_drain":        {{"free", 2*h + 50*m + 24*time.Second, 4 * h}}, // runs out within the hour
+	"false_recovery":     {{"free", 60 * m, 85 * m}, {"free", 110 * m, 130 * m}},
+	"manual":             {{"free", 60 * m, 110 * m}},
+	"three_degradations": {{"free", 60 * m, 80 * m}, {"free", 4 * h, 4*h + 20*m}, {"free", 7 * h, 7*h + 20*m}},
+	"cascade":            {{"free", 60 * m, 4 * h}, {"paid-standard", 90 * m, 4 * h}},
+	"error_templates":    {{"free", 60 * m, 80 * m}},
+	"unavailable_503":    {{"free", 60 * m, 80 * m}},
+	"content_15":         {{"free", 60 * m, 2 * h}},
+	"content_15_thin":    {{"free", 60 * m, 2 * h}},
 }
 
 func zero(time.Duration) float64 { return 0 }
@@ -124,7 +153,7 @@ func scenarios() []scenario {
 	quota.quota = func(t time.Duration) float64 { return math.Max(0, 0.5-0.5*float64(t)/float64(4*h)) }
 
 	falseRec := healthyFree()
-	falseRec.soft = sum(between(60*m, 90*m, 0.4), between(110*m, 130*m, 0.4))
+	falseRec.soft = sum(between(60*m, 85*m, 0.4), between(110*m, 130*m, 0.4))
 	falseRec.probeFail = falseRec.soft
 
 	vanish := healthyFree()
@@ -147,17 +176,64 @@ func scenarios() []scenario {
 	cascadeStd.hard = between(90*m, 4*h, 0.5)
 	cascadeStd.probeFail = cascadeStd.hard
 
+	// 20 req/s: error templates inside HTTP 200 on 40 % of calls from 1h to 1h20.
+	templates := healthyFree()
+	templates.soft = between(60*m, 80*m, 0.4)
+	templates.softReason = "error_body"
+	templates.probeFail = between(60*m, 80*m, 0.4)
+
+	// 20 req/s: every call answers HTTP 503 from 1h to 1h20.
+	unavailable := healthyFree()
+	unavailable.hard = between(60*m, 80*m, 1)
+	unavailable.hardCode = "503"
+	unavailable.probeFail = unavailable.hard
+
+	// 15 % content failures (2 % noise + 13 %) from 1h, at 20 and at 0.3 req/s.
+	content15 := healthyFree()
+	content15.soft = between(60*m, 2*h, 0.13)
+	content15.probeFail = between(60*m, 2*h, 0.15)
+	content15Thin := content15
+	content15Thin.rate = func(time.Duration) float64 { return 0.3 }
+	thinPaid := func(rps float64) model {
+		md := healthyPaid()
+		md.noise, md.softReason = true, "invalid_json"
+		md.rate = func(time.Duration) float64 { return rps }
+		return md
+	}
+
+	// A day, a 3 h night from 1h30 (free 0.3 req/s, backups ≤ 0.1), a day.
+	nightRate := func(day, night float64) func(time.Duration) float64 {
+		return func(t time.Duration) float64 {
+			if t >= 90*m && t < 4*h+30*m {
+				return night
+			}
+			return day
+		}
+	}
+	nightFree := healthyFree()
+	nightFree.rate = nightRate(20, 0.3)
+	nightStd, nightPrem := thinPaid(0), thinPaid(0)
+	nightStd.rate, nightPrem.rate = nightRate(4, 0.09), nightRate(4, 0.03)
+
 	return []scenario{
 		{"healthy", "6 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 6 * h, withPaid(healthyFree())},
 		{"content_failure", "Soft-fail ratio of the free route climbs from 2 % to 40 % between 1h and 1h20 with HTTP 200 throughout.", 3 * h, withPaid(content)},
 		{"hard_outage", "The free route answers 100 % HTTP 500 from 1h to 1h20.", 3 * h, withPaid(outage)},
 		{"latency_only", "P99 of the free route is 3× its baseline from 1h30 to 2h; content is fine.", 3 * h, withPaid(latency)},
 		{"quota_drain", "The free route's quota drains linearly from 50 % to 0 over 4 h.", 4 * h, withPaid(quota)},
-		{"false_recovery", "The free route fails (40 % soft-fail) 1h–1h30, looks healthy for 20 min, fails again 1h50–2h10, then recovers.", 5 * h, withPaid(falseRec)},
+		{"false_recovery", "The free route fails (40 % soft-fail) 1h–1h25, looks healthy for 25 min, fails again 1h50–2h10, then recovers.", 5 * h, withPaid(falseRec)},
 		{"metrics_vanish", "Every series disappears for 10 min at 1h30.", 3 * h, map[string]model{"free": vanish, "paid-standard": vanishPaid, "paid-premium": vanishPaid}},
 		{"manual", "The free route fails (60 % soft-fail) from 1h to 1h50, then is healthy.", 4 * h, withPaid(manual)},
 		{"three_degradations", "Three 20-minute degradations of the free route at 1h, 4h and 7h.", 10 * h, withPaid(three)},
 		{"cascade", "The free route fails from 1h; paid-standard fails too (50 % HTTP 500) from 1h30.", 3 * h, map[string]model{"free": cascadeFree, "paid-standard": cascadeStd, "paid-premium": healthyPaid()}},
+		{"error_templates", "At 20 req/s the free route returns error templates inside HTTP 200 on 40 % of calls from 1h to 1h20.", 3 * h, withPaid(templates)},
+		{"unavailable_503", "At 20 req/s the free route answers every call with HTTP 503 from 1h to 1h20.", 3 * h, withPaid(unavailable)},
+		{"content_15", "At 20 req/s 15 % of the free route's replies fail validation from 1h to 2h.", 3 * h, withPaid(content15)},
+		{"content_15_thin", "At 0.3 req/s (backups 0.1) 15 % of the free route's replies fail validation from 1h to 2h.", 3 * h,
+			map[string]model{"free": content15Thin, "paid-standard": thinPaid(0.1), "paid-premium": thinPaid(0.1)}},
+		{"low_traffic_night", "Healthy traffic with a 3 h night from 1h30: free 0.3 req/s, paid-standard 0.09, paid-premium 0.03; then daytime again.", 6 * h,
+			map[string]model{"free": nightFree, "paid-standard": nightStd, "paid-premium": nightPrem}},
+		{"healthy_24h", "24 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 24 * h, withPaid(healthyFree())},
 	}
 }
 
@@ -199,7 +275,7 @@ func generate(sc scenario) []series {
 		lbl := func(extra string) string { return fmt.Sprintf(`route=%q%s`, route, extra) }
 		okS := series{name: "llm_gateway_requests_total{" + lbl(`,code="200",verdict="ok"`) + "}"}
 		softS := series{name: "llm_gateway_requests_total{" + lbl(fmt.Sprintf(`,code="200",verdict="soft_fail",reason=%q`, orDefault(md.softReason, "invalid_json"))) + "}"}
-		hardS := series{name: "llm_gateway_requests_total{" + lbl(`,code="500",verdict="hard_fail"`) + "}"}
+		hardS := series{name: "llm_gateway_requests_total{" + lbl(fmt.Sprintf(`,code=%q,verdict="hard_fail"`, orDefault(md.hardCode, "500"))) + "}"}
 		buckets := make([]series, len(bounds)+1)
 		for i, b := range bounds {
 			buckets[i].name = fmt.Sprintf("llm_gateway_request_duration_seconds_bucket{%s,le=%q}", lbl(""), strconv.FormatFloat(b, 'g', -1, 64))
@@ -214,12 +290,17 @@ func generate(sc scenario) []series {
 			absent := md.absent != nil && md.absent(t)
 			if i > 0 {
 				reqs := float64(md.reqs)
-				hard := math.Round(reqs * clamp(md.hard(t)))
 				softShare := md.soft(t)
 				if md.noise {
 					softShare += 0.02 + (rng.Float64()*2-1)*0.015
 				}
+				hard := math.Round(reqs * clamp(md.hard(t)))
 				soft := math.Round((reqs - hard) * clamp(softShare))
+				if md.rate != nil {
+					reqs = poisson(rng, md.rate(t)*step.Seconds())
+					hard = binomial(rng, reqs, clamp(md.hard(t)))
+					soft = binomial(rng, reqs-hard, clamp(softShare))
+				}
 				cHard += hard
 				cSoft += soft
 				cOK += reqs - hard - soft
@@ -258,6 +339,38 @@ func generate(sc scenario) []series {
 		}
 	}
 	return out
+}
+
+// poisson draws a Poisson count of mean mu (Knuth's method below 30, a
+// rounded normal above: the scenarios need the shape of thin traffic, not
+// an exact tail).
+func poisson(rng *rand.Rand, mu float64) float64 {
+	if mu > 30 {
+		return math.Max(0, math.Round(mu+math.Sqrt(mu)*rng.NormFloat64()))
+	}
+	l, k, p := math.Exp(-mu), 0.0, 1.0
+	for {
+		p *= rng.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
+}
+
+// binomial draws how many of n trials of probability p succeed.
+func binomial(rng *rand.Rand, n, p float64) float64 {
+	if n > 200 {
+		mu := n * p
+		return math.Min(n, math.Max(0, math.Round(mu+math.Sqrt(mu*(1-p))*rng.NormFloat64())))
+	}
+	k := 0.0
+	for range int(n) {
+		if rng.Float64() < p {
+			k++
+		}
+	}
+	return k
 }
 
 func orDefault(s, d string) string {
@@ -320,6 +433,9 @@ func main() {
 	for _, sc := range scenarios() {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Scenario %s: %s\n# Generated by `go run ./testdata/scenarios/gen`; edit gen/main.go, not this file.\n", sc.name, sc.doc)
+		for _, w := range degraded[sc.name] {
+			fmt.Fprintf(&b, "# degraded: %s %s %s\n", w.route, w.from, w.to)
+		}
 		fmt.Fprintf(&b, "interval: %s\ninput_series:\n", "15s")
 		for _, s := range generate(sc) {
 			fmt.Fprintf(&b, "  - series: '%s'\n    values: '%s'\n", s.name, expand(s.values))
