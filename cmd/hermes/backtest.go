@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,33 +17,43 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// releaseFlags collects repeated --release ROUTE@OFFSET flags.
-type releaseFlags []string
+// repeated collects the values of a repeatable flag.
+type repeated []string
 
-func (r *releaseFlags) String() string     { return strings.Join(*r, ",") }
-func (r *releaseFlags) Set(v string) error { *r = append(*r, v); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+var backtestUsage = usage{name: "backtest", synopsis: "--series FILE [FILE…] | --prometheus URL --from T [--to T]  [flags]",
+	summary: "replay series files (promtool notation) or a Prometheus's history through the policy",
+	details: `Each series file is replayed and reported on its own, in the order given
+(with --format json, one JSON document per line). Times for --from and --to
+are RFC 3339, Unix seconds, "now", or relative to now: -10m, now-6h.
+`}
 
 func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("backtest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	series := fs.String("series", "", "series file in promtool input_series notation (or a promtool test file)")
+	fs := backtestUsage.newFlags()
+	var series repeated
+	fs.Var(&series, "series", "series `file` in promtool input_series notation (or a promtool test file); repeatable, and further files may follow as arguments")
 	configPath := fs.String("config", "", "Hermes configuration (default: the embedded rules/hermes.yaml)")
 	format := fs.String("format", "text", "output format: text or json")
 	promURL := fs.String("prometheus", "", "replay what this Prometheus (or any engine with its query API) holds, instead of --series")
-	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339 or Unix seconds")
-	toS := fs.String("to", "", "with --prometheus: end, RFC 3339 or Unix seconds (default: now)")
-	var releases releaseFlags
+	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339, Unix seconds, now or -DURATION (e.g. -6h)")
+	toS := fs.String("to", "now", "with --prometheus: end, as --from")
+	var releases repeated
 	fs.Var(&releases, "release", "release ROUTE from manual at OFFSET from the start, e.g. free@3h (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
+	if !ok {
+		return code
 	}
-	if (*series == "") == (*promURL == "") {
-		fmt.Fprintln(stderr, "backtest: give exactly one of --series FILE or --prometheus URL")
-		return 2
+	if len(series) == 0 && len(pos) > 0 {
+		return backtestUsage.fail(stderr, fs, "unexpected argument %q (series files follow --series)", pos[0])
+	}
+	series = append(series, pos...)
+	if (len(series) == 0) == (*promURL == "") {
+		return backtestUsage.fail(stderr, fs, "give --series FILE… or --prometheus URL, not both")
 	}
 	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "backtest: --format must be text or json, not %q\n", *format)
-		return 2
+		return backtestUsage.fail(stderr, fs, "--format must be text or json, not %q", *format)
 	}
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
@@ -52,24 +61,35 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 1
 	}
 	if *promURL != "" {
-		tl, err := backtestPrometheus(ctx, cfg, *promURL, *fromS, *toS, releases)
+		tl, err := backtestPrometheus(ctx, cfg, *promURL, *fromS, *toS, releases, time.Now())
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
 		return writeTimeline(tl, *format, stdout, stderr)
 	}
-	f, err := replay.ParseFile(*series)
-	if err != nil {
-		fmt.Fprintf(stderr, "backtest: %v\n", err)
-		return 1
+	for i, path := range series {
+		f, err := replay.ParseFile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "backtest: %v\n", err)
+			return 1
+		}
+		tl, err := backtestFile(ctx, cfg, f, releases)
+		if err != nil {
+			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
+			return 1
+		}
+		if len(series) > 1 && *format == "text" {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "== %s\n", path)
+		}
+		if code := writeTimeline(tl, *format, stdout, stderr); code != 0 {
+			return code
+		}
 	}
-	tl, err := backtestFile(ctx, cfg, f, releases)
-	if err != nil {
-		fmt.Fprintf(stderr, "backtest: %v\n", err)
-		return 1
-	}
-	return writeTimeline(tl, *format, stdout, stderr)
+	return 0
 }
 
 // backtestFile replays a parsed series file through the policy of cfg.
@@ -92,19 +112,17 @@ func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releas
 
 // backtestPrometheus replays [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
-func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS string, releases []string) (*replay.Timeline, error) {
+func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS string, releases []string, now time.Time) (*replay.Timeline, error) {
 	if fromS == "" {
 		return nil, errors.New("--from is required with --prometheus")
 	}
-	from, err := parseTime(fromS)
+	from, err := parseTime(fromS, now)
 	if err != nil {
 		return nil, fmt.Errorf("--from: %w", err)
 	}
-	to := time.Now()
-	if toS != "" {
-		if to, err = parseTime(toS); err != nil {
-			return nil, fmt.Errorf("--to: %w", err)
-		}
+	to, err := parseTime(toS, now)
+	if err != nil {
+		return nil, fmt.Errorf("--to: %w", err)
 	}
 	if !to.After(from) {
 		return nil, errors.New("--to must be after --from")
@@ -150,14 +168,26 @@ func releaseOptions(releases []string, start time.Time) (replay.Options, error) 
 	return opts, nil
 }
 
-// parseTime accepts RFC 3339 or Unix seconds, like Prometheus's API.
-func parseTime(s string) (time.Time, error) {
+// parseTime accepts RFC 3339 or Unix seconds, like Prometheus's API, and
+// times relative to now: "now", "-10m", "now-6h" (Prometheus durations).
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if rel, ok := strings.CutPrefix(s, "now"); ok && (rel == "" || rel[0] == '-') {
+		if rel == "" {
+			return now, nil
+		}
+		s = rel
+	}
+	if ago, ok := strings.CutPrefix(s, "-"); ok {
+		if d, err := model.ParseDuration(ago); err == nil {
+			return now.Add(-time.Duration(d)), nil
+		}
+	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("want RFC 3339 or Unix seconds, got %q", s)
+	if err != nil || f < 0 {
+		return time.Time{}, fmt.Errorf("want RFC 3339, Unix seconds, now or -DURATION (e.g. -10m), got %q", s)
 	}
 	sec := int64(f)
 	return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), nil

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,29 +8,19 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
+var checkUsage = usage{name: "check", synopsis: "[--config FILE]",
+	summary: "validate a configuration file, actuators included, and report every problem"}
+
 // checkCmd implements "hermes check [--config FILE]": it loads and validates
 // a configuration (the embedded default policy without --config). It prints
 // a summary and returns 0 when the configuration is valid, prints every
 // problem, one per line, to stderr and returns 1 when it is not, and
 // returns 2 on a usage error.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hermes check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := checkUsage.newFlags()
 	configFile := fs.String("config", "", "configuration `file` (default: the embedded default policy)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: hermes check [--config FILE]\n\nValidate a configuration file and report every problem.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hermes check: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
 	}
 
 	var (

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"flag"
 	"fmt"
 	"io"
 
@@ -16,12 +15,17 @@ import (
 //go:embed demo_content_failure.yaml
 var demoSeries []byte
 
+var demoUsage = usage{name: "demo", synopsis: "[--format text|json]",
+	summary: "backtest the embedded default policy on an embedded scenario (no Prometheus needed)"}
+
 func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := demoUsage.newFlags()
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := demoUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		return demoUsage.fail(stderr, fs, "--format must be text or json, not %q", *format)
 	}
 	cfg, err := loadConfig("")
 	if err != nil {

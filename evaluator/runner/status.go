@@ -31,7 +31,8 @@ func (r *Runner) Status() api.Status {
 			}
 			rt := api.Route{Name: name, Score: rs.Score.Value, Level: rs.Level.String(), Since: rs.Since,
 				FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[name],
-				Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: rs.Score.Reasons()}
+				Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: rs.Score.Reasons(),
+				Placement: evaluator.Placement(r.pol, *rs, r.lastTick)}
 			if rt.Reasons == nil {
 				rt.Reasons = []string{}
 			}

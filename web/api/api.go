@@ -48,6 +48,9 @@ type Route struct {
 	Contributions   []evaluator.Contribution `json:"contributions"`
 	Missing         []string                 `json:"missing,omitempty"`
 	Reasons         []string                 `json:"reasons"`
+	// Placement says what holds the route at its level: floors, caps,
+	// thresholds, dwell, hysteresis (see evaluator.Placement).
+	Placement []string `json:"placement,omitempty"`
 }
 
 // Alert is a pending or firing alert.
