@@ -9,6 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/version"
+
+	"github.com/hermes-failover/hermes/evaluator/telemetry"
 )
 
 // hermes runs the command line args in-process and returns its exit code,
@@ -77,9 +82,30 @@ func TestVersion(t *testing.T) {
 	setVersion()
 	for _, flag := range []string{"--version", "-version"} {
 		code, out, errb := hermes(t, flag)
-		if code != 0 || errb != "" || !strings.HasPrefix(out, "hermes, version ") || strings.HasPrefix(out, "hermes, version  ") {
+		if code != 0 || errb != "" || !strings.HasPrefix(out, "hermes, version "+version.Version+" ") || version.Version == "" {
 			t.Errorf("hermes %s: exit %d, stderr %q, stdout %q", flag, code, errb, out)
 		}
+	}
+	// hermes_build_info carries the same version.
+	reg := prometheus.NewRegistry()
+	telemetry.New(reg)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range mfs {
+		if mf.GetName() != "hermes_build_info" {
+			continue
+		}
+		for _, l := range mf.GetMetric()[0].GetLabel() {
+			if l.GetName() == "version" {
+				found = l.GetValue() == version.Version
+			}
+		}
+	}
+	if !found {
+		t.Errorf("hermes_build_info lacks version=%q", version.Version)
 	}
 }
 
