@@ -162,8 +162,11 @@ func (r *Runner) load() (*loaded, error) {
 		return nil, err
 	}
 	acts, err := r.opts.Actuators.Build(cfg.Actuators, r.log)
+	if err == nil {
+		err = actuators.Preflight(acts)
+	}
 	if err != nil {
-		return nil, err
+		return nil, cfg.Locate(err)
 	}
 	return &loaded{cfg: cfg, pol: pol, query: q, acts: acts}, nil
 }
