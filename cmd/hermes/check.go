@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/rules"
 )
 
 var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only]",
-	summary: "validate a configuration file, actuators included, and report every problem"}
+	summary: "validate a configuration file (Hermes's, actuators included, or the prober's) and report every problem"}
 
 // checkCmd implements "hermes check [--config FILE]": it loads and validates
 // a configuration (the embedded default policy without --config) and builds
@@ -25,6 +27,17 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	syntaxOnly := fs.Bool("syntax-only", false, "skip what depends on this machine (directories, binaries): for checking a configuration meant for another host")
 	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
+	}
+
+	// A prober configuration (top-level targets:) is checked as such.
+	if data, err := os.ReadFile(*configFile); *configFile != "" && err == nil && probe.LooksLikeConfig(data) {
+		pcfg, err := probe.Load(*configFile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "probe config OK: %d targets, %d prompts\n", len(pcfg.Targets), len(pcfg.Prompts))
+		return 0
 	}
 
 	var (

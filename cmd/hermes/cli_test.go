@@ -127,6 +127,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"check", "--config"}, "hermes check: flag needs an argument: -config"},
 		{[]string{"explain", "--route", "free", "extra"}, `hermes explain: unexpected argument "extra"`},
 		{[]string{"explain"}, "hermes explain: --route is required"},
+		{[]string{"probe"}, "hermes probe: --config is required"},
+		{[]string{"probe", "--config", "p.yaml", "extra"}, `hermes probe: unexpected argument "extra"`},
 		{[]string{"demo", "extra"}, `hermes demo: unexpected argument "extra"`},
 		{[]string{"demo", "--format", "xml"}, `--format must be text or json, not "xml"`},
 		{[]string{"backtest"}, "give --series FILE… or --prometheus URL"},

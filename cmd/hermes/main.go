@@ -4,6 +4,7 @@
 //	hermes explain  --route ROUTE [--url URL]
 //	hermes ctl      release|pin|pause|clear|status …
 //	hermes check    [--config FILE]
+//	hermes probe    --config FILE [--web.listen-address :9798]
 //	hermes backtest --series FILE… [--config FILE] [--format text|json]
 //	hermes demo
 //	hermes help     [COMMAND [ACTION]]
@@ -39,6 +40,7 @@ func commands() []command {
 		{"check", checkUsage.summary, func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return checkCmd(args, stdout, stderr)
 		}},
+		{"probe", probeUsage.summary, probeCmd},
 		{"backtest", backtestUsage.summary, backtestCmd},
 		{"demo", demoUsage.summary, demoCmd},
 		{"help", helpUsage.summary, helpCmd},

@@ -1,0 +1,100 @@
+package instrument
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+// ProbeHeader marks a synthetic probe request; the instrumentation does not
+// record it.
+const ProbeHeader = "X-Hermes-Probe"
+
+// Codes besides HTTP statuses, for upstream calls that got no answer.
+const (
+	CodeTimeout   = "timeout"
+	CodeConnError = "conn_error"
+)
+
+// DefaultDurationBuckets cover a short completion to a long stream.
+var DefaultDurationBuckets = []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120}
+
+// DefaultSizeBuckets cover an empty reply to a few megabytes.
+var DefaultSizeBuckets = prometheus.ExponentialBuckets(64, 4, 10)
+
+// Metrics holds the contract's series; one Metrics serves every route.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	size     *prometheus.HistogramVec
+
+	now func() time.Time
+}
+
+// NewMetrics registers the contract's series on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llm_gateway_requests_total",
+			Help: "Upstream LLM calls by route, HTTP code (or timeout, conn_error), verdict and soft-failure reason.",
+		}, []string{"route", "code", "verdict", "reason"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "llm_gateway_request_duration_seconds",
+			Help:    "Upstream latency, from sending the request to the end of the reply body.",
+			Buckets: DefaultDurationBuckets,
+		}, []string{"route"}),
+		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "llm_gateway_response_size_bytes",
+			Help:    "Size of each upstream reply body.",
+			Buckets: DefaultSizeBuckets,
+		}, []string{"route"}),
+		now: time.Now,
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.size} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering gateway metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// MustNewMetrics is NewMetrics that panics on a registration error.
+func MustNewMetrics(reg prometheus.Registerer) *Metrics {
+	m, err := NewMetrics(reg)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Observe records one upstream call: its code (the HTTP status as text,
+// CodeTimeout or CodeConnError), its judgement, how long it took and the
+// size of its body. The transport and middleware call it; a gateway that
+// judges replies itself may too.
+func (m *Metrics) Observe(route, code string, res validate.Result, took time.Duration, bytes int64) {
+	verdict, reason := res.Verdict, res.Reason
+	if verdict == "" {
+		verdict = validate.HardFail
+	}
+	m.requests.WithLabelValues(route, code, string(verdict), string(reason)).Inc()
+	m.duration.WithLabelValues(route).Observe(took.Seconds())
+	if code != CodeTimeout && code != CodeConnError {
+		m.size.WithLabelValues(route).Observe(float64(bytes))
+	}
+}
+
+func statusCode(status int) string { return strconv.Itoa(status) }
+
+// incomplete says whether a reason can come from a body the caller stopped
+// reading early rather than from the upstream.
+func incomplete(r validate.Reason) bool {
+	switch r {
+	case validate.ReasonTruncated, validate.ReasonInvalidJSON, validate.ReasonEmpty:
+		return true
+	}
+	return false
+}

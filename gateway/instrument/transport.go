@@ -1,0 +1,127 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+type routeKey struct{}
+
+// WithRoute returns a context whose requests are recorded under route,
+// overriding the route a Transport was made with (for one client that
+// serves several routes).
+func WithRoute(ctx context.Context, route string) context.Context {
+	return context.WithValue(ctx, routeKey{}, route)
+}
+
+func routeOf(ctx context.Context, def string) string {
+	if r, ok := ctx.Value(routeKey{}).(string); ok && r != "" {
+		return r
+	}
+	return def
+}
+
+// Transport returns an http.RoundTripper that sends requests with next
+// (http.DefaultTransport when nil) and records each reply of route, judged
+// by v, when its body ends. A request the caller cancelled is not
+// recorded; one that failed otherwise is a hard failure with code timeout
+// or conn_error. A body the caller closes before its end is judged on what
+// was read, without charging the upstream for what was not (truncated,
+// invalid_json and empty count as ok then).
+func (m *Metrics) Transport(route string, v *validate.Validator, next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &transport{m: m, route: route, v: v, next: next}
+}
+
+type transport struct {
+	m     *Metrics
+	route string
+	v     *validate.Validator
+	next  http.RoundTripper
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get(ProbeHeader) != "" {
+		return t.next.RoundTrip(req)
+	}
+	route := routeOf(req.Context(), t.route)
+	start := t.m.now()
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		if code, ok := errorCode(req.Context(), err); ok {
+			t.m.Observe(route, code, validate.Result{Verdict: validate.HardFail}, t.m.now().Sub(start), 0)
+		}
+		return nil, err
+	}
+	resp.Body = &body{
+		rc: resp.Body, c: t.v.Start(resp.StatusCode, resp.Header),
+		record: func(res validate.Result) {
+			t.m.Observe(route, statusCode(resp.StatusCode), res, t.m.now().Sub(start), res.Bytes)
+		},
+	}
+	return resp, nil
+}
+
+// errorCode names a failed call; false for a call the caller cancelled.
+// http.Client's Timeout may abort the call just before the request's
+// context reports its deadline, hence the look at the deadline itself.
+func errorCode(ctx context.Context, err error) (string, bool) {
+	dl, hasDeadline := ctx.Deadline()
+	pastDeadline := hasDeadline && !time.Now().Before(dl.Add(-10*time.Millisecond))
+	if errors.Is(ctx.Err(), context.Canceled) && !pastDeadline {
+		return "", false
+	}
+	var ne net.Error
+	if pastDeadline || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return CodeTimeout, true
+	}
+	return CodeConnError, true
+}
+
+// body feeds the reply to the classifier as the caller reads it and
+// records it once, at its end.
+type body struct {
+	rc     io.ReadCloser
+	c      *validate.Classifier
+	record func(validate.Result)
+	once   sync.Once
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.c.Write(p[:n])
+	}
+	switch {
+	case err == io.EOF:
+		b.finish(false)
+	case err != nil:
+		b.c.Interrupted()
+		b.finish(false)
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	b.finish(true)
+	return b.rc.Close()
+}
+
+func (b *body) finish(early bool) {
+	b.once.Do(func() {
+		res := b.c.Finish()
+		if early && res.Verdict == validate.SoftFail && incomplete(res.Reason) {
+			res.Verdict, res.Reason = validate.OK, validate.ReasonNone
+		}
+		b.record(res)
+	})
+}

@@ -1,0 +1,181 @@
+package validate
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func completion(content, finish string) string {
+	return fmt.Sprintf(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":%q}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, content, finish)
+}
+
+func sse(events ...string) string {
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString("data: " + e + "\n\n")
+	}
+	return b.String()
+}
+
+func delta(content string) string {
+	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, content)
+}
+
+func finishChunk(reason string) string {
+	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":%q}]}`, reason)
+}
+
+var sseHeader = http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}
+var jsonHeader = http.Header{"Content-Type": {"application/json"}}
+
+func TestClassify(t *testing.T) {
+	schema := `{"type":"object","required":["city","country"],"properties":{"city":{"type":"string"},"country":{"type":"string"}}}`
+	long := "Paris is the capital and most populous city of France, on the Seine."
+	tests := []struct {
+		name   string
+		rules  Rules
+		status int
+		header http.Header
+		body   string
+		want   Verdict
+		reason Reason
+	}{
+		{"healthy", Rules{MinLength: 5}, 200, jsonHeader, completion(long, "stop"), OK, ""},
+		{"5xx", Rules{}, 503, jsonHeader, `{"error":{"message":"overloaded"}}`, HardFail, ""},
+		{"422", Rules{}, 422, jsonHeader, `{"detail":"top_p"}`, HardFail, ""},
+		{"empty body", Rules{}, 200, jsonHeader, "", SoftFail, ReasonEmpty},
+		{"blank body", Rules{}, 200, jsonHeader, " \n ", SoftFail, ReasonEmpty},
+		{"empty content", Rules{}, 200, jsonHeader, completion("  ", "stop"), SoftFail, ReasonEmpty},
+		{"tool calls without content", Rules{}, 200, jsonHeader,
+			`{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"1"}]},"finish_reason":"tool_calls"}]}`, OK, ""},
+		{"invalid json", Rules{}, 200, jsonHeader, `{"choices":[{"message":{"content":"Par`, SoftFail, ReasonInvalidJSON},
+		{"trailing garbage", Rules{}, 200, jsonHeader, completion(long, "stop") + "}", SoftFail, ReasonInvalidJSON},
+		{"error object in 200", Rules{}, 200, jsonHeader, `{"error":{"message":"rate limit reached","type":"requests"}}`, SoftFail, ReasonErrorBody},
+		{"error template in 200", Rules{}, 200, jsonHeader, `{"code":500,"msg":"系统繁忙，请稍后重试"}`, SoftFail, ReasonErrorBody},
+		{"html error page", Rules{}, 200, http.Header{"Content-Type": {"text/html"}}, `<html><body>502 Bad Gateway</body></html>`, SoftFail, ReasonErrorBody},
+		{"plain text error", Rules{}, 200, nil, `服务器开小差了，请稍后再试`, SoftFail, ReasonErrorBody},
+		{"missing message", Rules{}, 200, jsonHeader, `{"choices":[{"index":0,"finish_reason":"stop"}]}`, SoftFail, ReasonMissingField},
+		{"missing choices", Rules{}, 200, jsonHeader, `{"id":"x"}`, SoftFail, ReasonMissingField},
+		{"required field", Rules{RequiredFields: []string{"$.usage.total_tokens", "choices[0].message.content"}}, 200, jsonHeader,
+			`{"choices":[{"message":{"content":"hi there"},"finish_reason":"stop"}]}`, SoftFail, ReasonMissingField},
+		{"finish length", Rules{}, 200, jsonHeader, completion(long, "length"), SoftFail, ReasonTruncated},
+		{"fallback zh", Rules{}, 200, jsonHeader, completion("系统繁忙，请稍后重试。", "stop"), SoftFail, ReasonFallbackPhrase},
+		{"fallback en", Rules{}, 200, jsonHeader, completion("Service unavailable, please try again later.", "stop"), SoftFail, ReasonFallbackPhrase},
+		{"long answer mentioning rate limit", Rules{}, 200, jsonHeader,
+			completion(strings.Repeat("A rate limit caps how many requests a client may send per minute. ", 3), "stop"), OK, ""},
+		{"too short", Rules{MinLength: 20}, 200, jsonHeader, completion("Paris.", "stop"), SoftFail, ReasonTooShort},
+		{"too short counts characters", Rules{MinLength: 6}, 200, jsonHeader, completion("巴黎是法国首都", "stop"), OK, ""},
+		{"schema ok", Rules{Schema: schema}, 200, jsonHeader, completion(`{"city":"Paris","country":"France"}`, "stop"), OK, ""},
+		{"schema fenced", Rules{Schema: schema}, 200, jsonHeader, completion("```json\n{\"city\":\"Paris\",\"country\":\"France\"}\n```", "stop"), OK, ""},
+		{"schema missing", Rules{Schema: schema}, 200, jsonHeader, completion(`{"city":"Paris"}`, "stop"), SoftFail, ReasonMissingField},
+		{"schema not json", Rules{Schema: schema}, 200, jsonHeader, completion(`The city is Paris`, "stop"), SoftFail, ReasonInvalidJSON},
+		{"format json", Rules{Format: FormatJSON, RequiredFields: []string{"data[0].embedding"}}, 200, jsonHeader, `{"data":[{"embedding":[0.1]}]}`, OK, ""},
+		{"format json missing", Rules{Format: FormatJSON, RequiredFields: []string{"data[0].embedding"}}, 200, jsonHeader, `{"data":[]}`, SoftFail, ReasonMissingField},
+		{"format text", Rules{Format: FormatText, MinLength: 3}, 200, nil, "hello world", OK, ""},
+		{"format text short", Rules{Format: FormatText, MinLength: 30}, 200, nil, "hello world", SoftFail, ReasonTooShort},
+
+		// Streams.
+		{"stream healthy", Rules{MinLength: 5}, 200, sseHeader, sse(delta("Paris is "), delta("the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
+		{"stream without header", Rules{}, 200, nil, sse(delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
+		{"stream crlf and comments", Rules{}, 200, sseHeader, ": keep-alive\r\n\r\nevent: message\r\ndata: " + delta("Paris") + "\r\n\r\ndata: [DONE]\r\n\r\n", OK, ""},
+		{"stream cut before done", Rules{}, 200, sseHeader, sse(delta("Paris is "), delta("the")), SoftFail, ReasonTruncated},
+		{"stream cut mid event", Rules{}, 200, sseHeader, sse(delta("Paris is ")) + `data: {"choices":[{"delta":{"content":"th`, SoftFail, ReasonTruncated},
+		{"stream finish length", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("length"), "[DONE]"), SoftFail, ReasonTruncated},
+		{"stream last line without newline", Rules{}, 200, sseHeader, sse(delta("Paris"), finishChunk("stop")) + "data: [DONE]", OK, ""},
+		{"stream empty", Rules{}, 200, sseHeader, "", SoftFail, ReasonEmpty},
+		{"stream only done", Rules{}, 200, sseHeader, sse(finishChunk("stop"), "[DONE]"), SoftFail, ReasonEmpty},
+		{"stream invalid event", Rules{}, 200, sseHeader, sse(delta("Par"), `{"choices":[{"delta":`, "[DONE]"), SoftFail, ReasonInvalidJSON},
+		{"stream error event", Rules{}, 200, sseHeader, sse(delta("Par"), `{"error":{"message":"upstream overloaded"}}`), SoftFail, ReasonErrorBody},
+		{"stream error template event", Rules{}, 200, sseHeader, sse("系统繁忙，请稍后重试"), SoftFail, ReasonErrorBody},
+		{"stream no choices", Rules{}, 200, sseHeader, sse(`{"id":"x"}`, "[DONE]"), SoftFail, ReasonMissingField},
+		{"stream fallback", Rules{}, 200, sseHeader, sse(delta("系统繁忙，"), delta("请稍后重试"), finishChunk("stop"), "[DONE]"), SoftFail, ReasonFallbackPhrase},
+		{"stream too short", Rules{MinLength: 10}, 200, sseHeader, sse(delta("Par"), finishChunk("stop"), "[DONE]"), SoftFail, ReasonTooShort},
+		{"stream schema", Rules{Schema: schema}, 200, sseHeader, sse(delta(`{"city":"Paris",`), delta(`"country":"France"}`), finishChunk("stop"), "[DONE]"), OK, ""},
+		{"stream 500", Rules{}, 500, sseHeader, "data: oops\n\n", HardFail, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := New(tt.rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := v.Classify(tt.status, tt.header, []byte(tt.body))
+			if got.Verdict != tt.want || got.Reason != tt.reason {
+				t.Errorf("got %s/%s (%s), want %s/%s", got.Verdict, got.Reason, got.Detail, tt.want, tt.reason)
+			}
+			// Fed one byte at a time, the verdict is the same.
+			c := v.Start(tt.status, tt.header)
+			for i := range len(tt.body) {
+				c.Write([]byte{tt.body[i]})
+			}
+			if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
+				t.Errorf("byte by byte: %s/%s (%s), whole: %s/%s", bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
+			}
+		})
+	}
+}
+
+func TestClassifyDetails(t *testing.T) {
+	v := MustNew(Rules{})
+	r := v.Classify(200, jsonHeader, []byte(completion("Paris", "stop")))
+	if r.Usage.TotalTokens != 15 || r.Content != "Paris" || r.Chars != 5 || r.FinishReason != "stop" || r.Stream {
+		t.Errorf("plain: %+v", r)
+	}
+	r = v.Classify(200, sseHeader, []byte(sse(delta("巴黎"), `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}`, finishChunk("stop"), "[DONE]")))
+	if r.Usage.TotalTokens != 5 || r.Content != "巴黎" || r.Chars != 2 || !r.Stream || r.Verdict != OK {
+		t.Errorf("stream: %+v", r)
+	}
+}
+
+func TestInterrupted(t *testing.T) {
+	v := MustNew(Rules{})
+	for _, h := range []http.Header{jsonHeader, sseHeader} {
+		c := v.Start(200, h)
+		c.Write([]byte(completion("Paris", "stop")))
+		c.Interrupted()
+		if r := c.Finish(); r.Reason != ReasonTruncated {
+			t.Errorf("%v: %+v", h, r)
+		}
+	}
+}
+
+func TestOverflow(t *testing.T) {
+	v := MustNew(Rules{MaxBodyBytes: 64})
+	if r := v.Classify(200, jsonHeader, []byte(completion(strings.Repeat("x", 100), "stop"))); r.Verdict != OK {
+		t.Errorf("overflowing plain body: %+v", r)
+	}
+	r := v.Classify(200, sseHeader, []byte(sse(delta(strings.Repeat("x", 100)), finishChunk("stop"), "[DONE]")))
+	if r.Verdict != OK || r.Chars != 100 {
+		t.Errorf("overflowing stream content: %+v", r)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	_, err := New(Rules{Format: "xml", RequiredFields: []string{"a[x]", ""}, Schema: `{"type": 3}`, MinLength: -1, FallbackPhrases: []string{""}})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"format", "required_fields[0]", "required_fields[1]", "schema", "negative", "fallback_phrases[0]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if _, err := New(Rules{Schema: `{"$ref":"http://example.com/s.json"}`}); err == nil {
+		t.Error("a remote $ref compiled")
+	}
+}
+
+func TestParsePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"choices[0].message.content": "choices[0].message.content",
+		"$.choices.0.message":        "choices[0].message",
+		"a[1][2].b":                  "a[1][2].b",
+	} {
+		p, err := parsePath(in)
+		if err != nil || p.String() != want {
+			t.Errorf("parsePath(%q) = %v, %v; want %s", in, p, err, want)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+// ProbeHeader marks probe requests (gateway/instrument skips them); its
+// value is "layer/probe".
+const ProbeHeader = "X-Hermes-Probe"
+
+// maxBody bounds what is read of a /models answer.
+const maxBody = 4 << 20
+
+// outcome is the result of one probe run.
+type outcome struct {
+	probe  string
+	ok     bool
+	res    validate.Result
+	code   string // HTTP status, timeout or conn_error
+	took   time.Duration
+	tokens int
+}
+
+func (p *Prober) request(ctx context.Context, t *target, method, url, probe string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("building request: %w", err)
+	}
+	if body == nil {
+		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
+	} else {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range t.Headers {
+		req.Header.Set(k, v)
+	}
+	if t.key != "" {
+		req.Header.Set("Authorization", "Bearer "+t.key)
+	}
+	req.Header.Set(ProbeHeader, probe)
+	req.Header.Set("User-Agent", "hermes-probe")
+	return req, nil
+}
+
+// failure turns a transport error into an outcome.
+func failure(probe string, start time.Time, now time.Time, err error) outcome {
+	code := "conn_error"
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		code = "timeout"
+	}
+	return outcome{probe: probe, code: code, took: now.Sub(start),
+		res: validate.Result{Verdict: validate.HardFail, Detail: redact(err.Error())}}
+}
+
+// redact keeps error texts short; they never hold the key (it travels in
+// a header), but may hold long URLs.
+func redact(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+// liveness: the API answers HTTP below 500.
+func (p *Prober) liveness(ctx context.Context, t *target) outcome {
+	start := p.now()
+	req, err := p.request(ctx, t, http.MethodGet, t.BaseURL, Liveness+"/http", nil)
+	if err != nil {
+		return failure("http", start, p.now(), err)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return failure("http", start, p.now(), err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	resp.Body.Close()
+	o := outcome{probe: "http", code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start), ok: resp.StatusCode < 500,
+		res: validate.Result{Verdict: validate.OK, Status: resp.StatusCode}}
+	if !o.ok {
+		o.res = validate.Result{Verdict: validate.HardFail, Status: resp.StatusCode, Detail: "HTTP " + o.code}
+	}
+	return o
+}
+
+// readiness: GET {base_url}/models answers 200 and lists the model.
+func (p *Prober) readiness(ctx context.Context, t *target) outcome {
+	const probe = "models"
+	start := p.now()
+	req, err := p.request(ctx, t, http.MethodGet, t.BaseURL+"/models", Readiness+"/"+probe, nil)
+	if err != nil {
+		return failure(probe, start, p.now(), err)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return failure(probe, start, p.now(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	o := outcome{probe: probe, code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start)}
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		o.res = validate.Result{Verdict: validate.HardFail, Detail: "HTTP " + o.code}
+	case err != nil:
+		o.res = validate.Result{Verdict: validate.SoftFail, Reason: validate.ReasonTruncated, Detail: redact(err.Error())}
+	default:
+		var list struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &list); err != nil {
+			o.res = validate.Result{Verdict: validate.SoftFail, Reason: validate.ReasonInvalidJSON, Detail: "the model list is not JSON"}
+		} else if !slices.ContainsFunc(list.Data, func(m struct {
+			ID string `json:"id"`
+		}) bool {
+			return m.ID == t.Model
+		}) {
+			o.res = validate.Result{Verdict: validate.SoftFail, Reason: validate.ReasonMissingField, Detail: fmt.Sprintf("model %q is not listed", t.Model)}
+		} else {
+			o.res = validate.Result{Verdict: validate.OK}
+			o.ok = true
+		}
+	}
+	o.res.Status = resp.StatusCode
+	return o
+}
+
+// chatRequest is the body of a probe's chat-completions call.
+type chatRequest struct {
+	Model          string         `json:"model"`
+	Messages       []chatMessage  `json:"messages"`
+	MaxTokens      int            `json:"max_tokens,omitempty"`
+	Temperature    *float64       `json:"temperature,omitempty"`
+	TopP           *float64       `json:"top_p,omitempty"`
+	Stream         bool           `json:"stream,omitempty"`
+	StreamOptions  map[string]any `json:"stream_options,omitempty"`
+	ResponseFormat map[string]any `json:"response_format,omitempty"`
+	User           string         `json:"user"`
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// chat sends one chat-completions request and judges its reply with v,
+// reading a stream through the validator as it arrives.
+func (p *Prober) chat(ctx context.Context, t *target, layer, probe string, body chatRequest, v *validate.Validator) outcome {
+	start := p.now()
+	body.Model, body.User = t.Model, "hermes-probe"
+	if body.Stream {
+		body.StreamOptions = map[string]any{"include_usage": true}
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return failure(probe, start, p.now(), fmt.Errorf("encoding request: %w", err))
+	}
+	req, err := p.request(ctx, t, http.MethodPost, t.BaseURL+"/chat/completions", layer+"/"+probe, data)
+	if err != nil {
+		return failure(probe, start, p.now(), err)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return failure(probe, start, p.now(), err)
+	}
+	defer resp.Body.Close()
+	c := v.Start(resp.StatusCode, resp.Header)
+	if _, err := io.Copy(c, resp.Body); err != nil {
+		c.Interrupted()
+	}
+	res := c.Finish()
+	o := outcome{probe: probe, res: res, code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start), ok: res.Verdict == validate.OK}
+	o.tokens = res.Usage.TotalTokens
+	if o.tokens == 0 { // no usage reported: estimate four characters a token
+		chars := 0
+		for _, m := range body.Messages {
+			chars += utf8.RuneCountInString(m.Content)
+		}
+		o.tokens = (chars+res.Chars)/4 + 1
+	}
+	return o
+}
+
+// prompt runs one e2e prompt.
+func (p *Prober) prompt(ctx context.Context, t *target, pr Prompt) outcome {
+	body := chatRequest{MaxTokens: pr.MaxTokens, Stream: pr.Stream}
+	for _, m := range pr.Messages {
+		body.Messages = append(body.Messages, chatMessage{Role: m.Role, Content: m.Content})
+	}
+	if pr.ResponseFormat != "" {
+		body.ResponseFormat = map[string]any{"type": pr.ResponseFormat}
+	}
+	return p.chat(ctx, t, E2E, pr.Name, body, t.validators[pr.Name])
+}
+
+// boundary runs one edge-value request. A reply cut by max_tokens or not
+// meeting the prompt's rules is fine: only a refusal (not 2xx), an error
+// body or a reply that is not a completion fails.
+func (p *Prober) boundary(ctx context.Context, t *target, bc boundaryCase) outcome {
+	body := chatRequest{
+		Messages:  []chatMessage{{Role: "user", Content: boundaryPrompt}},
+		MaxTokens: bc.maxTokens, Temperature: bc.temperature, TopP: bc.topP,
+	}
+	o := p.chat(ctx, t, Boundary, bc.name, body, p.boundaryValidator)
+	switch o.res.Reason {
+	case validate.ReasonTruncated, validate.ReasonTooShort, validate.ReasonEmpty, validate.ReasonFallbackPhrase:
+		o.ok = true
+	}
+	return o
+}

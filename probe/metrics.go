@@ -1,0 +1,52 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the prober's series.
+type metrics struct {
+	success   *prometheus.GaugeVec
+	duration  *prometheus.GaugeVec
+	verdicts  *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
+	remaining *prometheus.GaugeVec
+	paused    *prometheus.GaugeVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		success: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "llm_probe_success",
+			Help: "Whether the probe succeeds (1) or has failed failure_threshold times in a row (0).",
+		}, []string{"route", "probe", "layer"}),
+		duration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "llm_probe_duration_seconds",
+			Help: "How long the last run of the probe took.",
+		}, []string{"route", "probe", "layer"}),
+		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llm_probe_verdict_total",
+			Help: "Probe runs by verdict and soft-failure reason.",
+		}, []string{"route", "probe", "verdict", "reason"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llm_probe_tokens_total",
+			Help: "Tokens spent by probes (reported usage, or estimated from characters).",
+		}, []string{"route", "probe"}),
+		remaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "llm_probe_budget_remaining_tokens",
+			Help: "Tokens left in the route's current budget window.",
+		}, []string{"route"}),
+		paused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "llm_probe_paused",
+			Help: "1 while the route's e2e and boundary probes are paused because its token budget is spent.",
+		}, []string{"route"}),
+	}
+	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.tokens, m.remaining, m.paused} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering probe metrics: %w", err)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,247 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+// Doer sends HTTP requests; *http.Client is one.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Prober runs the probes of a configuration and exports their results.
+type Prober struct {
+	targets           []*target
+	client            Doer
+	log               *slog.Logger
+	m                 *metrics
+	boundaryValidator *validate.Validator
+
+	// now is the clock; tests may replace it before Run.
+	now func() time.Time
+}
+
+// target is a configured target with what the prober keeps for it.
+type target struct {
+	Target
+	key        string
+	budget     *budget
+	prompts    []Prompt
+	validators map[string]*validate.Validator
+
+	mu    sync.Mutex
+	fails map[string]int // layer/probe → failures in a row
+}
+
+// New prepares a prober: it reads the API keys, compiles the validators
+// and registers the metrics on reg. client sends the requests
+// (http.Client with a fresh transport when nil).
+func New(cfg *Config, reg prometheus.Registerer, client Doer, log *slog.Logger) (*Prober, error) {
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	if client == nil {
+		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	p := &Prober{client: client, log: log, m: m, now: time.Now, boundaryValidator: validate.MustNew(validate.Rules{})}
+	byName := map[string]Prompt{}
+	for _, pr := range cfg.Prompts {
+		byName[pr.Name] = pr
+	}
+	for _, tc := range cfg.Targets {
+		t := &target{Target: tc, budget: newBudget(tc.TokenBudget), validators: map[string]*validate.Validator{}, fails: map[string]int{}}
+		t.BaseURL = strings.TrimSuffix(t.BaseURL, "/")
+		if t.key, err = apiKey(tc); err != nil {
+			return nil, fmt.Errorf("target %s: %w", tc.Route, err)
+		}
+		names := tc.Probes
+		if len(names) == 0 {
+			for _, pr := range cfg.Prompts {
+				names = append(names, pr.Name)
+			}
+		}
+		for _, name := range names {
+			pr := byName[name]
+			v, err := validate.New(pr.Validation)
+			if err != nil {
+				return nil, fmt.Errorf("target %s, prompt %s: %w", tc.Route, name, err)
+			}
+			t.prompts = append(t.prompts, pr)
+			t.validators[name] = v
+		}
+		if tc.TokenBudget.Tokens > 0 {
+			m.remaining.WithLabelValues(tc.Route).Set(float64(tc.TokenBudget.Tokens))
+		}
+		m.paused.WithLabelValues(tc.Route).Set(0)
+		p.targets = append(p.targets, t)
+	}
+	return p, nil
+}
+
+// apiKey reads a target's key from its file or variable; the error never
+// holds the key.
+func apiKey(t Target) (string, error) {
+	switch {
+	case t.APIKeyFile != "":
+		b, err := os.ReadFile(t.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("reading api_key_file: %w", err)
+		}
+		key := strings.TrimSpace(string(b))
+		if key == "" {
+			return "", fmt.Errorf("api_key_file %s is empty", t.APIKeyFile)
+		}
+		return key, nil
+	case t.APIKeyEnv != "":
+		key := strings.TrimSpace(os.Getenv(t.APIKeyEnv))
+		if key == "" {
+			return "", fmt.Errorf("environment variable %s (api_key_env) is empty or unset", t.APIKeyEnv)
+		}
+		return key, nil
+	}
+	return "", nil
+}
+
+// Run probes every target's enabled layers, each on its own interval,
+// until ctx ends. Each (target, layer) has one goroutine; a run starts at
+// once and then every interval after the previous run started (a run
+// that overruns its interval is followed at once by the next).
+func (p *Prober) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, t := range p.targets {
+		for _, layer := range Layers {
+			lc := t.Layer(layer)
+			if lc.Disabled {
+				continue
+			}
+			wg.Go(func() {
+				for {
+					start := p.now()
+					p.RunLayer(ctx, t.Route, layer)
+					wait := lc.Interval - p.now().Sub(start)
+					timer := time.NewTimer(max(wait, 0))
+					select {
+					case <-ctx.Done():
+						timer.Stop()
+						return
+					case <-timer.C:
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// RunLayer runs one layer of one route once, now, and records the results.
+func (p *Prober) RunLayer(ctx context.Context, route, layer string) {
+	var t *target
+	for _, c := range p.targets {
+		if c.Route == route {
+			t = c
+		}
+	}
+	if t == nil || ctx.Err() != nil {
+		return
+	}
+	lc := t.Layer(layer)
+	run := func(f func(context.Context) outcome) {
+		cctx, cancel := context.WithTimeout(ctx, lc.Timeout)
+		defer cancel()
+		o := f(cctx)
+		if ctx.Err() != nil {
+			return // shutting down: not a probe failure
+		}
+		p.record(t, layer, lc, o)
+	}
+	switch layer {
+	case Liveness:
+		run(func(c context.Context) outcome { return p.liveness(c, t) })
+	case Readiness:
+		run(func(c context.Context) outcome { return p.readiness(c, t) })
+	case E2E:
+		for _, pr := range t.prompts {
+			if !p.allow(t) {
+				return
+			}
+			run(func(c context.Context) outcome { return p.prompt(c, t, pr) })
+		}
+	case Boundary:
+		for _, bc := range boundaryCases {
+			if !p.allow(t) {
+				return
+			}
+			run(func(c context.Context) outcome { return p.boundary(c, t, bc) })
+		}
+	}
+}
+
+// allow checks the route's token budget; a spent budget pauses the
+// route's e2e and boundary probes and withdraws their success series
+// (stale results are not health).
+func (p *Prober) allow(t *target) bool {
+	if t.budget.allow(p.now()) {
+		p.m.paused.WithLabelValues(t.Route).Set(0)
+		return true
+	}
+	p.m.paused.WithLabelValues(t.Route).Set(1)
+	for _, layer := range []string{E2E, Boundary} {
+		p.m.success.DeletePartialMatch(prometheus.Labels{"route": t.Route, "layer": layer})
+	}
+	p.log.Debug("token budget spent: e2e and boundary probes paused", "route", t.Route)
+	return false
+}
+
+// record exports one outcome and applies the failure threshold.
+func (p *Prober) record(t *target, layer string, lc LayerConfig, o outcome) {
+	route := t.Route
+	p.m.duration.WithLabelValues(route, o.probe, layer).Set(o.took.Seconds())
+	p.m.verdicts.WithLabelValues(route, o.probe, string(o.res.Verdict), string(o.res.Reason)).Inc()
+	if o.tokens > 0 {
+		p.m.tokens.WithLabelValues(route, o.probe).Add(float64(o.tokens))
+		if left := t.budget.spend(p.now(), o.tokens); left >= 0 {
+			p.m.remaining.WithLabelValues(route).Set(float64(left))
+		}
+	}
+	key := layer + "/" + o.probe
+	t.mu.Lock()
+	before := t.fails[key]
+	if o.ok {
+		t.fails[key] = 0
+	} else {
+		t.fails[key]++
+	}
+	fails := t.fails[key]
+	t.mu.Unlock()
+
+	g := p.m.success.WithLabelValues(route, o.probe, layer)
+	switch {
+	case o.ok:
+		g.Set(1)
+		if before >= lc.FailureThreshold {
+			p.log.Info("probe recovered", "route", route, "layer", layer, "probe", o.probe)
+		}
+	case fails >= lc.FailureThreshold:
+		g.Set(0)
+		if fails == lc.FailureThreshold {
+			p.log.Warn("probe failing", "route", route, "layer", layer, "probe", o.probe,
+				"verdict", o.res.Verdict, "reason", o.res.Reason, "code", o.code, "detail", o.res.Detail, "failures", fails)
+		}
+	default:
+		p.log.Debug("probe failed, below its threshold", "route", route, "layer", layer, "probe", o.probe,
+			"verdict", o.res.Verdict, "reason", o.res.Reason, "code", o.code, "detail", o.res.Detail)
+	}
+}
