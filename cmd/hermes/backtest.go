@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +16,9 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/internal/atomicfile"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/web/report"
 )
 
 // repeated collects the values of a repeatable flag.
@@ -41,6 +45,8 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	toS := fs.String("to", "now", "with --prometheus: end, as --from")
 	var releases repeated
 	fs.Var(&releases, "release", "release ROUTE from manual at OFFSET from the start, e.g. free@3h (repeatable)")
+	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each replay")
+	ticks := fs.Bool("ticks", false, "with --format json: add every tick's score and level per route and split per service")
 	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
 	if !ok {
 		return code
@@ -55,18 +61,35 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *format != "text" && *format != "json" {
 		return backtestUsage.fail(stderr, fs, "--format must be text or json, not %q", *format)
 	}
+	if *ticks && *format != "json" {
+		return backtestUsage.fail(stderr, fs, "--ticks needs --format json")
+	}
 	cfg, err := loadConfig(*configPath)
+	if err == nil && *reportPath != "" {
+		err = checkWritable(*reportPath)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
 	}
+	pol, err := evaluator.NewPolicy(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "backtest: %v\n", err)
+		return 1
+	}
+	// The report draws every tick; JSON prints them only with --ticks.
+	keep := *ticks || *reportPath != ""
+	var replays []report.Replay
 	if *promURL != "" {
-		tl, err := backtestPrometheus(ctx, cfg, *promURL, *fromS, *toS, releases, time.Now())
+		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, releases, time.Now(), keep)
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		return writeTimeline(tl, *format, stdout, stderr)
+		replays = append(replays, report.Replay{Name: *promURL, Timeline: tl, Policy: pol})
+		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
+			return code
+		}
 	}
 	for i, path := range series {
 		f, err := replay.ParseFile(path)
@@ -74,30 +97,57 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		tl, err := backtestFile(ctx, cfg, f, releases)
+		tl, err := backtestFile(ctx, pol, f, releases, keep)
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
 			return 1
 		}
+		replays = append(replays, report.Replay{Name: path, Timeline: tl, Policy: pol})
 		if len(series) > 1 && *format == "text" {
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
 			fmt.Fprintf(stdout, "== %s\n", path)
 		}
-		if code := writeTimeline(tl, *format, stdout, stderr); code != 0 {
+		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
 			return code
 		}
+	}
+	if *reportPath != "" {
+		if err := writeReport(*reportPath, replays); err != nil {
+			fmt.Fprintf(stderr, "backtest: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "backtest: report written to %s\n", *reportPath)
 	}
 	return 0
 }
 
-// backtestFile replays a parsed series file through the policy of cfg.
-func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releases []string) (*replay.Timeline, error) {
-	pol, err := evaluator.NewPolicy(cfg)
+// checkWritable fails early, before a long replay, when path cannot be
+// created.
+func checkWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("--report: %w", err)
 	}
+	return f.Close()
+}
+
+// writeReport writes the HTML report of replays to path, atomically.
+func writeReport(path string, replays []report.Replay) error {
+	var b bytes.Buffer
+	if err := report.Write(&b, replays); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	return nil
+}
+
+// backtestFile replays a parsed series file through pol; ticks keeps every
+// tick in the timeline.
+func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, releases []string, ticks bool) (*replay.Timeline, error) {
 	bt, err := replay.Open(f)
 	if err != nil {
 		return nil, err
@@ -107,12 +157,14 @@ func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releas
 	if err != nil {
 		return nil, err
 	}
+	opts.Ticks = ticks
 	return replay.Run(ctx, pol, bt.Query, bt.Start(), bt.End(), opts)
 }
 
 // backtestPrometheus replays [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
-func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS string, releases []string, now time.Time) (*replay.Timeline, error) {
+func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, releases []string, now time.Time, ticks bool) (*replay.Timeline, error) {
+	cfg := pol.Config
 	if fromS == "" {
 		return nil, errors.New("--from is required with --prometheus")
 	}
@@ -126,10 +178,6 @@ func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS 
 	}
 	if !to.After(from) {
 		return nil, errors.New("--to must be after --from")
-	}
-	pol, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		return nil, err
 	}
 	pc := cfg.Prometheus
 	pc.URL = url
@@ -151,6 +199,7 @@ func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS 
 	if err != nil {
 		return nil, err
 	}
+	opts.Ticks = ticks
 	return replay.Run(ctx, pol, cache.Query, cache.Start(), cache.End(), opts)
 }
 
@@ -211,7 +260,12 @@ func loadConfig(path string) (*rules.Config, error) {
 	return cfg, nil
 }
 
-func writeTimeline(tl *replay.Timeline, format string, stdout, stderr io.Writer) int {
+// writeTimeline prints tl as text or JSON; JSON carries its ticks only when
+// ticks is set.
+func writeTimeline(tl *replay.Timeline, format string, ticks bool, stdout, stderr io.Writer) int {
+	if !ticks {
+		tl = &replay.Timeline{Start: tl.Start, End: tl.End, Step: tl.Step, Events: tl.Events, Final: tl.Final}
+	}
 	var err error
 	if format == "json" {
 		err = tl.WriteJSON(stdout)

@@ -135,6 +135,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"backtest", "extra.yaml"}, `hermes backtest: unexpected argument "extra.yaml" (series files follow --series)`},
 		{[]string{"backtest", "--series", "x.yaml", "--prometheus", "http://127.0.0.1:1"}, "not both"},
 		{[]string{"backtest", "--series", "x.yaml", "--format", "xml"}, `--format must be text or json, not "xml"`},
+		{[]string{"backtest", "--series", "x.yaml", "--ticks"}, "hermes backtest: --ticks needs --format json"},
 		{[]string{"ctl"}, "hermes ctl: an action is required"},
 		{[]string{"ctl", "nosuch"}, `hermes ctl: unknown action "nosuch"`},
 		{[]string{"ctl", "--nosuch", "status"}, "hermes ctl: flag provided but not defined: -nosuch"},
@@ -228,5 +229,60 @@ func TestBacktestSeveralSeries(t *testing.T) {
 	}
 	if code, _, errb := hermes(t, "backtest", "--series", files[0], filepath.Join(dir, "missing.yaml")); code != 1 || !strings.Contains(errb, "missing.yaml") {
 		t.Errorf("a missing second file: exit %d, stderr %q", code, errb)
+	}
+}
+
+// TestBacktestTicksAndReport: --ticks adds every tick to the JSON and
+// --report writes the HTML report of every series file.
+func TestBacktestTicksAndReport(t *testing.T) {
+	dir := t.TempDir()
+	series := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(series, []byte("interval: 15s\ninput_series:\n  - series: 'up{job=\"x\"}'\n    values: '1x4'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := hermes(t, "backtest", "--series", series, "--format", "json", "--ticks")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var tl struct {
+		Ticks []struct {
+			Time   time.Time
+			Routes map[string]struct {
+				Score float64
+				Level string
+			}
+			Splits map[string]map[string]int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &tl); err != nil {
+		t.Fatal(err)
+	}
+	// 5 samples, 15 s apart: 5 ticks, every route scored, the split whole.
+	if len(tl.Ticks) != 5 || tl.Ticks[4].Time.Sub(tl.Ticks[0].Time) != time.Minute {
+		t.Fatalf("%d ticks: %+v", len(tl.Ticks), tl.Ticks)
+	}
+	for _, tk := range tl.Ticks {
+		if len(tk.Routes) != 3 || tk.Routes["free"].Level != "normal" || tk.Splits["chat"]["free"]+tk.Splits["chat"]["paid-standard"]+tk.Splits["chat"]["paid-premium"] != 100 {
+			t.Errorf("tick %+v", tk)
+		}
+	}
+	if code, out, _ := hermes(t, "backtest", "--series", series, "--format", "json"); code != 0 || strings.Contains(out, `"ticks"`) {
+		t.Errorf("without --ticks: exit %d, ticks printed: %s", code, out)
+	}
+
+	report := filepath.Join(dir, "report.html")
+	code, _, errb = hermes(t, "backtest", "--series", series, series, "--report", report)
+	if code != 0 || !strings.Contains(errb, "report written to "+report) {
+		t.Fatalf("--report: exit %d: %s", code, errb)
+	}
+	html, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(html), `<section class="replay">`); n != 2 {
+		t.Errorf("%d sections in the report, want one per series file", n)
+	}
+	if code, _, errb := hermes(t, "backtest", "--series", series, "--report", filepath.Join(dir, "missing", "r.html")); code != 1 || !strings.Contains(errb, "--report:") {
+		t.Errorf("--report in a missing directory: exit %d: %s", code, errb)
 	}
 }

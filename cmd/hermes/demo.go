@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 )
 
@@ -38,10 +39,15 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stderr, "demo: the default policy (rules/hermes.yaml) over a silent content failure of the free route (testdata/scenarios/content_failure.yaml)")
-	tl, err := backtestFile(ctx, cfg, f, nil)
+	pol, err := evaluator.NewPolicy(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
-	return writeTimeline(tl, *format, stdout, stderr)
+	tl, err := backtestFile(ctx, pol, f, nil, false)
+	if err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return 1
+	}
+	return writeTimeline(tl, *format, false, stdout, stderr)
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,23 +77,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	testenv.Eventually(t, 20*time.Second, "a tick applying the pin", func() bool { return weights()["paid-premium"] == 100 })
 
-	browse := func(args ...string) string {
-		t.Helper()
-		cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer ccancel()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + t.TempDir()}
-		cmd := exec.CommandContext(cctx, chromium, append(base, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-		}
-		return string(out)
-	}
-	dom := browse("--dump-dom", srv.URL+"/")
+	dom := browse(t, chromium, "--dump-dom", srv.URL+"/")
 	for _, want := range []string{
 		`id="route-free"`, `level-failover`, `id="route-paid-premium"`,
 		"Override <b>pin</b> → paid-premium: launch &lt;day&gt; (by alice)",
@@ -109,7 +92,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 
 	shot := filepath.Join(dir, "status.png")
-	browse("--screenshot="+shot, "--window-size=1200,900", srv.URL+"/")
+	browse(t, chromium, "--screenshot="+shot, "--window-size=1200,900", srv.URL+"/")
 	fi, err := os.Stat(shot)
 	if err != nil || fi.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, sizeOf(fi))
