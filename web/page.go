@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/web/api"
 	"github.com/hermes-failover/hermes/web/charts"
 )
@@ -67,6 +68,61 @@ type pageData struct {
 	Status api.Status
 	// Colors are the routes' colours (charts.RouteColors).
 	Colors map[string]template.CSS
+	// History holds the charts of the last historyWindow and the recent
+	// events, when the backend keeps them.
+	History *history
+}
+
+type history struct {
+	Window string
+	Splits []template.HTML
+	Scores []template.HTML
+	Events []string
+}
+
+// historyWindow is how far back the status page's charts go.
+const historyWindow = 3 * time.Hour
+
+// recentEvents is how many events the status page lists.
+const recentEvents = 30
+
+// Historian is a Backend that remembers its last ticks and events
+// (runner.Runner does); the status page draws them.
+type Historian interface {
+	History(since time.Time) ([]evaluator.Tick, []evaluator.Event)
+}
+
+// buildHistory draws the charts of st's services and routes from ticks and
+// lists the recent events worth reading (levels, failbacks, alerts,
+// overrides), newest first.
+func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Event, colors map[string]string) *history {
+	h := &history{Window: historyWindow.String()}
+	var th []charts.Threshold
+	for _, l := range st.Levels {
+		th = append(th, charts.Threshold{Name: l.Name, Below: l.Below})
+	}
+	bands := charts.LevelBands(th)
+	seen := map[string]bool{}
+	for _, svc := range st.Services {
+		var routes []string
+		for _, rt := range svc.Routes {
+			routes = append(routes, rt.Name)
+		}
+		h.Splits = append(h.Splits, charts.SplitChart(svc.Name, routes, ticks, colors).SVG())
+		for _, r := range routes {
+			if !seen[r] {
+				seen[r] = true
+				h.Scores = append(h.Scores, charts.ScoreChart(r, ticks, bands, events, colors[r]).SVG())
+			}
+		}
+	}
+	for i := len(events) - 1; i >= 0 && len(h.Events) < recentEvents; i-- {
+		switch events[i].Type {
+		case evaluator.EventLevel, evaluator.EventFailback, evaluator.EventAlert, evaluator.EventOverride, evaluator.EventCommand:
+			h.Events = append(h.Events, charts.EventLine(events[i]))
+		}
+	}
+	return h
 }
 
 // page renders the status at a glance, server-side, with no JavaScript.
@@ -79,11 +135,16 @@ func (h *handler) page(w http.ResponseWriter, _ *http.Request) {
 			routes = append(routes, rt.Name)
 		}
 	}
-	colors := map[string]template.CSS{}
-	for r, c := range charts.RouteColors(routes) {
-		colors[r] = template.CSS(c) // a "#rrggbb" of the palette
+	rc := charts.RouteColors(routes)
+	data := pageData{Now: h.o.Now(), Status: st, Colors: map[string]template.CSS{}}
+	for r, c := range rc {
+		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
 	}
-	if err := pageTmpl.Execute(w, pageData{Now: h.o.Now(), Status: st, Colors: colors}); err != nil {
+	if hb, ok := h.o.Backend.(Historian); ok {
+		ticks, events := hb.History(data.Now.Add(-historyWindow))
+		data.History = buildHistory(st, ticks, events, rc)
+	}
+	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)
 	}
 }

@@ -29,7 +29,7 @@ func (tl *Timeline) WriteJSON(w io.Writer) error {
 		End    string            `json:"end"`
 		Step   string            `json:"step"`
 		Events []evaluator.Event `json:"events"`
-		Ticks  []Tick            `json:"ticks,omitempty"`
+		Ticks  []evaluator.Tick  `json:"ticks,omitempty"`
 	}{tl.Start.UTC().Format(time.RFC3339), tl.End.UTC().Format(time.RFC3339), model.Duration(tl.Step).String(), events, tl.Ticks}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

@@ -34,7 +34,7 @@ type Timeline struct {
 	Step   time.Duration
 	Events []evaluator.Event
 	// Ticks are every tick's scores, levels and splits, with Options.Ticks.
-	Ticks []Tick
+	Ticks []evaluator.Tick
 	Final evaluator.State
 }
 
@@ -73,7 +73,7 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 		st = next
 		tl.Events = append(tl.Events, evs...)
 		if opts.Ticks {
-			tl.Ticks = append(tl.Ticks, TickOf(t, st))
+			tl.Ticks = append(tl.Ticks, evaluator.TickOf(t, st))
 		}
 		if opts.OnTick != nil {
 			opts.OnTick(t, snap, st)

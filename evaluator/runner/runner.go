@@ -76,6 +76,8 @@ type Runner struct {
 	lastActs    map[string]api.Actuator
 	lastDesired map[string]actuators.Splits
 	loadedAt    time.Time
+	// history is the status page's fallback when Prometheus cannot answer.
+	history *evaluator.History
 	// pending are the operator commands the next tick applies, in order.
 	pending []*pendingCommand
 	nextID  uint64
@@ -107,6 +109,7 @@ func New(opts Options) (*Runner, error) {
 		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
 	}
 	r := &Runner{
+		history:  evaluator.NewHistory(historyTicks, historyEvents),
 		opts:     opts,
 		log:      opts.Logger,
 		metrics:  telemetry.New(opts.Registerer),
@@ -283,6 +286,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 
 	r.mu.Lock()
 	r.state, r.snap, r.lastTick = next, snap, ts
+	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	if !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) {
 		if err := saveOverrides(r.opts.OverridesPath, next.Overrides); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,10 @@ func TestStatusPageInChromium(t *testing.T) {
 		`id="route-free"`, `level-failover`, `id="route-paid-premium"`,
 		"Override <b>pin</b> → paid-premium: launch &lt;day&gt; (by alice)",
 		"paid-premium 100%", "HermesRouteFailedOver", "hard_fail_ratio",
+		// History charts from the live runner, thresholds from the config.
+		`aria-label="service chat: traffic split"`, `aria-label="route free: score"`,
+		`data-label="warm ≥ 75"`, `data-label="failover ≥ 0"`, `class="marker"`,
+		"level chat/free normal → failover", `<code class="next">hermes ctl clear chat --reason`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page Chromium rendered lacks %q", want)
@@ -91,8 +96,17 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Logf("DOM:\n%s", dom)
 	}
 
-	shot := filepath.Join(dir, "status.png")
-	browse(t, chromium, "--screenshot="+shot, "--window-size=1200,900", srv.URL+"/")
+	for _, route := range []string{"free", "paid-standard", "paid-premium"} {
+		if !regexp.MustCompile(`<path class="series" data-name="` + route + `" d="M[0-9., L]{20,}"`).MatchString(dom) {
+			t.Errorf("route %s: no score line drawn", route)
+		}
+	}
+	shots := os.Getenv("HERMES_SCREENSHOT_DIR")
+	if shots == "" {
+		shots = dir
+	}
+	shot := filepath.Join(shots, "status-page.png")
+	browse(t, chromium, "--screenshot="+shot, "--window-size=1200,1400", srv.URL+"/")
 	fi, err := os.Stat(shot)
 	if err != nil || fi.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, sizeOf(fi))

@@ -26,8 +26,8 @@ func TestSummaryAndReport(t *testing.T) {
 	levels := []string{"normal", "warm", "shed", "failover"}
 	shares := []int{100, 95, 50, 0}
 	for i := range 4 {
-		tl.Ticks = append(tl.Ticks, replay.Tick{Time: at(i),
-			Routes: map[string]replay.TickRoute{"free": {Score: 100 - 30*float64(i), Level: levels[i]}, "paid-standard": {Score: 100, Level: "normal"}},
+		tl.Ticks = append(tl.Ticks, evaluator.Tick{Time: at(i),
+			Routes: map[string]evaluator.TickRoute{"free": {Score: 100 - 30*float64(i), Level: levels[i]}, "paid-standard": {Score: 100, Level: "normal"}},
 			Splits: map[string]map[string]int{"chat": {"free": shares[i], "paid-standard": 100 - shares[i]}}})
 	}
 	// warm and shed carried traffic for one tick each: 2 × 15 s.
