@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	_ "embed"
 	"html/template"
 	"net/http"
@@ -75,6 +76,8 @@ type pageData struct {
 
 type history struct {
 	Window string
+	// Source is where the ticks come from: "prometheus" or "memory".
+	Source string
 	Splits []template.HTML
 	Scores []template.HTML
 	Events []string
@@ -86,17 +89,18 @@ const historyWindow = 3 * time.Hour
 // recentEvents is how many events the status page lists.
 const recentEvents = 30
 
-// Historian is a Backend that remembers its last ticks and events
-// (runner.Runner does); the status page draws them.
+// Historian is a Backend that can tell its past ticks and events
+// (runner.Runner does, from Prometheus or its memory); the status page
+// draws them.
 type Historian interface {
-	History(since time.Time) ([]evaluator.Tick, []evaluator.Event)
+	History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string)
 }
 
 // buildHistory draws the charts of st's services and routes from ticks and
 // lists the recent events worth reading (levels, failbacks, alerts,
 // overrides), newest first.
-func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Event, colors map[string]string) *history {
-	h := &history{Window: historyWindow.String()}
+func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Event, source string, colors map[string]string) *history {
+	h := &history{Window: historyWindow.String(), Source: source}
 	var th []charts.Threshold
 	for _, l := range st.Levels {
 		th = append(th, charts.Threshold{Name: l.Name, Below: l.Below})
@@ -126,7 +130,7 @@ func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Even
 }
 
 // page renders the status at a glance, server-side, with no JavaScript.
-func (h *handler) page(w http.ResponseWriter, _ *http.Request) {
+func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	st := h.o.Backend.Status()
 	var routes []string
@@ -141,8 +145,8 @@ func (h *handler) page(w http.ResponseWriter, _ *http.Request) {
 		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
 	}
 	if hb, ok := h.o.Backend.(Historian); ok {
-		ticks, events := hb.History(data.Now.Add(-historyWindow))
-		data.History = buildHistory(st, ticks, events, rc)
+		ticks, events, source := hb.History(req.Context(), data.Now.Add(-historyWindow))
+		data.History = buildHistory(st, ticks, events, source, rc)
 	}
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)
