@@ -45,6 +45,8 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	toS := fs.String("to", "now", "with --prometheus: end, as --from")
 	var releases repeated
 	fs.Var(&releases, "release", "release ROUTE from manual at OFFSET from the start, e.g. free@3h (repeatable)")
+	var injects repeated
+	fs.Var(&injects, "inject", "overlay a fault on the replayed signals: ROUTE:SIGNAL=VALUE@OFFSET[+DURATION] from the start, e.g. free:error_body_ratio=0.4@10m (repeatable)")
 	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each replay")
 	ticks := fs.Bool("ticks", false, "with --format json: add every tick's score and level per route and split per service")
 	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
@@ -81,7 +83,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	keep := *ticks || *reportPath != ""
 	var replays []report.Replay
 	if *promURL != "" {
-		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, releases, time.Now(), keep)
+		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, replayFlags{releases, injects, keep}, time.Now())
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
@@ -97,7 +99,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		tl, err := backtestFile(ctx, pol, f, releases, keep)
+		tl, err := backtestFile(ctx, pol, f, replayFlags{releases, injects, keep})
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
 			return 1
@@ -145,25 +147,30 @@ func writeReport(path string, replays []report.Replay) error {
 	return nil
 }
 
-// backtestFile replays a parsed series file through pol; ticks keeps every
-// tick in the timeline.
-func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, releases []string, ticks bool) (*replay.Timeline, error) {
+// replayFlags are the flags that shape a replay: --release, --inject, and
+// whether to keep every tick (--ticks, --report).
+type replayFlags struct {
+	releases, injects []string
+	ticks             bool
+}
+
+// backtestFile replays a parsed series file through pol.
+func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, rf replayFlags) (*replay.Timeline, error) {
 	bt, err := replay.Open(f)
 	if err != nil {
 		return nil, err
 	}
 	defer bt.Close()
-	opts, err := releaseOptions(releases, bt.Start())
+	opts, err := rf.options(pol, bt.Start())
 	if err != nil {
 		return nil, err
 	}
-	opts.Ticks = ticks
 	return replay.Run(ctx, pol, bt.Query, bt.Start(), bt.End(), opts)
 }
 
 // backtestPrometheus replays [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
-func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, releases []string, now time.Time, ticks bool) (*replay.Timeline, error) {
+func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, rf replayFlags, now time.Time) (*replay.Timeline, error) {
 	cfg := pol.Config
 	if fromS == "" {
 		return nil, errors.New("--from is required with --prometheus")
@@ -195,18 +202,24 @@ func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, 
 	if err != nil {
 		return nil, err
 	}
-	opts, err := releaseOptions(releases, from)
+	opts, err := rf.options(pol, from)
 	if err != nil {
 		return nil, err
 	}
-	opts.Ticks = ticks
 	return replay.Run(ctx, pol, cache.Query, cache.Start(), cache.End(), opts)
 }
 
-// releaseOptions turns --release ROUTE@OFFSET flags into replayed releases.
-func releaseOptions(releases []string, start time.Time) (replay.Options, error) {
-	var opts replay.Options
-	for _, r := range releases {
+// options turns the flags into replay options, offsets counted from start.
+func (rf replayFlags) options(pol *evaluator.Policy, start time.Time) (replay.Options, error) {
+	opts := replay.Options{Ticks: rf.ticks}
+	for _, s := range rf.injects {
+		o, err := evaluator.ParseOverlay(pol, s, start)
+		if err != nil {
+			return opts, fmt.Errorf("--inject %w", err)
+		}
+		opts.Inject = append(opts.Inject, o)
+	}
+	for _, r := range rf.releases {
 		route, off, ok := strings.Cut(r, "@")
 		d, err := model.ParseDuration(off)
 		if !ok || route == "" || err != nil {

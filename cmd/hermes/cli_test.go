@@ -282,6 +282,9 @@ func TestBacktestTicksAndReport(t *testing.T) {
 	if n := strings.Count(string(html), `<section class="replay">`); n != 2 {
 		t.Errorf("%d sections in the report, want one per series file", n)
 	}
+	if code, _, errb := hermes(t, "backtest", "--series", series, "--inject", "free:nosuch=0.4@10m"); code != 1 || !strings.Contains(errb, `--inject "free:nosuch=0.4@10m": unknown signal "nosuch"`) {
+		t.Errorf("--inject of an unknown signal: exit %d: %s", code, errb)
+	}
 	if code, _, errb := hermes(t, "backtest", "--series", series, "--report", filepath.Join(dir, "missing", "r.html")); code != 1 || !strings.Contains(errb, "--report:") {
 		t.Errorf("--report in a missing directory: exit %d: %s", code, errb)
 	}

@@ -44,7 +44,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
-	tl, err := backtestFile(ctx, pol, f, nil, false)
+	tl, err := backtestFile(ctx, pol, f, replayFlags{})
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1

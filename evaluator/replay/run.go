@@ -25,6 +25,9 @@ type Options struct {
 	OnTick func(t time.Time, snap evaluator.Snapshot, s evaluator.State)
 	// Ticks keeps every tick's scores, levels and splits in Timeline.Ticks.
 	Ticks bool
+	// Inject overlays faults on what the signals return (a drill replayed
+	// over real history).
+	Inject []evaluator.Overlay
 }
 
 // Timeline is what a replay decided.
@@ -69,6 +72,9 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 			releases = append(releases[:i], releases[i+1:]...)
 		}
 		snap := promapi.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
+		for _, o := range opts.Inject {
+			o.Apply(&snap)
+		}
 		next, evs := evaluator.Step(pol, st, evaluator.Input{Snapshot: snap, Commands: cmds}, t)
 		st = next
 		tl.Events = append(tl.Events, evs...)
