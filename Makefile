@@ -1,7 +1,16 @@
 .PHONY: build test demo scenarios bench bench-detect
 
+# build stamps the version into hermes --version and hermes_build_info.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) \
+	-X $(VERSION_PKG).Revision=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X $(VERSION_PKG).Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null) \
+	-X $(VERSION_PKG).BuildUser=$(shell id -un)@$(shell hostname) \
+	-X $(VERSION_PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+
 build:
-	go build -o bin/hermes ./cmd/hermes
+	go build -ldflags "$(LDFLAGS)" -o bin/hermes ./cmd/hermes
 
 # test installs what the integration tests need, then runs every test.
 test:

@@ -71,8 +71,11 @@ func (r *Registry) Kinds() []string {
 
 // Build builds every configured actuator, picking the factory by type. It
 // returns every problem at once, each prefixed with its place in the
-// configuration ("actuators[1] (dns): zone must be set"); on any problem it
-// returns no actuators.
+// configuration ("actuators[1] (dns): zone must be set") and made with
+// rules.ProblemAt, so that rules.Config.Locate adds its file:line; on any
+// problem it returns no actuators. Two actuators writing one target (see
+// Targeter) are a problem. What the machine must provide is checked
+// separately, by Preflight.
 //
 // The keys every actuator accepts (dry_run, retry, max_shift_per_tick; see
 // WrapOptions) are taken out of the options before the factory sees them,
@@ -89,14 +92,10 @@ func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Ac
 	for i, cfg := range cfgs {
 		s := Settings{Name: cmp.Or(cfg.Name, cfg.Type), Type: cfg.Type, Services: slices.Clone(cfg.Services)}
 		s.Logger = logger.With("actuator", s.Name)
-		where := fmt.Sprintf("actuators[%d]", i)
-		if s.Name != "" {
-			where += " (" + s.Name + ")"
-		}
 		a, err := r.build(s, cfg.Options)
 		if err != nil {
 			for _, e := range flatten(err) {
-				errs = append(errs, fmt.Errorf("%s: %w", where, e))
+				errs = append(errs, problemAt(i, s.Name, e))
 			}
 			continue
 		}
@@ -104,6 +103,9 @@ func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Ac
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if err := checkTargets(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

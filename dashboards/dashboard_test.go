@@ -25,6 +25,7 @@ var exported = []string{
 	"hermes_tick_duration_seconds_bucket", "hermes_tick_duration_seconds_count", "hermes_tick_duration_seconds_sum",
 	"hermes_ticks_total", "hermes_ticks_skipped_total", "hermes_query_errors_total",
 	"hermes_last_tick_timestamp_seconds", "hermes_config_last_reload_successful", "hermes_actuations_total",
+	"hermes_alert_active_since_timestamp_seconds",
 	"up", "ALERTS",
 }
 
@@ -40,6 +41,10 @@ var variables = strings.NewReplacer(
 	"$route", "free",
 	"${service}", "chat",
 	"$service", "chat",
+	"${job}", "hermes",
+	"$job", "hermes",
+	"${instance}", "hermes-0:9797",
+	"$instance", "hermes-0:9797",
 )
 
 type dashboard struct {
@@ -191,7 +196,7 @@ func TestDashboardMeta(t *testing.T) {
 	if v, ok := vars["datasource"]; !ok || v.Type != "datasource" || v.queryText() != "prometheus" {
 		t.Errorf("want a datasource variable of type datasource querying prometheus, got %+v", v)
 	}
-	for _, name := range []string{"route", "service"} {
+	for _, name := range []string{"job", "instance", "route", "service"} {
 		v, ok := vars[name]
 		q := v.queryText()
 		inner, found := strings.CutPrefix(q, "label_values(")

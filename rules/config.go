@@ -20,6 +20,9 @@ type Config struct {
 	Alerts     []AlertRuleConfig `yaml:"alerts" mapstructure:"alerts"`
 	Actuators  []ActuatorConfig  `yaml:"actuators" mapstructure:"actuators"`
 	Alerting   AlertingConfig    `yaml:"alerting" mapstructure:"alerting"`
+
+	// src is where Parse read the configuration (see Locate).
+	src *configSource
 }
 
 // GlobalConfig sets the tick.

@@ -97,6 +97,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, locate(source, &root, err)
 	}
+	cfg.src = &configSource{name: source, doc: &root}
 	return cfg, nil
 }
 

@@ -27,6 +27,7 @@ declare -A want=(
   [node]=nodejs
   [npm]=npm
   [chromium]=chromium
+  [systemd-analyze]=systemd
 )
 
 missing=()

@@ -1,13 +1,16 @@
 package web
 
 import (
+	"context"
 	_ "embed"
 	"html/template"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/web/api"
+	"github.com/hermes-failover/hermes/web/charts"
 )
 
 //go:embed status.html
@@ -26,31 +29,126 @@ var pageTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"score": formatScore,
-	"scoreClass": func(v float64) string {
-		switch {
-		case v < 60:
-			return "bad"
-		case v < 75:
-			return "poor"
-		case v < 85:
-			return "fair"
-		}
-		return "good"
-	},
+	"score":      formatScore,
+	"scoreClass": scoreClass,
+	"nextStep":   nextStep,
 }).Parse(pageHTML))
+
+// scoreClass names the band of score v among the configured level
+// thresholds (mildest first): good above them all, then fair, poor and bad
+// for warm, shed and failover.
+func scoreClass(v float64, levels []api.Level) string {
+	class := "good"
+	for i, l := range levels {
+		if v < l.Below && i < len(scoreClasses) {
+			class = scoreClasses[i]
+		}
+	}
+	return class
+}
+
+var scoreClasses = []string{"fair", "poor", "bad"}
+
+// nextStep is what an operator can do about a route, as the exact command.
+func nextStep(svc api.Service, rt api.Route) string {
+	switch {
+	case rt.Level == "manual":
+		return "hermes ctl release " + rt.Name + ` --reason "…"`
+	case svc.Override != nil:
+		return "hermes ctl clear " + svc.Name + ` --reason "…"`
+	case rt.Level == "failover" || rt.Level == "shed" || rt.Level == "warm":
+		return "hermes explain --route " + rt.Name
+	}
+	return ""
+}
 
 func formatScore(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 type pageData struct {
 	Now    time.Time
 	Status api.Status
+	// Colors are the routes' colours (charts.RouteColors).
+	Colors map[string]template.CSS
+	// History holds the charts of the last historyWindow and the recent
+	// events, when the backend keeps them.
+	History *history
+}
+
+type history struct {
+	Window string
+	// Source is where the ticks come from: "prometheus" or "memory".
+	Source string
+	Splits []template.HTML
+	Scores []template.HTML
+	Events []string
+}
+
+// historyWindow is how far back the status page's charts go.
+const historyWindow = 3 * time.Hour
+
+// recentEvents is how many events the status page lists.
+const recentEvents = 30
+
+// Historian is a Backend that can tell its past ticks and events
+// (runner.Runner does, from Prometheus or its memory); the status page
+// draws them.
+type Historian interface {
+	History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string)
+}
+
+// buildHistory draws the charts of st's services and routes from ticks and
+// lists the recent events worth reading (levels, failbacks, alerts,
+// overrides), newest first.
+func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Event, source string, colors map[string]string) *history {
+	h := &history{Window: historyWindow.String(), Source: source}
+	var th []charts.Threshold
+	for _, l := range st.Levels {
+		th = append(th, charts.Threshold{Name: l.Name, Below: l.Below})
+	}
+	bands := charts.LevelBands(th)
+	seen := map[string]bool{}
+	for _, svc := range st.Services {
+		var routes []string
+		for _, rt := range svc.Routes {
+			routes = append(routes, rt.Name)
+		}
+		h.Splits = append(h.Splits, charts.SplitChart(svc.Name, routes, ticks, colors).SVG())
+		for _, r := range routes {
+			if !seen[r] {
+				seen[r] = true
+				h.Scores = append(h.Scores, charts.ScoreChart(r, ticks, bands, events, colors[r]).SVG())
+			}
+		}
+	}
+	for i := len(events) - 1; i >= 0 && len(h.Events) < recentEvents; i-- {
+		switch events[i].Type {
+		case evaluator.EventLevel, evaluator.EventFailback, evaluator.EventAlert, evaluator.EventOverride, evaluator.EventCommand:
+			h.Events = append(h.Events, charts.EventLine(events[i]))
+		}
+	}
+	return h
 }
 
 // page renders the status at a glance, server-side, with no JavaScript.
-func (h *handler) page(w http.ResponseWriter, _ *http.Request) {
+func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pageTmpl.Execute(w, pageData{Now: h.o.Now(), Status: h.o.Backend.Status()}); err != nil {
+	st := h.o.Backend.Status()
+	var routes []string
+	for _, svc := range st.Services {
+		for _, rt := range svc.Routes {
+			routes = append(routes, rt.Name)
+		}
+	}
+	rc := charts.RouteColors(routes)
+	data := pageData{Now: h.o.Now(), Status: st, Colors: map[string]template.CSS{}}
+	for r, c := range rc {
+		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
+	}
+	if hb, ok := h.o.Backend.(Historian); ok {
+		ticks, events, source := hb.History(req.Context(), data.Now.Add(-historyWindow))
+		data.History = buildHistory(st, ticks, events, source, rc)
+	}
+	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -52,6 +53,11 @@ func New(s actuators.Settings) (*Actuator, error) {
 	}
 	return &Actuator{Named: actuators.Named(s.Name), cfg: c, logger: s.Logger, now: time.Now}, nil
 }
+
+var (
+	_ actuators.Targeter    = (*Actuator)(nil)
+	_ actuators.Preflighter = (*Actuator)(nil)
+)
 
 // Register adds the file actuator to r.
 func Register(r *actuators.Registry) { r.Register(Kind, actuators.FactoryOf(New)) }
@@ -150,3 +156,16 @@ func equal(a, b actuators.Splits) bool {
 	}
 	return true
 }
+
+// Targets is the state file, absolute: no other actuator may write it.
+func (a *Actuator) Targets() []string {
+	p, err := filepath.Abs(a.cfg.Path)
+	if err != nil {
+		p = filepath.Clean(a.cfg.Path)
+	}
+	return []string{p}
+}
+
+// Preflight reports a state file whose directory does not exist: the
+// actuator creates the file, not its directory.
+func (a *Actuator) Preflight() error { return actuators.CheckDir("path", a.cfg.Path) }

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,103 +16,177 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/internal/atomicfile"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/web/report"
 )
 
-// releaseFlags collects repeated --release ROUTE@OFFSET flags.
-type releaseFlags []string
+// repeated collects the values of a repeatable flag.
+type repeated []string
 
-func (r *releaseFlags) String() string     { return strings.Join(*r, ",") }
-func (r *releaseFlags) Set(v string) error { *r = append(*r, v); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+var backtestUsage = usage{name: "backtest", synopsis: "--series FILE [FILE…] | --prometheus URL --from T [--to T]  [flags]",
+	summary: "replay series files (promtool notation) or a Prometheus's history through the policy",
+	details: `Each series file is replayed and reported on its own, in the order given
+(with --format json, one JSON document per line). Times for --from and --to
+are RFC 3339, Unix seconds, "now", or relative to now: -10m, now-6h.
+`}
 
 func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("backtest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	series := fs.String("series", "", "series file in promtool input_series notation (or a promtool test file)")
+	fs := backtestUsage.newFlags()
+	var series repeated
+	fs.Var(&series, "series", "series `file` in promtool input_series notation (or a promtool test file); repeatable, and further files may follow as arguments")
 	configPath := fs.String("config", "", "Hermes configuration (default: the embedded rules/hermes.yaml)")
 	format := fs.String("format", "text", "output format: text or json")
 	promURL := fs.String("prometheus", "", "replay what this Prometheus (or any engine with its query API) holds, instead of --series")
-	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339 or Unix seconds")
-	toS := fs.String("to", "", "with --prometheus: end, RFC 3339 or Unix seconds (default: now)")
-	var releases releaseFlags
+	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339, Unix seconds, now or -DURATION (e.g. -6h)")
+	toS := fs.String("to", "now", "with --prometheus: end, as --from")
+	var releases repeated
 	fs.Var(&releases, "release", "release ROUTE from manual at OFFSET from the start, e.g. free@3h (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	var injects repeated
+	fs.Var(&injects, "inject", "overlay a fault on the replayed signals: ROUTE:SIGNAL=VALUE@OFFSET[+DURATION] from the start, e.g. free:error_body_ratio=0.4@10m (repeatable)")
+	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each replay")
+	ticks := fs.Bool("ticks", false, "with --format json: add every tick's score and level per route and split per service")
+	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
+	if !ok {
+		return code
 	}
-	if (*series == "") == (*promURL == "") {
-		fmt.Fprintln(stderr, "backtest: give exactly one of --series FILE or --prometheus URL")
-		return 2
+	if len(series) == 0 && len(pos) > 0 {
+		return backtestUsage.fail(stderr, fs, "unexpected argument %q (series files follow --series)", pos[0])
+	}
+	series = append(series, pos...)
+	if (len(series) == 0) == (*promURL == "") {
+		return backtestUsage.fail(stderr, fs, "give --series FILE… or --prometheus URL, not both")
 	}
 	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "backtest: --format must be text or json, not %q\n", *format)
-		return 2
+		return backtestUsage.fail(stderr, fs, "--format must be text or json, not %q", *format)
+	}
+	if *ticks && *format != "json" {
+		return backtestUsage.fail(stderr, fs, "--ticks needs --format json")
 	}
 	cfg, err := loadConfig(*configPath)
+	if err == nil && *reportPath != "" {
+		err = checkWritable(*reportPath)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
 	}
+	pol, err := evaluator.NewPolicy(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "backtest: %v\n", err)
+		return 1
+	}
+	// The report draws every tick; JSON prints them only with --ticks.
+	keep := *ticks || *reportPath != ""
+	var replays []report.Replay
 	if *promURL != "" {
-		tl, err := backtestPrometheus(ctx, cfg, *promURL, *fromS, *toS, releases)
+		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, replayFlags{releases: releases, injects: injects, ticks: keep}, time.Now())
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		return writeTimeline(tl, *format, stdout, stderr)
+		replays = append(replays, report.Replay{Name: *promURL, Timeline: tl, Policy: pol})
+		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
+			return code
+		}
 	}
-	f, err := replay.ParseFile(*series)
-	if err != nil {
-		fmt.Fprintf(stderr, "backtest: %v\n", err)
-		return 1
+	for i, path := range series {
+		f, err := replay.ParseFile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "backtest: %v\n", err)
+			return 1
+		}
+		tl, err := backtestFile(ctx, pol, f, replayFlags{releases: releases, injects: injects, ticks: keep, progress: progressTo(stderr, time.Now)})
+		if err != nil {
+			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
+			return 1
+		}
+		replays = append(replays, report.Replay{Name: path, Timeline: tl, Policy: pol})
+		if len(series) > 1 && *format == "text" {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "== %s\n", path)
+		}
+		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
+			return code
+		}
 	}
-	tl, err := backtestFile(ctx, cfg, f, releases, progressTo(stderr, time.Now))
-	if err != nil {
-		fmt.Fprintf(stderr, "backtest: %v\n", err)
-		return 1
+	if *reportPath != "" {
+		if err := writeReport(*reportPath, replays); err != nil {
+			fmt.Fprintf(stderr, "backtest: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "backtest: report written to %s\n", *reportPath)
 	}
-	return writeTimeline(tl, *format, stdout, stderr)
+	return 0
 }
 
-// backtestFile replays a parsed series file through the policy of cfg.
-func backtestFile(ctx context.Context, cfg *rules.Config, f *replay.File, releases []string, progress func(done, total time.Duration)) (*replay.Timeline, error) {
-	pol, err := evaluator.NewPolicy(cfg)
+// checkWritable fails early, before a long replay, when path cannot be
+// created.
+func checkWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("--report: %w", err)
 	}
+	return f.Close()
+}
+
+// writeReport writes the HTML report of replays to path, atomically.
+func writeReport(path string, replays []report.Replay) error {
+	var b bytes.Buffer
+	if err := report.Write(&b, replays); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	return nil
+}
+
+// replayFlags are the flags that shape a replay: --release, --inject, and
+// whether to keep every tick (--ticks, --report).
+type replayFlags struct {
+	releases, injects []string
+	ticks             bool
+	// progress, when set, hears how far a long replay has come.
+	progress func(done, total time.Duration)
+}
+
+// backtestFile replays a parsed series file through pol.
+func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, rf replayFlags) (*replay.Timeline, error) {
 	bt, err := replay.Open(f)
 	if err != nil {
 		return nil, err
 	}
 	defer bt.Close()
-	opts, err := releaseOptions(releases, bt.Start())
+	opts, err := rf.options(pol, bt.Start())
 	if err != nil {
 		return nil, err
 	}
-	return replay.RunBacktest(ctx, pol, bt, progress, opts)
+	return replay.RunBacktest(ctx, pol, bt, rf.progress, opts)
 }
 
 // backtestPrometheus replays [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
-func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS string, releases []string) (*replay.Timeline, error) {
+func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, rf replayFlags, now time.Time) (*replay.Timeline, error) {
+	cfg := pol.Config
 	if fromS == "" {
 		return nil, errors.New("--from is required with --prometheus")
 	}
-	from, err := parseTime(fromS)
+	from, err := parseTime(fromS, now)
 	if err != nil {
 		return nil, fmt.Errorf("--from: %w", err)
 	}
-	to := time.Now()
-	if toS != "" {
-		if to, err = parseTime(toS); err != nil {
-			return nil, fmt.Errorf("--to: %w", err)
-		}
+	to, err := parseTime(toS, now)
+	if err != nil {
+		return nil, fmt.Errorf("--to: %w", err)
 	}
 	if !to.After(from) {
 		return nil, errors.New("--to must be after --from")
-	}
-	pol, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		return nil, err
 	}
 	pc := cfg.Prometheus
 	pc.URL = url
@@ -125,17 +200,24 @@ func backtestPrometheus(ctx context.Context, cfg *rules.Config, url, fromS, toS 
 	if err != nil {
 		return nil, err
 	}
-	opts, err := releaseOptions(releases, from)
+	opts, err := rf.options(pol, from)
 	if err != nil {
 		return nil, err
 	}
 	return replay.Run(ctx, pol, cache.Query, cache.Start(), cache.End(), opts)
 }
 
-// releaseOptions turns --release ROUTE@OFFSET flags into replayed releases.
-func releaseOptions(releases []string, start time.Time) (replay.Options, error) {
-	var opts replay.Options
-	for _, r := range releases {
+// options turns the flags into replay options, offsets counted from start.
+func (rf replayFlags) options(pol *evaluator.Policy, start time.Time) (replay.Options, error) {
+	opts := replay.Options{Ticks: rf.ticks}
+	for _, s := range rf.injects {
+		o, err := evaluator.ParseOverlay(pol, s, start)
+		if err != nil {
+			return opts, fmt.Errorf("--inject %w", err)
+		}
+		opts.Inject = append(opts.Inject, o)
+	}
+	for _, r := range rf.releases {
 		route, off, ok := strings.Cut(r, "@")
 		d, err := model.ParseDuration(off)
 		if !ok || route == "" || err != nil {
@@ -146,14 +228,26 @@ func releaseOptions(releases []string, start time.Time) (replay.Options, error) 
 	return opts, nil
 }
 
-// parseTime accepts RFC 3339 or Unix seconds, like Prometheus's API.
-func parseTime(s string) (time.Time, error) {
+// parseTime accepts RFC 3339 or Unix seconds, like Prometheus's API, and
+// times relative to now: "now", "-10m", "now-6h" (Prometheus durations).
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if rel, ok := strings.CutPrefix(s, "now"); ok && (rel == "" || rel[0] == '-') {
+		if rel == "" {
+			return now, nil
+		}
+		s = rel
+	}
+	if ago, ok := strings.CutPrefix(s, "-"); ok {
+		if d, err := model.ParseDuration(ago); err == nil {
+			return now.Add(-time.Duration(d)), nil
+		}
+	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("want RFC 3339 or Unix seconds, got %q", s)
+	if err != nil || f < 0 {
+		return time.Time{}, fmt.Errorf("want RFC 3339, Unix seconds, now or -DURATION (e.g. -10m), got %q", s)
 	}
 	sec := int64(f)
 	return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), nil
@@ -177,7 +271,12 @@ func loadConfig(path string) (*rules.Config, error) {
 	return cfg, nil
 }
 
-func writeTimeline(tl *replay.Timeline, format string, stdout, stderr io.Writer) int {
+// writeTimeline prints tl as text or JSON; JSON carries its ticks only when
+// ticks is set.
+func writeTimeline(tl *replay.Timeline, format string, ticks bool, stdout, stderr io.Writer) int {
+	if !ticks {
+		tl = &replay.Timeline{Start: tl.Start, End: tl.End, Step: tl.Step, Events: tl.Events, Final: tl.Final}
+	}
 	var err error
 	if format == "json" {
 		err = tl.WriteJSON(stdout)

@@ -1,40 +1,32 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 
+	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/rules"
 )
 
+var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only]",
+	summary: "validate a configuration file (Hermes's, actuators included, or the prober's) and report every problem"}
+
 // checkCmd implements "hermes check [--config FILE]": it loads and validates
-// a configuration (the embedded default policy without --config). It prints
+// a configuration (the embedded default policy without --config) and builds
+// its actuators as run does, then checks what they need of this machine (a
+// state file's directory, the nginx binary) unless --syntax-only. It prints
 // a summary and returns 0 when the configuration is valid, prints every
-// problem, one per line, to stderr and returns 1 when it is not, and
-// returns 2 on a usage error.
+// problem, one per line with its file:line, to stderr and returns 1 when it
+// is not, and returns 2 on a usage error.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hermes check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := checkUsage.newFlags()
 	configFile := fs.String("config", "", "configuration `file` (default: the embedded default policy)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: hermes check [--config FILE]\n\nValidate a configuration file and report every problem.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hermes check: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	syntaxOnly := fs.Bool("syntax-only", false, "skip what depends on this machine (directories, binaries): for checking a configuration meant for another host")
+	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
 	}
 
 	// A prober configuration (top-level targets:) is checked as such.
@@ -61,9 +53,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	// Actuator options are the backends' own: build them as run would.
-	if _, err := actuatorKinds().Build(cfg.Actuators, slog.New(slog.DiscardHandler)); err != nil {
-		fmt.Fprintln(stderr, err)
+	// Actuator options are the backends' own: build them as run does.
+	acts, err := actuatorKinds().Build(cfg.Actuators, slog.New(slog.DiscardHandler))
+	if err == nil && !*syntaxOnly {
+		err = actuators.Preflight(acts)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, cfg.Locate(err))
 		return 1
 	}
 	fmt.Fprintf(stdout, "config OK: %d signals, %d services, %d alert rules\n",

@@ -39,7 +39,13 @@ func TestCheckFixtures(t *testing.T) {
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := checkCmd([]string{"--config", path}, &stdout, &stderr)
+			args := []string{"--config", path}
+			if strings.HasSuffix(path, ".good.yaml") {
+				// Good fixtures name hosts' paths (/etc/nginx/…) that this
+				// machine need not have; TestCheckActuators checks those.
+				args = append(args, "--syntax-only")
+			}
+			code := checkCmd(args, &stdout, &stderr)
 			if strings.HasSuffix(path, ".good.yaml") {
 				if code != 0 {
 					t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
@@ -87,5 +93,74 @@ func TestCheckUsage(t *testing.T) {
 	if code := checkCmd([]string{"--config", "does-not-exist.yaml"}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "does-not-exist.yaml") {
 		t.Errorf("missing file: code %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestCheckActuators: check builds the actuators as run does and reports
+// what cannot work on this machine, and actuators overwriting each other,
+// with the file:line of the option at fault; run refuses the same.
+func TestCheckActuators(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-dir", "split.json")
+	split := filepath.Join(dir, "split.json")
+	cases := []struct {
+		name, actuators string
+		// key is the option whose line the problem must name.
+		key, want  string
+		syntaxOnly bool // --syntax-only still reports it
+	}{
+		{"missing directory", "  - type: file\n    path: " + missing + "\n",
+			"path:", "actuators[0] (file): path: directory " + filepath.Dir(missing) + " does not exist", false},
+		{"missing nginx binary", "  - type: nginx\n    include_path: " + dir + "/{service}.conf\n    nginx_binary: " + dir + "/nginx\n" +
+			"    upstreams:\n      chat: {free: [127.0.0.1:8001], paid-standard: [127.0.0.1:8002], paid-premium: [127.0.0.1:8003]}\n",
+			"nginx_binary:", "actuators[0] (nginx): nginx_binary: exec: \"" + dir + "/nginx\": stat " + dir + "/nginx: no such file or directory", false},
+		{"two actuators on one file", "  - {name: a, type: file, path: " + split + "}\n  - name: b\n    type: file\n    path: " + split + "\n",
+			"- name: b", "actuators[1] (b): writes " + split + ", as actuators[0] (a) does: they would overwrite each other", true},
+		{"nginx include over a state file", "  - {type: file, path: " + dir + "/chat.conf}\n  - type: nginx\n    include_path: " + dir + "/{service}.conf\n" +
+			"    upstreams:\n      chat: {free: [127.0.0.1:8001], paid-standard: [127.0.0.1:8002], paid-premium: [127.0.0.1:8003]}\n",
+			"- type: nginx", "actuators[1] (nginx): writes " + dir + "/chat.conf, as actuators[0] (file) does", true},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := strings.Replace(string(rules.DefaultYAML), "actuators: []\n", "actuators:\n"+c.actuators, 1)
+			path := filepath.Join(dir, fmt.Sprintf("hermes%d.yaml", i))
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			line := 0
+			for n, l := range strings.Split(body, "\n") {
+				if strings.Contains(l, c.key) && n+1 > strings.Count(body[:strings.Index(body, "actuators:\n")], "\n") {
+					line = n + 1
+					break
+				}
+			}
+			want := fmt.Sprintf("%s:%d: %s", path, line, c.want)
+			for _, args := range [][]string{{"check", "--config", path}, {"check", "--syntax-only", "--config", path}} {
+				code, out, errb := hermes(t, args...)
+				syntaxOnly := len(args) == 4
+				if syntaxOnly && !c.syntaxOnly {
+					if code != 0 {
+						t.Errorf("%v: exit %d, stderr %s", args, code, errb)
+					}
+					continue
+				}
+				if code != 1 || out != "" || !strings.Contains(errb, want) {
+					t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 1 and %q", args, code, errb, want)
+				}
+			}
+			code, _, errb := hermes(t, "run", "--config", path, "--web.listen-address", "127.0.0.1:0", "--audit.file", filepath.Join(dir, "audit.log"))
+			if code != 1 || !strings.Contains(errb, want) {
+				t.Errorf("run: exit %d, stderr:\n%s\nwant exit 1 and %q", code, errb, want)
+			}
+		})
+	}
+	// The same actuators where the machine has what they need.
+	good := strings.Replace(string(rules.DefaultYAML), "actuators: []\n", "actuators:\n  - type: file\n    path: "+split+"\n", 1)
+	path := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errb := hermes(t, "check", "--config", path); code != 0 || !strings.HasPrefix(out, "config OK") {
+		t.Errorf("good: exit %d, stderr %s", code, errb)
 	}
 }

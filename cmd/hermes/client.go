@@ -75,8 +75,12 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any, out a
 	return nil
 }
 
+// status returns what /api/v1/status says, or an error when Hermes cannot
+// be reached or has not evaluated a tick yet (see notReady).
 func (c *apiClient) status(ctx context.Context) (api.Status, error) {
 	var st api.Status
-	err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
-	return st, err
+	if err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st); err != nil {
+		return st, err
+	}
+	return st, notReady(st)
 }

@@ -2,65 +2,86 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/hermes-failover/hermes/web/api"
 )
 
-const ctlUsage = `usage: hermes ctl [--url URL] [--token-file FILE] <action> …
+var ctlUsage = usage{name: "ctl", synopsis: "[--url URL] [--token-file FILE] <action> [arguments] [flags]",
+	summary: "operator controls of a running Hermes: status, release, pin, pause, clear"}
 
-actions:
-  release ROUTE   --reason TEXT [--by NAME]                 hand a manual route back to automation
-  pin SERVICE ROUTE --reason TEXT [--for 1h] [--by NAME]    send all of SERVICE's traffic to ROUTE
-  pause SERVICE   --reason TEXT [--for 1h] [--by NAME]      freeze SERVICE's traffic split
-  clear SERVICE   --reason TEXT [--by NAME]                 remove SERVICE's pin or pause
-  status                                                    print every service's split and routes
-`
+// ctlAction is one "hermes ctl" action.
+type ctlAction struct {
+	usage
+	args int // positional arguments
+	// reason says the action changes something: --reason is required.
+	reason bool
+	// expires says --for applies.
+	expires bool
+}
+
+var ctlActions = []ctlAction{
+	{usage{name: "ctl status", synopsis: "", summary: "print every service's split and its routes' levels and scores"}, 0, false, false},
+	{usage{name: "ctl release", synopsis: "ROUTE --reason TEXT [--by NAME]", summary: "hand a manual route back to automation"}, 1, true, false},
+	{usage{name: "ctl pin", synopsis: "SERVICE ROUTE --reason TEXT [--for 1h] [--by NAME]", summary: "send all of SERVICE's traffic to ROUTE"}, 2, true, true},
+	{usage{name: "ctl pause", synopsis: "SERVICE --reason TEXT [--for 1h] [--by NAME]", summary: "freeze SERVICE's traffic split"}, 1, true, true},
+	{usage{name: "ctl clear", synopsis: "SERVICE --reason TEXT [--by NAME]", summary: "remove SERVICE's pin or pause"}, 1, true, false},
+}
+
+func ctlDetails() string {
+	s := "actions:\n"
+	for _, a := range ctlActions {
+		s += fmt.Sprintf("  %-8s %s\n", a.name[len("ctl "):], a.summary)
+	}
+	return s + "\nRun \"hermes ctl <action> --help\" for an action's arguments.\n"
+}
 
 func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ctl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, ctlUsage) }
+	u := ctlUsage
+	u.details = ctlDetails()
+	fs := u.newFlags()
 	base := fs.String("url", "http://127.0.0.1:9797", "address of a running Hermes")
 	tokenFile := fs.String("token-file", "", "file holding the admin bearer token")
+	// The action's own flags come after it: parse up to the first argument.
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return u.flagError(err, fs, stdout, stderr)
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
+		return u.fail(stderr, fs, "an action is required")
+	}
+	name, rest := fs.Arg(0), fs.Args()[1:]
+	var act *ctlAction
+	for i := range ctlActions {
+		if ctlActions[i].name == "ctl "+name {
+			act = &ctlActions[i]
+		}
+	}
+	if act == nil {
+		return u.fail(stderr, fs, "unknown action %q", name)
+	}
+	af := act.newFlags()
+	var reason, by, forDur *string
+	if act.reason {
+		reason = af.String("reason", "", "why (required; kept in the audit log)")
+		by = af.String("by", "", "who")
+	}
+	if act.expires {
+		forDur = af.String("for", "", "expire after this duration, e.g. 30m (default: no expiry)")
+	}
+	pos, code, ok := act.parse(af, rest, act.args, act.args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if act.reason && *reason == "" {
+		return act.fail(stderr, af, "--reason is required")
 	}
 	c, err := newAPIClient(*base, *tokenFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "ctl: %v\n", err)
-		return 2
-	}
-	action, rest := fs.Arg(0), fs.Args()[1:]
-	af := flag.NewFlagSet("ctl "+action, flag.ContinueOnError)
-	af.SetOutput(stderr)
-	reason := af.String("reason", "", "why (required; kept in the audit log)")
-	by := af.String("by", "", "who")
-	forDur := af.String("for", "", "expire after this duration (pin, pause)")
-	pos, err := parseInterleaved(af, rest)
-	if err != nil {
-		return 2
-	}
-	need := map[string]int{"release": 1, "pin": 2, "pause": 1, "clear": 1, "status": 0}
-	n, ok := need[action]
-	if !ok {
-		fmt.Fprintf(stderr, "ctl: unknown action %q\n\n%s", action, ctlUsage)
-		return 2
-	}
-	if len(pos) != n {
-		fmt.Fprintf(stderr, "ctl %s: want %d argument(s), got %d\n\n%s", action, n, len(pos), ctlUsage)
-		return 2
-	}
-	if action != "status" && *reason == "" {
-		fmt.Fprintf(stderr, "ctl %s: --reason is required\n", action)
+		fmt.Fprintf(stderr, "hermes ctl: %v\n", err)
 		return 2
 	}
 	// answer is what the admin API says of a command: applied at a tick,
@@ -70,7 +91,15 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Tick      time.Time `json:"tick"`
 		AppliesAt time.Time `json:"applies_at"`
 	}
-	switch action {
+	switch name {
+	case "status":
+		st, err := c.status(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "hermes ctl status: %v\n", err)
+			return 1
+		}
+		writeStatus(stdout, st)
+		return 0
 	case "release":
 		err = c.do(ctx, http.MethodPost, "/api/v1/admin/release", api.ReleaseRequest{Route: pos[0], Reason: *reason, By: *by}, &answer)
 	case "pin":
@@ -80,49 +109,15 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "clear":
 		q := url.Values{"reason": {*reason}, "by": {*by}}
 		err = c.do(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil, &answer)
-	case "status":
-		st, serr := c.status(ctx)
-		if serr != nil {
-			err = serr
-			break
-		}
-		for _, svc := range st.Services {
-			fmt.Fprintf(stdout, "%s: %v", svc.Name, svc.Weights)
-			if svc.Override != nil {
-				fmt.Fprintf(stdout, "  override %s %s (%s)", svc.Override.Kind, svc.Override.Route, svc.Override.Reason)
-			}
-			fmt.Fprintln(stdout)
-			for _, rt := range svc.Routes {
-				fmt.Fprintf(stdout, "  %-16s %-9s score %5.1f  %3d%%\n", rt.Name, rt.Level, rt.Score, rt.Traffic)
-			}
-		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ctl %s: %v\n", action, err)
+		fmt.Fprintf(stderr, "hermes ctl %s: %v\n", name, err)
 		return 1
 	}
-	switch {
-	case action == "status":
-	case answer.Status == "queued":
-		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s\n", action, answer.AppliesAt.UTC().Format(time.RFC3339))
-	default:
-		fmt.Fprintf(stdout, "%s: done at the tick of %s\n", action, answer.Tick.UTC().Format(time.RFC3339))
+	if answer.Status == "queued" {
+		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s\n", name, answer.AppliesAt.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(stdout, "%s: done at the tick of %s\n", name, answer.Tick.UTC().Format(time.RFC3339))
 	}
 	return 0
-}
-
-// parseInterleaved parses flags that may come after positional arguments.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

@@ -23,14 +23,22 @@ import (
 // command-line client in between are the real ones.
 type backend struct {
 	calls []string
+	// starting: no tick evaluated yet.
+	starting bool
 }
 
-func (b *backend) Ready() bool { return true }
+func (b *backend) Ready() bool { return !b.starting }
 func (b *backend) Status() api.Status {
-	return api.Status{Ready: true, LastTick: time.Unix(1000, 0), Services: []api.Service{{
+	if b.starting {
+		return api.Status{Interval: "15s", LoadedAt: time.Unix(990, 0), Services: []api.Service{{Name: "chat", Weights: map[string]int{},
+			Routes: []api.Route{{Name: "free", Level: "unknown", Reasons: []string{"not evaluated yet"}}}}}}
+	}
+	return api.Status{Ready: true, LastTick: time.Unix(1000, 0), Interval: "15s", Services: []api.Service{{
 		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100, "paid-premium": 0},
 		Routes: []api.Route{
 			{Name: "free", Score: 20, Level: "manual", Since: time.Unix(900, 0), Traffic: 0, Missing: []string{"p99_ratio"},
+				Reasons:   []string{"soft_fail_ratio 0.4 (-100.0)"},
+				Placement: []string{"score 20.0; moves down below 75 (warm, dwell 2m)", "manual since 1970-01-01T00:15:00Z: stays until an operator releases it"},
 				Contributions: []evaluator.Contribution{
 					{Signal: "soft_fail_ratio", Value: 0.4, StatusText: "ok", Penalty: 100, CapsAt: -1},
 					{Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, StatusText: "missing", Reason: "no data", CapsAt: -1},
@@ -59,7 +67,10 @@ func (b *backend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandR
 }
 
 func serveBackend(t *testing.T, token string) (*backend, string) {
-	b := &backend{}
+	return serve(t, &backend{}, token)
+}
+
+func serve(t *testing.T, b *backend, token string) (*backend, string) {
 	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token,
 		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
@@ -73,7 +84,9 @@ func TestExplain(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"route free of service chat: manual", "score 20.0", "hermes ctl release free", "level held: no data for [p99_ratio]",
-		"soft_fail_ratio", "-100.0 points", "p99_ratio", "(no data)", "alert HermesRouteManual [A] firing"} {
+		"soft_fail_ratio", "-100.0 points", "p99_ratio", "(no data)", "alert HermesRouteManual [A] firing",
+		"placed by:\n  score 20.0; moves down below 75 (warm, dwell 2m)\n  manual since 1970-01-01T00:15:00Z",
+		"  SIGNAL           VALUE  STATUS   EFFECT\n", "  soft_fail_ratio  0.4    ok       -100.0 points\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("explain output lacks %q:\n%s", want, out.String())
 		}
@@ -115,11 +128,32 @@ func TestCtl(t *testing.T) {
 	if code, _ := ctl("pause", "chat"); code != 2 {
 		t.Errorf("pause without a reason: exit %d, want 2", code)
 	}
-	if code, out := ctl("status"); code != 0 || !strings.Contains(out, "free") {
-		t.Errorf("status: %d %s", code, out)
+	code, out := ctl("status")
+	for _, want := range []string{"last tick 1970-01-01T00:16:40Z, every 15s\n", "\nservice chat\n",
+		"ROUTE          LEVEL   SINCE                             SCORE  TRAFFIC  REASONS\n",
+		"free           manual  1970-01-01T00:15:00Z (1m40s ago)  20.0   0%       soft_fail_ratio 0.4 (-100.0)\n",
+		"paid-standard  normal  -                                 100.0  100%     -\n",
+		"HermesRouteManual  A     firing  chat     free   1970-01-01T00:15:50Z (50s ago)\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status: exit %d, output lacks %q:\n%s", code, want, out)
+		}
 	}
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"ctl", "--url", url, "release", "free", "--reason", "x"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "admin token required") {
-		t.Errorf("without the token: %d %s", code, errb.String())
+	if strings.Contains(out, "map[") {
+		t.Errorf("status prints a Go map:\n%s", out)
+	}
+	if code, _, errb := hermes(t, "ctl", "--url", url, "release", "free", "--reason", "x"); code != 1 || !strings.Contains(errb, "admin token required") {
+		t.Errorf("without the token: %d %s", code, errb)
+	}
+}
+
+// TestNotReady: before the first tick, status and explain say so and fail
+// instead of printing placeholder scores.
+func TestNotReady(t *testing.T) {
+	_, url := serve(t, &backend{starting: true}, "")
+	for _, args := range [][]string{{"ctl", "--url", url, "status"}, {"explain", "--url", url, "--route", "free"}} {
+		code, out, errb := hermes(t, args...)
+		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: no tick evaluated since it started (configuration loaded at 1970-01-01T00:16:30Z); try again after one evaluation interval 15s") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errb)
+		}
 	}
 }

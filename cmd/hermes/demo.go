@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	_ "embed"
-	"flag"
 	"fmt"
 	"io"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/replay"
 )
 
@@ -16,12 +16,17 @@ import (
 //go:embed demo_content_failure.yaml
 var demoSeries []byte
 
+var demoUsage = usage{name: "demo", synopsis: "[--format text|json]",
+	summary: "backtest the embedded default policy on an embedded scenario (no Prometheus needed)"}
+
 func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := demoUsage.newFlags()
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := demoUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		return demoUsage.fail(stderr, fs, "--format must be text or json, not %q", *format)
 	}
 	cfg, err := loadConfig("")
 	if err != nil {
@@ -34,10 +39,15 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stderr, "demo: the default policy (rules/hermes.yaml) over a silent content failure of the free route (testdata/scenarios/content_failure.yaml)")
-	tl, err := backtestFile(ctx, cfg, f, nil, nil)
+	pol, err := evaluator.NewPolicy(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
-	return writeTimeline(tl, *format, stdout, stderr)
+	tl, err := backtestFile(ctx, pol, f, replayFlags{})
+	if err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return 1
+	}
+	return writeTimeline(tl, *format, false, stdout, stderr)
 }

@@ -2,35 +2,38 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
+var explainUsage = usage{name: "explain", synopsis: "--route ROUTE [--service SERVICE] [--url URL]",
+	summary: "say why a route is where it is: signals, floors, caps, dwell and hold (asks a running Hermes)"}
+
 func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := explainUsage.newFlags()
 	url := fs.String("url", "http://127.0.0.1:9797", "address of a running Hermes")
 	route := fs.String("route", "", "route to explain (required)")
 	service := fs.String("service", "", "only this service (default: every service holding the route)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := explainUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
 	}
 	if *route == "" {
-		fmt.Fprintln(stderr, "explain: --route is required")
-		return 2
+		return explainUsage.fail(stderr, fs, "--route is required")
 	}
 	c, err := newAPIClient(*url, "")
 	if err != nil {
-		fmt.Fprintf(stderr, "explain: %v\n", err)
+		fmt.Fprintf(stderr, "hermes explain: %v\n", err)
 		return 2
 	}
 	st, err := c.status(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "explain: %v\n", err)
+		fmt.Fprintf(stderr, "hermes explain: %v\n", err)
 		return 1
 	}
 	found := false
@@ -47,7 +50,7 @@ func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	if !found {
-		fmt.Fprintf(stderr, "explain: route %q is in no service of the running configuration\n", *route)
+		fmt.Fprintf(stderr, "hermes explain: route %q is in no service of the running configuration\n", *route)
 		return 1
 	}
 	return 0
@@ -72,27 +75,39 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 	if len(rt.Missing) > 0 {
 		fmt.Fprintf(w, "level held: no data for %v\n", rt.Missing)
 	}
+	if len(rt.Placement) > 0 {
+		fmt.Fprintln(w, "placed by:")
+		for _, p := range rt.Placement {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 	fmt.Fprintln(w, "signals:")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "  SIGNAL\tVALUE\tSTATUS\tEFFECT")
 	for _, c := range rt.Contributions {
-		val := "—"
+		val := "-"
 		if !math.IsNaN(c.Value) && c.StatusText == "ok" {
 			val = fmt.Sprintf("%.4g", c.Value)
 		}
-		line := fmt.Sprintf("  %-18s %-10s %-8s", c.Signal, val, c.StatusText)
+		var effect []string
 		if c.Idle {
-			line += " idle (no user traffic)"
+			effect = append(effect, "idle (no user traffic)")
 		}
 		if c.Penalty > 0 {
-			line += fmt.Sprintf(" -%.1f points", c.Penalty)
+			effect = append(effect, fmt.Sprintf("-%.1f points", c.Penalty))
 		}
 		if c.CapsAt >= 0 {
-			line += fmt.Sprintf(" caps score at %g", c.CapsAt)
+			effect = append(effect, fmt.Sprintf("caps score at %g", c.CapsAt))
+		}
+		if c.Floor > traffic.Normal {
+			effect = append(effect, "floor "+c.Floor.String())
 		}
 		if c.Reason != "" && (c.StatusText != "ok" || c.Counted) {
-			line += " (" + c.Reason + ")"
+			effect = append(effect, "("+c.Reason+")")
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, c.StatusText, dash(strings.Join(effect, ", ")))
 	}
+	tw.Flush()
 	for _, a := range st.Alerts {
 		if a.Route == rt.Name && a.Service == svc.Name {
 			fmt.Fprintf(w, "alert %s [%s] %s since %s\n", a.Name, a.Tier, a.State, a.ActiveAt.UTC().Format(time.RFC3339))

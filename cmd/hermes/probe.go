@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -17,28 +16,22 @@ import (
 	"github.com/hermes-failover/hermes/probe"
 )
 
+var probeUsage = usage{name: "probe", synopsis: "--config FILE [--web.listen-address :9798]",
+	summary: "probe LLM routes (liveness, readiness, end-to-end, boundary) and export llm_probe_* for Prometheus"}
+
 // probeCmd implements "hermes probe --config FILE": the synthetic prober,
 // serving its llm_probe_* series on /metrics until ctx ends.
 func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hermes probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := probeUsage.newFlags()
 	configPath := fs.String("config", "", "prober configuration `file` (required)")
 	listen := fs.String("web.listen-address", ":9798", "address serving /metrics, /-/healthy and /-/ready")
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: hermes probe --config FILE [--web.listen-address :9798]\n\nProbe LLM routes (liveness, readiness, end-to-end, boundary) and export llm_probe_* for Prometheus.\n\n")
-		fs.PrintDefaults()
+	if _, code, ok := probeUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if *configPath == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if *configPath == "" {
+		return probeUsage.fail(stderr, fs, "--config is required")
 	}
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {

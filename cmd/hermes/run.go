@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/hermes-failover/hermes/evaluator/persist"
 	"io"
@@ -24,9 +23,11 @@ import (
 	"github.com/hermes-failover/hermes/web"
 )
 
+var runUsage = usage{name: "run", synopsis: "--config FILE [flags]",
+	summary: "evaluate routes live next to Prometheus and shift traffic"}
+
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := runUsage.newFlags()
 	configPath := fs.String("config", "", "Hermes configuration file (required)")
 	listen := fs.String("web.listen-address", ":9797", "address of the HTTP endpoints (/metrics, /api/v1/status, /-/reload, …)")
 	auditPath := fs.String("audit.file", "-", `audit log (JSON lines) file, or "-" for standard output`)
@@ -37,12 +38,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
 	tokenFile := fs.String("web.admin-token-file", "", "file holding a bearer token required by the admin API and /-/reload")
 	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status for every route, not only for routes that are not normal or lose points")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := runUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
 	}
 	if *configPath == "" {
-		fmt.Fprintln(stderr, "run: --config is required")
-		return 2
+		return runUsage.fail(stderr, fs, "--config is required")
 	}
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {

@@ -60,10 +60,15 @@ func (o RestoreOptions) tolerance() time.Duration {
 // query returns `max by (by) (last_over_time(name{selector}[tolerance]))`.
 // The max merges the replicas of an HA pair.
 func (o RestoreOptions) query(name string, by ...string) string {
+	return fmt.Sprintf("max by (%s) (last_over_time(%s%s[%s]))", strings.Join(by, ", "), name, o.selector(), model.Duration(o.tolerance()))
+}
+
+// selector is Selector as "{…}", or "" when it is empty.
+func (o RestoreOptions) selector() string {
 	sel := strings.TrimSpace(o.Selector)
 	sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}"))
 	if sel != "" {
 		sel = "{" + sel + "}"
 	}
-	return fmt.Sprintf("max by (%s) (last_over_time(%s%s[%s]))", strings.Join(by, ", "), name, sel, model.Duration(o.tolerance()))
+	return sel
 }

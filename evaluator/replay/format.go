@@ -14,7 +14,8 @@ import (
 )
 
 // WriteJSON prints the timeline as exactly one JSON object:
-// {"start","end","step","events":[…]} with RFC 3339 UTC times.
+// {"start","end","step","events":[…]} with RFC 3339 UTC times, and
+// "ticks":[…] when the replay kept them (Options.Ticks).
 func (tl *Timeline) WriteJSON(w io.Writer) error {
 	events := tl.Events
 	if events == nil {
@@ -28,7 +29,8 @@ func (tl *Timeline) WriteJSON(w io.Writer) error {
 		End    string            `json:"end"`
 		Step   string            `json:"step"`
 		Events []evaluator.Event `json:"events"`
-	}{tl.Start.UTC().Format(time.RFC3339), tl.End.UTC().Format(time.RFC3339), model.Duration(tl.Step).String(), events}
+		Ticks  []evaluator.Tick  `json:"ticks,omitempty"`
+	}{tl.Start.UTC().Format(time.RFC3339), tl.End.UTC().Format(time.RFC3339), model.Duration(tl.Step).String(), events, tl.Ticks}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)

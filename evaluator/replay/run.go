@@ -23,6 +23,11 @@ type Options struct {
 	Releases []Release
 	// OnTick, when set, sees every tick's snapshot and resulting state.
 	OnTick func(t time.Time, snap evaluator.Snapshot, s evaluator.State)
+	// Ticks keeps every tick's scores, levels and splits in Timeline.Ticks.
+	Ticks bool
+	// Inject overlays faults on what the signals return (a drill replayed
+	// over real history).
+	Inject []evaluator.Overlay
 }
 
 // Timeline is what a replay decided.
@@ -31,7 +36,9 @@ type Timeline struct {
 	End    time.Time
 	Step   time.Duration
 	Events []evaluator.Event
-	Final  evaluator.State
+	// Ticks are every tick's scores, levels and splits, with Options.Ticks.
+	Ticks []evaluator.Tick
+	Final evaluator.State
 }
 
 // Run feeds the core one tick per evaluation interval from from to to (both
@@ -65,9 +72,15 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 			releases = append(releases[:i], releases[i+1:]...)
 		}
 		snap := promapi.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
+		for _, o := range opts.Inject {
+			o.Apply(&snap)
+		}
 		next, evs := evaluator.Step(pol, st, evaluator.Input{Snapshot: snap, Commands: cmds}, t)
 		st = next
 		tl.Events = append(tl.Events, evs...)
+		if opts.Ticks {
+			tl.Ticks = append(tl.Ticks, evaluator.TickOf(t, st))
+		}
 		if opts.OnTick != nil {
 			opts.OnTick(t, snap, st)
 		}

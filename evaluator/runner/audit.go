@@ -57,12 +57,26 @@ func (r *Runner) audit(e evaluator.Event) {
 	r.opts.Audit.Write(e)
 	switch e.Type {
 	case evaluator.EventLevel, evaluator.EventFailback:
-		r.log.Info("route "+e.Type, "service", e.Service, "route", e.Route, "from", e.From, "to", e.To, "stage", e.Stage, "score", e.Score, "reasons", e.Reasons)
+		attrs := []any{"service", e.Service, "route", e.Route, "from", e.From, "to", e.To}
+		attrs = appendSet(attrs, "stage", e.Stage)
+		attrs = appendSet(attrs, "percent", e.Percent)
+		attrs = appendSet(attrs, "score", e.Score)
+		r.log.Info("route "+e.Type, append(attrs, "reasons", e.Reasons)...)
 	case evaluator.EventTraffic:
 		r.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
 	case evaluator.EventAlert:
 		r.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
 	case evaluator.EventOverride, evaluator.EventCommand:
-		r.log.Info(e.Type+" "+e.State, "kind", e.Name, "service", e.Service, "route", e.Route, "reasons", e.Reasons, "by", e.By, "expires", e.Expires)
+		attrs := []any{"kind", e.Name, "service", e.Service, "route", e.Route, "reasons", e.Reasons, "by", e.By}
+		r.log.Info(e.Type+" "+e.State, appendSet(attrs, "expires", e.Expires)...)
 	}
+}
+
+// appendSet appends key and the value p points to, when p is set: log
+// lines print values, never pointers.
+func appendSet[T any](attrs []any, key string, p *T) []any {
+	if p == nil {
+		return attrs
+	}
+	return append(attrs, key, *p)
 }

@@ -78,6 +78,8 @@ type Runner struct {
 	lastActs    map[string]api.Actuator
 	lastDesired map[string]actuators.Splits
 	loadedAt    time.Time
+	// history is the status page's fallback when Prometheus cannot answer.
+	history *evaluator.History
 	// pending are the operator commands the next tick applies, in order.
 	pending []*pendingCommand
 	nextID  uint64
@@ -109,6 +111,7 @@ func New(opts Options) (*Runner, error) {
 		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
 	}
 	r := &Runner{
+		history:  evaluator.NewHistory(historyTicks, historyEvents),
 		opts:     opts,
 		log:      opts.Logger,
 		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
@@ -164,8 +167,11 @@ func (r *Runner) load() (*loaded, error) {
 		return nil, err
 	}
 	acts, err := r.opts.Actuators.Build(cfg.Actuators, r.log)
+	if err == nil {
+		err = actuators.Preflight(acts)
+	}
 	if err != nil {
-		return nil, err
+		return nil, cfg.Locate(err)
 	}
 	return &loaded{cfg: cfg, pol: pol, query: q, acts: acts}, nil
 }
@@ -282,6 +288,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 
 	r.mu.Lock()
 	r.state, r.snap, r.lastTick = next, snap, ts
+	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	if !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) {
 		if err := saveOverrides(r.opts.OverridesPath, next.Overrides); err != nil {

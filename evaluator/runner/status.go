@@ -15,6 +15,9 @@ func (r *Runner) Status() api.Status {
 	defer r.mu.Unlock()
 	st := api.Status{Ready: r.ready.Load(), LastTick: r.lastTick, Interval: r.cfg.Global.EvaluationInterval.String(),
 		ConfigFile: r.opts.ConfigPath, LoadedAt: r.loadedAt, Services: []api.Service{}, Alerts: []api.Alert{}, Actuators: []api.Actuator{}}
+	for _, l := range r.cfg.Levels {
+		st.Levels = append(st.Levels, api.Level{Name: l.Name, Below: l.Below})
+	}
 	for _, svc := range r.cfg.Services {
 		ss := api.Service{Name: svc.Name, Weights: map[string]int{}}
 		if cur := r.state.Services[svc.Name]; cur != nil {
@@ -31,7 +34,8 @@ func (r *Runner) Status() api.Status {
 			}
 			rt := api.Route{Name: name, Score: rs.Score.Value, Level: rs.Level.String(), Since: rs.Since,
 				FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[name],
-				Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: rs.Score.Reasons()}
+				Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: rs.Score.Reasons(),
+				Placement: evaluator.Placement(r.pol, *rs, r.lastTick)}
 			if rt.Reasons == nil {
 				rt.Reasons = []string{}
 			}
@@ -51,7 +55,7 @@ func (r *Runner) Status() api.Status {
 			continue
 		}
 		st.Alerts = append(st.Alerts, api.Alert{Name: a.Rule, Tier: a.Tier, State: a.State.String(), Service: a.Service,
-			Route: a.Route, Actuator: a.Actuator, ActiveAt: a.ActiveAt, Summary: a.Annotations["summary"], Labels: a.Labels})
+			Route: a.Route, Actuator: a.Actuator, ActiveAt: a.ActiveAt, Summary: a.Annotations["summary"], Runbook: a.Annotations["runbook_url"], Labels: a.Labels})
 	}
 	sort.Slice(st.Alerts, func(i, j int) bool {
 		a, b := st.Alerts[i], st.Alerts[j]

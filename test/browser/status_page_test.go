@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,27 +80,15 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	testenv.Eventually(t, 20*time.Second, "a tick applying the pin", func() bool { return weights()["paid-premium"] == 100 })
 
-	browse := func(args ...string) string {
-		t.Helper()
-		cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer ccancel()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + t.TempDir()}
-		cmd := exec.CommandContext(cctx, chromium, append(base, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-		}
-		return string(out)
-	}
-	dom := browse("--dump-dom", srv.URL+"/")
+	dom := browse(t, chromium, "--dump-dom", srv.URL+"/")
 	for _, want := range []string{
 		`id="route-free"`, `level-failover`, `id="route-paid-premium"`,
 		"Override <b>pin</b> → paid-premium: launch &lt;day&gt; (by alice)",
 		"paid-premium 100%", "HermesRouteFailedOver", "hard_fail_ratio", "1080 of 1200 calls in 1m",
+		// History charts from the live runner, thresholds from the config.
+		`aria-label="service chat: traffic split"`, `aria-label="route free: score"`,
+		`data-label="warm ≥ 75"`, `data-label="failover ≥ 0"`, `class="marker"`,
+		"level chat/free normal → failover", `<code class="next">hermes ctl clear chat --reason`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page Chromium rendered lacks %q", want)
@@ -110,8 +98,17 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Logf("DOM:\n%s", dom)
 	}
 
-	shot := filepath.Join(dir, "status.png")
-	browse("--screenshot="+shot, "--window-size=1200,900", srv.URL+"/")
+	for _, route := range []string{"free", "paid-standard", "paid-premium"} {
+		if !regexp.MustCompile(`<path class="series" data-name="` + route + `" d="M[0-9., L]{20,}"`).MatchString(dom) {
+			t.Errorf("route %s: no score line drawn", route)
+		}
+	}
+	shots := os.Getenv("HERMES_SCREENSHOT_DIR")
+	if shots == "" {
+		shots = dir
+	}
+	shot := filepath.Join(shots, "status-page.png")
+	browse(t, chromium, "--screenshot="+shot, "--window-size=1200,1400", srv.URL+"/")
 	fi, err := os.Stat(shot)
 	if err != nil || fi.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, sizeOf(fi))

@@ -21,6 +21,16 @@ type Status struct {
 	Services   []Service  `json:"services"`
 	Alerts     []Alert    `json:"alerts"`
 	Actuators  []Actuator `json:"actuators"`
+	// Levels are the configured thresholds of the degraded levels, mildest
+	// first: pages colour scores with them rather than with fixed numbers.
+	Levels []Level `json:"levels"`
+}
+
+// Level is a degraded level's threshold: a score below Below for its dwell
+// moves a route into it.
+type Level struct {
+	Name  string  `json:"name"`
+	Below float64 `json:"below"`
 }
 
 // Service is one service: its split, flags, override and routes.
@@ -48,6 +58,9 @@ type Route struct {
 	Contributions   []evaluator.Contribution `json:"contributions"`
 	Missing         []string                 `json:"missing,omitempty"`
 	Reasons         []string                 `json:"reasons"`
+	// Placement says what holds the route at its level: floors, caps,
+	// thresholds, dwell, hysteresis (see evaluator.Placement).
+	Placement []string `json:"placement,omitempty"`
 }
 
 // Alert is a pending or firing alert.
@@ -60,6 +73,7 @@ type Alert struct {
 	Actuator string            `json:"actuator,omitempty"`
 	ActiveAt time.Time         `json:"active_at"`
 	Summary  string            `json:"summary,omitempty"`
+	Runbook  string            `json:"runbook_url,omitempty"`
 	Labels   map[string]string `json:"labels"`
 }
 

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hermes-failover/hermes/web/api"
+)
+
+// notReady is an error when Hermes has not evaluated a tick yet: its levels
+// and scores are placeholders then, not measurements.
+func notReady(st api.Status) error {
+	if st.Ready && !st.LastTick.IsZero() {
+		return nil
+	}
+	msg := "Hermes is not ready yet: no tick evaluated since it started"
+	if !st.LoadedAt.IsZero() {
+		msg += " (configuration loaded at " + st.LoadedAt.UTC().Format(time.RFC3339) + ")"
+	}
+	return errors.New(msg + "; try again after one evaluation interval " + st.Interval)
+}
+
+// newTable returns a tab-separated table writer for w; Flush prints it.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// writeStatus prints every service of st as a table of its routes.
+func writeStatus(w io.Writer, st api.Status) {
+	fmt.Fprintf(w, "last tick %s, every %s\n", st.LastTick.UTC().Format(time.RFC3339), st.Interval)
+	for _, svc := range st.Services {
+		fmt.Fprintf(w, "\nservice %s", svc.Name)
+		if svc.Degraded {
+			fmt.Fprint(w, " (degraded)")
+		}
+		if o := svc.Override; o != nil {
+			fmt.Fprintf(w, ": %s %s by %s (%s)", o.Kind, o.Route, dash(o.By), o.Reason)
+		}
+		fmt.Fprintln(w)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "ROUTE\tLEVEL\tSINCE\tSCORE\tTRAFFIC\tREASONS")
+		for _, rt := range svc.Routes {
+			level := rt.Level
+			if rt.FailbackStage > 0 {
+				level += fmt.Sprintf(" (failback %d: %d%%)", rt.FailbackStage, rt.FailbackPercent)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%d%%\t%s\n", rt.Name, level, since(rt.Since, st.LastTick), rt.Score, rt.Traffic, dash(strings.Join(rt.Reasons, "; ")))
+		}
+		tw.Flush()
+	}
+	if len(st.Alerts) > 0 {
+		fmt.Fprintln(w, "\nalerts")
+		tw := newTable(w)
+		fmt.Fprintln(tw, "ALERT\tTIER\tSTATE\tSERVICE\tROUTE\tSINCE")
+		for _, a := range st.Alerts {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Tier, a.State, dash(a.Service), dash(a.Route+a.Actuator), since(a.ActiveAt, st.LastTick))
+		}
+		tw.Flush()
+	}
+}
+
+// since prints t and how long before now it was.
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), now.Sub(t).Round(time.Second))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

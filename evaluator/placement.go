@@ -1,0 +1,114 @@
+package evaluator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+)
+
+// Placement explains, for people, what places route state rs at its level
+// at now under p: the floors and caps on its score, the thresholds, the
+// dwell a move down waits for, and the hysteresis, recover_for, cooldown or
+// failback budget a move up waits for. It reads the same fields decideRoute
+// does; `hermes explain` prints it from the status API.
+func Placement(p *Policy, rs RouteState, now time.Time) []string {
+	sc := rs.Score
+	var out []string
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+	th := fmt.Sprintf("score %.1f; moves down below", sc.Value)
+	for l := traffic.Warm; l <= traffic.Failover; l++ {
+		th += fmt.Sprintf(" %g (%s, dwell %s)", p.level(l).Below, l, p.level(l).Dwell)
+		if l < traffic.Failover {
+			th += ","
+		}
+	}
+	out = append(out, th)
+	for _, c := range sc.Contributions {
+		if c.Status != StatusOK {
+			continue
+		}
+		if c.Floor > traffic.Normal {
+			out = append(out, fmt.Sprintf("floor: %s %s forces at least %s", c.Signal, fmtValue(c.Value), c.Floor))
+		}
+		if c.CapsAt >= 0 {
+			out = append(out, fmt.Sprintf("cap: %s %s caps the score at %g", c.Signal, fmtValue(c.Value), c.CapsAt))
+		}
+	}
+	if sc.Held() {
+		out = append(out, fmt.Sprintf("hold: no data for %v; the level cannot improve until they answer", sc.Missing))
+	}
+
+	switch rs.Level {
+	case traffic.Manual:
+		return append(out, fmt.Sprintf("manual since %s: stays until an operator releases it", stamp(rs.Since)))
+	case traffic.Failover:
+		return append(out, failoverPlacement(p, rs, now, stamp)...)
+	}
+
+	// Down: the most severe level whose dwell is running.
+	for l := traffic.Failover; l > rs.Level; l-- {
+		if since := rs.BelowSince[l]; !since.IsZero() {
+			out = append(out, fmt.Sprintf("dwell: below %g (or floored) for %s since %s; moves to %s at %s if it stays",
+				p.level(l).Below, l, stamp(since), l, stamp(since.Add(p.level(l).Dwell))))
+			break
+		}
+	}
+	if rs.Level == traffic.Normal {
+		return out
+	}
+	// Up: hysteresis, recover_for and cooldown of the current level.
+	lc := p.level(rs.Level)
+	up := rs.Level - 1
+	switch {
+	case sc.Floor >= rs.Level:
+		out = append(out, fmt.Sprintf("hold: a floor keeps the route at %s", sc.Floor))
+	case sc.Held():
+	case sc.Value < lc.RecoverAbove:
+		out = append(out, fmt.Sprintf("hysteresis: returns to %s once the score is ≥ %g for %s (and %s after entering %s)",
+			up, lc.RecoverAbove, lc.RecoverFor, lc.Cooldown, rs.Level))
+	default:
+		at := laterOf(rs.RecoverSince.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
+		if rs.RecoverSince.IsZero() {
+			at = laterOf(now.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
+		}
+		out = append(out, fmt.Sprintf("recovering: score ≥ %g; returns to %s at %s if it stays (recover_for %s, cooldown %s)",
+			lc.RecoverAbove, up, stamp(at), lc.RecoverFor, lc.Cooldown))
+	}
+	return out
+}
+
+func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.Time) string) []string {
+	fb, fo, sc := p.Config.Failback, p.level(traffic.Failover), rs.Score
+	if rs.Stage > 0 {
+		return []string{fmt.Sprintf("failback stage %d of %d since %s: the next stage at %s if the score stays ≥ %g (observe %s)",
+			rs.Stage, len(fb.Stages), stamp(rs.StageSince), stamp(rs.StageSince.Add(fb.Observe)), fb.MinScore, fb.Observe)}
+	}
+	var out []string
+	if !rs.FailingSince.IsZero() {
+		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s unless the score reaches %g",
+			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter)), fo.RecoverAbove))
+	}
+	switch {
+	case sc.Held() || sc.Floor >= traffic.Failover:
+	case sc.Value < fo.RecoverAbove:
+		out = append(out, fmt.Sprintf("hysteresis: the staged failback starts once the score is ≥ %g for %s (and %s after the failover)",
+			fo.RecoverAbove, fo.RecoverFor, fo.Cooldown))
+	default:
+		at := laterOf(rs.RecoverSince.Add(fo.RecoverFor), rs.Since.Add(fo.Cooldown))
+		if next := NextFailbackAllowed(p, rs); next.After(at) {
+			out = append(out, fmt.Sprintf("failback budget: %d failbacks in %s spent; the next may start at %s", fb.MaxCompleted, fb.Window, stamp(next)))
+			at = next
+		}
+		out = append(out, fmt.Sprintf("recovering: the staged failback starts at %s if the score stays ≥ %g", stamp(at), fo.RecoverAbove))
+	}
+	return out
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,79 @@
+package evaluator
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator/traffic"
+)
+
+// TestPlacement drives one route through decideRoute with the shipped
+// policy and checks that Placement names the dwell, hysteresis, floor and
+// failover clocks that hold it, at the times decideRoute will act.
+func TestPlacement(t *testing.T) {
+	p := defaultPolicy(t)
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	shed, fo := p.Level(traffic.Shed), p.Level(traffic.Failover)
+	score := func(v float64) Score { return Score{Value: v} }
+	var rs RouteState
+	step := func(at time.Duration, sc Score) {
+		t.Helper()
+		rs, _ = decideRoute(p, rs, sc, false, t0.Add(at))
+	}
+	want := func(at time.Duration, level traffic.Level, lines ...string) {
+		t.Helper()
+		if rs.Level != level {
+			t.Fatalf("at %s: level %s, want %s", at, rs.Level, level)
+		}
+		got := strings.Join(Placement(p, rs, t0.Add(at)), "\n")
+		for _, l := range lines {
+			if !strings.Contains(got, l) {
+				t.Errorf("at %s: placement lacks %q:\n%s", at, l, got)
+			}
+		}
+	}
+	stamp := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+
+	// Below shed's threshold: shed's dwell runs (the most severe one).
+	step(0, score(shed.Below-5))
+	want(0, traffic.Normal, "score 70.0; moves down below 85 (warm, dwell 1m0s), 75 (shed, dwell 1m0s), 60 (failover, dwell 2m0s)",
+		"dwell: below 75 (or floored) for shed since "+stamp(0)+"; moves to shed at "+stamp(shed.Dwell))
+	step(shed.Dwell, score(shed.Below-5))
+	want(shed.Dwell, traffic.Shed, "hysteresis: returns to warm once the score is ≥ 82 for 5m0s (and 5m0s after entering shed)")
+	// Above the threshold but under recover_above: still hysteresis.
+	step(shed.Dwell+time.Minute, score(shed.RecoverAbove-1))
+	want(shed.Dwell+time.Minute, traffic.Shed, "hysteresis: returns to warm")
+	// Recovering: the later of recover_for and cooldown decides.
+	rec := shed.Dwell + 2*time.Minute
+	step(rec, score(shed.RecoverAbove))
+	want(rec, traffic.Shed, "recovering: score ≥ 82; returns to warm at "+stamp(rec+shed.RecoverFor))
+	step(rec+shed.RecoverFor, score(shed.RecoverAbove))
+	want(rec+shed.RecoverFor, traffic.Warm, "hysteresis: returns to normal once the score is ≥ 90")
+
+	// A floor holds the level whatever the score.
+	floored := Score{Value: 100, Floor: traffic.Warm, Contributions: []Contribution{
+		{Signal: "quota_remaining", Value: 0.05, Status: StatusOK, StatusText: "ok", CapsAt: -1, Floor: traffic.Warm},
+		{Signal: "error_body_ratio", Value: 0.5, Status: StatusOK, StatusText: "ok", CapsAt: 40},
+	}}
+	at := rec + shed.RecoverFor + time.Minute
+	step(at, floored)
+	want(at, traffic.Warm, "floor: quota_remaining 0.05 forces at least warm", "cap: error_body_ratio 0.5 caps the score at 40",
+		"hold: a floor keeps the route at warm")
+	// Missing data holds the level.
+	step(at+time.Minute, Score{Value: 95, Missing: []string{"p99_ratio"}})
+	want(at+time.Minute, traffic.Warm, "hold: no data for [p99_ratio]")
+
+	// Failover: the manual_after clock, then the failback's stages.
+	at += 2 * time.Minute
+	step(at, score(fo.Below-10))
+	step(at+fo.Dwell, score(fo.Below-10))
+	want(at+fo.Dwell, traffic.Failover, "failing since "+stamp(at+fo.Dwell)+": goes to manual at "+stamp(at+fo.Dwell+p.Config.Failback.ManualAfter),
+		"hysteresis: the staged failback starts once the score is ≥ 80 for 10m0s")
+	at += fo.Dwell + time.Minute
+	step(at, score(fo.RecoverAbove))
+	want(at, traffic.Failover, "recovering: the staged failback starts at "+stamp(at+fo.RecoverFor))
+	step(at+fo.RecoverFor, score(fo.RecoverAbove))
+	want(at+fo.RecoverFor, traffic.Failover, "failback stage 1 of 4 since "+stamp(at+fo.RecoverFor)+": the next stage at "+
+		stamp(at+fo.RecoverFor+p.Config.Failback.Observe))
+}

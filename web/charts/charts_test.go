@@ -1,0 +1,56 @@
+package charts
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRouteColors(t *testing.T) {
+	routes := []string{"free", "paid-standard", "paid-premium", "a", "b", "c", "d", "e"}
+	got := RouteColors(routes)
+	seen := map[string]string{}
+	for _, r := range routes {
+		if other, dup := seen[got[r]]; dup {
+			t.Errorf("%s and %s share %s", r, other, got[r])
+		}
+		seen[got[r]] = r
+	}
+	// Order does not matter; only the set of routes does.
+	rev := RouteColors([]string{"e", "d", "c", "b", "a", "paid-premium", "paid-standard", "free"})
+	for _, r := range routes {
+		if rev[r] != got[r] {
+			t.Errorf("%s: %s, then %s in another order", r, got[r], rev[r])
+		}
+	}
+	if LevelColors["manual"] == LevelColors["failover"] || LevelColors["pending"] == LevelColors["firing"] {
+		t.Error("manual and failover, or pending and firing, share a colour")
+	}
+}
+
+func TestSVG(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	times := []time.Time{t0, t0.Add(15 * time.Second), t0.Add(30 * time.Second)}
+	line := Chart{Title: "route <free>", Times: times, YMax: 100,
+		Series:  []Series{{Name: "free", Color: "#000", Values: []float64{100, math.NaN(), 40}}},
+		Bands:   []Band{{From: 85, To: 100, Label: "normal ≥ 85", Color: "#0f0"}},
+		Markers: []Marker{{At: times[2], Label: "normal → warm", Color: "#f00"}},
+	}.SVG()
+	for _, want := range []string{`aria-label="route &lt;free&gt;"`, `class="band" data-label="normal ≥ 85"`, `data-name="free" d="M44.0,24.0 M780.0,`, `<title>2026-12-01 03:00:30 normal → warm</title>`} {
+		if !strings.Contains(string(line), want) {
+			t.Errorf("line chart lacks %q:\n%s", want, line)
+		}
+	}
+	area := Chart{Title: "split", Times: times, YMax: 100, Stacked: true, Series: []Series{
+		{Name: "free", Color: "#000", Values: []float64{100, 50, 0}},
+		{Name: "paid", Color: "#111", Values: []float64{0, 50, 100}},
+	}}.SVG()
+	// The second area's top edge is the stack's top: 100 % throughout.
+	if !strings.Contains(string(area), `data-name="paid" points="44.0,24.0 412.0,24.0 780.0,24.0 `) {
+		t.Errorf("stacked areas:\n%s", area)
+	}
+	if empty := (Chart{Title: "x"}).SVG(); !strings.Contains(string(empty), "no data") {
+		t.Errorf("empty chart: %s", empty)
+	}
+}

@@ -1,0 +1,99 @@
+package charts
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// Threshold is a degraded level's threshold: a score below Below moves a
+// route into level Name (after its dwell).
+type Threshold struct {
+	Name  string
+	Below float64
+}
+
+// LevelBands are the score ranges of the configured levels, thresholds
+// given mildest first: normal above the first, then each level down to the
+// next one's threshold.
+func LevelBands(thresholds []Threshold) []Band {
+	top := 100.0
+	name := "normal"
+	var out []Band
+	for i := 0; i <= len(thresholds); i++ {
+		below := 0.0
+		if i < len(thresholds) {
+			below = thresholds[i].Below
+		}
+		out = append(out, Band{From: below, To: top, Label: fmt.Sprintf("%s ≥ %g", name, below), Color: LevelColors[name]})
+		if i < len(thresholds) {
+			top, name = below, thresholds[i].Name
+		}
+	}
+	return out
+}
+
+// SplitChart is a service's traffic split over ticks, one stacked area per
+// route.
+func SplitChart(service string, routes []string, ticks []evaluator.Tick, colors map[string]string) Chart {
+	c := Chart{Title: "service " + service + ": traffic split", Times: tickTimes(ticks), YMax: 100, YUnit: "%", Stacked: true}
+	for _, route := range routes {
+		s := Series{Name: route, Color: colors[route], Values: make([]float64, len(ticks))}
+		for i, tk := range ticks {
+			s.Values[i] = float64(tk.Splits[service][route])
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+// ScoreChart is a route's score over ticks, on the level bands, with its
+// level changes (in the new level's colour) and alerts firing marked.
+func ScoreChart(route string, ticks []evaluator.Tick, bands []Band, events []evaluator.Event, color string) Chart {
+	s := Series{Name: route, Color: color, Values: make([]float64, len(ticks))}
+	for i, tk := range ticks {
+		s.Values[i] = math.NaN()
+		if rt, ok := tk.Routes[route]; ok {
+			s.Values[i] = rt.Score
+		}
+	}
+	c := Chart{Title: "route " + route + ": score", Times: tickTimes(ticks), YMax: 100, Series: []Series{s}, Bands: bands}
+	for _, e := range events {
+		if e.Route != route {
+			continue
+		}
+		switch {
+		case e.Type == evaluator.EventLevel:
+			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.From + " → " + e.To, Color: LevelColors[e.To]})
+		case e.Type == evaluator.EventAlert && e.State == "firing":
+			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.Name + " firing (tier " + e.Tier + ")", Color: LevelColors["firing"]})
+		}
+	}
+	return c
+}
+
+func tickTimes(ticks []evaluator.Tick) []time.Time {
+	out := make([]time.Time, len(ticks))
+	for i, tk := range ticks {
+		out[i] = tk.Time
+	}
+	return out
+}
+
+// EventLine is one event for people, with its time and reasons.
+func EventLine(e evaluator.Event) string {
+	at := e.Time.UTC().Format("2006-01-02 15:04:05")
+	switch e.Type {
+	case evaluator.EventAlert:
+		return fmt.Sprintf("%s  alert %s [%s] %s  %s %s", at, e.Name, e.Tier, e.State, e.Service, e.Route)
+	case evaluator.EventFailback:
+		stage := 0
+		if e.Stage != nil {
+			stage = *e.Stage
+		}
+		return fmt.Sprintf("%s  failback %s/%s stage %d  %v", at, e.Service, e.Route, stage, e.Reasons)
+	}
+	return fmt.Sprintf("%s  level %s/%s %s → %s  %v", at, e.Service, e.Route, e.From, e.To, e.Reasons)
+}

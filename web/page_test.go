@@ -1,0 +1,62 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/web/api"
+	"github.com/hermes-failover/hermes/web/charts"
+)
+
+// statusBackend serves a fixed status.
+type statusBackend struct {
+	fakeBackend
+	st api.Status
+}
+
+func (b *statusBackend) Status() api.Status { return b.st }
+
+// TestStatusPageFollowsConfig: scores are coloured by the configured
+// thresholds, routes keep their colour, manual and pending/firing are told
+// apart, alerts link their runbook, and each route says what to do next.
+func TestStatusPageFollowsConfig(t *testing.T) {
+	st := api.Status{Ready: true, Interval: "15s",
+		// Thresholds unlike the shipped 85/75/60.
+		Levels: []api.Level{{Name: "warm", Below: 95}, {Name: "shed", Below: 90}, {Name: "failover", Below: 50}},
+		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 70, "paid-premium": 30},
+			Override: &evaluator.Override{Kind: "pin", Route: "paid-standard", Reason: "launch"},
+			Routes: []api.Route{
+				{Name: "free", Score: 10, Level: "manual"},
+				{Name: "paid-standard", Score: 92, Level: "warm", Traffic: 70},
+				{Name: "paid-premium", Score: 96, Level: "normal", Traffic: 30},
+			}}},
+		Alerts: []api.Alert{
+			{Name: "HermesRouteManual", Tier: "A", State: "firing", Service: "chat", Route: "free", Runbook: "https://runbooks.example.com/manual"},
+			{Name: "HermesRouteScoreDegraded", Tier: "B", State: "pending", Service: "chat", Route: "paid-standard"},
+		}}
+	srv := serve(t, &statusBackend{fakeBackend: fakeBackend{ready: true}, st: st}, "")
+	code, body := do(t, "GET", srv.URL+"/", "", "")
+	if code != 200 {
+		t.Fatalf("page: %d", code)
+	}
+	colors := charts.RouteColors([]string{"free", "paid-standard", "paid-premium"})
+	for _, want := range []string{
+		"levels: warm below 95, shed below 90, failover below 50",
+		`<td class="fair">92.0`, // below warm's 95, not shed's 90
+		`<span class="level level-manual">manual</span>`,
+		`<span class="state-firing">firing</span>`, `<span class="state-pending">pending</span>`,
+		`<a href="https://runbooks.example.com/manual">runbook</a>`,
+		`<code class="next">hermes ctl release free --reason &#34;…&#34;</code>`,
+		`<code class="next">hermes ctl clear chat --reason &#34;…&#34;</code>`,
+		`width: 70%; background: ` + colors["paid-standard"],
+		`width: 30%; background: ` + colors["paid-premium"],
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !strings.Contains(body, `<td class="good">96.0`) || !strings.Contains(body, `<td class="bad">10.0`) {
+		t.Errorf("scores not coloured by the configured thresholds:\n%s", body)
+	}
+}

@@ -1,0 +1,86 @@
+// Package report writes the backtest report: one self-contained HTML file
+// (inline SVG charts from web/charts, inline CSS, no script, nothing
+// fetched) with, for each replayed series, a summary, each service's
+// traffic split over time and each route's score over its level
+// thresholds with level and alert markers.
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/web/charts"
+)
+
+//go:embed report.html
+var pageHTML string
+
+var page = template.Must(template.New("report").Parse(pageHTML))
+
+// Replay is one replayed series: its name (a file name), the timeline
+// (with ticks) and the policy it ran under.
+type Replay struct {
+	Name     string
+	Timeline *replay.Timeline
+	Policy   *evaluator.Policy
+}
+
+type section struct {
+	Name     string
+	Start    string
+	End      string
+	Step     string
+	Summary  Summary
+	Services []template.HTML
+	Routes   []template.HTML
+	Events   []string
+}
+
+// Write renders the report of replays to w.
+func Write(w io.Writer, replays []Replay) error {
+	var data struct {
+		Generated string
+		Sections  []section
+	}
+	for _, r := range replays {
+		data.Sections = append(data.Sections, build(r))
+	}
+	if err := page.Execute(w, data); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+func build(r Replay) section {
+	tl, pol := r.Timeline, r.Policy
+	sec := section{Name: r.Name, Start: tl.Start.UTC().Format(time.RFC3339), End: tl.End.UTC().Format(time.RFC3339),
+		Step: tl.Step.String(), Summary: Summarize(tl)}
+	colors := charts.RouteColors(pol.Routes())
+	for _, svc := range pol.Config.Services {
+		sec.Services = append(sec.Services, charts.SplitChart(svc.Name, svc.Routes, tl.Ticks, colors).SVG())
+	}
+	bands := Bands(pol)
+	for _, route := range pol.Routes() {
+		sec.Routes = append(sec.Routes, charts.ScoreChart(route, tl.Ticks, bands, tl.Events, colors[route]).SVG())
+	}
+	for _, e := range tl.Events {
+		if e.Type == evaluator.EventLevel || e.Type == evaluator.EventAlert || e.Type == evaluator.EventFailback {
+			sec.Events = append(sec.Events, charts.EventLine(e))
+		}
+	}
+	return sec
+}
+
+// Bands are the score ranges of pol's levels (see charts.LevelBands).
+func Bands(pol *evaluator.Policy) []charts.Band {
+	var th []charts.Threshold
+	for _, l := range pol.Config.Levels {
+		th = append(th, charts.Threshold{Name: l.Name, Below: l.Below})
+	}
+	return charts.LevelBands(th)
+}
