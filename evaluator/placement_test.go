@@ -15,7 +15,8 @@ func TestPlacement(t *testing.T) {
 	p := defaultPolicy(t)
 	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	shed, fo := p.Level(traffic.Shed), p.Level(traffic.Failover)
-	score := func(v float64) Score { return Score{Value: v} }
+	// Low (the far end of the evidence) equals Value: no counted calls.
+	score := func(v float64) Score { return Score{Value: v, Low: v} }
 	var rs RouteState
 	step := func(at time.Duration, sc Score) {
 		t.Helper()
@@ -52,7 +53,7 @@ func TestPlacement(t *testing.T) {
 	want(rec+shed.RecoverFor, traffic.Warm, "hysteresis: returns to normal once the score is ≥ 90")
 
 	// A floor holds the level whatever the score.
-	floored := Score{Value: 100, Floor: traffic.Warm, Contributions: []Contribution{
+	floored := Score{Value: 100, Low: 100, Floor: traffic.Warm, LowFloor: traffic.Warm, Contributions: []Contribution{
 		{Signal: "quota_remaining", Value: 0.05, Status: StatusOK, StatusText: "ok", CapsAt: -1, Floor: traffic.Warm},
 		{Signal: "error_body_ratio", Value: 0.5, Status: StatusOK, StatusText: "ok", CapsAt: 40},
 	}}
@@ -61,7 +62,7 @@ func TestPlacement(t *testing.T) {
 	want(at, traffic.Warm, "floor: quota_remaining 0.05 forces at least warm", "cap: error_body_ratio 0.5 caps the score at 40",
 		"hold: a floor keeps the route at warm")
 	// Missing data holds the level.
-	step(at+time.Minute, Score{Value: 95, Missing: []string{"p99_ratio"}})
+	step(at+time.Minute, Score{Value: 95, Low: 95, Missing: []string{"p99_ratio"}})
 	want(at+time.Minute, traffic.Warm, "hold: no data for [p99_ratio]")
 
 	// Failover: the manual_after clock, then the failback's stages.
