@@ -417,21 +417,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 func TestRestoreFromActuatorKeepsManual(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02} // healthy now, but nothing about Hermes in Prometheus
-		dir := t.TempDir()
-		split := filepath.Join(dir, "split.json")
-		state := `{"services":{"chat":{"weights":{"free":0,"paid-standard":100,"paid-premium":0},"retries_enabled":false,"degraded_mode":false,
-"levels":{"free":"manual","paid-standard":"normal","paid-premium":"normal"}}},"updated_at":"2000-01-01T00:00:00Z"}`
-		if err := os.WriteFile(split, []byte(state), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfgPath := writeConfig(t, dir, split)
-		kinds := &actuators.Registry{}
-		file.Register(kinds)
-		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, split := newRunnerWithManualFree(t, fp)
 		stop := start(t, r)
 		time.Sleep(time.Hour) // long enough for any automatic failback
 		synctest.Wait()
