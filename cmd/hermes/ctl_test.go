@@ -60,7 +60,7 @@ func (b *backend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandR
 
 func serveBackend(t *testing.T, token string) (*backend, string) {
 	b := &backend{}
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token,
+	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token, EnableAdminAPI: true,
 		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
 	return b, srv.URL

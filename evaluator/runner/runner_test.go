@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -451,24 +452,6 @@ func start(t *testing.T, r *Runner) (stop func()) {
 	return stop
 }
 
-// lockedBuffer is an io.Writer safe for the audit log and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestRateLimitedStepsAreAudited(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -493,7 +476,7 @@ func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
 		}
 		kinds := &actuators.Registry{}
 		file.Register(kinds)
-		audit := &lockedBuffer{}
+		audit := &testenv.Buffer{}
 		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds, Audit: NewAuditLog(audit),
 			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {

@@ -25,47 +25,10 @@ import (
 	"github.com/hermes-failover/hermes/web"
 )
 
-// query answers every signal with healthy values, except a hard outage on
-// the free route (fault injection in place of Prometheus: the browser is
-// what this test is about).
-func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
-	if strings.Contains(q, "hermes_") {
-		return model.Vector{}, nil
-	}
-	var v model.Vector
-	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
-		val := 0.0
-		switch {
-		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
-			val = 0.9
-		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
-			val = 1
-		case strings.Contains(q, "histogram_quantile"):
-			val = 1
-		case strings.Contains(q, "quota"):
-			val = 0.9
-		}
-		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
-	}
-	return v, nil
-}
-
 func TestStatusPageInChromium(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
 	dir := t.TempDir()
-	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
-	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
-	cfgPath := filepath.Join(dir, "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
+	r, reg := startRunner(t, dir)
 	srv := httptest.NewServer(web.Handler(web.Options{Backend: r, Gatherer: reg}))
 	defer srv.Close()
 
@@ -78,22 +41,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	testenv.Eventually(t, 20*time.Second, "a tick applying the pin", func() bool { return weights()["paid-premium"] == 100 })
 
-	browse := func(args ...string) string {
-		t.Helper()
-		cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer ccancel()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + t.TempDir()}
-		cmd := exec.CommandContext(cctx, chromium, append(base, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-		}
-		return string(out)
-	}
+	browse := func(args ...string) string { return browse(t, chromium, args...) }
 	dom := browse("--dump-dom", srv.URL+"/")
 	for _, want := range []string{
 		`id="route-free"`, `level-failover`, `id="route-paid-premium"`,
@@ -121,4 +69,68 @@ func sizeOf(fi os.FileInfo) int64 {
 		return 0
 	}
 	return fi.Size()
+}
+
+// query answers every signal with healthy values, except a hard outage on
+// the free route (fault injection in place of Prometheus: the browser is
+// what this test is about).
+func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
+	if strings.Contains(q, "hermes_") {
+		return model.Vector{}, nil
+	}
+	var v model.Vector
+	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
+		val := 0.0
+		switch {
+		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
+			val = 0.9
+		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
+			val = 1
+		case strings.Contains(q, "histogram_quantile"):
+			val = 1
+		case strings.Contains(q, "quota"):
+			val = 0.9
+		}
+		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
+	}
+	return v, nil
+}
+
+// startRunner runs a live runner on the shipped policy with 1 s ticks,
+// its files in dir, fed by query; it stops at the end of the test.
+func startRunner(t *testing.T, dir string) (*runner.Runner, *prometheus.Registry) {
+	t.Helper()
+	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
+	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
+	cfgPath := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
+		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
+	return r, reg
+}
+
+// browse runs headless Chromium with args (and a fresh profile) and
+// returns what it prints.
+func browse(t *testing.T, chromium string, args ...string) string {
+	t.Helper()
+	cctx, ccancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer ccancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(cctx, chromium, append(base, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
 }
