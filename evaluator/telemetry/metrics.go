@@ -46,6 +46,7 @@ type Metrics struct {
 	reloadSuccessful    prometheus.Gauge
 	reloadSuccessTime   prometheus.Gauge
 	reloadsTotal        *prometheus.CounterVec
+	reloadRequests      prometheus.Counter
 	exportedRoutes      map[string]bool
 	exportedSignals     map[string]bool
 	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
@@ -85,6 +86,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		reloadsTotal: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_config_reloads_total", Help: "Configuration (re)loads, by result (success, failure).",
 		}, []string{labelResult}),
+		reloadRequests: f.NewCounter(prometheus.CounterOpts{
+			Name: "hermes_config_reload_requests_total",
+			Help: "Reload requests (HTTP, SIGHUP, file changes); requests that arrive while one is pending share its load, so this minus hermes_config_reloads_total were coalesced.",
+		}),
 		exportedRoutes:      map[string]bool{},
 		exportedSignals:     map[string]bool{},
 		lastFailbackSeen:    map[string]time.Time{},
@@ -125,6 +130,9 @@ func (m *Metrics) ConfigReload(ok bool, now time.Time) {
 	m.reloadSuccessTime.Set(seconds(now))
 	m.reloadsTotal.WithLabelValues("success").Inc()
 }
+
+// ReloadRequested counts a reload request, applied or coalesced.
+func (m *Metrics) ReloadRequested() { m.reloadRequests.Inc() }
 
 // seconds is t as Unix seconds (millisecond precision), 0 for the zero time.
 func seconds(t time.Time) float64 {
