@@ -57,13 +57,28 @@ func (o RestoreOptions) tolerance() time.Duration {
 	return o.Tolerance
 }
 
-// query returns `max by (by) (last_over_time(name{selector}[tolerance]))`.
-// The max merges the replicas of an HA pair.
-func (o RestoreOptions) query(name string, by ...string) string {
+// selector returns the configured label matchers in braces, or "".
+func (o RestoreOptions) selector() string {
 	sel := strings.TrimSpace(o.Selector)
 	sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}"))
 	if sel != "" {
 		sel = "{" + sel + "}"
 	}
-	return fmt.Sprintf("max by (%s) (last_over_time(%s%s[%s]))", strings.Join(by, ", "), name, sel, model.Duration(o.tolerance()))
+	return sel
+}
+
+// lastSeenQuery returns
+// `max by (by) (max_over_time(timestamp(name{selector})[tolerance:step]))`:
+// when each series was last scraped within the tolerance. A series that
+// ended (a staleness marker) is not seen after its end, unlike with
+// last_over_time.
+func (o RestoreOptions) lastSeenQuery(step time.Duration, name string, by ...string) string {
+	return fmt.Sprintf("max by (%s) (max_over_time(timestamp(%s%s)[%s:%s]))", strings.Join(by, ", "), name, o.selector(),
+		model.Duration(o.tolerance()), model.Duration(step))
+}
+
+// query returns `max by (by) (last_over_time(name{selector}[tolerance]))`.
+// The max merges the replicas of an HA pair.
+func (o RestoreOptions) query(name string, by ...string) string {
+	return fmt.Sprintf("max by (%s) (last_over_time(%s%s[%s]))", strings.Join(by, ", "), name, o.selector(), model.Duration(o.tolerance()))
 }
