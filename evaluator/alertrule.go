@@ -62,8 +62,15 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 			if !built {
 				env, built = build(), true
 			}
-			ok, err := expr.Run(r.prog, env)
-			cond := err == nil && ok == true
+			res, err := expr.Run(r.prog, env)
+			cond, isBool := res.(bool)
+			if err == nil && !isBool {
+				err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
+			}
+			if err != nil {
+				out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
+					Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
+			}
 			key := AlertKey(r.cfg.Name, env.Service, env.Route, env.Actuator)
 			a, ev := stepAlert(r, prev[key], cond, env, now)
 			if a != nil {
