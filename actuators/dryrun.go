@@ -91,14 +91,6 @@ func FormatWeights(w map[string]int) string {
 // IsDryRun reports whether a, or an actuator it wraps, is a DryRun: its
 // successful Apply changed nothing (for audit logs and status pages).
 func IsDryRun(a Actuator) bool {
-	for {
-		if _, ok := a.(*dryRun); ok {
-			return true
-		}
-		u, ok := a.(interface{ Unwrap() Actuator })
-		if !ok {
-			return false
-		}
-		a = u.Unwrap()
-	}
+	_, ok := layer[*dryRun](a)
+	return ok
 }

@@ -22,7 +22,9 @@ import (
 // Levels entry in the desired state is failover or manual drops to its
 // target weight at once, its traffic going to the routes that gain; only
 // traffic leaving healthy routes counts against maxShift. (Weights alone
-// cannot tell a failed route from one shed on purpose, hence Levels.)
+// cannot tell a failed route from one shed on purpose, hence Levels.) A
+// route the desired split no longer has (removed by a reload) drains at
+// once too, and is left out of the split applied.
 //
 // The intermediate split is deterministic: the moved points are shared in
 // proportion to each route's remaining change, rounded by largest
@@ -133,9 +135,13 @@ func step(from, to map[string]int, levels map[string]traffic.Level, maxShift int
 		}
 	}
 	slices.Sort(routes)
+	// gone reports a route the desired split no longer has (a reload
+	// removed it): it may no longer take traffic, so it drains at once
+	// like a failed route, and the backend is never asked for it again.
+	gone := func(r string) bool { _, ok := to[r]; return !ok }
 	for _, r := range routes {
 		switch d := to[r] - from[r]; {
-		case d < 0 && levels[r].Failed():
+		case d < 0 && (levels[r].Failed() || gone(r)):
 			drained -= d
 		case d < 0:
 			losses[r] = -d
@@ -151,7 +157,7 @@ func step(from, to map[string]int, levels map[string]traffic.Level, maxShift int
 	next = make(map[string]int, len(routes))
 	for _, r := range routes {
 		next[r] = from[r]
-		if to[r] < from[r] && levels[r].Failed() {
+		if to[r] < from[r] && (levels[r].Failed() || gone(r)) {
 			next[r] = to[r]
 		}
 	}
@@ -197,4 +203,39 @@ func share(n int, caps map[string]int) map[string]int {
 		out[rems[i].key]++
 	}
 	return out
+}
+
+// CarryRateLimits hands each RateLimit in next the baselines of the
+// RateLimit of the same-named actuator in prev, so rebuilding the actuators
+// (a reload) does not reset how far a limited move has gone: a backend that
+// cannot report its split (a webhook) would otherwise get the whole move in
+// one tick. Actuators without a RateLimit, or new ones, are left alone.
+func CarryRateLimits(prev, next []Actuator) {
+	old := map[string]*rateLimit{}
+	for _, a := range prev {
+		if rl := findRateLimit(a); rl != nil {
+			old[a.Name()] = rl
+		}
+	}
+	for _, a := range next {
+		rl, from := findRateLimit(a), old[a.Name()]
+		if rl == nil || from == nil || rl == from {
+			continue
+		}
+		from.mu.Lock()
+		last := make(map[string]map[string]int, len(from.last))
+		for svc, w := range from.last {
+			last[svc] = maps.Clone(w)
+		}
+		from.mu.Unlock()
+		rl.mu.Lock()
+		rl.last = last
+		rl.mu.Unlock()
+	}
+}
+
+// findRateLimit returns the RateLimit layer of a, or nil.
+func findRateLimit(a Actuator) *rateLimit {
+	rl, _ := layer[*rateLimit](a)
+	return rl
 }

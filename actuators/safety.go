@@ -34,8 +34,10 @@ func (s *safety) Current(ctx context.Context) (Splits, error) { return s.a.Curre
 // failover or manual (traffic.Level.Failed) while Degraded is unset and no
 // operator pinned it (only a degraded service, every route of which is
 // bad, may send everything to a failed route; a route being failed back is
-// traffic.Failback, which may get 100 %). The error is permanent (not
-// retryable).
+// traffic.Failback, which may get 100 %), or give traffic to a route that
+// is not one of the service's (Levels names every route of the service the
+// core planned; a route missing from it, say one a reload removed, must
+// get nothing). The error is permanent (not retryable).
 func CheckSafety(d Splits) error {
 	var errs []error
 	for _, svc := range slices.Sorted(maps.Keys(d)) {
@@ -46,6 +48,9 @@ func CheckSafety(d Splits) error {
 			sum += w
 			if w < 0 {
 				errs = append(errs, fmt.Errorf("service %s: route %s has a negative weight (%d)", svc, r, w))
+			}
+			if _, ok := st.Levels[r]; w > 0 && st.Levels != nil && !ok {
+				errs = append(errs, fmt.Errorf("service %s: route %s is not a route of the service (routes %v) but would get %d%% of the traffic", svc, r, slices.Sorted(maps.Keys(st.Levels)), w))
 			}
 			if w >= 100 && st.Levels[r].Failed() && !st.Degraded && st.Override != traffic.Pin {
 				errs = append(errs, fmt.Errorf("service %s: route %s is at level %s but would get %d%% of the traffic without degraded mode", svc, r, st.Levels[r], w))

@@ -155,6 +155,22 @@ func (s *scoped) Current(ctx context.Context) (Splits, error) {
 	return Filter(d, s.services), nil
 }
 
+// layer returns the first layer of a (a itself, or a wrapper or backend
+// under it, through `Unwrap() Actuator`) of type T.
+func layer[T Actuator](a Actuator) (T, bool) {
+	for {
+		if l, ok := a.(T); ok {
+			return l, true
+		}
+		u, ok := a.(interface{ Unwrap() Actuator })
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		a = u.Unwrap()
+	}
+}
+
 // Backend returns the actuator under every wrapper (those with an
 // `Unwrap() Actuator` method): the backend Build's factory returned, e.g.
 // a *file.Actuator. A FanOut is returned as is.

@@ -212,6 +212,11 @@ func TestSafety(t *testing.T) {
 			d:    chat(map[string]int{"free": 100, "paid": 0}, map[string]traffic.Level{"free": traffic.Failback, "paid": traffic.Normal}),
 		},
 		{
+			name: "a pin to a route the service no longer has",
+			d:    chat(map[string]int{"free": 0, "paid": 0, "removed": 100}, map[string]traffic.Level{"free": traffic.Normal, "paid": traffic.Normal}),
+			errs: []string{"service chat: route removed is not a route of the service (routes [free paid]) but would get 100% of the traffic"},
+		},
+		{
 			name: "all to a manual route",
 			d:    chat(map[string]int{"free": 0, "paid": 100}, map[string]traffic.Level{"paid": traffic.Manual}),
 			errs: []string{"route paid is at level manual"},
@@ -327,11 +332,21 @@ func TestRateLimitDrainsFailedRoutesAtOnce(t *testing.T) {
 			want:   map[string]int{"a": 90, "b": 4, "c": 3, "d": 3},
 		},
 		{
-			name:   "a route the target drops keeps its traffic until drained",
+			// A reload removed the route: the backend may no longer know
+			// it, so it is never asked for it again (nginx would refuse
+			// every tick, and the service's traffic could no longer move).
+			name:   "a route the target drops (removed by a reload) drains at once",
 			from:   map[string]int{"old": 100},
 			to:     map[string]int{"new": 100},
 			levels: nil,
-			want:   map[string]int{"old": 90, "new": 10},
+			want:   map[string]int{"new": 100},
+		},
+		{
+			name:   "a removed route drains at once while healthy routes stay limited",
+			from:   map[string]int{"gone": 50, "a": 50, "b": 0},
+			to:     map[string]int{"a": 0, "b": 100},
+			levels: map[string]traffic.Level{"a": traffic.Shed, "b": traffic.Normal},
+			want:   map[string]int{"a": 40, "b": 60},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,6 +359,28 @@ func TestRateLimitDrainsFailedRoutesAtOnce(t *testing.T) {
 				t.Errorf("applied %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRateLimitSurvivesARebuild rebuilds a rate-limited actuator whose
+// backend cannot report its split (as a webhook), as a reload does: the new
+// one goes on from the step the old one reached instead of jumping.
+func TestRateLimitSurvivesARebuild(t *testing.T) {
+	f := newFake("hook")
+	f.state = chat(map[string]int{"free": 100, "paid": 0}, nil)
+	target := chat(map[string]int{"free": 0, "paid": 100}, nil)
+	old := actuators.Wrap(f, actuators.WrapOptions{MaxShiftPerTick: 20}, slog.New(slog.DiscardHandler))
+	if err := old.Apply(t.Context(), target); err != nil {
+		t.Fatal(err)
+	}
+	f.currentErr = errDown // from now on nothing can be read back
+	rebuilt := actuators.Wrap(f, actuators.WrapOptions{MaxShiftPerTick: 20}, slog.New(slog.DiscardHandler))
+	actuators.CarryRateLimits([]actuators.Actuator{old}, []actuators.Actuator{rebuilt})
+	if err := rebuilt.Apply(t.Context(), target); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.last(t)["chat"].Weights; got["paid"] != 40 {
+		t.Errorf("after the rebuild the split is %v, want paid 40 (one more 20-point step)", got)
 	}
 }
 

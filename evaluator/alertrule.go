@@ -80,8 +80,16 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 				env, built = build(signals), true
 				prevs = byTarget[targetID{env.Service, env.Route, env.Actuator}]
 			}
-			ok, err := machine.Run(r.prog, &env)
-			cond := err == nil && ok == true
+			res, err := machine.Run(r.prog, &env)
+			cond, isBool := res.(bool)
+			if err == nil && !isBool {
+				err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
+			}
+			if err != nil {
+				cond = false
+				out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
+					Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
+			}
 			var was *Alert
 			for _, a := range prevs {
 				if a.Rule == r.cfg.Name {

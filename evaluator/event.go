@@ -10,6 +10,11 @@ const (
 	EventAlert    = "alert"    // an alert started or stopped firing
 	EventOverride = "override" // an operator override was set, cleared or expired
 	EventCommand  = "command"  // an operator command was rejected when its tick came
+	// EventAlertError: an alert expression failed at run time (a division
+	// by zero, a non-boolean result); the alert counts as not holding. The
+	// live loop logs and counts it (hermes_alert_eval_errors_total) rather
+	// than auditing it every tick.
+	EventAlertError = "alert_error"
 )
 
 // Event is one thing the core decided, as printed by backtests and written

@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
@@ -45,4 +47,30 @@ func applyOverride(o Override, planned traffic.Split, prev *traffic.Split) traff
 	planned.Override = o.Kind
 	planned.Reasons = append(planned.Reasons, "override: "+string(o.Kind))
 	return planned
+}
+
+// dropOverrides removes, in service order, the overrides that lapsed and
+// those the configuration no longer allows (checked every tick, so a
+// reload that removes a service, or a pinned route from its service,
+// clears the override at the next tick), and returns their events.
+func dropOverrides(p *Policy, ovs map[string]Override, now time.Time) []Event {
+	var evs []Event
+	for _, name := range slices.Sorted(maps.Keys(ovs)) {
+		o := ovs[name]
+		svc, known := p.services[name]
+		ev := Event{Time: now, Type: EventOverride, Service: name, Route: o.Route, Name: string(o.Kind), By: o.By}
+		switch {
+		case !o.Active(now):
+			ev.State, ev.Reasons = "expired", []string{o.Reason}
+		case !known:
+			ev.State, ev.Reasons = "cleared", []string{fmt.Sprintf("service %q is no longer configured (was: %s)", name, o.Reason)}
+		case o.Kind == traffic.Pin && !slices.Contains(svc.Routes, o.Route):
+			ev.State, ev.Reasons = "cleared", []string{fmt.Sprintf("route %q is no longer in service %q (routes %v); the pin (%s) no longer applies", o.Route, name, svc.Routes, o.Reason)}
+		default:
+			continue
+		}
+		delete(ovs, name)
+		evs = append(evs, ev)
+	}
+	return evs
 }

@@ -63,12 +63,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		}
 	}
 
-	for name, o := range s.Overrides {
-		if !o.Active(now) || p.services[name].Name == "" {
-			delete(s.Overrides, name)
-			evs = append(evs, Event{Time: now, Type: EventOverride, Service: name, Name: string(o.Kind), State: "expired", Reasons: []string{o.Reason}})
-		}
-	}
+	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
 	for _, svc := range p.Config.Services {
 		st := PlanService(p, svc, s.Routes)
 		old := s.Services[svc.Name]

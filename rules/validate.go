@@ -132,15 +132,16 @@ func (c *Config) validatePrometheus(ch *checker) {
 func checkHTTPURL(s string) error {
 	u, err := url.Parse(s)
 	var uerr *url.Error
+	shown := RedactURL(s) // never echo a password
 	switch {
 	case errors.As(err, &uerr):
-		return fmt.Errorf("%q is not an absolute http or https URL (%v)", s, uerr.Err)
+		return fmt.Errorf("%q is not an absolute http or https URL (%v)", shown, uerr.Err)
 	case err != nil:
-		return fmt.Errorf("%q is not an absolute http or https URL (%v)", s, err)
+		return fmt.Errorf("%q is not an absolute http or https URL (%v)", shown, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q is not an absolute http or https URL", s)
+		return fmt.Errorf("%q is not an absolute http or https URL", shown)
 	case u.Host == "":
-		return fmt.Errorf("%q has no host", s)
+		return fmt.Errorf("%q has no host", shown)
 	}
 	return nil
 }
@@ -506,7 +507,7 @@ func (c *Config) validateAlerting(ch *checker) {
 		case checkHTTPURL(am.URL) != nil:
 			ch.errorf(w.field("url"), "%v", checkHTTPURL(am.URL))
 		case seen[strings.TrimRight(am.URL, "/")]:
-			ch.errorf(w.field("url"), "duplicate Alertmanager %q", am.URL)
+			ch.errorf(w.field("url"), "duplicate Alertmanager %q", RedactURL(am.URL))
 		}
 		seen[strings.TrimRight(am.URL, "/")] = true
 		if am.Timeout <= 0 {

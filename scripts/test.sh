@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh is the one command that runs every Hermes test on a fresh machine:
 # it installs the real servers the integration tests need, checks formatting
-# and vet, then runs all Go tests (unit, scenario, integration).
+# and vet, runs all Go tests (unit, scenario, integration), then the race
+# detector on the packages with goroutines and a short run of each fuzz
+# test (its seed corpus, under testdata/fuzz, runs with the plain tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,5 +15,9 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -count=1 -timeout 40m "$@" ./...
+go test -race -count=1 -timeout 20m ./evaluator ./evaluator/runner ./web ./actuators
+for fuzz in rules:FuzzParse evaluator/replay:FuzzParse web:FuzzAdminBodies; do
+  go test -run '^$' -fuzz "^${fuzz#*:}\$" -fuzztime "${FUZZTIME:-5s}" "./${fuzz%%:*}"
+done
 # A short fuzz run of the reply validator on top of its committed seed corpus.
 go test -run '^$' -fuzz FuzzClassify -fuzztime 10s ./gateway/validate

@@ -5,13 +5,11 @@ package web
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +35,11 @@ type Options struct {
 	Backend  Backend
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
+	// EnableAdminAPI opens /api/v1/admin/* (operator commands); closed, it
+	// answers 403.
+	EnableAdminAPI bool
+	// EnableLifecycle opens /-/reload; closed, it answers 403.
+	EnableLifecycle bool
 	// AdminToken, when set, is required as a bearer token by the admin API
 	// and /-/reload.
 	AdminToken string
@@ -52,19 +55,27 @@ func Handler(o Options) http.Handler {
 		o.Now = time.Now
 	}
 	h := &handler{o: o}
+	gd := newGuard(o.AdminToken)
+	lifecycle := endpointGroup{name: "lifecycle API", flag: "--web.enable-lifecycle", enabled: o.EnableLifecycle}
+	admin := endpointGroup{name: "admin API", flag: "--web.enable-admin-api", enabled: o.EnableAdminAPI}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Hermes is Healthy.") })
 	mux.HandleFunc("GET /-/ready", h.ready)
-	mux.HandleFunc("POST /-/reload", h.admin(h.reload))
-	mux.HandleFunc("PUT /-/reload", h.admin(h.reload))
+	mux.HandleFunc("POST /-/reload", gd.wrap(lifecycle, h.reload))
+	mux.HandleFunc("PUT /-/reload", gd.wrap(lifecycle, h.reload))
 	mux.HandleFunc("GET /api/v1/status", h.status)
-	mux.HandleFunc("POST /api/v1/admin/release", h.admin(h.release))
-	mux.HandleFunc("POST /api/v1/admin/overrides", h.admin(h.setOverride))
-	mux.HandleFunc("DELETE /api/v1/admin/overrides/{service}", h.admin(h.clearOverride))
+	mux.HandleFunc("POST /api/v1/admin/release", gd.wrap(admin, h.release))
+	mux.HandleFunc("POST /api/v1/admin/overrides", gd.wrap(admin, h.setOverride))
+	mux.HandleFunc("DELETE /api/v1/admin/overrides/{service}", gd.wrap(admin, h.clearOverride))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /{$}", h.page)
 	return mux
 }
+
+// handlerWait bounds how long a handler waits for the loop (a reload, or
+// a command's tick); a command still queued then is answered 202. The HTTP
+// server's write timeout must stay above it.
+const handlerWait = time.Minute
 
 type handler struct{ o Options }
 
@@ -81,7 +92,7 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(r.Context(), handlerWait)
 	defer cancel()
 	if err := h.o.Backend.Reload(ctx); err != nil {
 		http.Error(w, "failed to reload config: "+err.Error(), http.StatusInternalServerError)
@@ -142,7 +153,9 @@ func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
 // when the command is refused (400) or still queued (202 with the tick it
 // will apply at), and returns true when the command was applied.
 func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.Command) (api.CommandResult, bool) {
-	res, err := h.o.Backend.Submit(r.Context(), cmd)
+	ctx, cancel := context.WithTimeout(r.Context(), handlerWait)
+	defer cancel()
+	res, err := h.o.Backend.Submit(ctx, cmd)
 	switch {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, err)
@@ -154,21 +167,12 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.C
 	return res, true
 }
 
-// admin guards a handler with the admin token, when one is configured.
-func (h *handler) admin(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if h.o.AdminToken != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.AdminToken)) != 1 {
-				writeError(w, http.StatusUnauthorized, errors.New("admin token required"))
-				return
-			}
-		}
-		next(w, r)
-	}
-}
-
+// decode reads a JSON request body into v, strictly; it answers the
+// request itself and returns false when the body is refused.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if !requireJSON(w, r) {
+		return false
+	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

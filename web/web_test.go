@@ -58,20 +58,36 @@ func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (api.Comm
 	return res, nil
 }
 
+// serve starts the handler with the admin and lifecycle APIs enabled.
 func serve(t *testing.T, b Backend, token string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(Handler(Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token,
-		Now: func() time.Time { return time.Unix(1000, 0) }}))
+	return serveOptions(t, Options{Backend: b, AdminToken: token, EnableAdminAPI: true, EnableLifecycle: true})
+}
+
+func serveOptions(t *testing.T, o Options) *httptest.Server {
+	t.Helper()
+	o.Gatherer = prometheus.NewRegistry()
+	o.Now = func() time.Time { return time.Unix(1000, 0) }
+	srv := httptest.NewServer(Handler(o))
 	t.Cleanup(srv.Close)
 	return srv
 }
 
+// do sends a request as `hermes ctl` does: a body is sent as JSON.
 func do(t *testing.T, method, url, body, token string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return send(t, req, token)
+}
+
+func send(t *testing.T, req *http.Request, token string) (int, string) {
+	t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 )
@@ -23,11 +22,11 @@ type apiClient struct {
 func newAPIClient(url, tokenFile string) (*apiClient, error) {
 	c := &apiClient{base: strings.TrimRight(url, "/"), http: &http.Client{Timeout: 30 * time.Second}}
 	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
+		token, err := readToken(tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
-		c.token = strings.TrimSpace(string(b))
+		c.token = token
 	}
 	return c, nil
 }

@@ -71,7 +71,7 @@ func serveBackend(t *testing.T, token string) (*backend, string) {
 }
 
 func serve(t *testing.T, b *backend, token string) (*backend, string) {
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token,
+	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token, EnableAdminAPI: true,
 		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
 	return b, srv.URL

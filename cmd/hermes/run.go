@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,14 +28,13 @@ var runUsage = usage{name: "run", synopsis: "--config FILE [flags]",
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := runUsage.newFlags()
 	configPath := fs.String("config", "", "Hermes configuration file (required)")
-	listen := fs.String("web.listen-address", ":9797", "address of the HTTP endpoints (/metrics, /api/v1/status, /-/reload, …)")
+	webf := addWebFlags(fs)
 	auditPath := fs.String("audit.file", "-", `audit log (JSON lines) file, or "-" for standard output`)
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
 	overrides := fs.String("overrides.file", "", "operator overrides file (default: hermes-overrides.json next to the config)")
 	tolerance := fs.Duration("restore.tolerance", time.Hour, "how old Hermes's own series may be to restore state from them")
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
-	tokenFile := fs.String("web.admin-token-file", "", "file holding a bearer token required by the admin API and /-/reload")
 	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status for every route, not only for routes that are not normal or lose points")
 	if _, code, ok := runUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
@@ -49,14 +47,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 2
 	}
-	token := ""
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "run: --web.admin-token-file: %v\n", err)
-			return 2
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := webf.check()
+	if err != nil {
+		fmt.Fprintf(stderr, "run: %v\n", err)
+		return 2
 	}
 	var auditW io.Writer = stdout
 	if *auditPath != "-" {
@@ -83,21 +77,20 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", webf.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{
-		Handler:           web.Handler(web.Options{Backend: r, Gatherer: reg, Logger: logger, AdminToken: token}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath)
-	if token == "" {
-		logger.Warn("the admin API and /-/reload accept anyone who can reach this address; set --web.admin-token-file to require a token")
+	srv := webf.newServer(web.Handler(web.Options{Backend: r, Gatherer: reg, Logger: logger, AdminToken: token,
+		EnableAdminAPI: webf.adminAPI, EnableLifecycle: webf.lifecycle}))
+	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath,
+		"admin_api", webf.adminAPI, "lifecycle_api", webf.lifecycle)
+	if token == "" && (webf.adminAPI || webf.lifecycle) {
+		logger.Warn("the enabled admin or lifecycle API accepts anyone who can reach this address; set --web.admin-token-file to require a token")
 	}
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Serve(ln) }()
+	go func() { srvErr <- webf.serve(ln, srv, logger) }()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

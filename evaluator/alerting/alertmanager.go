@@ -45,7 +45,7 @@ type alertmanager struct {
 func newAlertmanager(c rules.AlertmanagerConfig, capacity int) (*alertmanager, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
-		return nil, fmt.Errorf("alertmanager %q: %w", c.URL, err)
+		return nil, fmt.Errorf("alertmanager %q: %w", rules.RedactURL(c.URL), rules.RedactError(err))
 	}
 	u = u.JoinPath(alertsPath)
 	client, err := commoncfg.NewClientFromConfig(c.HTTPClient, "hermes-alertmanager")

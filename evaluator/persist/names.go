@@ -72,3 +72,13 @@ func (o RestoreOptions) selector() string {
 	}
 	return sel
 }
+
+// lastSeenQuery returns
+// `max by (by) (max_over_time(timestamp(name{selector})[tolerance:step]))`:
+// when each series was last scraped within the tolerance. A series that
+// ended (a staleness marker) is not seen after its end, unlike with
+// last_over_time.
+func (o RestoreOptions) lastSeenQuery(step time.Duration, name string, by ...string) string {
+	return fmt.Sprintf("max by (%s) (max_over_time(timestamp(%s%s)[%s:%s]))", strings.Join(by, ", "), name, o.selector(),
+		model.Duration(o.tolerance()), model.Duration(step))
+}

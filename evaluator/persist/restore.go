@@ -252,14 +252,34 @@ var restoreBy = []string{"alertname", "service", "route", "actuator", "level"}
 //
 //	max by (alertname, service, route, actuator, level) (last_over_time(hermes_alert_active_since_timestamp_seconds{SELECTOR}[TOLERANCE]))
 //
+// Only alerts that were active at Hermes's last export come back: an
+// alert's series must have been scraped within alertFreshness of the last
+// scrape of Hermes's route levels (both read with lastSeenQuery, which
+// honours staleness). An alert resolved, or pending, minutes before the
+// restart is not revived, and one whose condition holds again starts anew
+// rather than inheriting its old start.
+//
 // Of an HA pair the later activation wins, as in Restore. Each alert is
 // rebuilt by the policy (evaluator.Policy.RestoreAlert), which skips series
 // of unknown rules and targets; values that are not a time are skipped.
 func RestoreAlerts(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, now time.Time, opt RestoreOptions) (map[string]*evaluator.Alert, error) {
+	step := p.Config.Global.EvaluationInterval
 	q := opt.query(MetricAlertActiveSince, restoreBy...)
 	vec, err := query(ctx, q, now)
 	if err != nil {
 		return nil, fmt.Errorf("restoring alerts: query %s: %w", q, err)
+	}
+	seen, err := lastSeen(ctx, query, opt.lastSeenQuery(step, MetricAlertActiveSince, restoreBy...), now)
+	if err != nil {
+		return nil, err
+	}
+	exported, err := lastSeen(ctx, query, opt.lastSeenQuery(step, MetricRouteLevel), now)
+	if err != nil {
+		return nil, err
+	}
+	lastExport := 0.0 // the route-level query has one series, without labels
+	for _, at := range exported {
+		lastExport = max(lastExport, at)
 	}
 	out := map[string]*evaluator.Alert{}
 	for _, smp := range vec {
@@ -271,6 +291,9 @@ func RestoreAlerts(ctx context.Context, query promapi.QueryFunc, p *evaluator.Po
 		for _, l := range restoreBy {
 			labels[l] = string(smp.Metric[model.LabelName(l)])
 		}
+		if at, ok := seen[labelKey(smp.Metric, restoreBy)]; !ok || at < lastExport-alertFreshness(step).Seconds() {
+			continue // not active at the last export: resolved or gone since
+		}
 		a, ok := p.RestoreAlert(labels, time.UnixMilli(int64(math.Round(v*1000))).UTC(), now)
 		if !ok {
 			continue
@@ -281,6 +304,35 @@ func RestoreAlerts(ctx context.Context, query promapi.QueryFunc, p *evaluator.Po
 		out[a.Key()] = a
 	}
 	return out, nil
+}
+
+// alertFreshness is how long before Hermes's last export an alert's series
+// may have been last scraped and still count as active then: two
+// evaluation intervals, plus as much again for the scrape and the
+// subquery's resolution.
+func alertFreshness(interval time.Duration) time.Duration { return 4 * interval }
+
+// lastSeen runs a lastSeenQuery and returns each series' last scrape time
+// in Unix seconds, by labelKey of its labels.
+func lastSeen(ctx context.Context, query promapi.QueryFunc, q string, now time.Time) (map[string]float64, error) {
+	vec, err := query(ctx, q, now)
+	if err != nil {
+		return nil, fmt.Errorf("restoring alerts: query %s: %w", q, err)
+	}
+	out := make(map[string]float64, len(vec))
+	for _, smp := range vec {
+		out[labelKey(smp.Metric, restoreBy)] = float64(smp.Value)
+	}
+	return out, nil
+}
+
+// labelKey joins the values of labels in m.
+func labelKey(m model.Metric, labels []string) string {
+	vals := make([]string, len(labels))
+	for i, l := range labels {
+		vals[i] = string(m[model.LabelName(l)])
+	}
+	return strings.Join(vals, "\xff")
 }
 
 func isInt(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v == math.Trunc(v) }

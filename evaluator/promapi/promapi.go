@@ -27,7 +27,7 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 	}
 	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
-		return nil, fmt.Errorf("prometheus.url: %w", err)
+		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(cfg.URL), rules.RedactError(err))
 	}
 	return v1.NewAPI(client), nil
 }

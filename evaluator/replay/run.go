@@ -50,6 +50,9 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 		return nil, fmt.Errorf("evaluation_interval must be positive")
 	}
 	start := alignUp(from, step)
+	if err := checkTicks(start, to, step); err != nil {
+		return nil, err
+	}
 	tl := &Timeline{Start: start, End: to, Step: step}
 	var st evaluator.State
 	releases := append([]Release(nil), opts.Releases...)

@@ -126,6 +126,7 @@ func Parse(data []byte) (*File, error) {
 	if interval < 0 {
 		return nil, fmt.Errorf("%sinterval must be positive, got %s", prefix, interval)
 	}
+
 	if len(input) == 0 {
 		return nil, fmt.Errorf("%sinput_series: no series", prefix)
 	}
@@ -133,7 +134,11 @@ func Parse(data []byte) (*File, error) {
 	f := &File{Interval: time.Duration(interval), Series: make([]Series, 0, len(input))}
 	p := parser.NewParser(parser.Options{})
 	seen := make(map[string]int, len(input))
+	var samples int64
 	for i, in := range input {
+		if samples += countValues(in.Values); samples > MaxSamples {
+			return nil, fmt.Errorf("%sinput_series[%d]: the file describes more than %d samples (%d so far), the most a backtest loads", prefix, i, MaxSamples, samples)
+		}
 		s, err := expand(p, in, start, f.Interval)
 		if err != nil {
 			return nil, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, err)
@@ -164,6 +169,9 @@ func expand(p parser.Parser, in inputSeries, start time.Time, interval time.Dura
 		if v.Histogram != nil {
 			return Series{}, fmt.Errorf("value %d: native histograms are not supported", j)
 		}
+		if at := float64(start.Unix()) + float64(j)*interval.Seconds(); at > maxUnixSeconds {
+			return Series{}, fmt.Errorf("value %d would be at Unix time %.0f, after 9999-12-31: interval %s is too long", j, at, model.Duration(interval))
+		}
 		t := start.Add(time.Duration(j) * interval)
 		s.Samples = append(s.Samples, Sample{T: t.UnixMilli(), F: v.Value})
 	}
@@ -173,10 +181,16 @@ func expand(p parser.Parser, in inputSeries, start time.Time, interval time.Dura
 // parseTimestamp reads an RFC 3339 time or Unix seconds, as promtool does.
 func parseTimestamp(s string) (time.Time, error) {
 	if sec, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(sec) || sec < 0 || sec > maxUnixSeconds {
+			return time.Time{}, fmt.Errorf("%q is outside 0 (1970) .. %d (9999-12-31) Unix seconds", s, int64(maxUnixSeconds))
+		}
 		whole, frac := math.Modf(sec)
 		return time.Unix(int64(whole), int64(frac*float64(time.Second))).UTC(), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		if t.Unix() < 0 {
+			return time.Time{}, fmt.Errorf("%q is before 1970", s)
+		}
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("cannot parse %q as Unix seconds or an RFC 3339 time", s)

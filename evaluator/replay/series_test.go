@@ -130,6 +130,11 @@ func TestParseErrors(t *testing.T) {
 		{"test index", "tests:\n  - input_series: [{series: up, values: 'x'}]\n", "tests[0].input_series[0]: "},
 		{"mixed", "input_series: [{series: up, values: '1'}]\ntests:\n  - input_series: [{series: up, values: '1'}]\n", "must not set interval or input_series"},
 		{"bad interval", "interval: 1q\ninput_series: [{series: up, values: '1'}]\n", "decoding series file"},
+		{"huge expansion", "input_series: [{series: up, values: '0+1x100000000'}]\n", "more than 5000000 samples"},
+		{"huge over series", "input_series:\n  - {series: a, values: '0x3000000'}\n  - {series: b, values: '_x10 1x2999999'}\n", "input_series[1]: the file describes more than 5000000 samples"},
+		{"start far in the future", "tests:\n  - start_timestamp: '1e20'\n    input_series: [{series: up, values: '1'}]\n", "tests[0].start_timestamp: \"1e20\" is outside"},
+		{"start before 1970", "tests:\n  - start_timestamp: '1969-12-31T00:00:00Z'\n    input_series: [{series: up, values: '1'}]\n", "before 1970"},
+		{"interval beyond 9999", "interval: 290y\ninput_series: [{series: up, values: '1x40'}]\n", "value 28 would be at Unix time"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

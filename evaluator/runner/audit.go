@@ -54,6 +54,12 @@ func (a *AuditLog) Write(v any) {
 
 func (r *Runner) audit(e evaluator.Event) {
 	e.Time = e.Time.UTC()
+	if e.Type == evaluator.EventAlertError {
+		// Every tick while it lasts: logged and counted, not audited.
+		r.metrics.AlertEvalError(e.Name)
+		r.log.Warn("alert expression failed; the alert counts as not holding", "alert", e.Name, "service", e.Service, "route", e.Route, "err", e.Reasons)
+		return
+	}
 	r.opts.Audit.Write(e)
 	switch e.Type {
 	case evaluator.EventLevel, evaluator.EventFailback:

@@ -11,8 +11,9 @@
 //	alerting.Sender       queue State.Alerts for every Alertmanager
 //
 // The loop goroutine is the only writer of the state: operator commands
-// (Submit) are queued and applied by the next tick's Step, reloads run
-// between ticks. At start-up persist.Load restores the state.
+// (Submit) are queued and applied by the next tick's Step; reloads are
+// loaded beside the loop, coalesced and rate-limited (reload.go), and
+// taken by the next tick. At start-up persist.Load restores the state.
 package runner
 
 import (
@@ -52,6 +53,9 @@ type Options struct {
 	Restore persist.RestoreOptions
 	// Metrics tunes Hermes's own series (--metrics.per-signal).
 	Metrics telemetry.Options
+	// ReloadInterval is the least time between two applied reloads
+	// (default 1 s); requests in between are coalesced into one.
+	ReloadInterval time.Duration
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
@@ -86,7 +90,7 @@ type Runner struct {
 
 	ready    atomic.Bool
 	restored atomic.Bool
-	reloads  chan chan error
+	reloads  reloadQueue
 }
 
 // New loads and validates the configuration and builds the query side and
@@ -107,6 +111,9 @@ func New(opts Options) (*Runner, error) {
 	if opts.NewQuery == nil {
 		opts.NewQuery = prometheusQuery
 	}
+	if opts.ReloadInterval == 0 {
+		opts.ReloadInterval = time.Second
+	}
 	if opts.OverridesPath == "" {
 		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
 	}
@@ -116,7 +123,7 @@ func New(opts Options) (*Runner, error) {
 		log:      opts.Logger,
 		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
 		acts:     newActuationMetrics(opts.Registerer),
-		reloads:  make(chan chan error),
+		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
 		lastActs: map[string]api.Actuator{},
 	}
 	ld, err := r.load()
@@ -179,44 +186,9 @@ func (r *Runner) load() (*loaded, error) {
 func (r *Runner) swap(ld *loaded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	actuators.CarryRateLimits(r.actuators, ld.acts) // a reload must not reset a limited move
 	r.cfg, r.pol, r.query, r.actuators = ld.cfg, ld.pol, ld.query, ld.acts
 	r.loadedAt = r.opts.Now()
-}
-
-// Reload asks the loop to load the configuration again. An invalid
-// configuration is rejected, logged and counted; the old one keeps running.
-func (r *Runner) Reload(ctx context.Context) error {
-	done := make(chan error, 1)
-	select {
-	case r.reloads <- done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (r *Runner) reload() error {
-	ld, err := r.load()
-	now := r.opts.Now()
-	if err == nil {
-		err = r.alerts.ApplyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
-	}
-	if err != nil {
-		r.metrics.ConfigReload(false, now)
-		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
-		r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
-		return err
-	}
-	r.swap(ld)
-	r.metrics.ConfigReload(true, now)
-	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
-	r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "ok"})
-	return nil
 }
 
 // Ready reports whether the state was restored and a first tick ran.
@@ -232,6 +204,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	alertsDone := make(chan struct{})
 	go func() { r.alerts.Run(ctx); close(alertsDone) }()
 	defer func() { r.alerts.Stop(); <-alertsDone }() // deliver what is queued before exiting
+	reloadsDone := make(chan struct{})
+	go func() { r.runReloads(ctx); close(reloadsDone) }()
+	defer func() { <-reloadsDone }()
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
@@ -244,10 +219,6 @@ func (r *Runner) Run(ctx context.Context) error {
 			timer.Stop()
 			r.log.Info("stopping")
 			return nil
-		case done := <-r.reloads:
-			timer.Stop()
-			done <- r.reload()
-			continue
 		case <-timer.C:
 		}
 		start := r.opts.Now()

@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/promapi"
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -419,21 +420,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 func TestRestoreFromActuatorKeepsManual(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02} // healthy now, but nothing about Hermes in Prometheus
-		dir := t.TempDir()
-		split := filepath.Join(dir, "split.json")
-		state := `{"services":{"chat":{"weights":{"free":0,"paid-standard":100,"paid-premium":0},"retries_enabled":false,"degraded_mode":false,
-"levels":{"free":"manual","paid-standard":"normal","paid-premium":"normal"}}},"updated_at":"2000-01-01T00:00:00Z"}`
-		if err := os.WriteFile(split, []byte(state), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfgPath := writeConfig(t, dir, split)
-		kinds := &actuators.Registry{}
-		file.Register(kinds)
-		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, split := newRunnerWithManualFree(t, fp)
 		stop := start(t, r)
 		time.Sleep(time.Hour) // long enough for any automatic failback
 		synctest.Wait()
@@ -467,24 +454,6 @@ func start(t *testing.T, r *Runner) (stop func()) {
 	return stop
 }
 
-// lockedBuffer is an io.Writer safe for the audit log and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestRateLimitedStepsAreAudited(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -509,7 +478,7 @@ func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
 		}
 		kinds := &actuators.Registry{}
 		file.Register(kinds)
-		audit := &lockedBuffer{}
+		audit := &testenv.Buffer{}
 		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds, Audit: NewAuditLog(audit),
 			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {

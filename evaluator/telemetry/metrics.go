@@ -46,6 +46,8 @@ type Metrics struct {
 	reloadSuccessful    prometheus.Gauge
 	reloadSuccessTime   prometheus.Gauge
 	reloadsTotal        *prometheus.CounterVec
+	reloadRequests      prometheus.Counter
+	alertEvalErrors     *prometheus.CounterVec
 	exportedRoutes      map[string]bool
 	exportedSignals     map[string]bool
 	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
@@ -99,6 +101,13 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 		reloadsTotal: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_config_reloads_total", Help: "Configuration (re)loads, by result (success, failure).",
 		}, []string{labelResult}),
+		reloadRequests: f.NewCounter(prometheus.CounterOpts{
+			Name: "hermes_config_reload_requests_total",
+			Help: "Reload requests (HTTP, SIGHUP, file changes); requests that arrive while one is pending share its load, so this minus hermes_config_reloads_total were coalesced.",
+		}),
+		alertEvalErrors: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "hermes_alert_eval_errors_total", Help: "Alert expression evaluations that failed at run time, by alert; the alert counted as not holding.",
+		}, []string{"alertname"}),
 		exportedRoutes:      map[string]bool{},
 		allSignals:          opts.AllSignals,
 		signalRoutes:        map[string]bool{},
@@ -141,6 +150,12 @@ func (m *Metrics) ConfigReload(ok bool, now time.Time) {
 	m.reloadSuccessTime.Set(seconds(now))
 	m.reloadsTotal.WithLabelValues("success").Inc()
 }
+
+// AlertEvalError counts a failed evaluation of the alert rule name.
+func (m *Metrics) AlertEvalError(name string) { m.alertEvalErrors.WithLabelValues(name).Inc() }
+
+// ReloadRequested counts a reload request, applied or coalesced.
+func (m *Metrics) ReloadRequested() { m.reloadRequests.Inc() }
 
 // seconds is t as Unix seconds (millisecond precision), 0 for the zero time.
 func seconds(t time.Time) float64 {

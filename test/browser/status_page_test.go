@@ -25,49 +25,10 @@ import (
 	"github.com/hermes-failover/hermes/web"
 )
 
-// query answers every signal with healthy values, except a hard outage on
-// the free route (fault injection in place of Prometheus: the browser is
-// what this test is about).
-func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
-	if strings.Contains(q, "hermes_") {
-		return model.Vector{}, nil
-	}
-	var v model.Vector
-	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
-		val := 0.0
-		switch {
-		case strings.Contains(q, "increase("):
-			val = 1200 // the calls or samples behind a ratio: 20 req/s
-		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
-			val = 0.9
-		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
-			val = 1
-		case strings.Contains(q, "histogram_quantile"):
-			val = 1
-		case strings.Contains(q, "quota"):
-			val = 0.9
-		}
-		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
-	}
-	return v, nil
-}
-
 func TestStatusPageInChromium(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
 	dir := t.TempDir()
-	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
-	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
-	cfgPath := filepath.Join(dir, "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
+	r, reg := startRunner(t, dir)
 	srv := httptest.NewServer(web.Handler(web.Options{Backend: r, Gatherer: reg}))
 	defer srv.Close()
 
@@ -120,4 +81,51 @@ func sizeOf(fi os.FileInfo) int64 {
 		return 0
 	}
 	return fi.Size()
+}
+
+// query answers every signal with healthy values, except a hard outage on
+// the free route (fault injection in place of Prometheus: the browser is
+// what this test is about).
+func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
+	if strings.Contains(q, "hermes_") {
+		return model.Vector{}, nil
+	}
+	var v model.Vector
+	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
+		val := 0.0
+		switch {
+		case strings.Contains(q, "increase("):
+			val = 1200 // the calls or samples behind a ratio: 20 req/s
+		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
+			val = 0.9
+		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
+			val = 1
+		case strings.Contains(q, "histogram_quantile"):
+			val = 1
+		case strings.Contains(q, "quota"):
+			val = 0.9
+		}
+		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
+	}
+	return v, nil
+}
+
+// startRunner runs a live runner on the shipped policy with 1 s ticks,
+// its files in dir, fed by query; it stops at the end of the test.
+func startRunner(t *testing.T, dir string) (*runner.Runner, *prometheus.Registry) {
+	t.Helper()
+	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
+	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
+	cfgPath := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
+		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
+	return r, reg
 }

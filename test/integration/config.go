@@ -17,6 +17,8 @@ type ConfigOptions struct {
 	Quality bool
 	// QueryTimeout is global.query_timeout (default 800ms).
 	QueryTimeout string
+	// EvaluationInterval is global.evaluation_interval (default 1s).
+	EvaluationInterval string
 	// Help is put in every signal's help text; changing it makes a valid
 	// but different configuration.
 	Help string
@@ -32,7 +34,7 @@ type ConfigOptions struct {
 // score falls steadily passes warm, then shed, then failover.
 var configTemplate = template.Must(template.New("hermes.yaml").Parse(`# Hermes integration test policy.
 global:
-  evaluation_interval: 1s
+  evaluation_interval: {{ .EvaluationInterval }}
   query_timeout: {{ .QueryTimeout }}
 
 prometheus:
@@ -114,6 +116,9 @@ actuators:
 func HermesConfig(o ConfigOptions) string {
 	if o.QueryTimeout == "" {
 		o.QueryTimeout = "800ms"
+	}
+	if o.EvaluationInterval == "" {
+		o.EvaluationInterval = "1s"
 	}
 	var b strings.Builder
 	if err := configTemplate.Execute(&b, o); err != nil {

@@ -44,7 +44,8 @@ func NewHermes(t testing.TB, dir string) *Hermes {
 	}
 	h.srv = testenv.NewServer(t, "hermes", dir, h.URL+"/-/ready", testenv.HermesBinary(t), "run",
 		"--config", h.ConfigPath, "--web.listen-address", h.Addr,
-		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`)
+		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`,
+		"--web.enable-lifecycle") // the tests reload over HTTP
 	h.srv.StopTimeout = 15 * time.Second
 	return h
 }

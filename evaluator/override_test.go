@@ -1,0 +1,55 @@
+package evaluator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// TestReloadClearsAPinToARemovedRoute pins chat to paid-premium, then
+// steps with a configuration whose chat no longer has that route (a
+// reload): the pin is cleared with an event saying why, and no traffic
+// goes to the removed route.
+func TestReloadClearsAPinToARemovedRoute(t *testing.T) {
+	p := defaultPolicy(t)
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	pin := Command{ID: "1", Kind: CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch", By: "alice"}
+	s, _ := Step(p, State{}, Input{Snapshot: snap(p, t0, nil), Commands: []Command{pin}}, t0)
+	if s.Services["chat"].Weights["paid-premium"] != 100 {
+		t.Fatalf("setup: pinned split %v", s.Services["chat"].Weights)
+	}
+
+	cfg, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Services[0].Routes = slices.DeleteFunc(slices.Clone(cfg.Services[0].Routes), func(r string) bool { return r == "paid-premium" })
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := t0.Add(15 * time.Second)
+	s, evs := Step(p2, s, Input{Snapshot: snap(p2, t1, nil)}, t1)
+	if o, ok := s.Overrides["chat"]; ok {
+		t.Errorf("the pin to a removed route survived the reload: %+v", o)
+	}
+	if w := s.Services["chat"].Weights; w["paid-premium"] != 0 || w["free"] != 100 {
+		t.Errorf("split after the reload: %v", w)
+	}
+	var cleared *Event
+	for i, e := range evs {
+		if e.Type == EventOverride && e.State == "cleared" {
+			cleared = &evs[i]
+		}
+	}
+	if cleared == nil || cleared.Route != "paid-premium" || cleared.By != "alice" ||
+		!strings.Contains(cleared.Reasons[0], `route "paid-premium" is no longer in service "chat"`) {
+		t.Errorf("override event after the reload: %+v (all: %+v)", cleared, evs)
+	}
+}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// reloadQueue holds at most one pending reload. Requests that arrive while
+// one is pending join it and get its result, so a flood of requests costs
+// one load per ReloadInterval, and the tick loop never waits for any: the
+// configuration is loaded beside it and swapped in under the lock, and the
+// next tick takes it.
+type reloadQueue struct {
+	mu      sync.Mutex
+	pending *reloadCall
+	kick    chan struct{} // buffered 1: a pending call to pick up
+}
+
+// reloadCall is one load that any number of requests wait for.
+type reloadCall struct {
+	done chan struct{}
+	err  error
+}
+
+// Reload asks for the configuration to be loaded again and waits for the
+// load that serves the request (one that starts after the request). An
+// invalid configuration is rejected, logged and counted; the old one keeps
+// running. Requests are answered only while Run runs.
+func (r *Runner) Reload(ctx context.Context) error {
+	r.metrics.ReloadRequested()
+	q := &r.reloads
+	q.mu.Lock()
+	c := q.pending
+	if c == nil {
+		c = &reloadCall{done: make(chan struct{})}
+		q.pending = c
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
+	}
+	q.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runReloads serves reload requests until ctx ends, one load at a time and
+// at most one per ReloadInterval.
+func (r *Runner) runReloads(ctx context.Context) {
+	q := &r.reloads
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.kick:
+		}
+		if wait := r.opts.ReloadInterval - r.opts.Now().Sub(last); !last.IsZero() && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		q.mu.Lock()
+		c := q.pending
+		q.pending = nil // requests from now on need a new load
+		q.mu.Unlock()
+		if c == nil {
+			continue
+		}
+		last = r.opts.Now()
+		c.err = r.reload()
+		close(c.done)
+	}
+}
+
+// reload loads, validates and builds the configuration, and swaps it in
+// when it is valid. It writes one audit record and one log line per load.
+func (r *Runner) reload() error {
+	ld, err := r.load()
+	now := r.opts.Now()
+	if err == nil {
+		err = r.alerts.ApplyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
+	}
+	if err != nil {
+		r.metrics.ConfigReload(false, now)
+		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
+		r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
+		return err
+	}
+	r.swap(ld)
+	r.metrics.ConfigReload(true, now)
+	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
+	r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "ok"})
+	return nil
+}
