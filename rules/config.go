@@ -39,7 +39,22 @@ type PrometheusConfig struct {
 	// HTTPClient is the prometheus/common HTTP client configuration
 	// (basic_auth, authorization, tls_config, proxy_url, ...).
 	HTTPClient commoncfg.HTTPClientConfig `yaml:"http_config" mapstructure:"http_config"`
+	// MaxResponseBytes bounds the body of one query answer; a larger one
+	// fails that signal ("response_too_large") instead of filling Hermes's
+	// memory. 0 means no bound. Default DefaultMaxResponseBytes.
+	MaxResponseBytes int64 `yaml:"max_response_bytes" mapstructure:"max_response_bytes"`
+	// MaxSeriesPerQuery bounds the series one signal's answer may hold; more
+	// fail that signal ("too_many_series"). 0 means no bound. Default
+	// DefaultMaxSeriesPerQuery.
+	MaxSeriesPerQuery int `yaml:"max_series_per_query" mapstructure:"max_series_per_query"`
 }
+
+// Defaults of the query answer bounds: a signal over 10,000 routes answers
+// about 1 MB and 10,000 series.
+const (
+	DefaultMaxResponseBytes  = 16 << 20
+	DefaultMaxSeriesPerQuery = 100_000
+)
 
 // Missing-data policies of a signal.
 const (

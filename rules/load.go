@@ -125,7 +125,8 @@ func decode(data []byte) (*Config, error) {
 			EvaluationInterval: DefaultEvaluationInterval,
 			QueryTimeout:       DefaultQueryTimeout,
 		},
-		Prometheus: PrometheusConfig{HTTPClient: commoncfg.DefaultHTTPClientConfig},
+		Prometheus: PrometheusConfig{HTTPClient: commoncfg.DefaultHTTPClientConfig,
+			MaxResponseBytes: DefaultMaxResponseBytes, MaxSeriesPerQuery: DefaultMaxSeriesPerQuery},
 		Scoring: ScoringConfig{
 			Confidence:         DefaultConfidence,
 			DecisiveConfidence: DefaultDecisiveConfidence,

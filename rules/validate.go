@@ -126,6 +126,12 @@ func (c *Config) validatePrometheus(ch *checker) {
 	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
 		ch.errorf(at("prometheus.http_config"), "%v", err)
 	}
+	if c.Prometheus.MaxResponseBytes < 0 {
+		ch.errorf(at("prometheus.max_response_bytes"), "must not be negative (0 means no bound), got %d", c.Prometheus.MaxResponseBytes)
+	}
+	if c.Prometheus.MaxSeriesPerQuery < 0 {
+		ch.errorf(at("prometheus.max_series_per_query"), "must not be negative (0 means no bound), got %d", c.Prometheus.MaxSeriesPerQuery)
+	}
 }
 
 // checkHTTPURL says why s is not an absolute http or https URL, if it is not.

@@ -152,7 +152,9 @@ const maxReasonLen = 80
 // deadlines and query timeouts, "canceled", the type of a client_golang
 // *v1.Error ("bad_data", "execution", "server_error", ...; for a non-JSON
 // HTTP error the errorType found in its body wins, so a Prometheus timeout
-// answered with 503 is "timeout"), "connection" for network failures, and
+// answered with 503 is "timeout"), "response_too_large" and
+// "too_many_series" for answers past the configured bounds, "connection"
+// for network failures, and
 // otherwise the error's first line, cut to 80 characters.
 func ErrorReason(err error) string {
 	if err == nil {
@@ -160,7 +162,12 @@ func ErrorReason(err error) string {
 	}
 	var apiErr *v1.Error
 	var netErr net.Error
+	var series *TooManySeriesError
 	switch {
+	case errors.Is(err, ErrResponseTooLarge):
+		return "response_too_large"
+	case errors.As(err, &series):
+		return "too_many_series"
 	case errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &netErr) && netErr.Timeout():
 		return "timeout"

@@ -19,12 +19,14 @@ import (
 
 // NewAPI builds a query API client from the prometheus section of the
 // configuration, with its prometheus/common HTTP client settings (basic
-// auth, bearer token file, TLS, proxy).
+// auth, bearer token file, TLS, proxy) and its bound on the size of an
+// answer (max_response_bytes; see ErrResponseTooLarge).
 func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
 	}
+	rt = limitBodies(rt, cfg.MaxResponseBytes)
 	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(cfg.URL), rules.RedactError(err))
@@ -35,8 +37,9 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 // NewQueryFunc returns a QueryFunc over a. The server-side timeout is set a
 // little under timeout so Prometheus answers with its own error before the
 // client gives up (see ServerTimeout). Warnings are logged; results that are
-// not an instant vector are errors.
-func NewQueryFunc(a v1.API, timeout time.Duration, logger *slog.Logger) QueryFunc {
+// not an instant vector are errors, and so are answers with more than
+// maxSeries series (a TooManySeriesError; 0 means no bound).
+func NewQueryFunc(a v1.API, timeout time.Duration, maxSeries int, logger *slog.Logger) QueryFunc {
 	server := ServerTimeout(timeout)
 	return func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
 		var opts []v1.Option
@@ -53,6 +56,9 @@ func NewQueryFunc(a v1.API, timeout time.Duration, logger *slog.Logger) QueryFun
 		vec, ok := val.(model.Vector)
 		if !ok {
 			return nil, fmt.Errorf("query must return an instant vector, got %s", valueType(val))
+		}
+		if maxSeries > 0 && len(vec) > maxSeries {
+			return nil, &TooManySeriesError{Series: len(vec), Max: maxSeries}
 		}
 		return vec, nil
 	}

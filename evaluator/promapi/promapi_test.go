@@ -50,7 +50,7 @@ func TestQueryFunc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := NewQueryFunc(api, time.Second, nil)
+	q := NewQueryFunc(api, time.Second, 0, nil)
 	vec, err := q(context.Background(), "vector", time.Unix(1000, 0))
 	if err != nil || len(vec) != 1 || vec[0].Value != 0.25 || vec[0].Metric["route"] != "free" {
 		t.Fatalf("vector: %v %v", vec, err)

@@ -144,7 +144,7 @@ func prometheusQuery(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc,
 	if err != nil {
 		return nil, err
 	}
-	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, logger), nil
+	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, logger), nil
 }
 
 // loaded is everything built from one version of the configuration.
