@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/expr-lang/expr/vm"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -414,9 +415,16 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 		if prog, err := CompileAlertExpr(a.Expr); err != nil {
 			ch.errorf(where.field("expr"), "%v", err)
 		} else {
+			unknown := false
 			for _, name := range AlertSignalRefs(prog) {
 				if !signals[name] {
 					ch.errorf(where.field("expr"), "unknown signal %q", name)
+					unknown = true
+				}
+			}
+			if !unknown {
+				if err := checkAlertExpr(prog, a.Scope, sample); err != nil {
+					ch.errorf(where.field("expr"), "%v", err)
 				}
 			}
 		}
@@ -462,6 +470,39 @@ func (c *Config) sampleTemplateData() TemplateData {
 		}
 	}
 	return d
+}
+
+// sampleAlertEnv is what an alert expression of scope sees on the sample
+// data templates are tried on: the route, service or actuator fields of
+// that scope, stage 0 and every signal at 0.
+func sampleAlertEnv(scope string, d TemplateData) AlertEnv {
+	env := AlertEnv{Service: d.Service, Score: d.Score, Level: d.Level, Signals: d.Signals}
+	switch scope {
+	case ScopeService:
+		env.Weights = d.Weights
+	case ScopeActuator:
+		env.Service, env.Actuator = "", "actuator"
+	default:
+		env.Route, env.Stage, env.Missing = d.Route, d.Stage, d.Missing
+	}
+	return env
+}
+
+// checkAlertExpr runs a compiled alert expression on the sample data of its
+// scope (see sampleAlertEnv), as each tick
+// does, so that an expression that errors at run time (an integer modulo
+// by zero) or does not yield a bool is reported by check rather than
+// counted as not firing at every tick.
+func checkAlertExpr(prog *vm.Program, scope string, sample TemplateData) error {
+	env := sampleAlertEnv(scope, sample)
+	res, err := vm.Run(prog, &env)
+	if err != nil {
+		return fmt.Errorf("fails at run time on sample data (%s scope, stage 0, every signal 0): %s", scope, firstLine(err))
+	}
+	if _, ok := res.(bool); !ok {
+		return fmt.Errorf("gives %T %v on sample data, not a boolean", res, res)
+	}
+	return nil
 }
 
 // checkTemplate parses text and runs it on sample data, so that unknown

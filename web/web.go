@@ -81,7 +81,11 @@ type handler struct{ o Options }
 
 func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
 	if !h.o.Backend.Ready() {
-		http.Error(w, "Hermes is not ready: restoring state or waiting for the first tick.", http.StatusServiceUnavailable)
+		msg := "Hermes is not ready: restoring state or waiting for the first tick."
+		if h.o.Backend.Status().Ticked {
+			msg = "Hermes is not ready: restored, but no tick has had data from Prometheus yet (every signal query failed)."
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
 	fmt.Fprintln(w, "Hermes is Ready.")

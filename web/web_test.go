@@ -21,6 +21,7 @@ import (
 
 type fakeBackend struct {
 	ready     bool
+	ticked    bool
 	reloadErr error
 	released  []string
 	overrides map[string]evaluator.Override
@@ -28,7 +29,7 @@ type fakeBackend struct {
 
 func (f *fakeBackend) Ready() bool { return f.ready }
 func (f *fakeBackend) Status() api.Status {
-	return api.Status{Ready: f.ready, Interval: "15s", Services: []api.Service{{
+	return api.Status{Ready: f.ready, Ticked: f.ticked, Interval: "15s", Services: []api.Service{{
 		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100},
 		Routes: []api.Route{
 			{Name: "free", Score: 12.5, Level: "failover", Traffic: 0, Reasons: []string{"soft_fail_ratio 0.4 (-100.0)"},
@@ -105,6 +106,10 @@ func TestReadiness(t *testing.T) {
 	srv := serve(t, b, "")
 	if code, _ := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 503 {
 		t.Errorf("ready before the first tick: %d", code)
+	}
+	b.ticked = true // a tick ran, but every query failed
+	if code, body := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 503 || !strings.Contains(body, "restored, but no tick has had data from Prometheus yet") {
+		t.Errorf("ready after a tick without data: %d %q", code, body)
 	}
 	b.ready = true
 	if code, _ := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 200 {

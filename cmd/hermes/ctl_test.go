@@ -25,10 +25,16 @@ type backend struct {
 	calls []string
 	// starting: no tick evaluated yet.
 	starting bool
+	// blind: ticks ran, but none had data from Prometheus.
+	blind bool
 }
 
-func (b *backend) Ready() bool { return !b.starting }
+func (b *backend) Ready() bool { return !b.starting && !b.blind }
 func (b *backend) Status() api.Status {
+	if b.blind {
+		return api.Status{Ticked: true, LastTick: time.Unix(1000, 0), Interval: "15s", LoadedAt: time.Unix(990, 0), Services: []api.Service{{Name: "chat", Weights: map[string]int{},
+			Routes: []api.Route{{Name: "free", Level: "normal", Score: 100}}}}}
+	}
 	if b.starting {
 		return api.Status{Interval: "15s", LoadedAt: time.Unix(990, 0), Services: []api.Service{{Name: "chat", Weights: map[string]int{},
 			Routes: []api.Route{{Name: "free", Level: "unknown", Reasons: []string{"not evaluated yet"}}}}}}
@@ -153,6 +159,18 @@ func TestNotReady(t *testing.T) {
 	for _, args := range [][]string{{"ctl", "--url", url, "status"}, {"explain", "--url", url, "--route", "free"}} {
 		code, out, errb := hermes(t, args...)
 		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: no tick evaluated since it started (configuration loaded at 1970-01-01T00:16:30Z); try again after one evaluation interval 15s") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errb)
+		}
+	}
+}
+
+// TestNotReadyWhileBlind: ticks ran but every query failed; status and
+// explain follow the runner's notion of ready, not the last tick alone.
+func TestNotReadyWhileBlind(t *testing.T) {
+	_, url := serve(t, &backend{blind: true}, "")
+	for _, args := range [][]string{{"ctl", "--url", url, "status"}, {"explain", "--url", url, "--route", "free"}} {
+		code, out, errb := hermes(t, args...)
+		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but no tick has had data from Prometheus yet") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errb)
 		}
 	}

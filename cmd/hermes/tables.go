@@ -11,13 +11,18 @@ import (
 	"github.com/hermes-failover/hermes/web/api"
 )
 
-// notReady is an error when Hermes has not evaluated a tick yet: its levels
-// and scores are placeholders then, not measurements.
+// notReady is an error when Hermes is not ready (the runner decides, see
+// runner.Runner.Ready): no tick evaluated yet, or no tick has had data from
+// Prometheus. Its levels and scores are placeholders then, not
+// measurements.
 func notReady(st api.Status) error {
 	if st.Ready && !st.LastTick.IsZero() {
 		return nil
 	}
 	msg := "Hermes is not ready yet: no tick evaluated since it started"
+	if st.Ticked || !st.LastTick.IsZero() {
+		msg = "Hermes is not ready yet: restored, but no tick has had data from Prometheus yet (every signal query failed)"
+	}
 	if !st.LoadedAt.IsZero() {
 		msg += " (configuration loaded at " + st.LoadedAt.UTC().Format(time.RFC3339) + ")"
 	}

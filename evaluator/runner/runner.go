@@ -88,6 +88,9 @@ type Runner struct {
 	pending []*pendingCommand
 	nextID  uint64
 
+	// ticked is set by the first tick, ready by the first tick that had
+	// data (see Ready).
+	ticked   atomic.Bool
 	ready    atomic.Bool
 	restored atomic.Bool
 	reloads  reloadQueue
@@ -191,8 +194,28 @@ func (r *Runner) swap(ld *loaded) {
 	r.loadedAt = r.opts.Now()
 }
 
-// Ready reports whether the state was restored and a first tick ran.
+// Ready reports whether the state was restored and a tick had data: at
+// least one of its signal queries answered (a value or no sample), not all
+// of them failed. Until then the levels are placeholders, not
+// measurements. The runner is the one owner of this notion: /-/ready, the
+// status API and `hermes ctl` ask it.
 func (r *Runner) Ready() bool { return r.ready.Load() }
+
+// Ticked reports whether a first tick ran since start, with or without data.
+func (r *Runner) Ticked() bool { return r.ticked.Load() }
+
+// hadData reports whether at least one signal query of the snapshot
+// answered: a value or no sample, not an error.
+func hadData(snap evaluator.Snapshot) bool {
+	for _, row := range snap.Values {
+		for _, smp := range row {
+			if smp.Status != evaluator.StatusError {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Run restores state, then ticks until ctx is done. Ticks are aligned to
 // multiples of the evaluation interval; a tick that overruns makes the loop
@@ -273,8 +296,16 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	}
 	r.actuate(tctx, acts, next, ts)
 	r.alerts.Notify(ctx, next.Alerts, ts)
+	if !r.ticked.Load() {
+		r.ticked.Store(true)
+		r.log.Info("first tick done", "tick", ts)
+	}
 	if !r.ready.Load() {
-		r.ready.Store(true)
-		r.log.Info("ready: first tick done", "tick", ts)
+		if hadData(snap) {
+			r.ready.Store(true)
+			r.log.Info("ready: a tick had data from Prometheus", "tick", ts)
+		} else {
+			r.log.Warn("not ready yet: every signal query of the tick failed", "tick", ts)
+		}
 	}
 }

@@ -180,6 +180,32 @@ func TestPrometheusDownHoldsTheSplit(t *testing.T) {
 	})
 }
 
+// TestNotReadyUntilATickHadData: ticks whose every query failed leave
+// Hermes not ready (the status says it ticked); the first tick with data
+// makes it ready.
+func TestNotReadyUntilATickHadData(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02, fail: errors.New("connection refused")}
+		r, _, _, _ := newTestRunner(t, fp)
+		stop := start(t, r)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		st := r.Status()
+		if r.Ready() || st.Ready || !st.Ticked || st.LastTick.IsZero() {
+			t.Fatalf("Prometheus down: Ready() %v, status ready %v ticked %v last tick %s; want ticked, not ready", r.Ready(), st.Ready, st.Ticked, st.LastTick)
+		}
+		fp.mu.Lock()
+		fp.fail = nil
+		fp.mu.Unlock()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if st := r.Status(); !r.Ready() || !st.Ready {
+			t.Fatalf("Prometheus back: Ready() %v, status ready %v", r.Ready(), st.Ready)
+		}
+		stop()
+	})
+}
+
 func TestOverrunSkipsTicks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02, delay: 40 * time.Second} // far beyond query_timeout: every query times out

@@ -13,7 +13,7 @@ import (
 func (r *Runner) Status() api.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := api.Status{Ready: r.ready.Load(), LastTick: r.lastTick, Interval: r.cfg.Global.EvaluationInterval.String(),
+	st := api.Status{Ready: r.ready.Load(), Ticked: r.ticked.Load(), LastTick: r.lastTick, Interval: r.cfg.Global.EvaluationInterval.String(),
 		ConfigFile: r.opts.ConfigPath, LoadedAt: r.loadedAt, Services: []api.Service{}, Alerts: []api.Alert{}, Actuators: []api.Actuator{}}
 	for _, l := range r.cfg.Levels {
 		st.Levels = append(st.Levels, api.Level{Name: l.Name, Below: l.Below})

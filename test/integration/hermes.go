@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,7 +43,7 @@ func NewHermes(t testing.TB, dir string) *Hermes {
 		AuditPath:  filepath.Join(dir, "audit.jsonl"),
 		SplitPath:  filepath.Join(dir, "split.json"),
 	}
-	h.srv = testenv.NewServer(t, "hermes", dir, h.URL+"/-/ready", testenv.HermesBinary(t), "run",
+	h.srv = testenv.NewServer(t, "hermes", dir, h.URL+"/-/healthy", testenv.HermesBinary(t), "run",
 		"--config", h.ConfigPath, "--web.listen-address", h.Addr,
 		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`,
 		"--web.enable-lifecycle") // the tests reload over HTTP
@@ -50,11 +51,42 @@ func NewHermes(t testing.TB, dir string) *Hermes {
 	return h
 }
 
-// Start runs `hermes run` and waits until it is ready (state restored and a
-// first tick done). The process runs until the end of the test that made h.
+// Start runs `hermes run` and waits until it serves and ran a first tick
+// (state restored, `ticked` in the status). It does not wait for /-/ready:
+// some tests keep Prometheus down on purpose, and Hermes is only ready once
+// a tick had data. The process runs until the end of the test that made h.
 func (h *Hermes) Start(t testing.TB) {
 	t.Helper()
 	h.srv.Start(t)
+	c := http.Client{Timeout: 5 * time.Second}
+	testenv.WaitUntil(t, 60*time.Second, h.Process(), func() error {
+		resp, err := c.Get(h.URL + "/api/v1/status")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var st Status
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return fmt.Errorf("status: %s %w", resp.Status, err)
+		}
+		if !st.Ticked {
+			return errors.New("no tick yet")
+		}
+		return nil
+	})
+}
+
+// ReadyCode is the HTTP status of GET /-/ready and its body.
+func (h *Hermes) ReadyCode(t testing.TB) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(h.URL + "/-/ready")
+	if err != nil {
+		t.Fatalf("GET /-/ready: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // Process is the running process.
@@ -66,6 +98,7 @@ func (h *Hermes) LogPath() string { return h.srv.LogPath() }
 // Status is what GET /api/v1/status answers, as far as the tests read it.
 type Status struct {
 	Ready    bool      `json:"ready"`
+	Ticked   bool      `json:"ticked"`
 	LastTick time.Time `json:"last_tick"`
 	Interval string    `json:"evaluation_interval"`
 	LoadedAt time.Time `json:"config_loaded_at"`

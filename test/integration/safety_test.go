@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,13 @@ func TestPausedRestartWithoutStateKeepsTheActuatorsSplit(t *testing.T) {
 		if !maps.Equal(c.Weights, held) {
 			t.Errorf("the split file moved: %s\n%s", c, joinChanges(rec.Changes()))
 		}
+	}
+	// Every query failed: Hermes ticked, but it is not ready.
+	if code, body := h.ReadyCode(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "no tick has had data from Prometheus yet") {
+		t.Errorf("/-/ready while Prometheus answers 500: %d %q, want 503", code, body)
+	}
+	if st := h.Status(t); st.Ready || !st.Ticked {
+		t.Errorf("status while Prometheus answers 500: ready %v ticked %v, want ticked and not ready", st.Ready, st.Ticked)
 	}
 }
 

@@ -13,7 +13,10 @@ import (
 // Status is everything an operator needs at a glance; /api/v1/status serves
 // it as JSON and / renders it as HTML.
 type Status struct {
+	// Ready is true once the state was restored and a tick had data from
+	// Prometheus (see runner.Runner.Ready); Ticked once any tick ran.
 	Ready      bool       `json:"ready"`
+	Ticked     bool       `json:"ticked"`
 	LastTick   time.Time  `json:"last_tick,omitzero"`
 	Interval   string     `json:"evaluation_interval"`
 	ConfigFile string     `json:"config_file"`
