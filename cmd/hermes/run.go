@@ -35,6 +35,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	overrides := fs.String("overrides.file", "", "operator overrides file (default: hermes-overrides.json next to the config)")
 	tolerance := fs.Duration("restore.tolerance", time.Hour, "how old Hermes's own series may be to restore state from them")
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
+	watch := fs.Bool("config.watch", false, "reload the configuration when its file changes (off: reload on SIGHUP, or POST /-/reload with --web.enable-lifecycle)")
 	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status for every route, not only for routes that are not normal or lose points")
 	if _, code, ok := runUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
@@ -106,11 +107,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
-	go func() {
-		if err := r.WatchConfig(ctx); err != nil {
-			logger.Warn("cannot watch the configuration file; use SIGHUP or /-/reload", "err", err)
-		}
-	}()
+	if *watch {
+		go func() {
+			if err := r.WatchConfig(ctx); err != nil {
+				logger.Warn("cannot watch the configuration file; use SIGHUP or /-/reload", "err", err)
+			}
+		}()
+	}
 
 	runErr := make(chan error, 1)
 	go func() { runErr <- r.Run(ctx) }()
