@@ -43,7 +43,7 @@ func TestAlertExpressionErrorsAreCounted(t *testing.T) {
 		synctest.Wait()
 		stop()
 		// Three routes a tick, four ticks.
-		if got := metricValueLabels(t, reg, "hermes_alert_eval_errors_total", map[string]string{"alertname": "HermesBroken"}); got != 12 {
+		if got := testenv.Metric(t, reg, "hermes_alert_eval_errors_total", map[string]string{"alertname": "HermesBroken"}); got != 12 {
 			t.Errorf("hermes_alert_eval_errors_total = %v, want 12", got)
 		}
 		if !strings.Contains(logs.String(), "alert expression failed") || !strings.Contains(logs.String(), "divide by zero") {

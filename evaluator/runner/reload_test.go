@@ -77,7 +77,7 @@ func TestReloadFloodNeitherDelaysTicksNorFloodsTheAudit(t *testing.T) {
 		if got != float64(requests.Load()) {
 			t.Errorf("reload requests counted %v, sent %d", got, requests.Load())
 		}
-		applied := metricValueLabels(t, reg, "hermes_config_reloads_total", map[string]string{"result": "success"}) - 1 // the start-up load
+		applied := testenv.Metric(t, reg, "hermes_config_reloads_total", map[string]string{"result": "success"}) - 1 // the start-up load
 		// One load per second at most, and each takes 0.3 s.
 		if max := (2*time.Minute + 2*time.Second).Seconds() / 1.0; applied > max || applied < 2 {
 			t.Errorf("%v reloads applied in two minutes, want 2..%v (one per second at most)", applied, max)

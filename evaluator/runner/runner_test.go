@@ -358,39 +358,11 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 				t.Errorf("alert still %s after recovery", a.State)
 			}
 		}
-		if v := metricValueLabels(t, reg, "hermes_actuations_total", map[string]string{"actuator": "flaky", "result": "error"}); v < 10 {
+		if v := testenv.Metric(t, reg, "hermes_actuations_total", map[string]string{"actuator": "flaky", "result": "error"}); v < 10 {
 			t.Errorf("errors counted: %v", v)
 		}
 		stop()
 	})
-}
-
-// metricValueLabels reads the counter of name whose labels include want.
-func metricValueLabels(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
 }
 
 func TestOverridesSurviveARestart(t *testing.T) {

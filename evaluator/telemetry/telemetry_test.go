@@ -120,7 +120,7 @@ hermes_route_failbacks_in_window{route="paid-standard"} 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
-	if got := gauge(t, reg, persist.MetricRouteLevelSince, "free"); got != float64(t0.Add(-40*time.Minute).Unix()) {
+	if got := testenv.Metric(t, reg, persist.MetricRouteLevelSince, map[string]string{"route": "free"}); got != float64(t0.Add(-40*time.Minute).Unix()) {
 		t.Errorf("free level since = %v", got)
 	}
 	if got := testutil.ToFloat64(m.routeScore.WithLabelValues("free")); got != 91.5 {
@@ -446,27 +446,4 @@ func scrape(t *testing.T, reg prometheus.Gatherer, ts time.Time, into map[string
 			s.Samples = append(s.Samples, replay.Sample{T: ts.UnixMilli(), F: value(m)})
 		}
 	}
-}
-
-// gauge is the value of the gauge name{route="route"} gathered from reg.
-func gauge(t *testing.T, reg prometheus.Gatherer, name, route string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "route" && lp.GetValue() == route {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no %s{route=%q}", name, route)
-	return 0
 }

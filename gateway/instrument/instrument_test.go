@@ -1,6 +1,8 @@
 package instrument_test
 
 import (
+	"github.com/hermes-failover/hermes/internal/testenv"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -16,7 +18,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hermes-failover/hermes/gateway/instrument"
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -38,45 +39,6 @@ func chatRequest(t *testing.T, base string, stream bool) *http.Request {
 	return req
 }
 
-// series finds the value of a counter or the sample count of a histogram
-// with exactly these labels; -1 when absent.
-func series(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			if len(m.GetLabel()) != len(labels) {
-				continue
-			}
-			for _, lp := range m.GetLabel() {
-				if labels[lp.GetName()] != lp.GetValue() {
-					continue next
-				}
-			}
-			return value(m)
-		}
-	}
-	return -1
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	}
-	return -1
-}
 
 // TestTransportVerdicts sends a plain and a streamed request through the
 // instrumented transport to a real fake-API server in every mode and
@@ -116,18 +78,18 @@ func TestTransportVerdicts(t *testing.T) {
 					resp.Body.Close()
 				}
 				want := map[string]string{"route": "free", "code": tt.code, "verdict": string(tt.verdict), "reason": string(tt.reason)}
-				if got := series(t, reg, "llm_gateway_requests_total", want); got != 1 {
+				if got := testenv.Metric(t, reg, "llm_gateway_requests_total", want); got != 1 {
 					mfs, _ := reg.Gather()
 					t.Fatalf("llm_gateway_requests_total%v = %v (err %v); have %v", want, got, err, mfs)
 				}
-				if got := series(t, reg, "llm_gateway_request_duration_seconds", map[string]string{"route": "free"}); got != 1 {
+				if got := testenv.Metric(t, reg, "llm_gateway_request_duration_seconds", map[string]string{"route": "free"}); got != 1 {
 					t.Errorf("duration histogram count %v, want 1", got)
 				}
 				wantSize := 1.0
 				if tt.code == instrument.CodeTimeout || tt.code == instrument.CodeConnError {
 					wantSize = -1
 				}
-				if got := series(t, reg, "llm_gateway_response_size_bytes", map[string]string{"route": "free"}); got != wantSize {
+				if got := testenv.Metric(t, reg, "llm_gateway_response_size_bytes", map[string]string{"route": "free"}); got != wantSize {
 					t.Errorf("size histogram count %v, want %v", got, wantSize)
 				}
 				if wantSize == 1 {
@@ -169,14 +131,14 @@ func TestTransportStreamsThrough(t *testing.T) {
 	if err != nil || !strings.HasPrefix(line, "data: ") {
 		t.Fatalf("first line %q, %v", line, err)
 	}
-	if got := series(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != -1 {
+	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != -1 {
 		t.Fatalf("recorded before the end of the stream: %v", got)
 	}
 	srv.Release()
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		t.Fatal(err)
 	}
-	if got := series(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != 1 {
+	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != 1 {
 		t.Fatalf("after the stream: %v", got)
 	}
 }
@@ -195,7 +157,7 @@ func TestTransportEarlyClose(t *testing.T) {
 	buf := make([]byte, 10)
 	io.ReadFull(resp.Body, buf)
 	resp.Body.Close()
-	if got := series(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != 1 {
+	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != 1 {
 		t.Fatalf("early close: %v", got)
 	}
 }
@@ -236,7 +198,7 @@ func TestTransportSkipsProbesAndCancels(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if got := series(t, reg, "llm_gateway_requests_total", map[string]string{"route": "paid-standard", "code": "200", "verdict": "ok", "reason": ""}); got != 1 {
+	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", map[string]string{"route": "paid-standard", "code": "200", "verdict": "ok", "reason": ""}); got != 1 {
 		t.Fatalf("WithRoute: %v", got)
 	}
 }
@@ -281,14 +243,14 @@ func TestMiddleware(t *testing.T) {
 		// be just after the client has the whole reply.
 		want := map[string]string{"route": "free", "code": tt.code, "verdict": tt.v, "reason": tt.reason}
 		deadline := time.Now().Add(5 * time.Second)
-		for series(t, reg, "llm_gateway_requests_total", want) != 1 && time.Now().Before(deadline) {
+		for testenv.Metric(t, reg, "llm_gateway_requests_total", want) != 1 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if got := series(t, reg, "llm_gateway_requests_total", want); got != 1 {
+		if got := testenv.Metric(t, reg, "llm_gateway_requests_total", want); got != 1 {
 			t.Errorf("%s: llm_gateway_requests_total%v = %v", tt.mode, want, got)
 		}
 	}
-	if got := series(t, reg, "llm_gateway_request_duration_seconds", map[string]string{"route": "free"}); got != 4 {
+	if got := testenv.Metric(t, reg, "llm_gateway_request_duration_seconds", map[string]string{"route": "free"}); got != 4 {
 		t.Errorf("duration count %v, want 4", got)
 	}
 }
