@@ -39,7 +39,6 @@ func chatRequest(t *testing.T, base string, stream bool) *http.Request {
 	return req
 }
 
-
 // TestTransportVerdicts sends a plain and a streamed request through the
 // instrumented transport to a real fake-API server in every mode and
 // asserts the recorded series.
