@@ -86,6 +86,8 @@ type Runner struct {
 	history *evaluator.History
 	// pending are the operator commands the next tick applies, in order.
 	pending []*pendingCommand
+	// overridesUnsaved: the last write of the overrides file failed.
+	overridesUnsaved bool
 	nextID  uint64
 
 	// ticked is set by the first tick, ready by the first tick that had
@@ -284,9 +286,13 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.state, r.snap, r.lastTick = next, snap, ts
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
-	if !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) {
-		if err := saveOverrides(r.opts.OverridesPath, next.Overrides); err != nil {
-			r.log.Error("cannot save the overrides file; they hold until a restart", "file", r.opts.OverridesPath, "err", err)
+	// The overrides file follows the state; a failed write is retried
+	// every tick until it succeeds, so a restart does not lose an override.
+	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) {
+		err := saveOverrides(r.opts.OverridesPath, next.Overrides)
+		r.overridesUnsaved = err != nil
+		if err != nil {
+			r.log.Error("cannot save the overrides file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", r.opts.OverridesPath, "err", err)
 		}
 	}
 	answer(cmds, events, ts)
