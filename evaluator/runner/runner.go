@@ -88,7 +88,7 @@ type Runner struct {
 	pending []*pendingCommand
 	// overridesUnsaved: the last write of the overrides file failed.
 	overridesUnsaved bool
-	nextID  uint64
+	nextID           uint64
 
 	// ticked is set by the first tick, ready by the first tick that had
 	// data (see Ready).
