@@ -46,7 +46,8 @@ func NewHermes(t testing.TB, dir string) *Hermes {
 	h.srv = testenv.NewServer(t, "hermes", dir, h.URL+"/-/healthy", testenv.HermesBinary(t), "run",
 		"--config", h.ConfigPath, "--web.listen-address", h.Addr,
 		"--audit.file", h.AuditPath, "--restore.selector", `job="hermes"`,
-		"--web.enable-lifecycle") // the tests reload over HTTP
+		// The tests reload over HTTP, by SIGHUP and by editing the file.
+		"--web.enable-lifecycle", "--config.watch")
 	h.srv.StopTimeout = 15 * time.Second
 	return h
 }
