@@ -169,7 +169,7 @@ func (n *testNginx) workers() []int {
 // of before: the reload is then in effect for every new connection.
 func (n *testNginx) waitReloaded(before []int) {
 	n.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		w := n.workers()
 		if len(w) == 1 && !slices.Contains(before, w[0]) {
@@ -177,7 +177,7 @@ func (n *testNginx) waitReloaded(before []int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			n.t.Fatalf("nginx reload not effective after 10s: workers %v, before %v\n%s", w, before, n.log())
+			n.t.Fatalf("nginx reload not effective after 30s: workers %v, before %v\n%s", w, before, n.log())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -185,7 +185,7 @@ func (n *testNginx) waitReloaded(before []int) {
 
 // waitReloads waits until the master has started at least want reloads.
 func (n *testNginx) waitReloads(want int) bool {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for n.reloads() < want {
 		if time.Now().After(deadline) {
 			return false
