@@ -77,10 +77,18 @@ func perRoute(ctx context.Context, bt *replay.Backtest, q string, t time.Time, r
 // Queries of the baselines. Deltas of counters over exactly one scrape or
 // one minute (x - x offset d) see the calls of that span, as a proxy that
 // counts calls would.
+//
+// Each baseline counts the failures it counts in real life, not every hard
+// failure of the contract (which includes 4xx such as a 422 for a refused
+// parameter): the classic alert and Envoy's consecutive_5xx count 5xx and
+// locally originated errors (timeouts, connection errors); LiteLLM cools a
+// deployment down for those and for 429, 401, 404 and 408, never for other
+// 4xx.
 const (
-	qHardShare5m = `sum by (route) (rate(llm_gateway_requests_total{verdict="hard_fail"}[5m])) / sum by (route) (rate(llm_gateway_requests_total[5m]))`
+	qHardShare5m = `sum by (route) (rate(` + q5xx + `[5m])) / sum by (route) (rate(llm_gateway_requests_total[5m]))`
 	qCalls       = `llm_gateway_requests_total`
-	qHard        = `llm_gateway_requests_total{verdict="hard_fail"}`
+	q5xx         = `llm_gateway_requests_total{verdict="hard_fail",code=~"5..|timeout|conn_error"}`
+	qLiteLLM     = `llm_gateway_requests_total{verdict="hard_fail",code=~"5..|timeout|conn_error|429|401|404|408"}`
 )
 
 // delta is the per-route increase of the counters sel over the last d.
@@ -88,12 +96,13 @@ func delta(sel string, d time.Duration) string {
 	return fmt.Sprintf("sum by (route) (%s) - sum by (route) (%s offset %s)", sel, sel, fmtDur(d))
 }
 
-// callsAndFailures are each route's calls and hard failures in the d up to t.
-func callsAndFailures(ctx context.Context, bt *replay.Backtest, t time.Time, d time.Duration, routes []string) (calls, hard map[string]float64, err error) {
+// callsAndFailures are each route's calls and failures (the counters
+// qFail selects) in the d up to t.
+func callsAndFailures(ctx context.Context, bt *replay.Backtest, t time.Time, d time.Duration, qFail string, routes []string) (calls, hard map[string]float64, err error) {
 	if calls, err = perRoute(ctx, bt, delta(qCalls, d), t, routes); err != nil {
 		return nil, nil, err
 	}
-	if hard, err = perRoute(ctx, bt, delta(qHard, d), t, routes); err != nil {
+	if hard, err = perRoute(ctx, bt, delta(qFail, d), t, routes); err != nil {
 		return nil, nil, err
 	}
 	return calls, hard, nil
@@ -133,7 +142,7 @@ func Classic(ctx context.Context, bt *replay.Backtest, routes []string) ([]Tick,
 // Envoy counts no content failures and sends no alerts.
 func Envoy(ctx context.Context, bt *replay.Backtest, routes []string) ([]Tick, error) {
 	times := map[string]int{}
-	return breaker(ctx, bt, routes, bt.Step(), func(r string, n, k float64) time.Duration {
+	return breaker(ctx, bt, routes, bt.Step(), q5xx, func(r string, n, k float64) time.Duration {
 		if !(n >= 5 && k >= 5) {
 			return 0
 		}
@@ -150,7 +159,7 @@ func Envoy(ctx context.Context, bt *replay.Backtest, routes []string) ([]Tick, e
 // cooled down for 60s. Failures are exceptions (5xx, timeouts), not
 // replies whose content is wrong; it sends no alerts.
 func LiteLLM(ctx context.Context, bt *replay.Backtest, routes []string) ([]Tick, error) {
-	return breaker(ctx, bt, routes, time.Minute, func(_ string, n, k float64) time.Duration {
+	return breaker(ctx, bt, routes, time.Minute, qLiteLLM, func(_ string, n, k float64) time.Duration {
 		if n >= 5 && k/n > 0.5 {
 			return time.Minute
 		}
@@ -159,13 +168,13 @@ func LiteLLM(ctx context.Context, bt *replay.Backtest, routes []string) ([]Tick,
 }
 
 // breaker runs a client-side breaker each tick: a route not ejected is
-// ejected for trip(route, calls, hard failures in the last window), when
+// ejected for trip(route, calls, failures qFail counts in the last window), when
 // that is above 0; ejected routes pass their share down the chain.
-func breaker(ctx context.Context, bt *replay.Backtest, routes []string, window time.Duration, trip func(r string, n, k float64) time.Duration) ([]Tick, error) {
+func breaker(ctx context.Context, bt *replay.Backtest, routes []string, window time.Duration, qFail string, trip func(r string, n, k float64) time.Duration) ([]Tick, error) {
 	until := map[string]time.Time{}
 	var ticks []Tick
 	for t := bt.Start().Add(window); !t.After(bt.End()); t = t.Add(bt.Step()) {
-		calls, hard, err := callsAndFailures(ctx, bt, t, window, routes)
+		calls, hard, err := callsAndFailures(ctx, bt, t, window, qFail, routes)
 		if err != nil {
 			return nil, err
 		}

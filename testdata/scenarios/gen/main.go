@@ -38,6 +38,46 @@ type model struct {
 	probeFail  func(time.Duration) float64 // probe failure probability
 	quota      func(time.Duration) float64 // remaining quota; nil = no quota
 	absent     func(time.Duration) bool    // no series at all (scrape gap)
+	// faults are further verdicts, each its own series (code, verdict and
+	// reason labels as the gateway writes them), drawn after hard and soft.
+	faults []fault
+	// volume multiplies the calls of each scrape (a retry storm); nil = 1.
+	volume func(time.Duration) float64
+	// retries is the share of calls that are retries the gateway issued
+	// (llm_gateway_retries_total); nil = no retries series.
+	retries func(time.Duration) float64
+	// tail puts a share of calls on a latency scale k times the rest's: a
+	// long tail that moves P99 but hardly P50; nil = none.
+	tail func(time.Duration) (share, k float64)
+	// replyBytes is the mean reply size in bytes (the optional
+	// llm_gateway_response_size_bytes histogram's _sum and _count, which is
+	// what the shipped policy reads); nil = no size series.
+	replyBytes func(time.Duration) float64
+}
+
+// fault is a share of a route's calls answered with one verdict: a hard
+// failure of a given code ("422", "timeout") or a soft failure of a given
+// reason ("truncated", "fallback_phrase").
+type fault struct {
+	code, verdict, reason string
+	share                 func(time.Duration) float64
+}
+
+// softFault is a share of 2xx replies whose content fails for reason.
+func softFault(reason string, share func(time.Duration) float64) fault {
+	return fault{code: "200", verdict: "soft_fail", reason: reason, share: share}
+}
+
+// hardFault is a share of calls answered with code, counted as hard failures.
+func hardFault(code string, share func(time.Duration) float64) fault {
+	return fault{code: code, verdict: "hard_fail", share: share}
+}
+
+func (f fault) labels() string {
+	if f.reason == "" {
+		return fmt.Sprintf(`,code=%q,verdict=%q`, f.code, f.verdict)
+	}
+	return fmt.Sprintf(`,code=%q,verdict=%q,reason=%q`, f.code, f.verdict, f.reason)
 }
 
 type scenario struct {
@@ -215,7 +255,7 @@ func scenarios() []scenario {
 	nightStd, nightPrem := thinPaid(0), thinPaid(0)
 	nightStd.rate, nightPrem.rate = nightRate(4, 0.09), nightRate(4, 0.03)
 
-	return []scenario{
+	list := []scenario{
 		{"healthy", "6 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 6 * h, withPaid(healthyFree())},
 		{"content_failure", "Soft-fail ratio of the free route climbs from 2 % to 40 % between 1h and 1h20 with HTTP 200 throughout.", 3 * h, withPaid(content)},
 		{"hard_outage", "The free route answers 100 % HTTP 500 from 1h to 1h20.", 3 * h, withPaid(outage)},
@@ -235,6 +275,7 @@ func scenarios() []scenario {
 			map[string]model{"free": nightFree, "paid-standard": nightStd, "paid-premium": nightPrem}},
 		{"healthy_24h", "24 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 24 * h, withPaid(healthyFree())},
 	}
+	return append(list, incidents()...)
 }
 
 // Baseline latency CDF at the histogram's bucket bounds (scale 1).
@@ -283,13 +324,24 @@ func generate(sc scenario) []series {
 		buckets[len(bounds)].name = fmt.Sprintf("llm_gateway_request_duration_seconds_bucket{%s,le=\"+Inf\"}", lbl(""))
 		probe := series{name: fmt.Sprintf("llm_probe_success{%s,probe=\"chat\"}", lbl(""))}
 		quota := series{name: fmt.Sprintf("llm_gateway_quota_remaining_ratio{%s}", lbl(""))}
-		var cOK, cSoft, cHard float64
+		faultS := make([]series, len(md.faults))
+		for j, f := range md.faults {
+			faultS[j].name = "llm_gateway_requests_total{" + lbl(f.labels()) + "}"
+		}
+		retryS := series{name: fmt.Sprintf("llm_gateway_retries_total{%s}", lbl(""))}
+		sizeSum := series{name: fmt.Sprintf("llm_gateway_response_size_bytes_sum{%s}", lbl(""))}
+		sizeCount := series{name: fmt.Sprintf("llm_gateway_response_size_bytes_count{%s}", lbl(""))}
+		var cOK, cSoft, cHard, cRetry, cSize, cReplies float64
+		cFault := make([]float64, len(md.faults))
 		cB := make([]float64, len(buckets))
 		for i := 0; i < n; i++ {
 			t := time.Duration(i) * step
 			absent := md.absent != nil && md.absent(t)
 			if i > 0 {
 				reqs := float64(md.reqs)
+				if md.volume != nil {
+					reqs = math.Round(reqs * md.volume(t))
+				}
 				softShare := md.soft(t)
 				if md.noise {
 					softShare += 0.02 + (rng.Float64()*2-1)*0.015
@@ -297,18 +349,39 @@ func generate(sc scenario) []series {
 				hard := math.Round(reqs * clamp(md.hard(t)))
 				soft := math.Round((reqs - hard) * clamp(softShare))
 				if md.rate != nil {
-					reqs = poisson(rng, md.rate(t)*step.Seconds())
+					vol := 1.0
+					if md.volume != nil {
+						vol = md.volume(t)
+					}
+					reqs = poisson(rng, md.rate(t)*vol*step.Seconds())
 					hard = binomial(rng, reqs, clamp(md.hard(t)))
 					soft = binomial(rng, reqs-hard, clamp(softShare))
 				}
 				cHard += hard
 				cSoft += soft
-				cOK += reqs - hard - soft
+				left := reqs - hard - soft
+				for j, f := range md.faults {
+					k := math.Min(left, rare(rng, reqs, clamp(f.share(t))))
+					cFault[j] += k
+					left -= k
+				}
+				cOK += left
 				scale := md.latency(t)
+				q, k := 0.0, 1.0
+				if md.tail != nil {
+					q, k = md.tail(t)
+				}
 				for j := range bounds {
-					cB[j] += math.Round(reqs * fracBelow(bounds[j]/scale))
+					cB[j] += math.Round(reqs * ((1-q)*fracBelow(bounds[j]/scale) + q*fracBelow(bounds[j]/(scale*k))))
 				}
 				cB[len(bounds)] += reqs
+				if md.retries != nil {
+					cRetry += math.Round(reqs * clamp(md.retries(t)))
+				}
+				if md.replyBytes != nil {
+					cSize += math.Round(reqs * md.replyBytes(t))
+					cReplies += reqs
+				}
 			}
 			pv := 1.0
 			if rng.Float64() < md.probeFail(t) {
@@ -323,6 +396,9 @@ func generate(sc scenario) []series {
 			add(&okS, cOK)
 			add(&softS, cSoft)
 			add(&hardS, cHard)
+			for j := range faultS {
+				add(&faultS[j], cFault[j])
+			}
 			for j := range buckets {
 				add(&buckets[j], cB[j])
 			}
@@ -330,12 +406,26 @@ func generate(sc scenario) []series {
 			if md.quota != nil {
 				add(&quota, math.Round(md.quota(t)*1e6)/1e6)
 			}
+			if md.retries != nil {
+				add(&retryS, cRetry)
+			}
+			if md.replyBytes != nil {
+				add(&sizeSum, cSize)
+				add(&sizeCount, cReplies)
+			}
 		}
 		out = append(out, okS, softS, hardS)
+		out = append(out, faultS...)
 		out = append(out, buckets...)
 		out = append(out, probe)
 		if md.quota != nil {
 			out = append(out, quota)
+		}
+		if md.retries != nil {
+			out = append(out, retryS)
+		}
+		if md.replyBytes != nil {
+			out = append(out, sizeSum, sizeCount)
 		}
 	}
 	return out
@@ -356,6 +446,16 @@ func poisson(rng *rand.Rand, mu float64) float64 {
 		}
 		k++
 	}
+}
+
+// rare draws how many of n calls of probability p fail: Poisson of mean
+// n·p while that is small (a 0.2 % background of 422s is then not rounded
+// to one call per scrape), binomial above.
+func rare(rng *rand.Rand, n, p float64) float64 {
+	if n*p < 30 {
+		return math.Min(n, poisson(rng, n*p))
+	}
+	return binomial(rng, n, p)
 }
 
 // binomial draws how many of n trials of probability p succeed.
@@ -430,10 +530,11 @@ func expand(vals []float64) string {
 func main() {
 	dir := flag.String("dir", "testdata/scenarios", "where to write the scenario files")
 	flag.Parse()
+	truth := incidentTruth()
 	for _, sc := range scenarios() {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Scenario %s: %s\n# Generated by `go run ./testdata/scenarios/gen`; edit gen/main.go, not this file.\n", sc.name, sc.doc)
-		for _, w := range degraded[sc.name] {
+		for _, w := range append(degraded[sc.name], truth[sc.name]...) {
 			fmt.Fprintf(&b, "# degraded: %s %s %s\n", w.route, w.from, w.to)
 		}
 		fmt.Fprintf(&b, "interval: %s\ninput_series:\n", "15s")
