@@ -106,15 +106,7 @@ func TestDrillAgainstTheLiveLoop(t *testing.T) {
 		synctest.Wait()
 		evs := auditEvents(t, audit.String())
 		at := drillPhases(t, evs, "free")
-		order := []string{evaluator.DrillStarted, evaluator.DrillDetected, evaluator.DrillMoved, evaluator.DrillFailedOver, evaluator.DrillEnded}
-		for i, ph := range order {
-			if at[ph].IsZero() {
-				t.Fatalf("drill phase %s not audited; phases %v", ph, at)
-			}
-			if i > 0 && at[ph].Before(at[order[i-1]]) {
-				t.Errorf("drill phase %s at %s before %s at %s", ph, at[ph], order[i-1], at[order[i-1]])
-			}
-		}
+		testenv.CheckDrillPhases(t, at)
 		if !at[evaluator.DrillStarted].Equal(injected) {
 			t.Errorf("injection audited at %s, the command's tick was %s", at[evaluator.DrillStarted], injected)
 		}
