@@ -182,6 +182,9 @@ func endDrill(p *Policy, s *State, route, why string, now time.Time) []Event {
 // endDrills ends, by route, the drills that expired at now and those whose
 // route the configuration no longer has.
 func endDrills(p *Policy, s *State, now time.Time) []Event {
+	if len(s.Drills) == 0 {
+		return nil // the common case costs nothing per tick
+	}
 	var evs []Event
 	for _, route := range slices.Sorted(maps.Keys(s.Drills)) {
 		switch d := s.Drills[route]; {
@@ -196,6 +199,9 @@ func endDrills(p *Policy, s *State, now time.Time) []Event {
 
 // overlayDrills returns snap with every drill's signals overlaid.
 func overlayDrills(drills map[string]Drill, snap Snapshot) Snapshot {
+	if len(drills) == 0 {
+		return snap
+	}
 	for _, route := range slices.Sorted(maps.Keys(drills)) {
 		d := drills[route]
 		for _, n := range slices.Sorted(maps.Keys(d.Signals)) {
@@ -209,6 +215,9 @@ func overlayDrills(drills map[string]Drill, snap Snapshot) Snapshot {
 // recordDrills records, after a tick decided, the drills' first
 // detection, first traffic move and failover, each once, as events.
 func recordDrills(s *State, now time.Time) []Event {
+	if len(s.Drills) == 0 {
+		return nil
+	}
 	var evs []Event
 	for _, route := range slices.Sorted(maps.Keys(s.Drills)) {
 		d, rs := s.Drills[route], s.Routes[route]
