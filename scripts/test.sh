@@ -16,7 +16,7 @@ fi
 go vet ./...
 go test -count=1 -timeout 40m "$@" ./...
 go test -race -count=1 -timeout 20m ./evaluator ./evaluator/runner ./web ./actuators
-for fuzz in rules:FuzzParse evaluator/replay:FuzzParse web:FuzzAdminBodies; do
+for fuzz in rules:FuzzParse evaluator/replay:FuzzParse web:FuzzAdminBodies web:FuzzDrillBody; do
   go test -run '^$' -fuzz "^${fuzz#*:}\$" -fuzztime "${FUZZTIME:-5s}" "./${fuzz%%:*}"
 done
 # A short fuzz run of the reply validator on top of its committed seed corpus.

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -48,4 +50,26 @@ func TestDrillEndpoints(t *testing.T) {
 	if len(b.drills) != 2 {
 		t.Errorf("refused requests reached the backend: %+v", b.drills[2:])
 	}
+}
+
+// FuzzDrillBody posts arbitrary JSON bodies to POST /api/v1/admin/drills:
+// nothing may panic, and every answer is a JSON status, 200 or 400.
+func FuzzDrillBody(f *testing.F) {
+	f.Add(`{"route":"free","signals":{"quota_remaining":0.02},"for":"10m","reason":"game day","dry_run":true}`)
+	f.Add(`{"route":"free","signals":{"quota_remaining":1e999},"for":"10m","reason":"x"}`)
+	f.Add(`{"route":"free","signals":null,"for":"9999999999h","reason":"x"}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		b := &fakeBackend{overrides: map[string]evaluator.Override{}}
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/admin/drills", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		Handler(Options{Backend: b, EnableAdminAPI: true}).ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
+			t.Fatalf("POST %q: %d %s", body, rec.Code, rec.Body)
+		}
+		var answer struct{ Status string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || answer.Status == "" {
+			t.Fatalf("POST %q: answer %q is not a JSON status (%v)", body, rec.Body, err)
+		}
+	})
 }
