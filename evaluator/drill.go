@@ -134,6 +134,9 @@ func checkDrill(p *Policy, s State, cmd Command) error {
 			return fmt.Errorf("service %q has no split yet; drill after the first tick", svc)
 		}
 	}
+	if s.Routes[cmd.Route] == nil {
+		return fmt.Errorf("route %q has not been evaluated yet; drill after the next tick", cmd.Route)
+	}
 	return nil
 }
 

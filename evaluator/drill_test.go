@@ -109,3 +109,17 @@ func TestDrillTimesAreOrdered(t *testing.T) {
 		t.Errorf("drill still running after it expired: %+v", s.Drills)
 	}
 }
+
+// TestDrillOfARouteNotEvaluatedYet: a route a reload just added has no
+// state until the next tick; a drill on it is refused, not applied to
+// nothing.
+func TestDrillOfARouteNotEvaluatedYet(t *testing.T) {
+	p := policyWithActuator(t)
+	now := time.Unix(0, 0).UTC()
+	s, _ := Step(p, State{}, Input{Snapshot: snap(p, now, nil)}, now)
+	delete(s.Routes, "paid-premium")
+	cmd := Command{Kind: CommandDrill, Route: "paid-premium", Signals: map[string]float64{"quota_remaining": 0.01}, Reason: "x", Expires: now.Add(time.Minute)}
+	if _, _, err := Apply(p, s, cmd, now); err == nil || !strings.Contains(err.Error(), "has not been evaluated yet") {
+		t.Errorf("drill of a route without state: %v", err)
+	}
+}
