@@ -92,8 +92,9 @@ func Severity(tier string) string {
 
 // alertLabels are an alert's labels: alertname, severity, tier, its target
 // (service and route with the route's level when the alert became active,
-// or actuator), then the rule's own labels.
-func alertLabels(r rules.AlertRuleConfig, service, route, level, actuator string) map[string]string {
+// or actuator), drill="true" when it became active while its route (or a
+// route of its service) was in a drill, then the rule's own labels.
+func alertLabels(r rules.AlertRuleConfig, service, route, level, actuator string, drill bool) map[string]string {
 	labels := map[string]string{"alertname": r.Name, "severity": Severity(r.Tier), "tier": r.Tier}
 	if service != "" {
 		labels["service"] = service
@@ -105,16 +106,19 @@ func alertLabels(r rules.AlertRuleConfig, service, route, level, actuator string
 	if actuator != "" {
 		labels["actuator"] = actuator
 	}
+	if drill {
+		labels["drill"] = "true"
+	}
 	maps.Copy(labels, r.Labels)
 	return labels
 }
 
 // ForStateLabels are the labels of the series that carries an active alert
 // across restarts (like Prometheus's ALERTS_FOR_STATE): the alert's identity
-// (alertname and target), what people filter on (tier, severity) and level,
-// the one label RestoreAlert cannot derive from the configuration. The
+// (alertname and target), what people filter on (tier, severity), and level
+// and drill, the labels RestoreAlert cannot derive from the configuration. The
 // series' value is the Unix time the alert became active.
-var ForStateLabels = []string{"alertname", "service", "route", "actuator", "tier", "severity", "level"}
+var ForStateLabels = []string{"alertname", "service", "route", "actuator", "tier", "severity", "level", "drill"}
 
 // ForStateValues are the values of ForStateLabels for a.
 func (a *Alert) ForStateValues() []string {
@@ -166,7 +170,7 @@ func (p *Policy) RestoreAlert(labels map[string]string, activeAt, now time.Time)
 	}
 	a := &Alert{Rule: name, Tier: r.Tier, Service: service, Route: route, Actuator: actuator,
 		State: StatePending, ActiveAt: activeAt, LastTrue: now,
-		Labels:      alertLabels(r, service, route, labels["level"], actuator),
+		Labels:      alertLabels(r, service, route, labels["level"], actuator, labels["drill"] == "true"),
 		Annotations: map[string]string{"summary": fmt.Sprintf("%s on %s: restored after a restart of Hermes.", name, where(service, route, actuator))},
 	}
 	if !activeAt.Add(r.For).After(now) {

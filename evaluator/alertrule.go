@@ -157,7 +157,7 @@ func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, cache *
 		// Labels are fixed when the alert becomes active, so its identity
 		// (fingerprint) in Alertmanager does not change while it fires.
 		if a.Labels == nil {
-			a.Labels = alertLabels(r.cfg, env.Service, env.Route, env.Level, env.Actuator)
+			a.Labels = alertLabels(r.cfg, env.Service, env.Route, env.Level, env.Actuator, env.Drill)
 		}
 		a.Annotations = renderAnnotations(r, env, cache)
 		if a.State == StatePending && now.Sub(a.ActiveAt) >= r.cfg.For {
@@ -204,9 +204,12 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 			if rs := s.Routes[r]; rs != nil && rs.Score.Value < env.Score {
 				env.Score = rs.Score.Value
 			}
+			_, drill := s.Drills[r]
+			env.Drill = env.Drill || drill
 		}
 		return env
 	}
+	_, env.Drill = s.Drills[route]
 	rs := s.Routes[route]
 	if rs == nil {
 		return env

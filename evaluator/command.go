@@ -34,8 +34,13 @@ type Command struct {
 	Route   string      `json:"route,omitempty"`   // release, pin
 	Reason  string      `json:"reason"`
 	By      string      `json:"by,omitempty"`
-	// Expires is when a pin or pause lapses by itself; zero means never.
+	// Expires is when a pin or pause lapses by itself (zero means never),
+	// or when a drill ends (required).
 	Expires time.Time `json:"expires,omitzero"`
+	// Signals are the values a drill sets on Route; DryRun keeps the
+	// actuators out of it.
+	Signals map[string]float64 `json:"signals,omitempty"`
+	DryRun  bool               `json:"dry_run,omitempty"`
 }
 
 // Check reports why cmd cannot be applied to s under p, or nil. Apply runs
@@ -65,8 +70,12 @@ func Check(p *Policy, s State, cmd Command) error {
 		if _, ok := s.Overrides[cmd.Service]; !ok {
 			return fmt.Errorf("service %q has no override", cmd.Service)
 		}
+	case CommandDrill, CommandEndDrill:
+		if err := checkDrill(p, s, cmd); err != nil {
+			return fmt.Errorf("%s: %w", cmd.Kind, err)
+		}
 	default:
-		return fmt.Errorf("unknown command %q (want release, pin, pause or clear)", cmd.Kind)
+		return fmt.Errorf("unknown command %q (want release, pin, pause, clear, drill or end-drill)", cmd.Kind)
 	}
 	return nil
 }
@@ -108,6 +117,11 @@ func Apply(p *Policy, prev State, cmd Command, now time.Time) (State, []Event, e
 		delete(s.Overrides, cmd.Service)
 		evs = append(evs, Event{Time: now, Type: EventOverride, Service: cmd.Service, Route: o.Route, Name: string(o.Kind), State: "cleared",
 			Reasons: []string{cmd.Reason + byText(cmd.By)}, By: cmd.By})
+	case CommandDrill, CommandEndDrill:
+		var err error
+		if evs, err = applyDrill(p, &s, cmd, now); err != nil {
+			return prev, nil, fmt.Errorf("%s: %w", cmd.Kind, err)
+		}
 	}
 	for i := range evs {
 		evs[i].Command = cmd.ID

@@ -10,6 +10,7 @@ const (
 	EventAlert    = "alert"    // an alert started or stopped firing
 	EventOverride = "override" // an operator override was set, cleared or expired
 	EventCommand  = "command"  // an operator command was rejected when its tick came
+	EventDrill    = "drill"    // a drill started, reached a phase or ended (see Drill)
 	// EventAlertError: an alert expression failed at run time (a division
 	// by zero, a non-boolean result); the alert counts as not holding. The
 	// live loop logs and counts it (hermes_alert_eval_errors_total) rather
@@ -51,4 +52,7 @@ type Event struct {
 	By      string     `json:"by,omitempty"`
 	Expires *time.Time `json:"expires,omitempty"`
 	Command string     `json:"command,omitempty"`
+
+	// drill: which drill the event belongs to; State is its phase.
+	Drill *DrillInfo `json:"drill,omitempty"`
 }

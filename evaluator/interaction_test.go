@@ -24,6 +24,8 @@ import (
 //	release route=free reason=…
 //	pin service=chat route=paid-premium [for=1h] / pause service=chat / clear service=chat
 //	actuator name=split fail=disk-full / actuator name=split ok (its health from the next tick on)
+//	drill route=free quota_remaining=0.02 for=10m [dry-run] / end-drill route=free
+//	                                                          (a fault drill: other keys are signals)
 //	restart                                                   (keep only what Hermes exports and restores)
 //	state                                                     (print every route and service)
 //	score route=free                                          (print a route's score, its bounds and reasons)
@@ -139,6 +141,8 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			b.WriteString(h.format(e) + "\n")
 		}
 		return strings.TrimSuffix(b.String(), "\n")
+	case "drill", "end-drill":
+		return h.drill(d)
 	case "actuator":
 		name, old := arg("name"), h.health[arg("name")]
 		if e := arg("fail"); e != "" {
@@ -188,6 +192,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			if st := h.s.Services[svc.Name]; st != nil {
 				fmt.Fprintf(&b, "%s: %s\n", svc.Name, weightsText(svc.Routes, st.Weights))
 			}
+			if held, ok := h.s.DryRunHold(svc.Name); ok {
+				fmt.Fprintf(&b, "%s: actuators keep %s (dry-run drill)\n", svc.Name, weightsText(svc.Routes, held.Weights))
+			}
 		}
 		return b.String()
 	}
@@ -197,9 +204,10 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 
 // exportedOnly keeps what Hermes exports as metrics and restores after a
 // restart (see restore.go): levels, since times, stages, failing-since,
-// failbacks, releases and splits; timers and alerts are lost.
+// failbacks, releases and splits, and the overrides and drills the
+// runner keeps in its overrides file; timers and alerts are lost.
 func exportedOnly(s State) State {
-	out := State{Routes: map[string]*RouteState{}, Services: map[string]*traffic.Split{}, Overrides: s.Overrides}
+	out := State{Routes: map[string]*RouteState{}, Services: map[string]*traffic.Split{}, Overrides: s.Overrides, Drills: s.Drills}
 	for n, rs := range s.Routes {
 		out.Routes[n] = &RouteState{SavedRoute: rs.SavedRoute}
 	}
@@ -241,9 +249,15 @@ func (h *harness) format(e Event) string {
 		if a := e.Labels["actuator"]; a != "" {
 			target = "actuator=" + a
 		}
-		return fmt.Sprintf("%s alert %s %s [%s] %s", at, target, e.Name, e.Tier, e.State)
+		drill := ""
+		if e.Labels["drill"] == "true" {
+			drill = " drill=true"
+		}
+		return fmt.Sprintf("%s alert %s %s [%s] %s%s", at, target, e.Name, e.Tier, e.State, drill)
 	case EventOverride:
 		return fmt.Sprintf("%s override %s %s %s %s", at, e.Service, e.Name, e.Route, e.State)
+	case EventDrill:
+		return fmt.Sprintf("%s drill %s %s %s +%s (%s)", at, e.Route, e.Drill.Kind, e.State, e.Time.Sub(e.Drill.Injected), e.Reasons[0])
 	case EventCommand:
 		return fmt.Sprintf("%s command %s %s %s %s (%s)", at, e.Name, e.Service, e.Route, e.State, e.Reasons[0])
 	}

@@ -54,6 +54,9 @@ type State struct {
 	Alerts map[string]*Alert `json:"alerts,omitempty"`
 	// Overrides are operators' holds on services, by service name.
 	Overrides map[string]Override `json:"overrides,omitempty"`
+	// Drills are the running fault drills, by route. A Drill is never
+	// changed in place: the map is copied before a write.
+	Drills map[string]Drill `json:"drills,omitempty"`
 }
 
 // Clone returns a deep copy of s, so Step never mutates its input.
@@ -85,5 +88,6 @@ func (s State) clone(alerts bool) State {
 		}
 	}
 	out.Overrides = maps.Clone(s.Overrides)
+	out.Drills = s.Drills
 	return out
 }

@@ -23,7 +23,8 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		}
 	}
 	s, evs := applyCommands(p, s, in.Commands, now)
-	snap := in.Snapshot
+	evs = append(evs, endDrills(p, &s, now)...)
+	snap := overlayDrills(s.Drills, in.Snapshot)
 
 	// Which routes get user traffic now decides which signals are idle.
 	share := map[string]int{}
@@ -80,6 +81,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	alerts, aevs := evalAlerts(p, s.Alerts, s, snap, now)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
+	evs = append(evs, recordDrills(&s, now)...)
 	return s, evs
 }
 

@@ -28,6 +28,9 @@ type AlertEnv struct {
 	// Evidence is what the counted signals showed, one line each
 	// ("error_body_ratio: 120 of 300 calls in 2m: ≥ 31.7 % at 99.9 %").
 	Evidence []string `expr:"evidence"`
+	// Drill: the route (service scope: a route of the service) is in a
+	// fault drill; its alerts carry the label drill="true".
+	Drill bool `expr:"drill"`
 	// Actuator scope: the actuator, how long it has been failing without a
 	// success (seconds, 0 while it works) and its last error.
 	Actuator   string  `expr:"actuator"`
@@ -48,6 +51,7 @@ type TemplateData struct {
 	Degraded bool
 	Weights  map[string]int
 	Evidence []string
+	Drill    bool
 
 	Actuator   string
 	FailingFor float64

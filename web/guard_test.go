@@ -19,14 +19,16 @@ func TestAdminAndLifecycleAreClosedByDefault(t *testing.T) {
 		{"POST", "/api/v1/admin/overrides", pinBody, "--web.enable-admin-api"},
 		{"POST", "/api/v1/admin/release", `{"route":"free","reason":"fixed"}`, "--web.enable-admin-api"},
 		{"DELETE", "/api/v1/admin/overrides/chat?reason=x", "", "--web.enable-admin-api"},
+		{"POST", "/api/v1/admin/drills", `{"route":"free","signals":{"quota_remaining":0.02},"for":"10m","reason":"game day"}`, "--web.enable-admin-api"},
+		{"DELETE", "/api/v1/admin/drills/free?reason=x", "", "--web.enable-admin-api"},
 	} {
 		code, body := do(t, c.method, srv.URL+c.path, c.body, "")
 		if code != http.StatusForbidden || !strings.Contains(body, c.flag) {
 			t.Errorf("%s %s with the API off: %d %s, want 403 naming %s", c.method, c.path, code, body, c.flag)
 		}
 	}
-	if len(b.overrides) != 0 || len(b.released) != 0 {
-		t.Errorf("a closed API changed something: %v %v", b.overrides, b.released)
+	if len(b.overrides) != 0 || len(b.released) != 0 || len(b.drills) != 0 {
+		t.Errorf("a closed API changed something: %v %v %v", b.overrides, b.released, b.drills)
 	}
 	// Enabling one group leaves the other closed.
 	srv = serveOptions(t, Options{Backend: b, EnableLifecycle: true})

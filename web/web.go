@@ -67,6 +67,8 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("POST /api/v1/admin/release", gd.wrap(admin, h.release))
 	mux.HandleFunc("POST /api/v1/admin/overrides", gd.wrap(admin, h.setOverride))
 	mux.HandleFunc("DELETE /api/v1/admin/overrides/{service}", gd.wrap(admin, h.clearOverride))
+	mux.HandleFunc("POST /api/v1/admin/drills", gd.wrap(admin, h.startDrill))
+	mux.HandleFunc("DELETE /api/v1/admin/drills/{route}", gd.wrap(admin, h.stopDrill))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /{$}", h.page)
 	return mux
@@ -142,15 +144,24 @@ func (h *handler) setOverride(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
-	reason := r.URL.Query().Get("reason")
-	if reason == "" {
-		writeError(w, http.StatusBadRequest, errors.New("a reason is required (?reason=…)"))
+	reason, ok := queryReason(w, r)
+	if !ok {
 		return
 	}
 	cmd := evaluator.Command{Kind: evaluator.CommandClear, Service: r.PathValue("service"), Reason: reason, By: r.URL.Query().Get("by")}
 	if res, ok := h.submit(w, r, cmd); ok {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "cleared", "service": cmd.Service, "tick": res.Tick})
 	}
+}
+
+// queryReason is the required ?reason= of a DELETE; it answers the
+// request itself (400) and returns false when there is none.
+func queryReason(w http.ResponseWriter, r *http.Request) (string, bool) {
+	reason := r.URL.Query().Get("reason")
+	if reason == "" {
+		writeError(w, http.StatusBadRequest, errors.New("a reason is required (?reason=…)"))
+	}
+	return reason, reason != ""
 }
 
 // submit hands a command to the backend. It answers the request itself

@@ -25,6 +25,7 @@ type fakeBackend struct {
 	reloadErr error
 	released  []string
 	overrides map[string]evaluator.Override
+	drills    []evaluator.Command
 }
 
 func (f *fakeBackend) Ready() bool { return f.ready }
@@ -55,6 +56,8 @@ func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (api.Comm
 			return res, errors.New("no override")
 		}
 		delete(f.overrides, cmd.Service)
+	case evaluator.CommandDrill, evaluator.CommandEndDrill:
+		f.drills = append(f.drills, cmd)
 	}
 	return res, nil
 }

@@ -6,13 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/hermes-failover/hermes/web/api"
 )
 
 var ctlUsage = usage{name: "ctl", synopsis: "[--url URL] [--token-file FILE] <action> [arguments] [flags]",
-	summary: "operator controls of a running Hermes: status, release, pin, pause, clear"}
+	summary: "operator controls of a running Hermes: status, release, pin, pause, clear, drill, drills"}
 
 // ctlAction is one "hermes ctl" action.
 type ctlAction struct {
@@ -30,6 +31,9 @@ var ctlActions = []ctlAction{
 	{usage{name: "ctl pin", synopsis: "SERVICE ROUTE --reason TEXT [--for 1h] [--by NAME]", summary: "send all of SERVICE's traffic to ROUTE"}, 2, true, true},
 	{usage{name: "ctl pause", synopsis: "SERVICE --reason TEXT [--for 1h] [--by NAME]", summary: "freeze SERVICE's traffic split"}, 1, true, true},
 	{usage{name: "ctl clear", synopsis: "SERVICE --reason TEXT [--by NAME]", summary: "remove SERVICE's pin or pause"}, 1, true, false},
+	{usage{name: "ctl drill", synopsis: "ROUTE --set SIGNAL=VALUE [--set …] --for 10m --reason TEXT [--dry-run] [--by NAME] | ROUTE --stop --reason TEXT",
+		summary: "run a fault drill: ROUTE's signals read VALUE until --for has passed (or --stop)"}, 1, true, false},
+	{usage{name: "ctl drills", synopsis: "--audit.file FILE", summary: "list past drills from the audit log, with their delays and the median per kind"}, 0, false, false},
 }
 
 func ctlDetails() string {
@@ -72,12 +76,35 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if act.expires {
 		forDur = af.String("for", "", "expire after this duration, e.g. 30m (default: no expiry)")
 	}
+	var drill *drillFlags
+	var auditFile *string
+	switch name {
+	case "drill":
+		drill = addDrillFlags(af)
+	case "drills":
+		auditFile = af.String("audit.file", "", `the audit log "hermes run --audit.file" writes, or "-" for standard input (required)`)
+	}
 	pos, code, ok := act.parse(af, rest, act.args, act.args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if act.reason && *reason == "" {
 		return act.fail(stderr, af, "--reason is required")
+	}
+	if drill != nil {
+		if err := drill.check(); err != nil {
+			return act.fail(stderr, af, "%v", err)
+		}
+	}
+	if auditFile != nil {
+		if *auditFile == "" {
+			return act.fail(stderr, af, "--audit.file is required")
+		}
+		if err := drillsReport(*auditFile, os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "hermes ctl drills: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	c, err := newAPIClient(*base, *tokenFile)
 	if err != nil {
@@ -109,6 +136,9 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "clear":
 		q := url.Values{"reason": {*reason}, "by": {*by}}
 		err = c.do(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil, &answer)
+	case "drill":
+		method, path, body := drill.request(pos[0], *reason, *by)
+		err = c.do(ctx, method, path, body, &answer)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes ctl %s: %v\n", name, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -52,6 +53,8 @@ func (b *backend) Status() api.Status {
 			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100},
 		}}},
 		Alerts: []api.Alert{{Name: "HermesRouteManual", Tier: "A", State: "firing", Service: "chat", Route: "free", ActiveAt: time.Unix(950, 0)}},
+		Drills: []evaluator.Drill{{Route: "paid-standard", Signals: map[string]float64{"quota_remaining": 0.02}, Reason: "game day", By: "alice",
+			Since: time.Unix(985, 0), Until: time.Unix(1585, 0), DryRun: true}},
 	}
 }
 func (b *backend) Reload(context.Context) error { return nil }
@@ -68,6 +71,11 @@ func (b *backend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandR
 		b.calls = append(b.calls, "set "+cmd.Service+" "+string(cmd.Kind)+" "+cmd.Route+" "+cmd.Reason+" "+cmd.Expires.Sub(time.Unix(1000, 0)).String())
 	case evaluator.CommandClear:
 		b.calls = append(b.calls, "clear "+cmd.Service+" "+cmd.Reason)
+	case evaluator.CommandDrill:
+		b.calls = append(b.calls, fmt.Sprintf("drill %s %s %s dry-run=%v %s %s", cmd.Route, evaluator.DrillKind(cmd.Signals),
+			cmd.Expires.Sub(time.Unix(1000, 0)), cmd.DryRun, cmd.Reason, cmd.By))
+	case evaluator.CommandEndDrill:
+		b.calls = append(b.calls, "end-drill "+cmd.Route+" "+cmd.Reason+" "+cmd.By)
 	}
 	return res, nil
 }
@@ -139,7 +147,8 @@ func TestCtl(t *testing.T) {
 		"ROUTE          LEVEL   SINCE                             SCORE  TRAFFIC  REASONS\n",
 		"free           manual  1970-01-01T00:15:00Z (1m40s ago)  20.0   0%       soft_fail_ratio 0.4 (-100.0)\n",
 		"paid-standard  normal  -                                 100.0  100%     -\n",
-		"HermesRouteManual  A     firing  chat     free   1970-01-01T00:15:50Z (50s ago)\n"} {
+		"HermesRouteManual  A     firing  chat     free   1970-01-01T00:15:50Z (50s ago)\n",
+		"paid-standard  quota_remaining=0.02  1970-01-01T00:16:25Z (15s ago)  1970-01-01T00:26:25Z  true     alice  game day\n"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("status: exit %d, output lacks %q:\n%s", code, want, out)
 		}

@@ -2,7 +2,7 @@
 //
 //	hermes run      --config FILE [--web.listen-address :9797]
 //	hermes explain  --route ROUTE [--url URL]
-//	hermes ctl      release|pin|pause|clear|status …
+//	hermes ctl      release|pin|pause|clear|status|drill|drills …
 //	hermes check    [--config FILE]
 //	hermes probe    --config FILE [--web.listen-address :9798]
 //	hermes backtest --series FILE… [--config FILE] [--format text|json]

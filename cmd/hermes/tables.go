@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
@@ -52,6 +53,16 @@ func writeStatus(w io.Writer, st api.Status) {
 				level += fmt.Sprintf(" (failback %d: %d%%)", rt.FailbackStage, rt.FailbackPercent)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%d%%\t%s\n", rt.Name, level, since(rt.Since, st.LastTick), rt.Score, rt.Traffic, dash(strings.Join(rt.Reasons, "; ")))
+		}
+		tw.Flush()
+	}
+	if len(st.Drills) > 0 {
+		fmt.Fprintln(w, "\ndrills")
+		tw := newTable(w)
+		fmt.Fprintln(tw, "ROUTE\tKIND\tSINCE\tUNTIL\tDRY RUN\tBY\tREASON")
+		for _, d := range st.Drills {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", d.Route, evaluator.DrillKind(d.Signals), since(d.Since, st.LastTick),
+				d.Until.UTC().Format(time.RFC3339), d.DryRun, dash(d.By), d.Reason)
 		}
 		tw.Flush()
 	}

@@ -132,7 +132,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `max by (alertname, service, route, actuator, level) (last_over_time(hermes_alert_active_since_timestamp_seconds{job="hermes"}[30m]))`; asked != want {
+	if want := `max by (alertname, service, route, actuator, level, drill) (last_over_time(hermes_alert_active_since_timestamp_seconds{job="hermes"}[30m]))`; asked != want {
 		t.Errorf("query = %s\nwant    %s", asked, want)
 	}
 	if got, want := slices.Sorted(maps.Keys(restored)), slices.Sorted(maps.Keys(st.Alerts)); !slices.Equal(got, want) {

@@ -244,13 +244,13 @@ func serviceLine(name string, chain []string, w map[string]int, notes []string) 
 }
 
 // restoreBy are the labels RestoreAlerts groups by: an alert's identity,
-// and its level label (fixed when the alert became active).
-var restoreBy = []string{"alertname", "service", "route", "actuator", "level"}
+// and its level and drill labels (fixed when the alert became active).
+var restoreBy = []string{"alertname", "service", "route", "actuator", "level", "drill"}
 
 // RestoreAlerts rebuilds the pending and firing alerts of State.Alerts from
 // MetricAlertActiveSince, read through query at now:
 //
-//	max by (alertname, service, route, actuator, level) (last_over_time(hermes_alert_active_since_timestamp_seconds{SELECTOR}[TOLERANCE]))
+//	max by (alertname, service, route, actuator, level, drill) (last_over_time(hermes_alert_active_since_timestamp_seconds{SELECTOR}[TOLERANCE]))
 //
 // Only alerts that were active at Hermes's last export come back: an
 // alert's series must have been scraped within alertFreshness of the last

@@ -35,11 +35,15 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 	return m
 }
 
-// desired is the actuators' desired state: the core's planned splits.
+// desired is the actuators' desired state: the core's planned splits, but
+// the split from before a dry-run drill for the services it holds.
 func desired(s evaluator.State) actuators.Splits {
 	d := make(actuators.Splits, len(s.Services))
 	for name, sp := range s.Services {
 		d[name] = *sp
+		if held, ok := s.DryRunHold(name); ok {
+			d[name] = held
+		}
 	}
 	return d
 }

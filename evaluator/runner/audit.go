@@ -72,6 +72,9 @@ func (r *Runner) audit(e evaluator.Event) {
 		r.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
 	case evaluator.EventAlert:
 		r.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
+	case evaluator.EventDrill:
+		attrs := []any{"route", e.Route, "kind", e.Drill.Kind, "since_injection", e.Time.Sub(e.Drill.Injected), "dry_run", e.Drill.DryRun, "reasons", e.Reasons}
+		r.log.Info("drill "+e.State, appendSet(attrs, "until", e.Expires)...)
 	case evaluator.EventOverride, evaluator.EventCommand:
 		attrs := []any{"kind", e.Name, "service", e.Service, "route", e.Route, "reasons", e.Reasons, "by", e.By}
 		r.log.Info(e.Type+" "+e.State, appendSet(attrs, "expires", e.Expires)...)

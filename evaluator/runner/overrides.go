@@ -17,33 +17,44 @@ func defaultOverridesPath(configPath string) string {
 	return filepath.Join(filepath.Dir(configPath), "hermes-overrides.json")
 }
 
+// overridesFile holds the operators' holds that must survive a restart:
+// overrides by service and running drills by route (a drill ends by itself
+// at its end time, also when that passed while Hermes was down).
 type overridesFile struct {
 	Overrides map[string]evaluator.Override `json:"overrides"`
+	Drills    map[string]evaluator.Drill    `json:"drills,omitempty"`
 }
 
-// loadOverrides reads the overrides file; a missing file means none.
+// loadOverrides reads the overrides of the overrides file.
 func loadOverrides(path string) (map[string]evaluator.Override, error) {
+	f, err := readOverridesFile(path)
+	return f.Overrides, err
+}
+
+// readOverridesFile reads the overrides file; a missing file means none.
+func readOverridesFile(path string) (overridesFile, error) {
+	f := overridesFile{Overrides: map[string]evaluator.Override{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]evaluator.Override{}, nil
+		return f, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("overrides: %w", err)
+		return f, fmt.Errorf("overrides: %w", err)
 	}
-	var f overridesFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("overrides %s: %w", path, err)
+		return f, fmt.Errorf("overrides %s: %w", path, err)
 	}
 	if f.Overrides == nil {
 		f.Overrides = map[string]evaluator.Override{}
 	}
-	return f.Overrides, nil
+	return f, nil
 }
 
-// saveOverrides writes the overrides file atomically (renameio: temp file,
-// fsync, rename), so a crash never leaves half a file.
-func saveOverrides(path string, ov map[string]evaluator.Override) error {
-	b, err := json.MarshalIndent(overridesFile{Overrides: ov}, "", "  ")
+// saveOverrides writes the overrides and drills of s to the overrides file
+// atomically (renameio: temp file, fsync, rename), so a crash never leaves
+// half a file.
+func saveOverrides(path string, s evaluator.State) error {
+	b, err := json.MarshalIndent(overridesFile{Overrides: s.Overrides, Drills: s.Drills}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -14,13 +14,13 @@ import (
 
 // restore rebuilds the state before the first decision (persist.Load):
 // from Hermes's own series in Prometheus, else from what the actuators hold
-// now; operator overrides come from the overrides file.
+// now; operator overrides and drills come from the overrides file.
 func (r *Runner) restore(ctx context.Context) error {
 	r.mu.Lock()
 	pol, query, acts := r.pol, r.query, r.actuators
 	r.mu.Unlock()
 	now := r.opts.Now()
-	overrides, err := loadOverrides(r.opts.OverridesPath)
+	holds, err := readOverridesFile(r.opts.OverridesPath)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,8 @@ func (r *Runner) restore(ctx context.Context) error {
 	current := func(ctx context.Context) (map[string]traffic.Split, error) {
 		return actuators.FanOut("actuators", acts...).Current(ctx)
 	}
-	got := persist.Load(ctx, pol, bounded, current, overrides, now, r.opts.Restore)
+	got := persist.Load(ctx, pol, bounded, current, holds.Overrides, now, r.opts.Restore)
+	got.State.Drills = holds.Drills // the first tick ends those that expired meanwhile
 	for _, err := range got.Problems {
 		r.log.Warn("restore", "err", err)
 	}

@@ -288,8 +288,9 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
 	// every tick until it succeeds, so a restart does not lose an override.
-	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) {
-		err := saveOverrides(r.opts.OverridesPath, next.Overrides)
+	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) ||
+		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) {
+		err := saveOverrides(r.opts.OverridesPath, next)
 		r.overridesUnsaved = err != nil
 		if err != nil {
 			r.log.Error("cannot save the overrides file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", r.opts.OverridesPath, "err", err)
@@ -300,6 +301,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	for _, e := range events {
 		r.audit(e)
 	}
+	r.auditDryRuns(prev, next, ts)
 	r.actuate(tctx, acts, next, ts)
 	r.alerts.Notify(ctx, next.Alerts, ts)
 	if !r.ticked.Load() {

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -49,6 +51,9 @@ func (r *Runner) Status() api.Status {
 			ss.Routes = append(ss.Routes, rt)
 		}
 		st.Services = append(st.Services, ss)
+	}
+	for _, route := range slices.Sorted(maps.Keys(r.state.Drills)) {
+		st.Drills = append(st.Drills, r.state.Drills[route])
 	}
 	for _, a := range r.state.Alerts {
 		if !a.Active() {

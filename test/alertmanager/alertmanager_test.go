@@ -26,10 +26,11 @@ func TestShippedConfig(t *testing.T) {
 		t.Fatalf("amtool check-config: %v\n%s", err, out)
 	}
 	for labels, want := range map[string]string{
-		"alertname=HermesRouteFailedOver severity=critical tier=A service=chat route=free":   "hermes-pager",
-		"alertname=HermesRouteScoreDegraded severity=warning tier=B service=chat route=free": "hermes-ticket",
-		"alertname=HermesWarmStageInUse severity=info tier=C service=chat route=free":        "hermes-info",
-		"alertname=HostDown severity=critical":                                               "null", // not Hermes's
+		"alertname=HermesRouteFailedOver severity=critical tier=A service=chat route=free":            "hermes-pager",
+		"alertname=HermesRouteScoreDegraded severity=warning tier=B service=chat route=free":          "hermes-ticket",
+		"alertname=HermesWarmStageInUse severity=info tier=C service=chat route=free":                 "hermes-info",
+		"alertname=HostDown severity=critical":                                                        "null", // not Hermes's
+		"alertname=HermesRouteFailedOver severity=critical tier=A service=chat route=free drill=true": "hermes-drills",
 	} {
 		args := append([]string{"config", "routes", "test", "--config.file=" + shippedConfig}, strings.Fields(labels)...)
 		out, err := exec.Command(amtool, args...).Output()

@@ -52,6 +52,11 @@ func NewHermes(t testing.TB, dir string) *Hermes {
 	return h
 }
 
+// EnableAdminAPI adds --web.enable-admin-api to h's flags, for a test
+// that sends operator commands; call it before Start. The admin API is
+// closed by default.
+func (h *Hermes) EnableAdminAPI() { h.srv.Args = append(h.srv.Args, "--web.enable-admin-api") }
+
 // Start runs `hermes run` and waits until it serves and ran a first tick
 // (state restored, `ticked` in the status). It does not wait for /-/ready:
 // some tests keep Prometheus down on purpose, and Hermes is only ready once

@@ -27,6 +27,8 @@ type Status struct {
 	// Levels are the configured thresholds of the degraded levels, mildest
 	// first: pages colour scores with them rather than with fixed numbers.
 	Levels []Level `json:"levels"`
+	// Drills are the running fault drills, by route.
+	Drills []evaluator.Drill `json:"drills,omitempty"`
 }
 
 // Level is a degraded level's threshold: a score below Below for its dwell
@@ -106,6 +108,20 @@ type OverrideRequest struct {
 	By      string `json:"by,omitempty"`
 	// ExpiresIn is a Go duration ("30m"); empty means no expiry.
 	ExpiresIn string `json:"expires_in,omitempty"`
+}
+
+// DrillRequest is the body of POST /api/v1/admin/drills: from the next
+// tick until For has passed, Route's Signals read the given values.
+type DrillRequest struct {
+	Route   string             `json:"route"`
+	Signals map[string]float64 `json:"signals"`
+	// For is a Go duration ("10m"), required: a drill ends by itself.
+	For    string `json:"for"`
+	Reason string `json:"reason"`
+	By     string `json:"by,omitempty"`
+	// DryRun: levels, splits and alerts follow the drill, the actuators
+	// keep the split from before it.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // CommandResult is what became of an operator command: applied by a tick
