@@ -24,12 +24,26 @@ type Band struct {
 	Color    string
 }
 
-// Marker is a vertical line at a time: a level change, an alert.
+// Marker is a vertical line at a time: a level change, an alert, an
+// actuation.
 type Marker struct {
 	At    time.Time
 	Label string
 	Color string
+	// Kind is MarkerLevel (the default), MarkerAlert or MarkerActuation;
+	// each is drawn its own way.
+	Kind string
+	// Glyph, when set, is drawn at the top of the line (an actuation's ◆
+	// or ✕) and carries the tooltip too.
+	Glyph string
 }
+
+// Marker kinds: the SVG class of a marker is "marker marker-KIND".
+const (
+	MarkerLevel     = "level"
+	MarkerAlert     = "alert"
+	MarkerActuation = "actuation"
+)
 
 // Chart is one chart: times on the x axis, YMax at the top of the y axis.
 type Chart struct {
@@ -125,8 +139,20 @@ func (c Chart) SVG() template.HTML {
 			left+300+i*130, s.Color, left+314+i*130, esc(s.Name))
 	}
 	for _, m := range c.Markers {
-		fmt.Fprintf(&b, `<line class="marker" x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" stroke-dasharray="3,2"><title>%s</title></line>`,
-			x(m.At), x(m.At), top, height-foot, m.Color, esc(m.At.UTC().Format("2006-01-02 15:04:05")+" "+m.Label))
+		kind, dash := m.Kind, `stroke-dasharray="3,2"`
+		if kind == "" {
+			kind = MarkerLevel
+		}
+		if kind == MarkerActuation {
+			dash = `stroke-width="1.5"` // solid: something outside Hermes moved
+		}
+		title := esc(m.At.UTC().Format("2006-01-02 15:04:05") + " " + m.Label)
+		fmt.Fprintf(&b, `<g class="marker marker-%s" data-label="%s"><title>%s</title><line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" %s/>`,
+			esc(kind), esc(m.Label), title, x(m.At), x(m.At), top, height-foot, m.Color, dash)
+		if m.Glyph != "" {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="middle" fill="%s">%s</text>`, x(m.At), top+9, m.Color, esc(m.Glyph))
+		}
+		b.WriteString(`</g>`)
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
