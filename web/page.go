@@ -80,9 +80,9 @@ type history struct {
 	// actuations do: "prometheus" or "memory".
 	Source          string
 	ActuationSource string
-	Splits []template.HTML
-	Scores []template.HTML
-	Events []string
+	Splits          []template.HTML
+	Scores          []template.HTML
+	Events          []string
 }
 
 // historyWindow is how far back the status page's charts go.
