@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -21,6 +21,9 @@ const (
 	// actuator's backend holds for a route after its last successful
 	// apply (as read back from the backend, else as applied).
 	MetricActuatorTrafficPercent = "hermes_actuator_traffic_percent"
+	// MetricActuatorChanged is the Unix time an actuator's backend last
+	// took a new split for a service (when the apply returned), 0 before.
+	MetricActuatorChanged = "hermes_actuator_changed_timestamp_seconds"
 	// MetricActuatorFailingSince is the Unix time an actuator's applies
 	// began to fail, 0 while its last apply succeeded.
 	MetricActuatorFailingSince = "hermes_actuator_failing_since_timestamp_seconds"
@@ -28,23 +31,28 @@ const (
 	ActuatorLabel = "actuator"
 )
 
-// Actuations reads back from Prometheus, from from to to at step, the
-// applies that changed the split an actuator's backend holds for a service
-// (at the first step that shows the new split) and the failures (at the
-// time they began, from MetricActuatorFailingSince), oldest first. Each
-// series is the highest over the replicas opt.Selector matches. found is
-// false when Prometheus holds none of these series in the range, so that
-// the caller can fall back on what it remembers.
+// Actuations reads back from Prometheus the actuations from from to to,
+// oldest first: the applies that gave a service a new split, at the time
+// MetricActuatorChanged holds, with the split MetricActuatorTrafficPercent
+// shows with it; and the failures, at the time MetricActuatorFailingSince
+// holds, for each service the actuator held. Times are exact whatever the
+// step and scrape interval; only an actuation overwritten before a scrape
+// is lost. Each series is the highest over the replicas opt.Selector
+// matches. found is false when Prometheus holds none of these series in
+// the range, so that the caller can fall back on what it remembers.
 func Actuations(ctx context.Context, api v1.API, from, to time.Time, step time.Duration, opt RestoreOptions) (acts []evaluator.Actuation, found bool, err error) {
 	r := v1.Range{Start: from, End: to, Step: step}
-	held, err := rangeQuery(ctx, api, fmt.Sprintf("max by (%s, %s, %s) (%s%s)", ActuatorLabel, ServiceLabel, RouteLabel, MetricActuatorTrafficPercent, opt.selector()), r)
-	if err != nil {
-		return nil, false, err
+	var m [3]model.Matrix
+	for i, q := range []string{
+		fmt.Sprintf("max by (%s, %s, %s) (%s%s)", ActuatorLabel, ServiceLabel, RouteLabel, MetricActuatorTrafficPercent, opt.selector()),
+		fmt.Sprintf("max by (%s, %s) (%s%s)", ActuatorLabel, ServiceLabel, MetricActuatorChanged, opt.selector()),
+		fmt.Sprintf("max by (%s) (%s%s)", ActuatorLabel, MetricActuatorFailingSince, opt.selector()),
+	} {
+		if m[i], err = rangeQuery(ctx, api, q, r); err != nil {
+			return nil, false, err
+		}
 	}
-	failing, err := rangeQuery(ctx, api, fmt.Sprintf("max by (%s) (%s%s)", ActuatorLabel, MetricActuatorFailingSince, opt.selector()), r)
-	if err != nil {
-		return nil, false, err
-	}
+	held, changed, failing := m[0], m[1], m[2]
 
 	// The split each (actuator, service) holds at each step.
 	type key struct{ actuator, service string }
@@ -63,38 +71,40 @@ func Actuations(ctx context.Context, api v1.API, from, to time.Time, step time.D
 			splits[k][p.Timestamp][string(ss.Metric[RouteLabel])] = int(p.Value)
 		}
 	}
-	for k, byTime := range splits {
-		var prev map[string]int
-		for _, ts := range slices.Sorted(maps.Keys(byTime)) {
-			w := byTime[ts]
-			if prev != nil && !maps.Equal(prev, w) {
-				acts = append(acts, evaluator.Actuation{Time: ts.Time().UTC(), Actuator: k.actuator, Service: k.service, Weights: w, Result: evaluator.ActuationApplied})
+	// at calls f once per distinct time in [from, to] that ss holds, with
+	// the step that first showed it.
+	at := func(ss *model.SampleStream, f func(at time.Time, step model.Time)) {
+		seen := map[model.SampleValue]bool{}
+		for _, p := range ss.Values {
+			t := time.UnixMilli(int64(math.Round(float64(p.Value) * 1e3))).UTC()
+			if p.Value > 0 && !seen[p.Value] && !t.Before(from) && !t.After(to) {
+				f(t, p.Timestamp)
 			}
-			prev = w
+			seen[p.Value] = true
 		}
+	}
+	for _, ss := range changed {
+		k := key{string(ss.Metric[ActuatorLabel]), string(ss.Metric[ServiceLabel])}
+		at(ss, func(t time.Time, step model.Time) {
+			acts = append(acts, evaluator.Actuation{Time: t, Actuator: k.actuator, Service: k.service, Weights: splits[k][step], Result: evaluator.ActuationApplied})
+		})
 	}
 	for _, ss := range failing {
 		name := string(ss.Metric[ActuatorLabel])
-		seen := map[model.SampleValue]bool{}
-		for _, p := range ss.Values {
-			since := time.Unix(0, int64(float64(p.Value)*1e9)).UTC()
-			if p.Value <= 0 || seen[p.Value] || since.Before(from) || since.After(to) {
-				continue
-			}
-			seen[p.Value] = true
-			svcs := services[name]
-			if len(svcs) == 0 {
-				svcs = []string{""}
-			}
-			for _, svc := range svcs {
-				acts = append(acts, evaluator.Actuation{Time: since, Actuator: name, Service: svc, Result: evaluator.ActuationFailed})
-			}
+		svcs := services[name]
+		if len(svcs) == 0 {
+			svcs = []string{""}
 		}
+		at(ss, func(t time.Time, _ model.Time) {
+			for _, svc := range svcs {
+				acts = append(acts, evaluator.Actuation{Time: t, Actuator: name, Service: svc, Result: evaluator.ActuationFailed})
+			}
+		})
 	}
 	slices.SortFunc(acts, func(a, b evaluator.Actuation) int {
 		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Actuator, b.Actuator), cmp.Compare(a.Service, b.Service))
 	})
-	return acts, len(held)+len(failing) > 0, nil
+	return acts, len(held)+len(changed)+len(failing) > 0, nil
 }
 
 // rangeQuery runs expr over r and returns its matrix.

@@ -18,13 +18,14 @@ import (
 
 // TestActuationsFromPrometheus: a real Prometheus scrapes the actuator
 // series of a Hermes whose file actuator moves chat off free, then fails;
-// the actuations read back are one apply at the step that shows the new
-// split and one failure at the time it began, not one per sample.
+// the actuations read back are one apply and one failure at the times
+// they happened (not at a step's), not one per sample.
 func TestActuationsFromPrometheus(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	held := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorTrafficPercent, Help: "h"}, []string{"actuator", "service", "route"})
+	changed := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorChanged, Help: "c"}, []string{"actuator", "service"})
 	failing := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorFailingSince, Help: "f"}, []string{"actuator"})
-	reg.MustRegister(held, failing)
+	reg.MustRegister(held, changed, failing)
 	set := func(free, paid int) {
 		held.WithLabelValues("file", "chat", "free").Set(float64(free))
 		held.WithLabelValues("file", "chat", "paid").Set(float64(paid))
@@ -51,8 +52,9 @@ func TestActuationsFromPrometheus(t *testing.T) {
 		t.Fatalf("an unchanged split: %v, found %v, %v; want no actuation", acts, found, err)
 	}
 
-	movedAt := time.Now()
+	movedAt := time.Now().Truncate(time.Millisecond)
 	set(0, 100)
+	changed.WithLabelValues("file", "chat").Set(float64(movedAt.UnixMilli()) / 1e3)
 	failedAt := time.Now().Add(2 * time.Second).Truncate(time.Second)
 	testenv.Eventually(t, 60*time.Second, "the new split scraped", func() bool {
 		v, err := prom.QueryValue(persist.MetricActuatorTrafficPercent + `{route="paid"}`)
@@ -70,8 +72,8 @@ func TestActuationsFromPrometheus(t *testing.T) {
 	}
 	applied, failed := acts[0], acts[1]
 	if applied.Result != evaluator.ActuationApplied || applied.Actuator != "file" || applied.Service != "chat" ||
-		applied.Weights["free"] != 0 || applied.Weights["paid"] != 100 || applied.Time.Before(movedAt.Add(-time.Second)) {
-		t.Errorf("apply read back as %+v, want file applying chat free 0%%, paid 100%% after %s", applied, movedAt)
+		applied.Weights["free"] != 0 || applied.Weights["paid"] != 100 || !applied.Time.Equal(movedAt.UTC()) {
+		t.Errorf("apply read back as %+v, want file applying chat free 0%%, paid 100%% at %s", applied, movedAt.UTC())
 	}
 	if failed.Result != evaluator.ActuationFailed || failed.Service != "chat" || !failed.Time.Equal(failedAt.UTC()) {
 		t.Errorf("failure read back as %+v, want file failing on chat at %s", failed, failedAt)

@@ -20,6 +20,7 @@ type actuationMetrics struct {
 	// held and failingSince are read back for the charts' actuation
 	// markers (see noteActuation).
 	held         *prometheus.GaugeVec
+	changed      *prometheus.GaugeVec
 	failingSince *prometheus.GaugeVec
 }
 
@@ -38,11 +39,14 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: persist.MetricActuatorTrafficPercent, Help: "Share of a service's traffic the actuator's backend holds for a route after its last successful apply.",
 		}, []string{persist.ActuatorLabel, persist.ServiceLabel, persist.RouteLabel}),
+		changed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: persist.MetricActuatorChanged, Help: "Unix time the actuator's backend last took a new split for the service.",
+		}, []string{persist.ActuatorLabel, persist.ServiceLabel}),
 		failingSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: persist.MetricActuatorFailingSince, Help: "Unix time the actuator's applies began to fail; 0 while its last apply succeeded.",
 		}, []string{persist.ActuatorLabel}),
 	}
-	reg.MustRegister(m.total, m.duration, m.drift, m.held, m.failingSince)
+	reg.MustRegister(m.total, m.duration, m.drift, m.held, m.changed, m.failingSince)
 	return m
 }
 
@@ -65,7 +69,8 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 	for _, a := range sorted {
 		start := r.opts.Now()
 		err := a.Apply(ctx, desired)
-		r.acts.duration.WithLabelValues(a.Name()).Observe(r.opts.Now().Sub(start).Seconds())
+		applied := r.opts.Now()
+		r.acts.duration.WithLabelValues(a.Name()).Observe(applied.Sub(start).Seconds())
 		r.mu.Lock()
 		prev := r.lastActs[a.Name()]
 		st := api.Actuator{Actuator: a.Name(), At: now, OK: err == nil}
@@ -87,7 +92,7 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 		}
 		r.acts.total.WithLabelValues(a.Name(), "success").Inc()
 		holds, drift, derr := actuators.Compare(ctx, a, desired)
-		r.noteActuation(a.Name(), now, heldAfter(a, desired, holds, derr), time.Time{}, nil)
+		r.noteActuation(a.Name(), applied, heldAfter(a, desired, holds, derr), time.Time{}, nil)
 		switch {
 		case derr != nil:
 			r.acts.drift.DeleteLabelValues(a.Name())

@@ -23,14 +23,14 @@ func heldAfter(a actuators.Actuator, desired, holds actuators.Splits, readErr er
 	return holds
 }
 
-// noteActuation exports what actuator name's backend holds and since when
-// it fails (persist.MetricActuatorTrafficPercent and
-// persist.MetricActuatorFailingSince, which persist.Actuations reads back
-// for the charts), and records in the in-memory history the same
-// actuations Prometheus would show: an apply that changed a service's
-// split, and the first failure after success. held is nil when the apply
-// failed with applyErr, failing since failingSince.
-func (r *Runner) noteActuation(name string, now time.Time, held actuators.Splits, failingSince time.Time, applyErr error) {
+// noteActuation exports what actuator name's backend holds, when it last
+// took a new split and since when it fails (persist.MetricActuator*,
+// which persist.Actuations reads back for the charts), and records in the
+// in-memory history the same actuations: an apply that changed a
+// service's split (at the time it returned, at), and the first failure
+// after success (failingSince equal to the tick at). held is nil when the
+// apply failed with applyErr.
+func (r *Runner) noteActuation(name string, at time.Time, held actuators.Splits, failingSince time.Time, applyErr error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.held == nil {
@@ -39,7 +39,7 @@ func (r *Runner) noteActuation(name string, now time.Time, held actuators.Splits
 	prev := r.held[name]
 	if applyErr != nil {
 		r.acts.failingSince.WithLabelValues(name).Set(float64(failingSince.UnixMilli()) / 1e3)
-		if !failingSince.Equal(now) {
+		if !failingSince.Equal(at) {
 			return // still failing: marked when it began
 		}
 		services := slices.Sorted(maps.Keys(prev))
@@ -47,7 +47,7 @@ func (r *Runner) noteActuation(name string, now time.Time, held actuators.Splits
 			services = []string{""}
 		}
 		for _, svc := range services {
-			r.history.AddActuation(evaluator.Actuation{Time: now.UTC(), Actuator: name, Service: svc, Result: evaluator.ActuationFailed, Error: applyErr.Error()})
+			r.history.AddActuation(evaluator.Actuation{Time: failingSince.UTC(), Actuator: name, Service: svc, Result: evaluator.ActuationFailed, Error: applyErr.Error()})
 		}
 		return
 	}
@@ -65,7 +65,8 @@ func (r *Runner) noteActuation(name string, now time.Time, held actuators.Splits
 			r.acts.held.WithLabelValues(name, svc, route).Set(float64(pct))
 		}
 		if old, ok := prev[svc]; ok && !maps.Equal(old.Weights, w) {
-			r.history.AddActuation(evaluator.Actuation{Time: now.UTC(), Actuator: name, Service: svc, Weights: maps.Clone(w), Result: evaluator.ActuationApplied})
+			r.acts.changed.WithLabelValues(name, svc).Set(float64(at.UnixMilli()) / 1e3)
+			r.history.AddActuation(evaluator.Actuation{Time: at.UTC(), Actuator: name, Service: svc, Weights: maps.Clone(w), Result: evaluator.ActuationApplied})
 		}
 	}
 	r.held[name] = held

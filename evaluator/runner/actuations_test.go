@@ -78,6 +78,10 @@ func TestActuationsAreExportedAndRemembered(t *testing.T) {
 		if last.Result != evaluator.ActuationApplied || last.Actuator != "flaky" || last.Service != "chat" || last.Weights["free"] != 0 || last.Weights["paid-standard"] != 100 {
 			t.Fatalf("after the failover the last actuation is %+v, want flaky applying chat free 0%%, paid-standard 100%%", last)
 		}
+		changed := testenv.Metric(t, reg, persist.MetricActuatorChanged, map[string]string{"actuator": "flaky", "service": "chat"})
+		if changed != float64(last.Time.UnixMilli())/1e3 {
+			t.Errorf("%s = %v, want the last apply's %s", persist.MetricActuatorChanged, changed, last.Time)
+		}
 		if held("free") != 0 || held("paid-standard") != 100 {
 			t.Errorf("held after the failover: free %v, paid-standard %v", held("free"), held("paid-standard"))
 		}

@@ -77,9 +77,9 @@ func TestActuationMarkers(t *testing.T) {
 		Markers: append(ms, Marker{At: t0.Add(15 * time.Second), Label: "normal → failover", Color: LevelColors["failover"]})}.SVG())
 	for _, want := range []string{
 		`<g class="marker marker-actuation" data-label="actuator nginx applied chat: free 0%, paid 100% (ok)"><title>2026-12-01 03:00:15 actuator nginx applied chat: free 0%, paid 100% (ok)</title>`,
-		`stroke="` + ActuationColors[evaluator.ActuationApplied] + `" stroke-width="1.5"/><text`, `>◆</text>`,
+		`stroke="` + ActuationColors[evaluator.ActuationApplied] + `" stroke-width="1" stroke-opacity="0.6"/><text`, `>◆</text>`,
 		`<title>2026-12-01 03:00:45 actuator webhook failed: 503 &lt;busy&gt; (error)</title>`, `>✕</text>`,
-		`<g class="marker marker-level" data-label="normal → failover">`, `stroke-dasharray="3,2"/></g>`,
+		`<g class="marker marker-level" data-label="normal → failover">`, `stroke-dasharray="3,2"/></g></svg>`, // drawn last, on top
 	} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("chart lacks %q:\n%s", want, svg)

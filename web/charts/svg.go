@@ -1,10 +1,12 @@
 package charts
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -138,13 +140,23 @@ func (c Chart) SVG() template.HTML {
 		fmt.Fprintf(&b, `<rect x="%d" y="7" width="10" height="10" fill="%s"/><text x="%d" y="16" font-size="11">%s</text>`,
 			left+300+i*130, s.Color, left+314+i*130, esc(s.Name))
 	}
-	for _, m := range c.Markers {
-		kind, dash := m.Kind, `stroke-dasharray="3,2"`
+	// Actuations first, thin and solid, so that a level change in the same
+	// tick stays visible on top of them, dashed.
+	markers := slices.Clone(c.Markers)
+	last := func(m Marker) int {
+		if m.Kind == MarkerActuation {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(markers, func(a, b Marker) int { return cmp.Compare(last(a), last(b)) })
+	for _, m := range markers {
+		kind, dash := m.Kind, `stroke-width="1.5" stroke-dasharray="3,2"`
 		if kind == "" {
 			kind = MarkerLevel
 		}
 		if kind == MarkerActuation {
-			dash = `stroke-width="1.5"` // solid: something outside Hermes moved
+			dash = `stroke-width="1" stroke-opacity="0.6"`
 		}
 		title := esc(m.At.UTC().Format("2006-01-02 15:04:05") + " " + m.Label)
 		fmt.Fprintf(&b, `<g class="marker marker-%s" data-label="%s"><title>%s</title><line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" %s/>`,
