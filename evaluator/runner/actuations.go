@@ -2,15 +2,17 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
 	"time"
 
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/persist"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
 )
 
 // heldAfter is what actuator a's backend holds after a successful apply of
@@ -78,23 +80,19 @@ func (r *Runner) noteActuation(name string, at time.Time, held actuators.Splits,
 // Prometheus cannot answer or holds none of the series yet.
 func (r *Runner) Actuations(ctx context.Context, since time.Time) ([]evaluator.Actuation, string) {
 	r.mu.Lock()
-	cfg, now := r.cfg, r.lastTick
 	mem := r.history.Actuations(since)
 	r.mu.Unlock()
-	if now.IsZero() {
-		return mem, "memory"
-	}
-	api, err := promapi.NewAPI(cfg.Prometheus)
-	if err != nil {
-		return mem, "memory"
-	}
-	qctx, cancel := context.WithTimeout(ctx, historyTimeout)
-	defer cancel()
-	acts, found, err := persist.Actuations(qctx, api, since.Truncate(cfg.Global.EvaluationInterval), now, cfg.Global.EvaluationInterval, r.opts.Restore)
-	if err != nil || !found {
-		if err != nil {
-			r.log.Debug("actuations from Prometheus failed; drawing this process's", "err", err)
+	var acts []evaluator.Actuation
+	err := r.readHistory(ctx, since, func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error {
+		var found bool
+		var err error
+		acts, found, err = persist.Actuations(ctx, api, from, to, step, r.opts.Restore)
+		if err == nil && !found {
+			err = errors.New("no actuator series in Prometheus yet")
 		}
+		return err
+	})
+	if err != nil {
 		return mem, "memory"
 	}
 	why := map[string]string{}

@@ -120,3 +120,21 @@ func TestActuationsAreExportedAndRemembered(t *testing.T) {
 		stop()
 	})
 }
+
+// TestActuationsFallBackOnMemory: when Prometheus does not answer, the
+// status page gets the actuations this process remembers, and says so.
+func TestActuationsFallBackOnMemory(t *testing.T) {
+	r, _ := newFlakyRunner(t, &fakeProm{}, &flakyActuator{})
+	down := "http://" + testenv.FreeAddr(t) // nothing listens there
+	t0 := time.Now().Truncate(time.Second)
+	applied := evaluator.Actuation{Time: t0, Actuator: "flaky", Service: "chat", Weights: map[string]int{"free": 0}, Result: evaluator.ActuationApplied}
+	r.mu.Lock()
+	r.cfg.Prometheus.URL = down
+	r.lastTick = t0
+	r.history.AddActuation(applied)
+	r.mu.Unlock()
+	acts, source := r.Actuations(t.Context(), t0.Add(-time.Hour))
+	if source != "memory" || len(acts) != 1 || acts[0].String() != applied.String() {
+		t.Errorf("with Prometheus down: %v from %s, want %v from memory", acts, source, applied)
+	}
+}

@@ -48,7 +48,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		"paid-premium 100%", "HermesRouteFailedOver", "hard_fail_ratio", "1080 of 1200 calls in 1m",
 		// History charts from the live runner, thresholds from the config.
 		`aria-label="service chat: traffic split"`, `aria-label="route free: score"`,
-		`data-label="warm ≥ 75"`, `data-label="failover ≥ 0"`, `class="marker"`,
+		`data-label="warm ≥ 75"`, `data-label="failover ≥ 0"`, `class="marker marker-level"`,
 		"level chat/free normal → failover", `<code class="next">hermes ctl clear chat --reason`,
 	} {
 		if !strings.Contains(dom, want) {

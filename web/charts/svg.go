@@ -96,8 +96,12 @@ func (c Chart) SVG() template.HTML {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" font-size="10" text-anchor="end">%g%s</text>`,
 			left, width-right, y(v), y(v), left-4, y(v)+3, v, esc(c.YUnit))
 	}
+	layout := "01-02 15:04"
+	if t1.Sub(t0) < 10*time.Minute {
+		layout = "15:04:05" // minutes alone would repeat
+	}
 	for _, t := range []time.Time{t0, t0.Add(t1.Sub(t0) / 2), t1} {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>`, x(t), height-8, t.UTC().Format("01-02 15:04"))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>`, x(t), height-8, t.UTC().Format(layout))
 	}
 
 	base := make([]float64, len(c.Times))
