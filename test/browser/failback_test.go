@@ -2,6 +2,8 @@ package browser_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +26,8 @@ const failbackObserve = "20s"
 // failback, after — a headless Chromium loads the status page: the split
 // chart and every score chart must be drawn from Prometheus with the route
 // names, the configured threshold bands, level-change and actuation
-// markers, and the failback stage. Screenshots go to a temporary
+// markers, and the failback stage. Last, the file actuator fails, and the
+// page marks when, with the error. Screenshots go to a temporary
 // directory, or to $HERMES_SCREENSHOT_DIR; the mid-incident one is
 // docs/img/status-page.png:
 //
@@ -99,6 +102,24 @@ func TestStatusPageThroughFailoverAndFailback(t *testing.T) {
 		"failback stage 1 (10%)", "failback stage 2 (30%)", "failback stage 3 (50%)", "failback stage 4 (100%)",
 		"applied chat: free 30%", "applied chat: free 50%", "applied chat: free 100%, paid-premium 0%, paid-standard 0% (ok)")
 	screenshot(t, chromium, "status-page-after.png", h.URL+"/", "1200,1500")
+
+	// The split file's path becomes a directory: the file actuator fails
+	// from then on, and the page marks when it began, with its error.
+	if err := os.Remove(h.SplitPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(h.SplitPath, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.EventuallyDetail(t, 60*time.Second, "Prometheus holding the file actuator's failure", func() (bool, string) {
+		v, err := prom.QueryValue(`hermes_actuator_failing_since_timestamp_seconds{job="hermes",actuator="file"}`)
+		return err == nil && v > 0, fmt.Sprintf("%v %v", v, err)
+	})
+	dom = statusPage(t, chromium, h.URL)
+	failed := regexp.MustCompile(`<g class="marker marker-actuation" data-label="actuator file failed on chat: [^"]+ \(error\)">.*?✕</text></g>`)
+	if !failed.MatchString(svgOf(t, dom, "service chat: traffic split")) || !failed.MatchString(svgOf(t, dom, "route free: score")) {
+		t.Error("no ✕ marker with the file actuator's error on the split chart and free's score chart")
+	}
 	if t.Failed() {
 		t.Logf("DOM:\n%s", dom)
 	}
