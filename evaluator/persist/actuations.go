@@ -22,7 +22,9 @@ const (
 	// apply (as read back from the backend, else as applied).
 	MetricActuatorTrafficPercent = "hermes_actuator_traffic_percent"
 	// MetricActuatorChanged is the Unix time an actuator's backend last
-	// took a new split for a service (when the apply returned), 0 before.
+	// took a new split for a service (when the apply returned); absent
+	// until the process saw a change (its first apply after start-up is
+	// not one: what the backend held before it is not known).
 	MetricActuatorChanged = "hermes_actuator_changed_timestamp_seconds"
 	// MetricActuatorFailingSince is the Unix time an actuator's applies
 	// began to fail, 0 while its last apply succeeded.
