@@ -21,9 +21,7 @@ func Drift(ctx context.Context, a Actuator, desired Splits) (bool, error) {
 // Compare is Drift that also returns what the backend holds (for a's
 // services), so a caller can record it.
 func Compare(ctx context.Context, a Actuator, desired Splits) (Splits, bool, error) {
-	if s, ok := a.(interface{ Services() []string }); ok {
-		desired = Filter(desired, s.Services())
-	}
+	desired = Handled(a, desired)
 	current, err := a.Current(ctx)
 	if err != nil {
 		return nil, false, err
@@ -34,4 +32,13 @@ func Compare(ctx context.Context, a Actuator, desired Splits) (Splits, bool, err
 		}
 	}
 	return current, false, nil
+}
+
+// Handled keeps the services of desired that a handles: those of its
+// services: list when it comes from Registry.Build, else all.
+func Handled(a Actuator, desired Splits) Splits {
+	if s, ok := a.(interface{ Services() []string }); ok {
+		return Filter(desired, s.Services())
+	}
+	return desired
 }

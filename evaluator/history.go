@@ -37,10 +37,11 @@ func TickOf(t time.Time, s State) Tick {
 // History keeps the last ticks and events, up to a count of each; the
 // oldest go first. It is not safe for concurrent use.
 type History struct {
-	ticks     []Tick
-	events    []Event
-	maxTicks  int
-	maxEvents int
+	ticks      []Tick
+	events     []Event
+	actuations []Actuation // see AddActuation
+	maxTicks   int
+	maxEvents  int
 }
 
 // NewHistory keeps up to maxTicks ticks and maxEvents events.

@@ -76,11 +76,13 @@ type pageData struct {
 
 type history struct {
 	Window string
-	// Source is where the ticks come from: "prometheus" or "memory".
-	Source string
-	Splits []template.HTML
-	Scores []template.HTML
-	Events []string
+	// Source is where the ticks come from, ActuationSource where the
+	// actuations do: "prometheus" or "memory".
+	Source          string
+	ActuationSource string
+	Splits          []template.HTML
+	Scores          []template.HTML
+	Events          []string
 }
 
 // historyWindow is how far back the status page's charts go.
@@ -94,31 +96,41 @@ const recentEvents = 30
 // draws them.
 type Historian interface {
 	History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string)
+	// Actuations are the actuators' applies that changed a split or
+	// failed, from Prometheus or memory like the ticks.
+	Actuations(ctx context.Context, since time.Time) (acts []evaluator.Actuation, source string)
 }
 
-// buildHistory draws the charts of st's services and routes from ticks and
-// lists the recent events worth reading (levels, failbacks, alerts,
-// overrides), newest first.
-func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Event, source string, colors map[string]string) *history {
+// buildHistory draws the charts of st's services and routes from ticks,
+// with the actuations marked on each service's split and on the scores of
+// its routes, and lists the recent events worth reading (levels,
+// failbacks, alerts, overrides), newest first.
+func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Event, acts []evaluator.Actuation, source string, colors map[string]string) *history {
 	h := &history{Window: historyWindow.String(), Source: source}
 	var th []charts.Threshold
 	for _, l := range st.Levels {
 		th = append(th, charts.Threshold{Name: l.Name, Below: l.Below})
 	}
 	bands := charts.LevelBands(th)
-	seen := map[string]bool{}
+	var order []string
+	servicesOf := map[string][]string{} // route → its services
 	for _, svc := range st.Services {
 		var routes []string
 		for _, rt := range svc.Routes {
 			routes = append(routes, rt.Name)
-		}
-		h.Splits = append(h.Splits, charts.SplitChart(svc.Name, routes, ticks, colors).SVG())
-		for _, r := range routes {
-			if !seen[r] {
-				seen[r] = true
-				h.Scores = append(h.Scores, charts.ScoreChart(r, ticks, bands, events, colors[r]).SVG())
+			if servicesOf[rt.Name] == nil {
+				order = append(order, rt.Name)
 			}
+			servicesOf[rt.Name] = append(servicesOf[rt.Name], svc.Name)
 		}
+		split := charts.SplitChart(svc.Name, routes, ticks, colors)
+		split.Markers = charts.ActuationMarkers(acts, svc.Name)
+		h.Splits = append(h.Splits, split.SVG())
+	}
+	for _, r := range order {
+		score := charts.ScoreChart(r, ticks, bands, events, colors[r])
+		score.Markers = append(score.Markers, charts.ActuationMarkers(acts, servicesOf[r]...)...)
+		h.Scores = append(h.Scores, score.SVG())
 	}
 	for i := len(events) - 1; i >= 0 && len(h.Events) < recentEvents; i-- {
 		switch events[i].Type {
@@ -145,8 +157,11 @@ func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
 	}
 	if hb, ok := h.o.Backend.(Historian); ok {
-		ticks, events, source := hb.History(req.Context(), data.Now.Add(-historyWindow))
-		data.History = buildHistory(st, ticks, events, source, rc)
+		since := data.Now.Add(-historyWindow)
+		ticks, events, source := hb.History(req.Context(), since)
+		acts, actSource := hb.Actuations(req.Context(), since)
+		data.History = buildHistory(st, ticks, events, acts, source, rc)
+		data.History.ActuationSource = actSource
 	}
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)

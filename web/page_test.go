@@ -1,8 +1,10 @@
 package web
 
 import (
+	"html/template"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/web/api"
@@ -58,5 +60,29 @@ func TestStatusPageFollowsConfig(t *testing.T) {
 	}
 	if !strings.Contains(body, `<td class="good">96.0`) || !strings.Contains(body, `<td class="bad">10.0`) {
 		t.Errorf("scores not coloured by the configured thresholds:\n%s", body)
+	}
+}
+
+// TestActuationsOnTheirCharts: an actuation of a service is marked on its
+// split chart and on the score charts of its routes, not on another
+// service's.
+func TestActuationsOnTheirCharts(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	st := api.Status{Levels: []api.Level{{Name: "warm", Below: 85}}, Services: []api.Service{
+		{Name: "chat", Routes: []api.Route{{Name: "free"}, {Name: "paid"}}},
+		{Name: "embed", Routes: []api.Route{{Name: "paid"}, {Name: "local"}}},
+	}}
+	ticks := []evaluator.Tick{{Time: t0}, {Time: t0.Add(time.Minute)}}
+	acts := []evaluator.Actuation{{Time: t0.Add(30 * time.Second), Actuator: "nginx", Service: "chat", Weights: map[string]int{"free": 0, "paid": 100}, Result: evaluator.ActuationApplied}}
+	h := buildHistory(st, ticks, nil, acts, "prometheus", charts.RouteColors([]string{"free", "paid", "local"}))
+	marked := func(svg template.HTML) bool {
+		return strings.Contains(string(svg), "actuator nginx applied chat: free 0%, paid 100% (ok)")
+	}
+	if !marked(h.Splits[0]) || marked(h.Splits[1]) {
+		t.Errorf("split charts: chat marked %v, embed marked %v; want chat only", marked(h.Splits[0]), marked(h.Splits[1]))
+	}
+	// Score charts in order of first appearance: free, paid, local.
+	if !marked(h.Scores[0]) || !marked(h.Scores[1]) || marked(h.Scores[2]) {
+		t.Errorf("score charts: free %v, paid %v, local %v; want free and paid (routes of chat) only", marked(h.Scores[0]), marked(h.Scores[1]), marked(h.Scores[2]))
 	}
 }

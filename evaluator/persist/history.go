@@ -57,13 +57,9 @@ func History(ctx context.Context, api v1.API, from, to time.Time, step time.Dura
 		}},
 	} {
 		expr := fmt.Sprintf("max by (%s) (%s%s)", strings.Join(q.by, ", "), q.name, opt.selector())
-		val, _, _, err := api.QueryRange(ctx, expr, r)
+		m, err := rangeQuery(ctx, api, expr, r)
 		if err != nil {
-			return nil, fmt.Errorf("history: %s: %w", expr, err)
-		}
-		m, ok := val.(model.Matrix)
-		if !ok {
-			return nil, fmt.Errorf("history: %s returned %s, not a matrix", expr, val.Type())
+			return nil, err
 		}
 		for _, ss := range m {
 			for _, p := range ss.Values {

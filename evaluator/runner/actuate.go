@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/persist"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
@@ -16,6 +17,11 @@ type actuationMetrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	drift    *prometheus.GaugeVec
+	// held and failingSince are read back for the charts' actuation
+	// markers (see noteActuation).
+	held         *prometheus.GaugeVec
+	changed      *prometheus.GaugeVec
+	failingSince *prometheus.GaugeVec
 }
 
 func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
@@ -30,8 +36,17 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 		drift: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants after applying (0 when it matches; absent when it cannot be read).",
 		}, []string{"actuator"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: persist.MetricActuatorTrafficPercent, Help: "Share of a service's traffic the actuator's backend holds for a route after its last successful apply.",
+		}, []string{persist.ActuatorLabel, persist.ServiceLabel, persist.RouteLabel}),
+		changed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: persist.MetricActuatorChanged, Help: "Unix time the actuator's backend last took a new split for the service.",
+		}, []string{persist.ActuatorLabel, persist.ServiceLabel}),
+		failingSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: persist.MetricActuatorFailingSince, Help: "Unix time the actuator's applies began to fail; 0 while its last apply succeeded.",
+		}, []string{persist.ActuatorLabel}),
 	}
-	reg.MustRegister(m.total, m.duration, m.drift)
+	reg.MustRegister(m.total, m.duration, m.drift, m.held, m.changed, m.failingSince)
 	return m
 }
 
@@ -58,7 +73,8 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 	for _, a := range sorted {
 		start := r.opts.Now()
 		err := a.Apply(ctx, desired)
-		r.acts.duration.WithLabelValues(a.Name()).Observe(r.opts.Now().Sub(start).Seconds())
+		applied := r.opts.Now()
+		r.acts.duration.WithLabelValues(a.Name()).Observe(applied.Sub(start).Seconds())
 		r.mu.Lock()
 		prev := r.lastActs[a.Name()]
 		st := api.Actuator{Actuator: a.Name(), At: now, OK: err == nil}
@@ -75,10 +91,12 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 			r.acts.total.WithLabelValues(a.Name(), "error").Inc()
 			r.log.Error("actuation failed; retrying next tick", "actuator", a.Name(), "err", err)
 			r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
+			r.noteActuation(a.Name(), now, nil, st.FailingSince, err)
 			continue
 		}
 		r.acts.total.WithLabelValues(a.Name(), "success").Inc()
 		holds, drift, derr := actuators.Compare(ctx, a, desired)
+		r.noteActuation(a.Name(), applied, heldAfter(a, desired, holds, derr), time.Time{}, nil)
 		switch {
 		case derr != nil:
 			r.acts.drift.DeleteLabelValues(a.Name())

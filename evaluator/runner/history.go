@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/persist"
@@ -25,21 +28,42 @@ const historyTimeout = 3 * time.Second
 // answer (source "memory"); and the recent events this process saw.
 func (r *Runner) History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string) {
 	r.mu.Lock()
-	cfg, now := r.cfg, r.lastTick
 	memTicks, memEvents := r.history.Since(since)
 	r.mu.Unlock()
-	if !now.IsZero() {
-		if api, err := promapi.NewAPI(cfg.Prometheus); err == nil {
-			qctx, cancel := context.WithTimeout(ctx, historyTimeout)
-			defer cancel()
-			ticks, err := persist.History(qctx, api, since.Truncate(cfg.Global.EvaluationInterval), now, cfg.Global.EvaluationInterval, r.opts.Restore)
-			if err == nil && len(ticks) > 0 {
-				return ticks, memEvents, "prometheus"
-			}
-			if err != nil {
-				r.log.Debug("history from Prometheus failed; drawing this process's", "err", err)
-			}
+	err := r.readHistory(ctx, since, func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error {
+		var err error
+		ticks, err = persist.History(ctx, api, from, to, step, r.opts.Restore)
+		if err == nil && len(ticks) == 0 {
+			err = errors.New("no tick in Prometheus yet")
 		}
+		return err
+	})
+	if err != nil {
+		return memTicks, memEvents, "memory"
 	}
-	return memTicks, memEvents, "memory"
+	return ticks, memEvents, "prometheus"
+}
+
+// readHistory calls read with the Prometheus API of the configuration and
+// the range of the status page's history (from since, on the tick grid,
+// to the last tick), bounded by historyTimeout. An error (no tick yet, no
+// API, or read's) means the caller draws this process's memory instead.
+func (r *Runner) readHistory(ctx context.Context, since time.Time, read func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error) error {
+	r.mu.Lock()
+	cfg, now := r.cfg, r.lastTick
+	r.mu.Unlock()
+	if now.IsZero() {
+		return errors.New("no tick yet")
+	}
+	api, err := promapi.NewAPI(cfg.Prometheus)
+	if err == nil {
+		qctx, cancel := context.WithTimeout(ctx, historyTimeout)
+		defer cancel()
+		step := cfg.Global.EvaluationInterval
+		err = read(qctx, api, since.Truncate(step), now, step)
+	}
+	if err != nil {
+		r.log.Debug("history from Prometheus failed; drawing this process's", "err", err)
+	}
+	return err
 }

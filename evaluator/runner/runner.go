@@ -81,7 +81,10 @@ type Runner struct {
 	lastTick    time.Time
 	lastActs    map[string]api.Actuator
 	lastDesired map[string]actuators.Splits
-	loadedAt    time.Time
+	// held is what each actuator's backend held after its last successful
+	// apply (see noteActuation).
+	held     map[string]actuators.Splits
+	loadedAt time.Time
 	// history is the status page's fallback when Prometheus cannot answer.
 	history *evaluator.History
 	// pending are the operator commands the next tick applies, in order.

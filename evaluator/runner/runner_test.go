@@ -305,20 +305,7 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		flaky := &flakyActuator{broken: true}
-		dir := t.TempDir()
-		cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: flaky", 1)
-		cfgPath := filepath.Join(dir, "hermes.yaml")
-		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		kinds := &actuators.Registry{}
-		kinds.Register("flaky", func(actuators.Settings) (actuators.Actuator, error) { return flaky, nil })
-		reg := prometheus.NewRegistry()
-		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, reg := newFlakyRunner(t, fp, flaky)
 		stop := start(t, r)
 		time.Sleep(30 * time.Second)
 		synctest.Wait()

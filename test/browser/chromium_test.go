@@ -2,7 +2,9 @@ package browser_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,4 +28,27 @@ func browse(t *testing.T, chromium string, args ...string) string {
 		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
 	}
 	return string(out)
+}
+
+// screenshot saves what Chromium shows of url at size ("W,H") as name in
+// $HERMES_SCREENSHOT_DIR, or in a temporary directory when it is unset,
+// checks that it holds a picture, and returns its path.
+func screenshot(t *testing.T, chromium, name, url, size string) string {
+	t.Helper()
+	dir := os.Getenv("HERMES_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	shot := filepath.Join(dir, name)
+	browse(t, chromium, "--screenshot="+shot, "--window-size="+size, url)
+	fi, err := os.Stat(shot)
+	if err != nil || fi.Size() < 10_000 {
+		size := int64(0)
+		if fi != nil {
+			size = fi.Size()
+		}
+		t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, size)
+	}
+	t.Logf("screenshot: %s", shot)
+	return shot
 }

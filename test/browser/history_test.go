@@ -104,9 +104,5 @@ func TestStatusPageHistoryFromPrometheus(t *testing.T) {
 	if t.Failed() {
 		t.Logf("DOM:\n%s", dom)
 	}
-	shots := os.Getenv("HERMES_SCREENSHOT_DIR")
-	if shots == "" {
-		shots = dir
-	}
-	browse(t, chromium, "--screenshot="+filepath.Join(shots, "status-page-history.png"), "--window-size=1200,1400", srv2.URL+"/")
+	screenshot(t, chromium, "status-page-history.png", srv2.URL+"/", "1200,1400")
 }

@@ -2,7 +2,6 @@ package browser_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -56,15 +55,5 @@ func TestBacktestReportInChromium(t *testing.T) {
 		t.Logf("DOM:\n%s", dom)
 	}
 
-	shots := os.Getenv("HERMES_SCREENSHOT_DIR")
-	if shots == "" {
-		shots = dir
-	}
-	shot := filepath.Join(shots, "backtest-report.png")
-	browse(t, chromium, "--screenshot="+shot, "--window-size=1000,1400", "file://"+report)
-	fi, err := os.Stat(shot)
-	if err != nil || fi.Size() < 10_000 {
-		t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, sizeOf(fi))
-	}
-	t.Logf("screenshot: %s", shot)
+	screenshot(t, chromium, "backtest-report.png", "file://"+report, "1000,1400")
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
 )
 
 func TestRouteColors(t *testing.T) {
@@ -52,5 +54,42 @@ func TestSVG(t *testing.T) {
 	}
 	if empty := (Chart{Title: "x"}).SVG(); !strings.Contains(string(empty), "no data") {
 		t.Errorf("empty chart: %s", empty)
+	}
+}
+
+// TestActuationMarkers: applies and failures are marked on the charts of
+// their service only (a failure of an actuator that held nothing on
+// every chart), drawn apart from level and alert markers, with the
+// actuator, split and result in the tooltip.
+func TestActuationMarkers(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	acts := []evaluator.Actuation{
+		{Time: t0.Add(15 * time.Second), Actuator: "nginx", Service: "chat", Weights: map[string]int{"free": 0, "paid": 100}, Result: evaluator.ActuationApplied},
+		{Time: t0.Add(30 * time.Second), Actuator: "dns", Service: "embed", Weights: map[string]int{"free": 50, "paid": 50}, Result: evaluator.ActuationApplied},
+		{Time: t0.Add(45 * time.Second), Actuator: "webhook", Result: evaluator.ActuationFailed, Error: "503 <busy>"},
+	}
+	ms := ActuationMarkers(acts, "chat")
+	if len(ms) != 2 || ms[0].Label != "actuator nginx applied chat: free 0%, paid 100% (ok)" || ms[1].Label != "actuator webhook failed: 503 <busy> (error)" {
+		t.Fatalf("markers of chat: %+v", ms)
+	}
+	times := []time.Time{t0, t0.Add(time.Minute)}
+	svg := string(Chart{Title: "split", Times: times, YMax: 100, Series: []Series{{Name: "free", Color: "#000", Values: []float64{100, 0}}},
+		Markers: append(ms, Marker{At: t0.Add(15 * time.Second), Label: "normal → failover", Color: LevelColors["failover"]})}.SVG())
+	for _, want := range []string{
+		`<g class="marker marker-actuation" data-label="actuator nginx applied chat: free 0%, paid 100% (ok)"><title>2026-12-01 03:00:15 actuator nginx applied chat: free 0%, paid 100% (ok)</title>`,
+		`stroke="` + ActuationColors[evaluator.ActuationApplied] + `" stroke-width="1" stroke-opacity="0.6"/><text`, `>◆</text>`,
+		`<title>2026-12-01 03:00:45 actuator webhook failed: 503 &lt;busy&gt; (error)</title>`, `>✕</text>`,
+		`<g class="marker marker-level" data-label="normal → failover">`, `stroke-dasharray="3,2"/></g></svg>`, // drawn last, on top
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %q:\n%s", want, svg)
+		}
+	}
+	for kind, c := range ActuationColors {
+		for name, lc := range LevelColors {
+			if c == lc {
+				t.Errorf("actuation %s and %s share %s", kind, name, c)
+			}
+		}
 	}
 }

@@ -3,6 +3,8 @@ package charts
 import (
 	"hash/fnv"
 	"slices"
+
+	"github.com/hermes-failover/hermes/evaluator"
 )
 
 // palette holds colours that stay apart from each other and from the level
@@ -40,4 +42,12 @@ var LevelColors = map[string]string{
 	"manual":   "#6a1b9a", // not a shade of failover: a person must act
 	"pending":  "#fbc02d",
 	"firing":   "#b71c1c",
+}
+
+// ActuationColors are the colours of actuation markers, apart from the
+// level and alert colours (and drawn solid, with a glyph, where those are
+// dashed).
+var ActuationColors = map[string]string{
+	evaluator.ActuationApplied: "#263238", // blue-black ◆
+	evaluator.ActuationFailed:  "#000000", // black ✕
 }

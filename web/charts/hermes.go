@@ -3,6 +3,7 @@ package charts
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -50,7 +51,8 @@ func SplitChart(service string, routes []string, ticks []evaluator.Tick, colors 
 }
 
 // ScoreChart is a route's score over ticks, on the level bands, with its
-// level changes (in the new level's colour) and alerts firing marked.
+// level changes and failback stages (in the new level's colour) and alerts
+// firing marked.
 func ScoreChart(route string, ticks []evaluator.Tick, bands []Band, events []evaluator.Event, color string) Chart {
 	s := Series{Name: route, Color: color, Values: make([]float64, len(ticks))}
 	for i, tk := range ticks {
@@ -66,12 +68,37 @@ func ScoreChart(route string, ticks []evaluator.Tick, bands []Band, events []eva
 		}
 		switch {
 		case e.Type == evaluator.EventLevel:
-			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.From + " → " + e.To, Color: LevelColors[e.To]})
+			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.From + " → " + e.To, Color: LevelColors[e.To], Kind: MarkerLevel})
+		case e.Type == evaluator.EventFailback && e.Stage != nil && *e.Stage > 0:
+			label := fmt.Sprintf("failback stage %d", *e.Stage)
+			if e.Percent != nil {
+				label += fmt.Sprintf(" (%d%%)", *e.Percent)
+			}
+			c.Markers = append(c.Markers, Marker{At: e.Time, Label: label, Color: LevelColors["warm"], Kind: MarkerLevel})
 		case e.Type == evaluator.EventAlert && e.State == "firing":
-			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.Name + " firing (tier " + e.Tier + ")", Color: LevelColors["firing"]})
+			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.Name + " firing (tier " + e.Tier + ")", Color: LevelColors["firing"], Kind: MarkerAlert})
 		}
 	}
 	return c
+}
+
+// ActuationMarkers are the markers of the actuations on any of services
+// (a failure of an actuator that never held a service counts for every
+// one): ◆ where an actuator applied a split, ✕ where it failed, the
+// actuator, split and result in the tooltip.
+func ActuationMarkers(acts []evaluator.Actuation, services ...string) []Marker {
+	var out []Marker
+	for _, a := range acts {
+		if a.Service != "" && !slices.Contains(services, a.Service) {
+			continue
+		}
+		glyph := "◆"
+		if a.Result == evaluator.ActuationFailed {
+			glyph = "✕"
+		}
+		out = append(out, Marker{At: a.Time, Label: a.String(), Color: ActuationColors[a.Result], Kind: MarkerActuation, Glyph: glyph})
+	}
+	return out
 }
 
 func tickTimes(ticks []evaluator.Tick) []time.Time {

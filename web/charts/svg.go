@@ -1,10 +1,12 @@
 package charts
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,12 +26,26 @@ type Band struct {
 	Color    string
 }
 
-// Marker is a vertical line at a time: a level change, an alert.
+// Marker is a vertical line at a time: a level change, an alert, an
+// actuation.
 type Marker struct {
 	At    time.Time
 	Label string
 	Color string
+	// Kind is MarkerLevel (the default), MarkerAlert or MarkerActuation;
+	// each is drawn its own way.
+	Kind string
+	// Glyph, when set, is drawn at the top of the line (an actuation's ◆
+	// or ✕) and carries the tooltip too.
+	Glyph string
 }
+
+// Marker kinds: the SVG class of a marker is "marker marker-KIND".
+const (
+	MarkerLevel     = "level"
+	MarkerAlert     = "alert"
+	MarkerActuation = "actuation"
+)
 
 // Chart is one chart: times on the x axis, YMax at the top of the y axis.
 type Chart struct {
@@ -80,8 +96,12 @@ func (c Chart) SVG() template.HTML {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" font-size="10" text-anchor="end">%g%s</text>`,
 			left, width-right, y(v), y(v), left-4, y(v)+3, v, esc(c.YUnit))
 	}
+	layout := "01-02 15:04"
+	if t1.Sub(t0) < 10*time.Minute {
+		layout = "15:04:05" // minutes alone would repeat
+	}
 	for _, t := range []time.Time{t0, t0.Add(t1.Sub(t0) / 2), t1} {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>`, x(t), height-8, t.UTC().Format("01-02 15:04"))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>`, x(t), height-8, t.UTC().Format(layout))
 	}
 
 	base := make([]float64, len(c.Times))
@@ -124,9 +144,31 @@ func (c Chart) SVG() template.HTML {
 		fmt.Fprintf(&b, `<rect x="%d" y="7" width="10" height="10" fill="%s"/><text x="%d" y="16" font-size="11">%s</text>`,
 			left+300+i*130, s.Color, left+314+i*130, esc(s.Name))
 	}
-	for _, m := range c.Markers {
-		fmt.Fprintf(&b, `<line class="marker" x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" stroke-dasharray="3,2"><title>%s</title></line>`,
-			x(m.At), x(m.At), top, height-foot, m.Color, esc(m.At.UTC().Format("2006-01-02 15:04:05")+" "+m.Label))
+	// Actuations first, thin and solid, so that a level change in the same
+	// tick stays visible on top of them, dashed.
+	markers := slices.Clone(c.Markers)
+	last := func(m Marker) int {
+		if m.Kind == MarkerActuation {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(markers, func(a, b Marker) int { return cmp.Compare(last(a), last(b)) })
+	for _, m := range markers {
+		kind, dash := m.Kind, `stroke-width="1.5" stroke-dasharray="3,2"`
+		if kind == "" {
+			kind = MarkerLevel
+		}
+		if kind == MarkerActuation {
+			dash = `stroke-width="1" stroke-opacity="0.6"`
+		}
+		title := esc(m.At.UTC().Format("2006-01-02 15:04:05") + " " + m.Label)
+		fmt.Fprintf(&b, `<g class="marker marker-%s" data-label="%s"><title>%s</title><line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" %s/>`,
+			esc(kind), esc(m.Label), title, x(m.At), x(m.At), top, height-foot, m.Color, dash)
+		if m.Glyph != "" {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="middle" fill="%s">%s</text>`, x(m.At), top+9, m.Color, esc(m.Glyph))
+		}
+		b.WriteString(`</g>`)
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

@@ -1,0 +1,140 @@
+package runner
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/evaluator/persist"
+	"github.com/hermes-failover/hermes/evaluator/promapi"
+	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// newFlakyRunner runs the shipped policy with flaky as its one actuator,
+// fed by fp.
+func newFlakyRunner(t *testing.T, fp *fakeProm, flaky *flakyActuator) (*Runner, *prometheus.Registry) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: flaky", 1)
+	cfgPath := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kinds := &actuators.Registry{}
+	kinds.Register("flaky", func(actuators.Settings) (actuators.Actuator, error) { return flaky, nil })
+	reg := prometheus.NewRegistry()
+	r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
+		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, reg
+}
+
+// TestActuationsAreExportedAndRemembered: the applies that change the
+// backend's split and the first failure of an outage are what the runner
+// remembers for the charts, and what it exports for Prometheus to keep:
+// the split the backend holds and since when it fails. Re-asserting an
+// unchanged split, or failing again, adds nothing.
+func TestActuationsAreExportedAndRemembered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		flaky := &flakyActuator{}
+		r, reg := newFlakyRunner(t, fp, flaky)
+		remembered := func() []evaluator.Actuation {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.history.Actuations(time.Time{})
+		}
+		held := func(route string) float64 {
+			return testenv.Metric(t, reg, persist.MetricActuatorTrafficPercent, map[string]string{"actuator": "flaky", "service": "chat", "route": route})
+		}
+		failingSince := func() float64 {
+			return testenv.Metric(t, reg, persist.MetricActuatorFailingSince, map[string]string{"actuator": "flaky"})
+		}
+		stop := start(t, r)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if acts := remembered(); len(acts) != 0 || held("free") != 100 || failingSince() != 0 {
+			t.Fatalf("healthy ticks: %v remembered, free held at %v, failing since %v", acts, held("free"), failingSince())
+		}
+
+		fp.mu.Lock()
+		fp.soft = 0.5
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		acts := remembered()
+		last := acts[len(acts)-1]
+		if last.Result != evaluator.ActuationApplied || last.Actuator != "flaky" || last.Service != "chat" || last.Weights["free"] != 0 || last.Weights["paid-standard"] != 100 {
+			t.Fatalf("after the failover the last actuation is %+v, want flaky applying chat free 0%%, paid-standard 100%%", last)
+		}
+		changed := testenv.Metric(t, reg, persist.MetricActuatorChanged, map[string]string{"actuator": "flaky", "service": "chat"})
+		if changed != float64(last.Time.UnixMilli())/1e3 {
+			t.Errorf("%s = %v, want the last apply's %s", persist.MetricActuatorChanged, changed, last.Time)
+		}
+		if held("free") != 0 || held("paid-standard") != 100 {
+			t.Errorf("held after the failover: free %v, paid-standard %v", held("free"), held("paid-standard"))
+		}
+		applied := len(acts)
+
+		flaky.mu.Lock()
+		flaky.broken = true
+		flaky.mu.Unlock()
+		brokeAt := time.Now()
+		time.Sleep(2 * time.Minute) // eight failing ticks
+		synctest.Wait()
+		acts = remembered()
+		if len(acts) != applied+1 {
+			t.Fatalf("an outage of eight ticks left %d actuations, want one failure: %v", len(acts)-applied, acts[applied:])
+		}
+		failed := acts[applied]
+		if failed.Result != evaluator.ActuationFailed || failed.Service != "chat" || failed.Error != "backend unreachable" ||
+			failed.Time.Before(brokeAt) || failed.Time.After(brokeAt.Add(15*time.Second)) {
+			t.Errorf("failure remembered as %+v, want chat at the first tick after %s with the error", failed, brokeAt)
+		}
+		if got := failingSince(); got != float64(failed.Time.Unix()) {
+			t.Errorf("%s = %v, want %d (the first failure)", persist.MetricActuatorFailingSince, got, failed.Time.Unix())
+		}
+		if !strings.Contains(failed.String(), "actuator flaky failed on chat: backend unreachable") {
+			t.Errorf("tooltip %q", failed.String())
+		}
+
+		flaky.mu.Lock()
+		flaky.broken = false
+		flaky.mu.Unlock()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := failingSince(); got != 0 {
+			t.Errorf("%s = %v after recovery, want 0", persist.MetricActuatorFailingSince, got)
+		}
+		stop()
+	})
+}
+
+// TestActuationsFallBackOnMemory: when Prometheus does not answer, the
+// status page gets the actuations this process remembers, and says so.
+func TestActuationsFallBackOnMemory(t *testing.T) {
+	r, _ := newFlakyRunner(t, &fakeProm{}, &flakyActuator{})
+	down := "http://" + testenv.FreeAddr(t) // nothing listens there
+	t0 := time.Now().Truncate(time.Second)
+	applied := evaluator.Actuation{Time: t0, Actuator: "flaky", Service: "chat", Weights: map[string]int{"free": 0}, Result: evaluator.ActuationApplied}
+	r.mu.Lock()
+	r.cfg.Prometheus.URL = down
+	r.lastTick = t0
+	r.history.AddActuation(applied)
+	r.mu.Unlock()
+	acts, source := r.Actuations(t.Context(), t0.Add(-time.Hour))
+	if source != "memory" || len(acts) != 1 || acts[0].String() != applied.String() {
+		t.Errorf("with Prometheus down: %v from %s, want %v from memory", acts, source, applied)
+	}
+}
