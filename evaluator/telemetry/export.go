@@ -30,7 +30,7 @@ func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluato
 			m.deleteRoute(route)
 			continue
 		}
-		m.exportRoute(pol, route, rs, now)
+		m.exportRoute(route, rs, now)
 		m.exportSignals(pol, route, rs, snap, errs)
 		m.exportedRoutes[route] = true
 	}
@@ -69,15 +69,10 @@ func (m *Metrics) forgetRemoved(pol *evaluator.Policy) {
 	}
 }
 
-// exportRoute sets the score, level info and failback counter of one route.
-func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator.RouteState, now time.Time) {
+// exportRoute sets the score and failback counter of one route. The level
+// is persist's hermes_route_level.
+func (m *Metrics) exportRoute(route string, rs *evaluator.RouteState, now time.Time) {
 	m.routeScore.WithLabelValues(route).Set(rs.Score.Value)
-	for l := traffic.Normal; l <= traffic.Manual; l++ {
-		if l != rs.Level {
-			m.routeLevelInfo.DeleteLabelValues(route, l.String())
-		}
-	}
-	m.routeLevelInfo.WithLabelValues(route, rs.Level.String()).Set(1)
 
 	// A failback is new when it completed after the latest one already
 	// counted. The first time a route is seen only failbacks completed at
@@ -94,9 +89,17 @@ func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator
 			latest = t
 		}
 	}
-	m.failbacksTotal.WithLabelValues(route).Add(float64(added))
 	m.failbackRoutesKnown[route] = true
-	m.lastFailbackSeen[route] = latest
+	if !latest.IsZero() {
+		m.lastFailbackSeen[route] = latest
+	}
+	// The counter starts at 0 once the route leaves normal (a failback
+	// needs a failover first, so rate and increase see it from 0) and then
+	// stays: a route that never left normal has none.
+	if rs.Level != traffic.Normal || added > 0 || m.failbackCounted[route] {
+		m.failbacksTotal.WithLabelValues(route).Add(float64(added))
+		m.failbackCounted[route] = true
+	}
 }
 
 // signalDetail reports whether a route's per-signal series are exported:
@@ -159,12 +162,11 @@ func (m *Metrics) deleteSignals(route string) {
 // deleteRoute drops every series of route.
 func (m *Metrics) deleteRoute(route string) {
 	match := prometheus.Labels{labelRoute: route}
-	for _, v := range []*prometheus.GaugeVec{m.routeScore, m.routeLevelInfo} {
-		v.DeletePartialMatch(match)
-	}
+	m.routeScore.DeletePartialMatch(match)
 	m.deleteSignals(route)
 	m.failbacksTotal.DeletePartialMatch(match)
 	delete(m.exportedRoutes, route)
 	delete(m.lastFailbackSeen, route)
 	delete(m.failbackRoutesKnown, route)
+	delete(m.failbackCounted, route)
 }
