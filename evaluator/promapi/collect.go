@@ -28,8 +28,17 @@ const RouteLabel = "route"
 // Prometheus API client, a replay engine or a range cache to it.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
 
-// Collect runs every signal's query (and its volume or samples query) once at t, concurrently, each under its
-// own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
+// maxConcurrentQueries bounds how many of a tick's queries run at once.
+// Hermes's memory peaks while it decodes answers (client_golang reads a
+// whole answer and builds a label map per series: about 5 MB per query at
+// 10,000 routes), so the bound keeps the peak at a few answers rather than
+// one per signal; Prometheus runs each query on one core, so on the
+// machines Hermes meets more at once would mostly queue there.
+const maxConcurrentQueries = 4
+
+// Collect runs every signal's query (and its volume or samples query) once at t, at most
+// maxConcurrentQueries at a time, each under its own timeout (none if
+// timeout <= 0; it starts when the query does), and returns a Snapshot holding a Sample
 // for every (route, signal) in routes × signals.
 //
 // A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
@@ -50,8 +59,11 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 		}
 	}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxConcurrentQueries)
 	for q, into := range answers {
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			qctx, cancel := ctx, context.CancelFunc(func() {})
 			if timeout > 0 {
 				qctx, cancel = context.WithTimeout(ctx, timeout)
