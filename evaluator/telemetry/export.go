@@ -104,8 +104,10 @@ func (m *Metrics) exportRoute(route string, rs *evaluator.RouteState, now time.T
 
 // signalDetail reports whether a route's per-signal series are exported:
 // with Options.AllSignals, else while the route is not normal or some
-// signal takes points off its score. A calm fleet then costs a few series
-// per route, not a few per route and signal (docs/design.md counts them).
+// signal takes points off its score (then each signal's value, its penalty
+// when not 0 and its status when not ok). A calm fleet then costs a few
+// series per route, not a few per route and signal (docs/design.md counts
+// them).
 func (m *Metrics) signalDetail(rs *evaluator.RouteState) bool {
 	return m.allSignals || rs.Level != traffic.Normal || rs.Score.Value < 100
 }
@@ -142,8 +144,19 @@ func (m *Metrics) exportSignals(pol *evaluator.Policy, route string, rs *evaluat
 				break
 			}
 		}
-		m.signalPenalty.WithLabelValues(route, sig.Name).Set(penalty)
-		m.signalStatus.WithLabelValues(route, sig.Name).Set(float64(smp.Status))
+		// Without --metrics.per-signal a penalty of 0 and the status ok are
+		// left out: a route that loses points to one signal costs about one
+		// series per signal (its value, or its status when it has none).
+		if m.allSignals || penalty != 0 {
+			m.signalPenalty.WithLabelValues(route, sig.Name).Set(penalty)
+		} else {
+			m.signalPenalty.DeleteLabelValues(route, sig.Name)
+		}
+		if m.allSignals || smp.Status != evaluator.StatusOK {
+			m.signalStatus.WithLabelValues(route, sig.Name).Set(float64(smp.Status))
+		} else {
+			m.signalStatus.DeleteLabelValues(route, sig.Name)
+		}
 	}
 	if detail {
 		m.signalRoutes[route] = true

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,10 +25,6 @@ import (
 var calmSeries = []string{
 	"hermes_route_level", "hermes_route_level_since_timestamp_seconds", "hermes_route_score", "hermes_route_traffic_percent",
 }
-
-// perSignalSeries are the three series per signal of a route that is not
-// normal or loses points.
-var perSignalSeries = []string{"hermes_signal_penalty", "hermes_signal_status", "hermes_signal_value"}
 
 // scrapeRoutes scrapes reg over HTTP as Prometheus does and returns, for
 // each route label, how many series of each metric name it has.
@@ -62,16 +59,21 @@ func scrapeRoutes(t *testing.T, reg prometheus.Gatherer) map[string]map[string]i
 	return out
 }
 
-// want is the metric names of a route's series: calm plus extra, and
-// every per-signal series once per signal when signals.
-func want(signals int, extra ...string) map[string]int {
+// perSignal counts a route's per-signal series: a value per signal that
+// answers, a penalty per signal taking points off, a status per signal
+// that is not ok (all three for every signal with --metrics.per-signal).
+type perSignal struct{ values, penalties, statuses int }
+
+// want is the metric names of a route's series: calm plus extra, and its
+// per-signal series.
+func want(sig perSignal, extra ...string) map[string]int {
 	out := map[string]int{}
 	for _, n := range append(slices.Clone(calmSeries), extra...) {
 		out[n] = 1
 	}
-	if signals > 0 {
-		for _, n := range perSignalSeries {
-			out[n] = signals
+	for n, c := range map[string]int{"hermes_signal_value": sig.values, "hermes_signal_penalty": sig.penalties, "hermes_signal_status": sig.statuses} {
+		if c > 0 {
+			out[n] = c
 		}
 	}
 	return out
@@ -87,6 +89,11 @@ func TestSeriesPerRoute(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	healthy := testenv.Healthy(p, now)
 	snap := testenv.Degraded(p, healthy, 4, "soft_fail_ratio", 0.12) // svc0-route0 and svc1-route0 lose points
+	missing := p.Config.Signals[len(p.Config.Signals)-1].Name
+	if missing == "soft_fail_ratio" {
+		t.Fatal("pick another signal to go missing")
+	}
+	snap.Set("svc0-route0", missing, evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"})
 	pin := evaluator.Command{Kind: evaluator.CommandPin, Service: "svc1", Route: "svc1-route1", Reason: "provider maintenance", By: "alice"}
 	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap, Commands: []evaluator.Command{pin}}, now)
 	if s.Overrides["svc1"].Route != "svc1-route1" {
@@ -107,18 +114,18 @@ func TestSeriesPerRoute(t *testing.T) {
 		want map[string]map[string]int // route → metric → series
 	}{
 		{"default", Options{}, map[string]map[string]int{
-			"svc1-route2": want(0),                                                                                 // calm
-			"svc1-route1": want(0),                                                                                 // calm, pinned by an operator: overrides live in the overrides file
-			"svc0-route0": want(signals),                                                                           // normal, loses points
-			"svc1-route0": want(signals),                                                                           // normal, loses points, its service pinned away from it
-			"svc0-route1": want(signals, "hermes_failbacks_total", "hermes_route_failing_since_timestamp_seconds"), // failed over, failing
-			"svc0-route2": want(signals, "hermes_failbacks_total", "hermes_failback_stage", "hermes_failback_stage_since_timestamp_seconds",
+			"svc1-route2": want(perSignal{}),                                                                                        // calm
+			"svc1-route1": want(perSignal{}),                                                                                        // calm, pinned by an operator: overrides live in the overrides file
+			"svc0-route0": want(perSignal{signals - 1, 1, 1}),                                                                       // normal, loses points to one signal, another missing
+			"svc1-route0": want(perSignal{signals, 1, 0}),                                                                           // normal, loses points, its service pinned away from it
+			"svc0-route1": want(perSignal{signals, 0, 0}, "hermes_failbacks_total", "hermes_route_failing_since_timestamp_seconds"), // failed over, failing
+			"svc0-route2": want(perSignal{signals, 0, 0}, "hermes_failbacks_total", "hermes_failback_stage", "hermes_failback_stage_since_timestamp_seconds",
 				"hermes_route_failbacks_in_window", "hermes_route_last_failback_timestamp_seconds"), // failing back, a failback in the window
-			"svc0-route3": want(signals, "hermes_failbacks_total", "hermes_route_released"), // manual, released
+			"svc0-route3": want(perSignal{signals, 0, 0}, "hermes_failbacks_total", "hermes_route_released"), // manual, released
 		}},
 		{"--metrics.per-signal", Options{AllSignals: true}, map[string]map[string]int{
-			"svc1-route2": want(signals),
-			"svc0-route0": want(signals),
+			"svc1-route2": want(perSignal{signals, signals, signals}),
+			"svc0-route0": want(perSignal{signals - 1, signals, signals}),
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,12 +147,12 @@ func TestSeriesPerRoute(t *testing.T) {
 				calm.Routes[r] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Since: later}, Score: evaluator.Score{Value: 100}}
 			}
 			m.Update(p, calm, healthy, later)
-			signalsKept := 0
+			var kept perSignal
 			if tc.opts.AllSignals {
-				signalsKept = signals
+				kept = perSignal{signals, signals, signals}
 			}
 			for route, n := range scrapeRoutes(t, reg) {
-				w := want(signalsKept)
+				w := want(kept)
 				if slices.Contains([]string{"svc0-route1", "svc0-route2", "svc0-route3"}, route) {
 					w["hermes_failbacks_total"] = 1 // a counter stays once it exists
 				}
