@@ -31,6 +31,9 @@ ticks=0
 while [ "$(date +%s)" -lt "$deadline" ]; do
 	ticks=$(curl -sf "http://127.0.0.1:$hport/metrics" | awk '/^hermes_ticks_total /{print int($2)}' || true)
 	[ "${ticks:-0}" -ge 4 ] && break
+	# RSS moves a lot within a tick (answers decoded, garbage collected):
+	# sample it from the first tick on and report the median and maximum.
+	[ "${ticks:-0}" -ge 1 ] && awk '/^VmRSS:/{print $2}' "/proc/$hermes/status" >>"$dir/rss.txt"
 	sleep 2
 done
 if [ "${ticks:-0}" -lt 4 ]; then
@@ -44,6 +47,10 @@ if [ -n "${HEAP_PROFILE:-}" ]; then
 fi
 rss=$(awk '/^VmRSS:/{print $2}' "/proc/$hermes/status")
 hwm=$(awk '/^VmHWM:/{print $2}' "/proc/$hermes/status")
-printf 'hermes run, %s routes, after %s ticks\n  resident memory  %6.1f MB (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
-	"$routes" "$ticks" "$(echo "$rss / 1024" | bc -l)" "$(echo "$hwm / 1024" | bc -l)" \
+echo "$rss" >>"$dir/rss.txt"
+med=$(sort -n "$dir/rss.txt" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+top=$(sort -n "$dir/rss.txt" | tail -1)
+printf 'hermes run, %s routes, after %s ticks\n  resident memory  %6.1f MB now, median %.1f MB and max %.1f MB of %s samples since the first tick (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
+	"$routes" "$ticks" "$(echo "$rss / 1024" | bc -l)" "$(echo "$med / 1024" | bc -l)" "$(echo "$top / 1024" | bc -l)" \
+	"$(wc -l <"$dir/rss.txt")" "$(echo "$hwm / 1024" | bc -l)" \
 	"$(echo "$(wc -c <"$dir/metrics.txt") / 1000000" | bc -l)" "$(grep -vc '^#' "$dir/metrics.txt")"
