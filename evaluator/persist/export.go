@@ -158,8 +158,12 @@ func (e *Exporter) exportAlerts(alerts map[string]*evaluator.Alert) {
 // forgetRemoved deletes the series of routes and services (or a service's
 // routes) that pol no longer has.
 func (e *Exporter) forgetRemoved(pol *evaluator.Policy) {
+	configured := make(map[string]bool, len(pol.Routes()))
+	for _, r := range pol.Routes() {
+		configured[r] = true
+	}
 	for r := range e.routes {
-		if !slices.Contains(pol.Routes(), r) {
+		if !configured[r] {
 			e.deleteRoute(r)
 		}
 	}

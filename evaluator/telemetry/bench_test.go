@@ -68,3 +68,24 @@ func BenchmarkScrape(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpdate measures one tick's export of Hermes's own series (the
+// saved state through persist's Exporter, scores, per-signal series) with
+// the shipped policy and a tenth of the routes losing points.
+func BenchmarkUpdate(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
+			now := time.Unix(1_700_000_000, 0)
+			snap := testenv.Degraded(p, testenv.Healthy(p, now), 10, "soft_fail_ratio", 0.12)
+			s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, now)
+			m := New(prometheus.NewRegistry(), Options{})
+			m.Update(p, s, snap, now)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				m.Update(p, s, snap, now)
+			}
+		})
+	}
+}
