@@ -28,17 +28,8 @@ const RouteLabel = "route"
 // Prometheus API client, a replay engine or a range cache to it.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
 
-// maxConcurrentQueries bounds how many of a tick's queries run at once.
-// Hermes's memory peaks while it decodes answers (client_golang reads a
-// whole answer and builds a label map per series: about 5 MB per query at
-// 10,000 routes), so the bound keeps the peak at a few answers rather than
-// one per signal; Prometheus runs each query on one core, so on the
-// machines Hermes meets more at once would mostly queue there.
-const maxConcurrentQueries = 4
-
-// Collect runs every signal's query (and its volume or samples query) once at t, at most
-// maxConcurrentQueries at a time, each under its own timeout (none if
-// timeout <= 0; it starts when the query does), and returns a Snapshot holding a Sample
+// Collect runs every signal's query (and its volume or samples query) once at t, concurrently, each under its
+// own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
 // for every (route, signal) in routes × signals.
 //
 // A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
@@ -50,32 +41,36 @@ const maxConcurrentQueries = 4
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
 	// Each distinct query runs once: signals often share their count (the
 	// calls of a window, the samples of a histogram).
-	answers := map[string]*map[string]evaluator.Sample{}
+	// Answers are held by route position, not in a map per query: at
+	// 10,000 routes a slice of samples takes about half the memory of a
+	// map and needs no hashing.
+	answers := map[string]*[]evaluator.Sample{}
 	for _, sig := range signals {
 		for _, q := range []string{sig.Query, sig.EvidenceQuery()} {
 			if q != "" && answers[q] == nil {
-				answers[q] = new(map[string]evaluator.Sample)
+				answers[q] = new([]evaluator.Sample)
 			}
 		}
 	}
+	index := make(map[string]int, len(routes))
+	for i, r := range routes {
+		index[r] = i
+	}
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxConcurrentQueries)
 	for q, into := range answers {
 		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
 			qctx, cancel := ctx, context.CancelFunc(func() {})
 			if timeout > 0 {
 				qctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			defer cancel()
 			vec, err := query(qctx, q, t)
-			*into = routeSamples(vec, err, routes)
+			*into = routeSamples(vec, err, index, len(routes))
 		})
 	}
 	wg.Wait()
-	results := make([]map[string]evaluator.Sample, len(signals))
-	counts := make([]map[string]evaluator.Sample, len(signals))
+	results := make([][]evaluator.Sample, len(signals))
+	counts := make([][]evaluator.Sample, len(signals))
 	for i, sig := range signals {
 		results[i] = *answers[sig.Query]
 		if q := sig.EvidenceQuery(); q != "" {
@@ -84,13 +79,18 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 	}
 
 	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
-	for i, sig := range signals {
-		for _, r := range routes {
-			s := results[i][r]
+	for j, r := range routes {
+		row := snap.Values[r]
+		if row == nil {
+			row = make(map[string]evaluator.Sample, len(signals))
+			snap.Values[r] = row
+		}
+		for i, sig := range signals {
+			s := results[i][j]
 			if counts[i] != nil {
-				s = withVolume(s, counts[i][r])
+				s = withVolume(s, counts[i][j])
 			}
-			snap.Set(r, sig.Name, s)
+			row[sig.Name] = s
 		}
 	}
 	return snap
@@ -110,37 +110,37 @@ func withVolume(s, count evaluator.Sample) evaluator.Sample {
 	return s
 }
 
-// routeSamples turns one query's answer into a evaluator.Sample per route.
-func routeSamples(vec model.Vector, err error, routes []string) map[string]evaluator.Sample {
-	out := make(map[string]evaluator.Sample, len(routes))
+// routeSamples turns one query's answer into a evaluator.Sample per route,
+// at the route's position in index (n routes).
+func routeSamples(vec model.Vector, err error, index map[string]int, n int) []evaluator.Sample {
+	out := make([]evaluator.Sample, n)
 	if err != nil {
 		s := evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: ErrorReason(err)}
-		for _, r := range routes {
-			out[r] = s
+		for i := range out {
+			out[i] = s
 		}
 		return out
 	}
 
-	count := make(map[string]int, len(routes))
-	for _, r := range routes {
-		count[r] = 0
-		out[r] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"}
+	count := make([]int, n)
+	for i := range out {
+		out[i] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"}
 	}
 	for _, s := range vec {
 		r, ok := s.Metric[RouteLabel]
 		if !ok {
 			continue
 		}
-		n, configured := count[string(r)]
+		i, configured := index[string(r)]
 		if !configured {
 			continue
 		}
-		count[string(r)] = n + 1
-		out[string(r)] = valueSample(float64(s.Value))
+		count[i]++
+		out[i] = valueSample(float64(s.Value))
 	}
-	for r, n := range count {
-		if n > 1 {
-			out[r] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: fmt.Sprintf("%d series for one route", n)}
+	for i, c := range count {
+		if c > 1 {
+			out[i] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: fmt.Sprintf("%d series for one route", c)}
 		}
 	}
 	return out
