@@ -3,7 +3,9 @@
 # (default 10000) and the shipped policy against internal/benchfleet/fakeprom
 # (a query API answering every signal for every route, a healthy fleet):
 # after four ticks it prints Hermes's resident memory and the size of its
-# /metrics. PORT_PROM and PORT_HERMES choose the loopback ports.
+# /metrics. PORT_PROM and PORT_HERMES choose the loopback ports. With
+# HEAP_PROFILE=FILE it also saves a heap profile there (hermes run
+# --web.enable-pprof; read it with `go tool pprof -sample_index=inuse_space`).
 set -eu
 cd "$(dirname "$0")/.."
 routes=${1:-10000}
@@ -20,7 +22,7 @@ sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes
 "$dir/fakeprom" -listen "127.0.0.1:$pport" -routes "$routes" >"$dir/fakeprom.log" 2>&1 &
 pids="$pids $!"
 "$dir/hermes" run --config "$dir/hermes.yaml" --web.listen-address "127.0.0.1:$hport" \
-	--audit.file "$dir/audit.jsonl" --log.level warn 2>"$dir/hermes.log" &
+	--audit.file "$dir/audit.jsonl" --log.level warn ${HEAP_PROFILE:+--web.enable-pprof} 2>"$dir/hermes.log" &
 hermes=$!
 pids="$pids $hermes"
 # Wait (up to 5 minutes) for four ticks: 15 s each at the shipped interval.
@@ -29,6 +31,9 @@ ticks=0
 while [ "$(date +%s)" -lt "$deadline" ]; do
 	ticks=$(curl -sf "http://127.0.0.1:$hport/metrics" | awk '/^hermes_ticks_total /{print int($2)}' || true)
 	[ "${ticks:-0}" -ge 4 ] && break
+	# RSS moves a lot within a tick (answers decoded, garbage collected):
+	# sample it from the first tick on and report the median and maximum.
+	[ "${ticks:-0}" -ge 1 ] && awk '/^VmRSS:/{print $2}' "/proc/$hermes/status" >>"$dir/rss.txt"
 	sleep 2
 done
 if [ "${ticks:-0}" -lt 4 ]; then
@@ -37,8 +42,15 @@ if [ "${ticks:-0}" -lt 4 ]; then
 	exit 1
 fi
 curl -sf "http://127.0.0.1:$hport/metrics" >"$dir/metrics.txt"
+if [ -n "${HEAP_PROFILE:-}" ]; then
+	curl -sf "http://127.0.0.1:$hport/debug/pprof/heap" >"$HEAP_PROFILE"
+fi
 rss=$(awk '/^VmRSS:/{print $2}' "/proc/$hermes/status")
 hwm=$(awk '/^VmHWM:/{print $2}' "/proc/$hermes/status")
-printf 'hermes run, %s routes, after %s ticks\n  resident memory  %6.1f MB (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
-	"$routes" "$ticks" "$(echo "$rss / 1024" | bc -l)" "$(echo "$hwm / 1024" | bc -l)" \
+echo "$rss" >>"$dir/rss.txt"
+med=$(sort -n "$dir/rss.txt" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+top=$(sort -n "$dir/rss.txt" | tail -1)
+printf 'hermes run, %s routes, after %s ticks\n  resident memory  %6.1f MB now, median %.1f MB and max %.1f MB of %s samples since the first tick (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
+	"$routes" "$ticks" "$(echo "$rss / 1024" | bc -l)" "$(echo "$med / 1024" | bc -l)" "$(echo "$top / 1024" | bc -l)" \
+	"$(wc -l <"$dir/rss.txt")" "$(echo "$hwm / 1024" | bc -l)" \
 	"$(echo "$(wc -c <"$dir/metrics.txt") / 1000000" | bc -l)" "$(grep -vc '^#' "$dir/metrics.txt")"

@@ -4,6 +4,9 @@
 #     100, 1,000 and 10,000 routes, and the 10k/1k ratio of its ns/op;
 #   - Hermes's own /metrics at 1,000 and 10,000 routes (bytes and series);
 #   - a 24 h backtest at 15 s of 3 and of 100 routes.
+#   - a real `hermes run` of 10,000 healthy routes: resident memory and the
+#     size of its /metrics (scripts/bench-rss.sh, about 2 minutes; RSS=0
+#     skips it).
 # BENCHTIME (default 80x for the tick: two 40-tick phases, calm then 10 % degraded) and COUNT (default 1) tune the runs;
 # the raw output is kept in bench.out for benchstat.
 set -eu
@@ -26,3 +29,4 @@ awk '
 /^BenchmarkBacktest24h\// { printf "backtest 24 h, %s: %.1f s\n", $1, $3 / 1e9 }
 END { if (n1 && n10) printf "tick 10k/1k ratio: %.1f\n", (k10 / n10) / (k1 / n1) }
 ' "$out"
+[ "${RSS:-1}" = 0 ] || scripts/bench-rss.sh 10000

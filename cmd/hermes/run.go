@@ -36,7 +36,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tolerance := fs.Duration("restore.tolerance", time.Hour, "how old Hermes's own series may be to restore state from them")
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
 	watch := fs.Bool("config.watch", false, "reload the configuration when its file changes (off: reload on SIGHUP, or POST /-/reload with --web.enable-lifecycle)")
-	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status for every route, not only for routes that are not normal or lose points")
+	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status of every signal for every route, not only the informative ones for routes that are not normal or lose points")
+	pprofOn := fs.Bool("web.enable-pprof", false, "serve Go runtime profiles (heap, CPU) under /debug/pprof/")
 	if _, code, ok := runUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
 	}
@@ -83,8 +84,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 1
 	}
-	srv := webf.newServer(web.Handler(web.Options{Backend: r, Gatherer: reg, Logger: logger, AdminToken: token,
-		EnableAdminAPI: webf.adminAPI, EnableLifecycle: webf.lifecycle}))
+	srv := webf.newServer(withPprof(web.Handler(web.Options{Backend: r, Gatherer: reg, Logger: logger, AdminToken: token,
+		EnableAdminAPI: webf.adminAPI, EnableLifecycle: webf.lifecycle}), *pprofOn))
 	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath,
 		"admin_api", webf.adminAPI, "lifecycle_api", webf.lifecycle)
 	if token == "" && (webf.adminAPI || webf.lifecycle) {

@@ -198,7 +198,7 @@ func TestRestoreQueryFails(t *testing.T) {
 	_, err := RestoreAlerts(context.Background(), func(context.Context, string, time.Time) (model.Vector, error) {
 		return nil, context.DeadlineExceeded
 	}, p, t0, RestoreOptions{})
-	if err == nil || !strings.Contains(err.Error(), "[1h]") {
+	if err == nil || !strings.Contains(err.Error(), "[1h") {
 		t.Errorf("err = %v, want the failed query (default tolerance 1h) named", err)
 	}
 }

@@ -42,14 +42,14 @@ func NewExporter(reg prometheus.Registerer) *Exporter {
 	return &Exporter{
 		level:             gauge(MetricRouteLevel, "Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.", RouteLabel),
 		levelSince:        gauge(MetricRouteLevelSince, "Unix time the route's current level began.", RouteLabel),
-		stage:             gauge(MetricFailbackStage, "Failback stage of the route (1-based index into failback.stages), 0 when none.", RouteLabel),
-		stageSince:        gauge(MetricFailbackStageSince, "Unix time the route's failback stage began, 0 when none.", RouteLabel),
-		failingSince:      gauge(MetricRouteFailingSince, "Unix time since which a failed-over route has been failing, 0 when not failing.", RouteLabel),
-		failbacksInWindow: gauge(MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window.", RouteLabel),
-		lastFailback:      gauge(MetricRouteLastFailback, "Unix time of the route's last completed failback, 0 when none.", RouteLabel),
-		released:          gauge(MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget.", RouteLabel),
+		stage:             gauge(MetricFailbackStage, "Failback stage of the route (1-based index into failback.stages); absent when none.", RouteLabel),
+		stageSince:        gauge(MetricFailbackStageSince, "Unix time the route's failback stage began; absent when none.", RouteLabel),
+		failingSince:      gauge(MetricRouteFailingSince, "Unix time since which a failed-over route has been failing; absent when not failing.", RouteLabel),
+		failbacksInWindow: gauge(MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window; absent when none.", RouteLabel),
+		lastFailback:      gauge(MetricRouteLastFailback, "Unix time of the route's last completed failback within the failback window; absent when none.", RouteLabel),
+		released:          gauge(MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget; absent otherwise.", RouteLabel),
 		trafficPercent:    gauge(MetricRouteTrafficPercent, "Planned share of the service's traffic sent to the route, in percent.", ServiceLabel, RouteLabel),
-		serviceDegraded:   gauge(MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it.", ServiceLabel),
+		serviceDegraded:   gauge(MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it; absent otherwise.", ServiceLabel),
 		serviceRetries:    gauge(MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", ServiceLabel),
 		alertActiveSince: gauge(MetricAlertActiveSince,
 			"Unix time a pending or firing alert became active, like ALERTS_FOR_STATE; read back at start-up to restore alerts.",
@@ -86,7 +86,7 @@ func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Tim
 		for _, r := range svc.Routes {
 			e.trafficPercent.WithLabelValues(svc.Name, r).Set(float64(st.Weights[r]))
 		}
-		e.serviceDegraded.WithLabelValues(svc.Name).Set(boolValue(st.Degraded))
+		setOrDelete(e.serviceDegraded, 1, st.Degraded, svc.Name)
 		e.serviceRetries.WithLabelValues(svc.Name).Set(boolValue(st.RetriesEnabled))
 		e.services[svc.Name] = slices.Clone(svc.Routes)
 	}
@@ -96,10 +96,10 @@ func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Tim
 func (e *Exporter) exportRoute(pol *evaluator.Policy, route string, rs evaluator.SavedRoute, now time.Time) {
 	e.level.WithLabelValues(route).Set(float64(rs.Level))
 	e.levelSince.WithLabelValues(route).Set(seconds(rs.Since))
-	e.stage.WithLabelValues(route).Set(float64(rs.Stage))
-	e.stageSince.WithLabelValues(route).Set(seconds(rs.StageSince))
-	e.failingSince.WithLabelValues(route).Set(seconds(rs.FailingSince))
-	e.released.WithLabelValues(route).Set(boolValue(rs.Released))
+	setOrDelete(e.stage, float64(rs.Stage), rs.Stage > 0, route)
+	setOrDelete(e.stageSince, seconds(rs.StageSince), rs.Stage > 0, route)
+	setOrDelete(e.failingSince, seconds(rs.FailingSince), !rs.FailingSince.IsZero(), route)
+	setOrDelete(e.released, 1, rs.Released, route)
 	latest, inWindow := e.lastFailbackSeen[route], 0
 	for _, t := range rs.Failbacks {
 		if t.After(latest) {
@@ -109,9 +109,26 @@ func (e *Exporter) exportRoute(pol *evaluator.Policy, route string, rs evaluator
 			inWindow++
 		}
 	}
-	e.lastFailbackSeen[route] = latest
-	e.failbacksInWindow.WithLabelValues(route).Set(float64(inWindow))
-	e.lastFailback.WithLabelValues(route).Set(seconds(latest))
+	if latest.IsZero() {
+		delete(e.lastFailbackSeen, route)
+	} else {
+		e.lastFailbackSeen[route] = latest
+	}
+	setOrDelete(e.failbacksInWindow, float64(inWindow), inWindow > 0, route)
+	setOrDelete(e.lastFailback, seconds(latest), inWindow > 0, route)
+}
+
+// setOrDelete sets the series of v with labels to val when present, and
+// deletes it otherwise. The optional saved-state series exist only while
+// they differ from their default (docs/design.md): a calm fleet costs two
+// saved-state series per route, and a series that ends means "default" to
+// Restore, which checks it was still scraped at Hermes's last export.
+func setOrDelete(v *prometheus.GaugeVec, val float64, present bool, labels ...string) {
+	if present {
+		v.WithLabelValues(labels...).Set(val)
+	} else {
+		v.DeleteLabelValues(labels...)
+	}
 }
 
 // exportAlerts sets the active-since series of every pending or firing
@@ -141,8 +158,12 @@ func (e *Exporter) exportAlerts(alerts map[string]*evaluator.Alert) {
 // forgetRemoved deletes the series of routes and services (or a service's
 // routes) that pol no longer has.
 func (e *Exporter) forgetRemoved(pol *evaluator.Policy) {
+	configured := make(map[string]bool, len(pol.Routes()))
+	for _, r := range pol.Routes() {
+		configured[r] = true
+	}
 	for r := range e.routes {
-		if !slices.Contains(pol.Routes(), r) {
+		if !configured[r] {
 			e.deleteRoute(r)
 		}
 	}

@@ -11,7 +11,10 @@ import (
 )
 
 // Names of the series that carry the state between restarts. Timestamps
-// are Unix seconds, 0 meaning "none".
+// are Unix seconds. Every configured route always has a level, a level
+// since and a traffic percent per service, and every service its retries
+// flag; the other series exist only while they differ from their default
+// (0, "none" or false), so a calm fleet costs few series (docs/design.md).
 const (
 	MetricRouteLevel             = "hermes_route_level"
 	MetricRouteLevelSince        = "hermes_route_level_since_timestamp_seconds"

@@ -30,7 +30,9 @@ import (
 // A configured route with a hermes_route_level series gets Level, Since,
 // Stage, StageSince, FailingSince, Failbacks and Released; routes without
 // one are absent from State.Routes and the caller decides (Step starts them
-// normal). A level that is not an integer in 0..4 drops the route. Any other
+// normal). Stage, failing-since, failbacks, released and the degraded flag
+// have series only while they are not at their default; one that ended
+// before Hermes's last export means the default (see current). A level that is not an integer in 0..4 drops the route. Any other
 // bad value is skipped for a conservative one and reported: a since in the
 // future or missing becomes now (dwell and cooldown start again), a stage
 // outside 0..len(failback.stages), or set on a route that is not failed
@@ -44,15 +46,22 @@ import (
 // which routes had traffic.
 func Restore(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, now time.Time, opt RestoreOptions) (evaluator.State, []string, error) {
 	tol := opt.tolerance()
-	perRoute := []string{
-		MetricRouteLevel, MetricRouteLevelSince, MetricFailbackStage, MetricFailbackStageSince,
-		MetricRouteFailingSince, MetricRouteFailbacksInWindow, MetricRouteLastFailback, MetricRouteReleased,
-	}
 	byRoute := map[string]map[string]float64{} // metric → route → value
-	for _, name := range perRoute {
+	for _, name := range []string{MetricRouteLevel, MetricRouteLevelSince} {
 		vals, err := queryBy(ctx, query, opt.query(name, RouteLabel), now, RouteLabel)
 		if err != nil {
 			return evaluator.State{}, nil, err
+		}
+		byRoute[name] = vals
+	}
+	cur, err := newCurrent(ctx, query, p, now, opt)
+	if err != nil {
+		return evaluator.State{}, nil, fmt.Errorf("restoring state: %w", err)
+	}
+	for _, name := range optionalRouteSeries {
+		vals, err := cur.get(ctx, name, RouteLabel)
+		if err != nil {
+			return evaluator.State{}, nil, fmt.Errorf("restoring state: %w", err)
 		}
 		byRoute[name] = vals
 	}
@@ -61,12 +70,11 @@ func Restore(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, 
 		return evaluator.State{}, nil, err
 	}
 	byService := map[string]map[string]float64{}
-	for _, name := range []string{MetricServiceDegraded, MetricServiceRetriesEnabled} {
-		vals, err := queryBy(ctx, query, opt.query(name, ServiceLabel), now, ServiceLabel)
-		if err != nil {
-			return evaluator.State{}, nil, err
-		}
-		byService[name] = vals
+	if byService[MetricServiceDegraded], err = cur.get(ctx, MetricServiceDegraded, ServiceLabel); err != nil {
+		return evaluator.State{}, nil, fmt.Errorf("restoring state: %w", err)
+	}
+	if byService[MetricServiceRetriesEnabled], err = queryBy(ctx, query, opt.query(MetricServiceRetriesEnabled, ServiceLabel), now, ServiceLabel); err != nil {
+		return evaluator.State{}, nil, err
 	}
 
 	s := evaluator.State{Routes: map[string]*evaluator.RouteState{}, Services: map[string]*traffic.Split{}}
@@ -252,47 +260,32 @@ var restoreBy = []string{"alertname", "service", "route", "actuator", "level", "
 //
 //	max by (alertname, service, route, actuator, level, drill) (last_over_time(hermes_alert_active_since_timestamp_seconds{SELECTOR}[TOLERANCE]))
 //
-// Only alerts that were active at Hermes's last export come back: an
-// alert's series must have been scraped within alertFreshness of the last
-// scrape of Hermes's route levels (both read with lastSeenQuery, which
-// honours staleness). An alert resolved, or pending, minutes before the
-// restart is not revived, and one whose condition holds again starts anew
-// rather than inheriting its old start.
+// Only alerts that were active at Hermes's last export come back (see
+// current): an alert resolved, or pending, minutes before the restart is
+// not revived, and one whose condition holds again starts anew rather than
+// inheriting its old start.
 //
 // Of an HA pair the later activation wins, as in Restore. Each alert is
 // rebuilt by the policy (evaluator.Policy.RestoreAlert), which skips series
 // of unknown rules and targets; values that are not a time are skipped.
 func RestoreAlerts(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, now time.Time, opt RestoreOptions) (map[string]*evaluator.Alert, error) {
-	step := p.Config.Global.EvaluationInterval
-	q := opt.query(MetricAlertActiveSince, restoreBy...)
-	vec, err := query(ctx, q, now)
+	cur, err := newCurrent(ctx, query, p, now, opt)
 	if err != nil {
-		return nil, fmt.Errorf("restoring alerts: query %s: %w", q, err)
+		return nil, fmt.Errorf("restoring alerts: %w", err)
 	}
-	seen, err := lastSeen(ctx, query, opt.lastSeenQuery(step, MetricAlertActiveSince, restoreBy...), now)
+	active, err := cur.get(ctx, MetricAlertActiveSince, restoreBy...)
 	if err != nil {
-		return nil, err
-	}
-	exported, err := lastSeen(ctx, query, opt.lastSeenQuery(step, MetricRouteLevel), now)
-	if err != nil {
-		return nil, err
-	}
-	lastExport := 0.0 // the route-level query has one series, without labels
-	for _, at := range exported {
-		lastExport = max(lastExport, at)
+		return nil, fmt.Errorf("restoring alerts: %w", err)
 	}
 	out := map[string]*evaluator.Alert{}
-	for _, smp := range vec {
-		v := float64(smp.Value)
+	for _, k := range slices.Sorted(maps.Keys(active)) {
+		v := active[k]
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			continue
 		}
 		labels := make(map[string]string, len(restoreBy))
-		for _, l := range restoreBy {
-			labels[l] = string(smp.Metric[model.LabelName(l)])
-		}
-		if at, ok := seen[labelKey(smp.Metric, restoreBy)]; !ok || at < lastExport-alertFreshness(step).Seconds() {
-			continue // not active at the last export: resolved or gone since
+		for i, val := range strings.Split(k, "\xff") {
+			labels[restoreBy[i]] = val
 		}
 		a, ok := p.RestoreAlert(labels, time.UnixMilli(int64(math.Round(v*1000))).UTC(), now)
 		if !ok {
@@ -304,35 +297,6 @@ func RestoreAlerts(ctx context.Context, query promapi.QueryFunc, p *evaluator.Po
 		out[a.Key()] = a
 	}
 	return out, nil
-}
-
-// alertFreshness is how long before Hermes's last export an alert's series
-// may have been last scraped and still count as active then: two
-// evaluation intervals, plus as much again for the scrape and the
-// subquery's resolution.
-func alertFreshness(interval time.Duration) time.Duration { return 4 * interval }
-
-// lastSeen runs a lastSeenQuery and returns each series' last scrape time
-// in Unix seconds, by labelKey of its labels.
-func lastSeen(ctx context.Context, query promapi.QueryFunc, q string, now time.Time) (map[string]float64, error) {
-	vec, err := query(ctx, q, now)
-	if err != nil {
-		return nil, fmt.Errorf("restoring alerts: query %s: %w", q, err)
-	}
-	out := make(map[string]float64, len(vec))
-	for _, smp := range vec {
-		out[labelKey(smp.Metric, restoreBy)] = float64(smp.Value)
-	}
-	return out, nil
-}
-
-// labelKey joins the values of labels in m.
-func labelKey(m model.Metric, labels []string) string {
-	vals := make([]string, len(labels))
-	for i, l := range labels {
-		vals[i] = string(m[model.LabelName(l)])
-	}
-	return strings.Join(vals, "\xff")
 }
 
 func isInt(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v == math.Trunc(v) }

@@ -39,6 +39,9 @@ type fakeQuery struct {
 	asked   []string
 	at      []time.Time
 	err     error
+	// scraped is when the series set by set were last scraped, which
+	// Restore asks to tell current series from ended ones.
+	scraped time.Time
 }
 
 func (f *fakeQuery) query(_ context.Context, q string, t time.Time) (model.Vector, error) {
@@ -52,14 +55,21 @@ func (f *fakeQuery) query(_ context.Context, q string, t time.Time) (model.Vecto
 
 // set adds the answer `labels → v` (label name, value, ...) to the restore
 // query of name grouped by the service and route labels it has.
+// The series counts as last scraped at f.scraped.
 func (f *fakeQuery) set(opt RestoreOptions, name string, v float64, labels ...string) {
+	f.setScraped(opt, f.scraped, name, v, labels...)
+}
+
+// setScraped is set for a series last scraped at scraped, as Restore's
+// lastSeenQuery of the shipped 15 s evaluation interval answers it (and,
+// for the level series, the last export of any route).
+func (f *fakeQuery) setScraped(opt RestoreOptions, scraped time.Time, name string, v float64, labels ...string) {
 	var by []string // the grouping labels, in the order Restore uses
 	for _, l := range []string{ServiceLabel, RouteLabel} {
 		if slices.Contains(labels, l) {
 			by = append(by, l)
 		}
 	}
-	q := opt.query(name, by...)
 	m := model.Metric{}
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[model.LabelName(labels[i])] = model.LabelValue(labels[i+1])
@@ -67,7 +77,15 @@ func (f *fakeQuery) set(opt RestoreOptions, name string, v float64, labels ...st
 	if f.answers == nil {
 		f.answers = map[string]model.Vector{}
 	}
-	f.answers[q] = append(f.answers[q], &model.Sample{Metric: m, Value: model.SampleValue(v)})
+	add := func(q string, m model.Metric, v float64) {
+		f.answers[q] = append(f.answers[q], &model.Sample{Metric: m, Value: model.SampleValue(v)})
+	}
+	add(opt.query(name, by...), m, v)
+	at := float64(scraped.Unix())
+	add(opt.lastSeenQuery(15*time.Second, name, by...), m, at)
+	if name == MetricRouteLevel {
+		add(opt.lastSeenQuery(15*time.Second, name), model.Metric{}, at)
+	}
 }
 
 func unix(t time.Time) float64 { return float64(t.Unix()) }
@@ -95,7 +113,7 @@ func TestRestoreMidFailback(t *testing.T) {
 	p := defaultPolicy(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	opt := RestoreOptions{Selector: `job="hermes"`}
-	var f fakeQuery
+	f := fakeQuery{scraped: now.Add(-15 * time.Second)}
 	// free: failed over 40 min ago, failback stage 2 (30 %) for 10 min,
 	// one failback completed 2 h ago, two more older than the window.
 	f.set(opt, MetricRouteLevel, 3, "route", "free", "replica", "ignored")
@@ -113,6 +131,9 @@ func TestRestoreMidFailback(t *testing.T) {
 	f.set(opt, MetricRouteFailingSince, unix(now.Add(-50*time.Minute)), "route", "paid-standard")
 	f.set(opt, MetricRouteFailbacksInWindow, 2, "route", "paid-standard")
 	f.set(opt, MetricRouteLastFailback, unix(now.Add(-25*time.Hour)), "route", "paid-standard")
+	// Its release ended 20 min ago: the series' last value before it
+	// ended does not count.
+	f.setScraped(opt, now.Add(-20*time.Minute), MetricRouteReleased, 1, "route", "paid-standard")
 	// paid-premium: nothing within the tolerance. gone: no longer configured.
 	f.set(opt, MetricRouteLevel, 3, "route", "gone")
 	f.set(opt, MetricRouteTrafficPercent, 30, "service", "chat", "route", "free")
@@ -130,7 +151,7 @@ func TestRestoreMidFailback(t *testing.T) {
 		}
 	}
 	for _, q := range f.asked {
-		if !strings.Contains(q, `{job="hermes"}[1h]`) {
+		if !strings.Contains(q, `{job="hermes"}[1h]`) && !strings.Contains(q, `{job="hermes"})[1h:`) {
 			t.Errorf("query %s lacks the selector and tolerance", q)
 		}
 	}
@@ -147,7 +168,7 @@ func TestRestoreMidFailback(t *testing.T) {
 	}
 	std := s.Routes["paid-standard"]
 	if std.Level != traffic.Manual || !std.Since.Equal(now.Add(-5*time.Minute)) || std.Stage != 0 ||
-		!std.FailingSince.Equal(now.Add(-50*time.Minute)) || len(std.Failbacks) != 0 {
+		!std.FailingSince.Equal(now.Add(-50*time.Minute)) || len(std.Failbacks) != 0 || std.Released {
 		t.Errorf("paid-standard = %+v", *std)
 	}
 	chat := s.Services["chat"]
@@ -190,7 +211,7 @@ func TestRestoreBadValues(t *testing.T) {
 	p := defaultPolicy(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var opt RestoreOptions
-	var f fakeQuery
+	f := fakeQuery{scraped: now.Add(-15 * time.Second)}
 	f.set(opt, MetricRouteLevel, 7, "route", "free")
 	f.set(opt, MetricRouteLevel, 2.5, "route", "paid-standard")
 	f.set(opt, MetricRouteLevel, 3, "route", "paid-premium")

@@ -26,7 +26,7 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
 	}
-	rt = limitBodies(rt, cfg.MaxResponseBytes)
+	rt = slotBodies(limitBodies(rt, cfg.MaxResponseBytes))
 	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(cfg.URL), rules.RedactError(err))
@@ -38,15 +38,19 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 // little under timeout so Prometheus answers with its own error before the
 // client gives up (see ServerTimeout). Warnings are logged; results that are
 // not an instant vector are errors, and so are answers with more than
-// maxSeries series (a TooManySeriesError; 0 means no bound).
+// maxSeries series (a TooManySeriesError; 0 means no bound). With an a from
+// NewAPI, at most maxDecoding answers are read and decoded at once.
 func NewQueryFunc(a v1.API, timeout time.Duration, maxSeries int, logger *slog.Logger) QueryFunc {
 	server := ServerTimeout(timeout)
+	slots := make(chan struct{}, maxDecoding)
 	return func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
 		var opts []v1.Option
 		if server > 0 {
 			opts = append(opts, v1.WithTimeout(server))
 		}
+		ctx, slot := withDecodeSlot(ctx, slots)
 		val, warnings, _, err := a.Query(ctx, q, t, opts...)
+		slot.release()
 		if err != nil {
 			return nil, err
 		}

@@ -36,19 +36,26 @@ func encodeScrape(reg prometheus.Gatherer, w io.Writer) (int, error) {
 	return series, nil
 }
 
+// fleetTick is the shipped policy over n routes in services of 4, with a
+// tenth of the routes losing points, and the state after three ticks.
+func fleetTick(b *testing.B, n int) (*evaluator.Policy, evaluator.State, evaluator.Snapshot, time.Time) {
+	p := testenv.DefaultPolicy(b, testenv.Fleet(n))
+	now := time.Unix(1_700_000_000, 0)
+	snap := testenv.Degraded(p, testenv.Healthy(p, now), 10, "soft_fail_ratio", 0.12)
+	var s evaluator.State
+	for i := range 3 {
+		s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snap}, now.Add(time.Duration(i)*15*time.Second))
+	}
+	return p, s, snap, now
+}
+
 // BenchmarkScrape measures Hermes's own /metrics after a tick of the shipped
 // policy, with a tenth of the routes degraded: bytes and series per scrape
 // (what the Prometheus next to Hermes pays), and the time to encode it.
 func BenchmarkScrape(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
-			now := time.Unix(1_700_000_000, 0)
-			snap := testenv.Degraded(p, testenv.Healthy(p, now), 10, "soft_fail_ratio", 0.12)
-			var s evaluator.State
-			for i := range 3 {
-				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snap}, now.Add(time.Duration(i)*15*time.Second))
-			}
+			p, s, snap, now := fleetTick(b, n)
 			reg := prometheus.NewRegistry()
 			m := New(reg, Options{})
 			m.Update(p, s, snap, now)
@@ -65,6 +72,24 @@ func BenchmarkScrape(b *testing.B) {
 			}
 			b.ReportMetric(float64(w.n), "bytes/scrape")
 			b.ReportMetric(float64(series), "series/scrape")
+		})
+	}
+}
+
+// BenchmarkUpdate measures one tick's export of Hermes's own series (the
+// saved state through persist's Exporter, scores, per-signal series) at
+// the state of fleetTick.
+func BenchmarkUpdate(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			p, s, snap, now := fleetTick(b, n)
+			m := New(prometheus.NewRegistry(), Options{})
+			m.Update(p, s, snap, now)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				m.Update(p, s, snap, now)
+			}
 		})
 	}
 }

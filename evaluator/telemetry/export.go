@@ -30,7 +30,7 @@ func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluato
 			m.deleteRoute(route)
 			continue
 		}
-		m.exportRoute(pol, route, rs, now)
+		m.exportRoute(route, rs, now)
 		m.exportSignals(pol, route, rs, snap, errs)
 		m.exportedRoutes[route] = true
 	}
@@ -69,15 +69,10 @@ func (m *Metrics) forgetRemoved(pol *evaluator.Policy) {
 	}
 }
 
-// exportRoute sets the score, level info and failback counter of one route.
-func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator.RouteState, now time.Time) {
+// exportRoute sets the score and failback counter of one route. The level
+// is persist's hermes_route_level.
+func (m *Metrics) exportRoute(route string, rs *evaluator.RouteState, now time.Time) {
 	m.routeScore.WithLabelValues(route).Set(rs.Score.Value)
-	for l := traffic.Normal; l <= traffic.Manual; l++ {
-		if l != rs.Level {
-			m.routeLevelInfo.DeleteLabelValues(route, l.String())
-		}
-	}
-	m.routeLevelInfo.WithLabelValues(route, rs.Level.String()).Set(1)
 
 	// A failback is new when it completed after the latest one already
 	// counted. The first time a route is seen only failbacks completed at
@@ -94,15 +89,25 @@ func (m *Metrics) exportRoute(pol *evaluator.Policy, route string, rs *evaluator
 			latest = t
 		}
 	}
-	m.failbacksTotal.WithLabelValues(route).Add(float64(added))
 	m.failbackRoutesKnown[route] = true
-	m.lastFailbackSeen[route] = latest
+	if !latest.IsZero() {
+		m.lastFailbackSeen[route] = latest
+	}
+	// The counter starts at 0 once the route leaves normal (a failback
+	// needs a failover first, so rate and increase see it from 0) and then
+	// stays: a route that never left normal has none.
+	if rs.Level != traffic.Normal || added > 0 || m.failbackCounted[route] {
+		m.failbacksTotal.WithLabelValues(route).Add(float64(added))
+		m.failbackCounted[route] = true
+	}
 }
 
 // signalDetail reports whether a route's per-signal series are exported:
 // with Options.AllSignals, else while the route is not normal or some
-// signal takes points off its score. A calm fleet then costs a few series
-// per route, not a few per route and signal (docs/design.md counts them).
+// signal takes points off its score (then each signal's value, its penalty
+// when not 0 and its status when not ok). A calm fleet then costs a few
+// series per route, not a few per route and signal (docs/design.md counts
+// them).
 func (m *Metrics) signalDetail(rs *evaluator.RouteState) bool {
 	return m.allSignals || rs.Level != traffic.Normal || rs.Score.Value < 100
 }
@@ -139,8 +144,19 @@ func (m *Metrics) exportSignals(pol *evaluator.Policy, route string, rs *evaluat
 				break
 			}
 		}
-		m.signalPenalty.WithLabelValues(route, sig.Name).Set(penalty)
-		m.signalStatus.WithLabelValues(route, sig.Name).Set(float64(smp.Status))
+		// Without --metrics.per-signal a penalty of 0 and the status ok are
+		// left out: a route that loses points to one signal costs about one
+		// series per signal (its value, or its status when it has none).
+		if m.allSignals || penalty != 0 {
+			m.signalPenalty.WithLabelValues(route, sig.Name).Set(penalty)
+		} else {
+			m.signalPenalty.DeleteLabelValues(route, sig.Name)
+		}
+		if m.allSignals || smp.Status != evaluator.StatusOK {
+			m.signalStatus.WithLabelValues(route, sig.Name).Set(float64(smp.Status))
+		} else {
+			m.signalStatus.DeleteLabelValues(route, sig.Name)
+		}
 	}
 	if detail {
 		m.signalRoutes[route] = true
@@ -159,12 +175,11 @@ func (m *Metrics) deleteSignals(route string) {
 // deleteRoute drops every series of route.
 func (m *Metrics) deleteRoute(route string) {
 	match := prometheus.Labels{labelRoute: route}
-	for _, v := range []*prometheus.GaugeVec{m.routeScore, m.routeLevelInfo} {
-		v.DeletePartialMatch(match)
-	}
+	m.routeScore.DeletePartialMatch(match)
 	m.deleteSignals(route)
 	m.failbacksTotal.DeletePartialMatch(match)
 	delete(m.exportedRoutes, route)
 	delete(m.lastFailbackSeen, route)
 	delete(m.failbackRoutesKnown, route)
+	delete(m.failbackCounted, route)
 }

@@ -33,7 +33,6 @@ type Metrics struct {
 
 	saved               *persist.Exporter
 	routeScore          *prometheus.GaugeVec
-	routeLevelInfo      *prometheus.GaugeVec
 	failbacksTotal      *prometheus.CounterVec
 	signalValue         *prometheus.GaugeVec
 	signalPenalty       *prometheus.GaugeVec
@@ -52,6 +51,7 @@ type Metrics struct {
 	exportedSignals     map[string]bool
 	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
 	failbackRoutesKnown map[string]bool      // routes whose failbacks have been seen once
+	failbackCounted     map[string]bool      // routes with a hermes_failbacks_total series
 
 	// allSignals keeps the per-signal series of every route (Options).
 	allSignals bool
@@ -61,10 +61,11 @@ type Metrics struct {
 
 // Options tune what Metrics exports.
 type Options struct {
-	// AllSignals exports the per-signal series (hermes_signal_value,
-	// _penalty, _status) of every route, not only of the routes that are
-	// not normal or lose points (flag --metrics.per-signal). At 10,000
-	// routes they are about 40 series per route more.
+	// AllSignals exports all three per-signal series (hermes_signal_value,
+	// _penalty, _status) of every signal of every route, not only the
+	// value, a penalty not 0 and a status not ok of the routes that are not
+	// normal or lose points (flag --metrics.per-signal): 42 series per
+	// route more with the 14 shipped signals.
 	AllSignals bool
 }
 
@@ -76,15 +77,14 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 	}
 	m := &Metrics{
-		saved:          persist.NewExporter(reg),
-		routeScore:     gauge("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
-		routeLevelInfo: gauge("hermes_route_level_info", "1 for the route's current level.", labelRoute, labelLevel),
+		saved:      persist.NewExporter(reg),
+		routeScore: gauge("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
 		failbacksTotal: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "hermes_failbacks_total", Help: "Completed failbacks of the route.",
+			Name: "hermes_failbacks_total", Help: "Completed failbacks of the route; from the route's first departure from normal.",
 		}, []string{labelRoute}),
 		signalValue:   gauge("hermes_signal_value", "Last value of the signal for the route (only while the signal answers).", labelRoute, labelSignal),
-		signalPenalty: gauge("hermes_signal_penalty", "Score points the signal took off the route.", labelRoute, labelSignal),
-		signalStatus:  gauge("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error.", labelRoute, labelSignal),
+		signalPenalty: gauge("hermes_signal_penalty", "Score points the signal took off the route (only when not 0, unless --metrics.per-signal).", labelRoute, labelSignal),
+		signalStatus:  gauge("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error (only when not ok, unless --metrics.per-signal).", labelRoute, labelSignal),
 		tickDuration: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "hermes_tick_duration_seconds",
 			Help:    "Duration of a tick: queries, decision, actuation and alerts.",
@@ -114,6 +114,7 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 		exportedSignals:     map[string]bool{},
 		lastFailbackSeen:    map[string]time.Time{},
 		failbackRoutesKnown: map[string]bool{},
+		failbackCounted:     map[string]bool{},
 	}
 	m.reloadsTotal.WithLabelValues("success")
 	m.reloadsTotal.WithLabelValues("failure")

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/prometheus/model/labels"
+	promvalue "github.com/prometheus/prometheus/model/value"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/persist"
@@ -67,30 +68,21 @@ func TestUpdateStateGauges(t *testing.T) {
 	s := midFailback(p, t0)
 	m.Update(p, s, healthy(p, t0), t0)
 
+	// Optional saved-state series exist only away from their default.
 	const want = `
 # HELP hermes_route_level Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.
 # TYPE hermes_route_level gauge
 hermes_route_level{route="free"} 3
 hermes_route_level{route="paid-premium"} 3
 hermes_route_level{route="paid-standard"} 4
-# HELP hermes_route_level_info 1 for the route's current level.
-# TYPE hermes_route_level_info gauge
-hermes_route_level_info{level="failover",route="free"} 1
-hermes_route_level_info{level="failover",route="paid-premium"} 1
-hermes_route_level_info{level="manual",route="paid-standard"} 1
-# HELP hermes_failback_stage Failback stage of the route (1-based index into failback.stages), 0 when none.
+# HELP hermes_failback_stage Failback stage of the route (1-based index into failback.stages); absent when none.
 # TYPE hermes_failback_stage gauge
 hermes_failback_stage{route="free"} 2
-hermes_failback_stage{route="paid-premium"} 0
-hermes_failback_stage{route="paid-standard"} 0
-# HELP hermes_failback_stage_since_timestamp_seconds Unix time the route's failback stage began, 0 when none.
+# HELP hermes_failback_stage_since_timestamp_seconds Unix time the route's failback stage began; absent when none.
 # TYPE hermes_failback_stage_since_timestamp_seconds gauge
 hermes_failback_stage_since_timestamp_seconds{route="free"} 1.77236580025e+09
-hermes_failback_stage_since_timestamp_seconds{route="paid-premium"} 0
-hermes_failback_stage_since_timestamp_seconds{route="paid-standard"} 0
-# HELP hermes_route_failing_since_timestamp_seconds Unix time since which a failed-over route has been failing, 0 when not failing.
+# HELP hermes_route_failing_since_timestamp_seconds Unix time since which a failed-over route has been failing; absent when not failing.
 # TYPE hermes_route_failing_since_timestamp_seconds gauge
-hermes_route_failing_since_timestamp_seconds{route="free"} 0
 hermes_route_failing_since_timestamp_seconds{route="paid-premium"} 1.77236628e+09
 hermes_route_failing_since_timestamp_seconds{route="paid-standard"} 1.7723634e+09
 # HELP hermes_route_traffic_percent Planned share of the service's traffic sent to the route, in percent.
@@ -98,25 +90,24 @@ hermes_route_failing_since_timestamp_seconds{route="paid-standard"} 1.7723634e+0
 hermes_route_traffic_percent{route="free",service="chat"} 30
 hermes_route_traffic_percent{route="paid-premium",service="chat"} 70
 hermes_route_traffic_percent{route="paid-standard",service="chat"} 0
-# HELP hermes_route_released 1 when a person released the route from manual and its next failback ignores the budget.
+# HELP hermes_route_released 1 when a person released the route from manual and its next failback ignores the budget; absent otherwise.
 # TYPE hermes_route_released gauge
-hermes_route_released{route="free"} 0
 hermes_route_released{route="paid-premium"} 1
-hermes_route_released{route="paid-standard"} 0
-# HELP hermes_failbacks_total Completed failbacks of the route.
+# HELP hermes_failbacks_total Completed failbacks of the route; from the route's first departure from normal.
 # TYPE hermes_failbacks_total counter
 hermes_failbacks_total{route="free"} 0
 hermes_failbacks_total{route="paid-premium"} 0
 hermes_failbacks_total{route="paid-standard"} 0
-# HELP hermes_route_failbacks_in_window Completed failbacks of the route within the failback window.
+# HELP hermes_route_failbacks_in_window Completed failbacks of the route within the failback window; absent when none.
 # TYPE hermes_route_failbacks_in_window gauge
 hermes_route_failbacks_in_window{route="free"} 1
-hermes_route_failbacks_in_window{route="paid-premium"} 0
-hermes_route_failbacks_in_window{route="paid-standard"} 0
+# HELP hermes_service_degraded 1 when every route of the service is bad and the least bad one serves it; absent otherwise.
+# TYPE hermes_service_degraded gauge
 `
 	names := []string{"hermes_route_level", "hermes_route_level_info", "hermes_failback_stage",
 		"hermes_failback_stage_since_timestamp_seconds", "hermes_route_failing_since_timestamp_seconds",
-		"hermes_route_traffic_percent", "hermes_route_released", "hermes_failbacks_total", "hermes_route_failbacks_in_window"}
+		"hermes_route_traffic_percent", "hermes_route_released", "hermes_failbacks_total", "hermes_route_failbacks_in_window",
+		"hermes_service_degraded"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
@@ -127,31 +118,26 @@ hermes_route_failbacks_in_window{route="paid-standard"} 0
 		t.Errorf("free score = %v, want 91.5", got)
 	}
 
-	// The failback completes: the level changes, the old info series goes,
-	// and the counter counts the new completion once.
+	// The failback completes: its stage series go, and the counter counts
+	// the new completion once.
 	t1 := t0.Add(time.Hour)
 	s.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Normal, Since: t1, Failbacks: []time.Time{t0.Add(-3 * time.Hour), t1}}}
 	m.Update(p, s, healthy(p, t1), t1)
 	m.Update(p, s, healthy(p, t1.Add(time.Minute)), t1.Add(time.Minute))
 	const want2 = `
-# HELP hermes_route_level_info 1 for the route's current level.
-# TYPE hermes_route_level_info gauge
-hermes_route_level_info{level="normal",route="free"} 1
-hermes_route_level_info{level="failover",route="paid-premium"} 1
-hermes_route_level_info{level="manual",route="paid-standard"} 1
-# HELP hermes_failbacks_total Completed failbacks of the route.
+# HELP hermes_failbacks_total Completed failbacks of the route; from the route's first departure from normal.
 # TYPE hermes_failbacks_total counter
 hermes_failbacks_total{route="free"} 1
 hermes_failbacks_total{route="paid-premium"} 0
 hermes_failbacks_total{route="paid-standard"} 0
-# HELP hermes_route_last_failback_timestamp_seconds Unix time of the route's last completed failback, 0 when none.
+# HELP hermes_route_last_failback_timestamp_seconds Unix time of the route's last completed failback within the failback window; absent when none.
 # TYPE hermes_route_last_failback_timestamp_seconds gauge
 hermes_route_last_failback_timestamp_seconds{route="free"} 1.7723700e+09
-hermes_route_last_failback_timestamp_seconds{route="paid-premium"} 0
-hermes_route_last_failback_timestamp_seconds{route="paid-standard"} 0
+# HELP hermes_failback_stage Failback stage of the route (1-based index into failback.stages); absent when none.
+# TYPE hermes_failback_stage gauge
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want2),
-		"hermes_route_level_info", "hermes_failbacks_total", "hermes_route_last_failback_timestamp_seconds"); err != nil {
+		"hermes_failback_stage", "hermes_failbacks_total", "hermes_route_last_failback_timestamp_seconds"); err != nil {
 		t.Error(err)
 	}
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
@@ -354,9 +340,14 @@ func TestExportRestoreRoundTrip(t *testing.T) {
 	now := t0
 	scrape1, scrape2 := now.Add(-10*time.Minute), now.Add(-15*time.Second)
 
-	// An older state, scraped 10 min ago: free was only shed then.
+	// An older state, scraped 10 min ago: free was failing then, released
+	// from manual and the service degraded. Those facts' series ended since
+	// (a stale marker, as Prometheus writes when a series goes): they must
+	// come back as their defaults, not as their last values.
 	old := midFailback(p, now)
-	old.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Shed, Since: now.Add(-70 * time.Minute)}}
+	old.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Failover, Since: now.Add(-70 * time.Minute),
+		FailingSince: now.Add(-70 * time.Minute), Released: true}}
+	old.Services["chat"] = &traffic.Split{Weights: map[string]int{"free": 0, "paid-standard": 0, "paid-premium": 100}, Degraded: true}
 	m.Update(p, old, healthy(p, scrape1), scrape1)
 	stored := map[string]*replay.Series{}
 	scrape(t, reg, scrape1, stored)
@@ -444,6 +435,11 @@ func scrape(t *testing.T, reg prometheus.Gatherer, ts time.Time, into map[string
 				into[ls.String()] = s
 			}
 			s.Samples = append(s.Samples, replay.Sample{T: ts.UnixMilli(), F: value(m)})
+		}
+	}
+	for _, s := range into { // series that ended get a stale marker
+		if n := len(s.Samples); n > 0 && s.Samples[n-1].T < ts.UnixMilli() && !promvalue.IsStaleNaN(s.Samples[n-1].F) {
+			s.Samples = append(s.Samples, replay.Sample{T: ts.UnixMilli(), F: math.Float64frombits(promvalue.StaleNaN)})
 		}
 	}
 }
