@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -81,27 +82,53 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 	if rec.off {
 		return false
 	}
-	for i, rc := range rec.plan.recs {
-		// The queries read recording i from first on.
-		first := start - rc.back.Milliseconds()
-		first -= ((first % step) + step) % step
-		from := rec.next[i]
-		if from == 0 || first < rec.first[i] || first > from {
-			// Not recorded yet, or not from first on: start over.
-			from = first
-			rec.series[i] = nil
-		}
-		if from <= end {
-			if err := rec.evaluate(ctx, i, from, end); err != nil {
-				rec.off = true
-				return false
+	// Level by level, the recordings of a level at once.
+	errs := make([]error, len(rec.plan.recs))
+	for level := 0; ; level++ {
+		var wg sync.WaitGroup
+		found := false
+		for i, rc := range rec.plan.recs {
+			if rc.level == level {
+				found = true
+				wg.Go(func() { errs[i] = rec.cover(ctx, i, start, end) })
 			}
-			rec.next[i] = end + step
 		}
-		rec.first[i] = first
-		rec.trim(i, first-lookbackDelta.Milliseconds())
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			rec.off = true
+			return false
+		}
+		if !found {
+			break
+		}
 	}
 	return true
+}
+
+// cover records recording i as far as the queries over [start, end] read
+// it, and forgets what they no longer read.
+func (rec *Recorder) cover(ctx context.Context, i int, start, end int64) error {
+	step := rec.step.Milliseconds()
+	first := start - rec.plan.recs[i].back.Milliseconds()
+	first -= ((first % step) + step) % step
+	from := rec.next[i]
+	if from > end && first == rec.first[i] {
+		return nil // covered, and read by the other queries of the range
+	}
+	if from == 0 || first < rec.first[i] || first > from {
+		// Not recorded yet, or not from first on: start over.
+		from = first
+		rec.series[i] = nil
+	}
+	if from <= end {
+		if err := rec.evaluate(ctx, i, from, end); err != nil {
+			return err
+		}
+		rec.next[i] = end + step
+	}
+	rec.first[i] = first
+	rec.trim(i, first-lookbackDelta.Milliseconds())
+	return nil
 }
 
 // evaluate records recording i over [from, end] and marks the series that

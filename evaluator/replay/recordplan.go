@@ -36,6 +36,9 @@ type recording struct {
 	// back is how far before an evaluation time the queries read it: their
 	// offsets and the ranges of the subqueries around it.
 	back time.Duration
+	// level is 0 for a recording that reads no other, else one more than
+	// the highest level it reads: recordings of a level are independent.
+	level int
 }
 
 // timeFuncs are the functions whose value depends on the evaluation time
@@ -120,7 +123,8 @@ func planRecordings(queries []string, step, subqueryStep time.Duration) *recordi
 		plan.recs = append(plan.recs, r)
 	}
 	for _, k := range keys {
-		byKey[k].expr = pl.rewrite(k, k, shared, nil)
+		r := byKey[k]
+		r.expr = pl.rewrite(k, k, shared, func(dep string) { r.level = max(r.level, byKey[dep].level+1) })
 	}
 	for _, q := range roots {
 		if rw := pl.rewrite(q, "", shared, nil); rw != q {
