@@ -121,9 +121,12 @@ func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v
 		return fmt.Errorf("range query returned %s, not a matrix", valueType(val))
 	}
 	for _, ss := range m {
-		for _, p := range ss.Values {
+		// One allocation per series, not per sample.
+		block := make([]model.Sample, len(ss.Values))
+		for i, p := range ss.Values {
 			t := int64(p.Timestamp)
-			a.vectors[t] = append(a.vectors[t], &model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp})
+			block[i] = model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp}
+			a.vectors[t] = append(a.vectors[t], &block[i])
 		}
 	}
 	return nil
