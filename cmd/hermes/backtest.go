@@ -94,12 +94,12 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 	for i, path := range series {
-		f, err := replay.ParseFile(path)
+		bt, err := replay.OpenFile(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		tl, err := backtestFile(ctx, pol, f, replayFlags{releases: releases, injects: injects, ticks: keep, progress: progressTo(stderr, time.Now)})
+		tl, err := backtestSeries(ctx, pol, bt, replayFlags{releases: releases, injects: injects, ticks: keep, progress: progressTo(stderr, time.Now)})
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
 			return 1
@@ -162,6 +162,11 @@ func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, rf
 	if err != nil {
 		return nil, err
 	}
+	return backtestSeries(ctx, pol, bt, rf)
+}
+
+// backtestSeries replays the opened series bt through pol, and closes it.
+func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *replay.Backtest, rf replayFlags) (*replay.Timeline, error) {
 	defer bt.Close()
 	opts, err := rf.options(pol, bt.Start())
 	if err != nil {

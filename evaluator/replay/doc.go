@@ -16,7 +16,10 @@
 // RunBacktest does the same faster: it evaluates each signal once per hour
 // of the range (range queries on the same engine, see Windowed) and steps
 // the ticks through the results, so a day of a fleet replays in seconds
-// and memory holds one window's results. hermes backtest --series uses it.
+// and memory holds two windows' results. The sub-expressions the signals
+// share are recorded once per step (see Recorder), and the series are held
+// in the TSDB's compressed chunks (OpenFile compresses each as it reads
+// the file). hermes backtest --series uses it.
 //
 // RangeCache replays a real Prometheus: one range query per signal over the
 // backtest window, answered tick by tick from memory, so the core sees the

@@ -12,9 +12,14 @@ import (
 // ever: `0+1x100000000` in a 90-byte file would expand to 1.6 GB of
 // samples, and `interval: 10y` to millions of ticks.
 const (
-	// MaxSamples bounds the samples of a series file, over all its series
-	// (16 bytes each: 80 MB).
-	MaxSamples = 5_000_000
+	// MaxSamples bounds the samples of a series file, over all its series.
+	// Loaded, they are compressed to one to three bytes each (chunks.go):
+	// a day of 15 s samples of 3,400 series, 60 MB at most.
+	MaxSamples = 20_000_000
+	// MaxSeriesSamples bounds the samples of one series, which are
+	// expanded (40 bytes each: 88 MB) before they are compressed: a year
+	// of 15 s samples.
+	MaxSeriesSamples = 2_200_000
 	// MaxTicks bounds the ticks of one replay (a year of 15 s ticks is
 	// about 2.1 million).
 	MaxTicks = 2_200_000

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -13,7 +15,8 @@ import (
 // MaxRangePoints is the most points Prometheus answers for one range query.
 const MaxRangePoints = 11000
 
-// RangeQuerier runs range queries; client_golang's v1.API is one.
+// RangeQuerier runs range queries; client_golang's v1.API is one. It must
+// be safe for concurrent use: NewRangeCache runs queries at once.
 type RangeQuerier interface {
 	QueryRange(ctx context.Context, query string, r v1.Range, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
 }
@@ -43,7 +46,7 @@ type failedChunk struct {
 
 // NewRangeCache runs one range query per distinct query over [from, to] at
 // step, split into chunks of at most MaxRangePoints points, and caches the
-// resulting matrices. opts go with every request (e.g. v1.WithTimeout).
+// resulting matrices. It runs up to GOMAXPROCS queries at once. opts go with every request (e.g. v1.WithTimeout).
 //
 // A query that Prometheus rejects or fails to evaluate (a *v1.Error of type
 // bad_data or execution) is not fatal: its ticks answer with that error, as
@@ -58,21 +61,48 @@ func NewRangeCache(ctx context.Context, api RangeQuerier, queries []string, from
 	}
 	c := &RangeCache{from: from, to: to, step: step, answers: map[string]*rangeAnswer{}}
 	points := int(to.Sub(from)/step) + 1
+	var distinct []string
 	for _, q := range queries {
-		if _, done := c.answers[q]; done {
-			continue
+		if _, dup := c.answers[q]; !dup {
+			c.answers[q] = nil
+			distinct = append(distinct, q)
 		}
-		a := &rangeAnswer{vectors: map[int64]model.Vector{}}
-		for first := 0; first < points; first += MaxRangePoints {
-			last := min(first+MaxRangePoints, points) - 1
-			r := v1.Range{Start: from.Add(time.Duration(first) * step), End: from.Add(time.Duration(last) * step), Step: step}
-			if err := a.fetch(ctx, api, q, r, opts); err != nil {
-				return nil, fmt.Errorf("range query %q from %s to %s: %w", q, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339), err)
-			}
+	}
+	// The queries are independent: run as many at once as there are
+	// cores, and report the first failure in query order.
+	answers := make([]*rangeAnswer, len(distinct))
+	errs := make([]error, len(distinct))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, q := range distinct {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			answers[i], errs[i] = fetchAll(ctx, api, q, from, step, points, opts)
+		})
+	}
+	wg.Wait()
+	for i, q := range distinct {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		c.answers[q] = a
+		c.answers[q] = answers[i]
 	}
 	return c, nil
+}
+
+// fetchAll runs q over points steps from from, in chunks of at most
+// MaxRangePoints points.
+func fetchAll(ctx context.Context, api RangeQuerier, q string, from time.Time, step time.Duration, points int, opts []v1.Option) (*rangeAnswer, error) {
+	a := &rangeAnswer{vectors: map[int64]model.Vector{}}
+	for first := 0; first < points; first += MaxRangePoints {
+		last := min(first+MaxRangePoints, points) - 1
+		r := v1.Range{Start: from.Add(time.Duration(first) * step), End: from.Add(time.Duration(last) * step), Step: step}
+		if err := a.fetch(ctx, api, q, r, opts); err != nil {
+			return nil, fmt.Errorf("range query %q from %s to %s: %w", q, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339), err)
+		}
+	}
+	return a, nil
 }
 
 // fetch runs one chunk's range query and stores its samples by tick.
@@ -91,9 +121,12 @@ func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v
 		return fmt.Errorf("range query returned %s, not a matrix", valueType(val))
 	}
 	for _, ss := range m {
-		for _, p := range ss.Values {
+		// One allocation per series, not per sample.
+		block := make([]model.Sample, len(ss.Values))
+		for i, p := range ss.Values {
 			t := int64(p.Timestamp)
-			a.vectors[t] = append(a.vectors[t], &model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp})
+			block[i] = model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp}
+			a.vectors[t] = append(a.vectors[t], &block[i])
 		}
 	}
 	return nil

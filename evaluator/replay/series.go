@@ -91,21 +91,36 @@ func ParseFile(path string) (*File, error) {
 // start at Unix time 0, Interval apart; `_` leaves a gap and `stale` writes a
 // stale marker. Unknown keys are errors; native histograms are not supported.
 func Parse(data []byte) (*File, error) {
+	f := &File{}
+	interval, err := parse(data, func(s Series) error {
+		f.Series = append(f.Series, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.Interval = interval
+	return f, nil
+}
+
+// parse decodes data as Parse does and hands each series to each as soon
+// as it is expanded, returning the interval.
+func parse(data []byte, each func(Series) error) (time.Duration, error) {
 	var raw seriesFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty series file")
+			return 0, errors.New("empty series file")
 		}
-		return nil, fmt.Errorf("decoding series file: %w", err)
+		return 0, fmt.Errorf("decoding series file: %w", err)
 	}
 
 	interval, input, start := raw.Interval, raw.InputSeries, time.Unix(0, 0).UTC()
 	prefix := ""
 	if len(raw.Tests) > 0 {
 		if len(raw.InputSeries) > 0 || raw.Interval != 0 {
-			return nil, errors.New("a file with tests must not set interval or input_series at the top level")
+			return 0, errors.New("a file with tests must not set interval or input_series at the top level")
 		}
 		tg := raw.Tests[0]
 		interval, input, prefix = tg.Interval, tg.InputSeries, "tests[0]."
@@ -115,7 +130,7 @@ func Parse(data []byte) (*File, error) {
 		if tg.StartTimestamp != "" {
 			t, err := parseTimestamp(tg.StartTimestamp)
 			if err != nil {
-				return nil, fmt.Errorf("tests[0].start_timestamp: %w", err)
+				return 0, fmt.Errorf("tests[0].start_timestamp: %w", err)
 			}
 			start = t
 		}
@@ -124,32 +139,40 @@ func Parse(data []byte) (*File, error) {
 		interval = model.Duration(DefaultInterval)
 	}
 	if interval < 0 {
-		return nil, fmt.Errorf("%sinterval must be positive, got %s", prefix, interval)
+		return 0, fmt.Errorf("%sinterval must be positive, got %s", prefix, interval)
 	}
 
 	if len(input) == 0 {
-		return nil, fmt.Errorf("%sinput_series: no series", prefix)
+		return 0, fmt.Errorf("%sinput_series: no series", prefix)
 	}
 
-	f := &File{Interval: time.Duration(interval), Series: make([]Series, 0, len(input))}
 	p := parser.NewParser(parser.Options{})
 	seen := make(map[string]int, len(input))
+	// Count first, so that nothing is expanded from a file that is too big.
 	var samples int64
 	for i, in := range input {
-		if samples += countValues(in.Values); samples > MaxSamples {
-			return nil, fmt.Errorf("%sinput_series[%d]: the file describes more than %d samples (%d so far), the most a backtest loads", prefix, i, MaxSamples, samples)
+		n := countValues(in.Values)
+		if n > MaxSeriesSamples {
+			return 0, fmt.Errorf("%sinput_series[%d]: the series describes %d samples, more than the %d one series may have", prefix, i, n, MaxSeriesSamples)
 		}
-		s, err := expand(p, in, start, f.Interval)
+		if samples += n; samples > MaxSamples {
+			return 0, fmt.Errorf("%sinput_series[%d]: the file describes more than %d samples (%d so far), the most a backtest loads", prefix, i, MaxSamples, samples)
+		}
+	}
+	for i, in := range input {
+		s, err := expand(p, in, start, time.Duration(interval))
 		if err != nil {
-			return nil, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, err)
+			return 0, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, err)
 		}
 		if j, dup := seen[s.Labels.String()]; dup {
-			return nil, fmt.Errorf("%sinput_series[%d]: series %s repeats input_series[%d]", prefix, i, s.Labels, j)
+			return 0, fmt.Errorf("%sinput_series[%d]: series %s repeats input_series[%d]", prefix, i, s.Labels, j)
 		}
 		seen[s.Labels.String()] = i
-		f.Series = append(f.Series, s)
+		if err := each(s); err != nil {
+			return 0, err
+		}
 	}
-	return f, nil
+	return time.Duration(interval), nil
 }
 
 // expand parses one series description and lays its values out in time.

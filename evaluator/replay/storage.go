@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
-	"sort"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -32,10 +32,11 @@ const (
 //
 // The series live in a small read-only storage.Queryable rather than a TSDB:
 // package tsdb imports Prometheus's config package and with it the cloud
-// SDKs of remote write, which a backtest has no use for. The engine sees the
-// same samples, stale markers included, that a TSDB would return.
+// SDKs of remote write, which a backtest has no use for. Their samples are
+// compressed in the TSDB's own chunks (see chunks.go), and the engine sees
+// the same samples, stale markers included, that a TSDB would return.
 type Backtest struct {
-	series     []Series // sorted by labels
+	series     []chunkedSeries // sorted by labels
 	engine     *promql.Engine
 	start, end time.Time
 	step       time.Duration
@@ -47,35 +48,59 @@ func Open(f *File) (*Backtest, error) {
 	if f == nil || len(f.Series) == 0 {
 		return nil, errors.New("opening backtest: no series")
 	}
-	if f.Interval <= 0 {
-		return nil, fmt.Errorf("opening backtest: interval must be positive, got %s", f.Interval)
-	}
-	b := &Backtest{series: slices.Clone(f.Series), step: f.Interval}
-	slices.SortStableFunc(b.series, func(x, y Series) int { return labels.Compare(x.Labels, y.Labels) })
-	first, last, found := int64(0), int64(0), false
-	for i, s := range b.series {
-		if i > 0 && labels.Equal(s.Labels, b.series[i-1].Labels) {
-			return nil, fmt.Errorf("opening backtest: series %s given twice", s.Labels)
-		}
-		if !slices.IsSortedFunc(s.Samples, func(x, y Sample) int { return cmp.Compare(x.T, y.T) }) {
-			return nil, fmt.Errorf("opening backtest: series %s: samples out of time order", s.Labels)
-		}
-		if n := len(s.Samples); n > 0 {
-			if !found || s.Samples[0].T < first {
-				first = s.Samples[0].T
-			}
-			if !found || s.Samples[n-1].T > last {
-				last = s.Samples[n-1].T
-			}
-			found = true
+	var l loader
+	for _, s := range f.Series {
+		if err := l.add(s); err != nil {
+			return nil, err
 		}
 	}
-	if !found {
+	return l.open(f.Interval)
+}
+
+// loader compresses series one at a time, so that a series file need not
+// be held expanded in memory.
+type loader struct {
+	series      []chunkedSeries
+	first, last int64
+	found       bool
+}
+
+// add checks and compresses s.
+func (l *loader) add(s Series) error {
+	if !slices.IsSortedFunc(s.Samples, func(x, y Sample) int { return cmp.Compare(x.T, y.T) }) {
+		return fmt.Errorf("opening backtest: series %s: samples out of time order", s.Labels)
+	}
+	if n := len(s.Samples); n > 0 {
+		if !l.found || s.Samples[0].T < l.first {
+			l.first = s.Samples[0].T
+		}
+		if !l.found || s.Samples[n-1].T > l.last {
+			l.last = s.Samples[n-1].T
+		}
+		l.found = true
+	}
+	l.series = append(l.series, compress(s.Labels, s.Samples))
+	return nil
+}
+
+// open makes a Backtest of the series added, interval apart.
+func (l *loader) open(interval time.Duration) (*Backtest, error) {
+	if interval <= 0 {
+		return nil, fmt.Errorf("opening backtest: interval must be positive, got %s", interval)
+	}
+	b := &Backtest{series: l.series, step: interval}
+	slices.SortStableFunc(b.series, func(x, y chunkedSeries) int { return labels.Compare(x.labels, y.labels) })
+	for i := 1; i < len(b.series); i++ {
+		if labels.Equal(b.series[i].labels, b.series[i-1].labels) {
+			return nil, fmt.Errorf("opening backtest: series %s given twice", b.series[i].labels)
+		}
+	}
+	if !l.found {
 		return nil, errors.New("opening backtest: no samples")
 	}
-	b.start, b.end = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+	b.start, b.end = time.UnixMilli(l.first).UTC(), time.UnixMilli(l.last).UTC()
 
-	step := f.Interval.Milliseconds()
+	step := interval.Milliseconds()
 	b.engine = promql.NewEngine(promql.EngineOpts{
 		MaxSamples:    maxSamples,
 		Timeout:       queryTimeout,
@@ -89,13 +114,24 @@ func Open(f *File) (*Backtest, error) {
 	return b, nil
 }
 
-// OpenFile parses the series file at path and opens it for queries.
+// OpenFile parses the series file at path and opens it for queries,
+// compressing each series as it is read: memory holds the file's text
+// and the compressed samples, never all of them expanded.
 func OpenFile(path string) (*Backtest, error) {
-	f, err := ParseFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading series file: %w", err)
 	}
-	return Open(f)
+	var l loader
+	interval, err := parse(data, l.add)
+	var b *Backtest
+	if err == nil {
+		b, err = l.open(interval)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 // Close releases the Backtest. It exists so that a future on-disk storage
@@ -172,17 +208,18 @@ func (b *Backtest) Querier(mint, maxt int64) (storage.Querier, error) {
 
 // querier selects series of a Backtest within a time range.
 type querier struct {
-	series     []Series
+	series     []chunkedSeries
 	mint, maxt int64
 }
 
 // matching returns the series whose labels satisfy every matcher, in label order.
-func (q *querier) matching(ms []*labels.Matcher) []Series {
-	var out []Series
-	for _, s := range q.series {
+func (q *querier) matching(ms []*labels.Matcher) []*chunkedSeries {
+	var out []*chunkedSeries
+	for i := range q.series {
+		s := &q.series[i]
 		ok := true
 		for _, m := range ms {
-			if !m.Matches(s.Labels.Get(m.Name)) {
+			if !m.Matches(s.labels.Get(m.Name)) {
 				ok = false
 				break
 			}
@@ -202,10 +239,8 @@ func (q *querier) Select(_ context.Context, _ bool, hints *storage.SelectHints, 
 	}
 	var out []storage.Series
 	for _, s := range q.matching(ms) {
-		lo := sort.Search(len(s.Samples), func(i int) bool { return s.Samples[i].T >= mint })
-		hi := sort.Search(len(s.Samples), func(i int) bool { return s.Samples[i].T > maxt })
-		if lo < hi {
-			out = append(out, memSeries{labels: s.Labels, samples: s.Samples[lo:hi]})
+		if cs := s.overlapping(mint, maxt); len(cs) > 0 {
+			out = append(out, chunkSeries{labels: s.labels, chunks: cs})
 		}
 	}
 	return &seriesSet{series: out, i: -1}
@@ -215,7 +250,7 @@ func (q *querier) Select(_ context.Context, _ bool, hints *storage.SelectHints, 
 func (q *querier) LabelValues(_ context.Context, name string, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
 	var vals []string
 	for _, s := range q.matching(ms) {
-		if v := s.Labels.Get(name); v != "" {
+		if v := s.labels.Get(name); v != "" {
 			vals = append(vals, v)
 		}
 	}
@@ -226,7 +261,7 @@ func (q *querier) LabelValues(_ context.Context, name string, hints *storage.Lab
 func (q *querier) LabelNames(_ context.Context, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
 	var names []string
 	for _, s := range q.matching(ms) {
-		s.Labels.Range(func(l labels.Label) { names = append(names, l.Name) })
+		s.labels.Range(func(l labels.Label) { names = append(names, l.Name) })
 	}
 	return limit(names, hints), nil, nil
 }

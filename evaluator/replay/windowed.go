@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
 
 	"github.com/hermes-failover/hermes/evaluator"
 )
@@ -25,7 +26,12 @@ const DefaultWindow = time.Hour
 // query API does; it makes a Backtest a RangeQuerier for RangeCache.
 // Errors are typed as Query's are.
 func (b *Backtest) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
-	qry, err := b.engine.NewRangeQuery(ctx, b, nil, q, r.Start, r.End, r.Step)
+	return b.queryRange(ctx, b, q, r)
+}
+
+// queryRange runs q over r on the engine of b, reading from.
+func (b *Backtest) queryRange(ctx context.Context, from storage.Queryable, q string, r v1.Range) (model.Value, v1.Warnings, v1.Infos, error) {
+	qry, err := b.engine.NewRangeQuery(ctx, from, nil, q, r.Start, r.End, r.Step)
 	if err != nil {
 		return nil, nil, nil, &v1.Error{Type: v1.ErrBadData, Msg: err.Error()}
 	}
@@ -57,8 +63,11 @@ func (b *Backtest) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1
 // Windowed answers a backtest's instant queries at its ticks from range
 // queries over consecutive windows: when a tick falls past the current
 // window it evaluates every query once over the next window (a
-// RangeCache), and drops the previous one. Its Query method is a
-// promapi.QueryFunc, safe for the concurrent calls of Collect.
+// RangeCache), and drops the previous one. While the ticks of a window are
+// stepped it already evaluates the next one, so the engine and the core
+// share the cores; memory holds two windows' results. Its Query method is
+// a promapi.QueryFunc, safe for the concurrent calls of Collect. Close
+// stops the evaluation ahead.
 type Windowed struct {
 	api        RangeQuerier
 	queries    []string
@@ -69,8 +78,24 @@ type Windowed struct {
 	// already replayed and the whole range.
 	Progress func(done, total time.Duration)
 
+	// base is the context windows are evaluated in; nil for the context of
+	// the query that needs the window, without its deadline: a tick's
+	// query timeout bounds one query, not the evaluation of a window.
+	base context.Context
+
 	mu    sync.Mutex
 	cache *RangeCache
+	// ahead is the window being evaluated ahead, nil if none.
+	ahead *pending
+}
+
+// pending is a window evaluated in the background.
+type pending struct {
+	from   time.Time
+	done   chan struct{}
+	cancel context.CancelFunc
+	cache  *RangeCache
+	err    error
 }
 
 // NewWindowed replays api over [start, end] at step, window at a time.
@@ -82,27 +107,69 @@ func NewWindowed(api RangeQuerier, queries []string, start, end time.Time, step,
 }
 
 // Query answers q at tick t from the window holding t, evaluating that
-// window first if needed.
+// window first if it is not already.
 func (w *Windowed) Query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
 	w.mu.Lock()
 	c := w.cache
 	if c == nil || t.Before(c.Start()) || t.After(c.End()) {
-		last := t.Add(w.window - w.step)
-		if last.After(w.end) {
-			last = w.end
-		}
 		if w.Progress != nil {
 			w.Progress(t.Sub(w.start), w.end.Sub(w.start))
 		}
-		var err error
-		if c, err = NewRangeCache(ctx, w.api, w.queries, t, last, w.step); err != nil {
-			w.mu.Unlock()
-			return nil, err
+		p := w.ahead
+		w.ahead = nil
+		if p == nil || !p.from.Equal(t) {
+			p.stop()
+			p = w.evaluate(ctx, t)
 		}
-		w.cache = c
+		<-p.done
+		if p.err != nil {
+			w.mu.Unlock()
+			return nil, p.err
+		}
+		c, w.cache = p.cache, p.cache
+		if next := c.End().Add(w.step); !next.After(w.end) {
+			w.ahead = w.evaluate(ctx, next)
+		}
 	}
 	w.mu.Unlock()
 	return c.Query(ctx, q, t)
+}
+
+// evaluate starts evaluating the window from from.
+func (w *Windowed) evaluate(ctx context.Context, from time.Time) *pending {
+	if w.base != nil {
+		ctx = w.base
+	} else {
+		ctx = context.WithoutCancel(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &pending{from: from, done: make(chan struct{}), cancel: cancel}
+	last := from.Add(w.window - w.step)
+	if last.After(w.end) {
+		last = w.end
+	}
+	go func() {
+		defer close(p.done)
+		p.cache, p.err = NewRangeCache(ctx, w.api, w.queries, from, last, w.step)
+	}()
+	return p
+}
+
+// stop cancels the evaluation and waits for it to end.
+func (p *pending) stop() {
+	if p != nil {
+		p.cancel()
+		<-p.done
+	}
+}
+
+// Close stops the evaluation of the window ahead, if any, and waits for
+// it to end.
+func (w *Windowed) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ahead.stop()
+	w.ahead = nil
 }
 
 // RunBacktest replays b through pol as Run does, evaluating each signal
@@ -114,7 +181,10 @@ func RunBacktest(ctx context.Context, pol *evaluator.Policy, b *Backtest, progre
 		return nil, fmt.Errorf("evaluation_interval must be positive")
 	}
 	start := alignUp(b.Start(), step)
-	w := NewWindowed(b, pol.Config.Queries(), start, b.End(), step, DefaultWindow)
+	queries := pol.Config.Queries()
+	w := NewWindowed(NewRecorder(b, queries, step), queries, start, b.End(), step, DefaultWindow)
 	w.Progress = progress
+	w.base = ctx
+	defer w.Close()
 	return Run(ctx, pol, w.Query, start, b.End(), opts)
 }

@@ -1,0 +1,237 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// Recorder runs a backtest's range queries with the sub-expressions they
+// share recorded once per step (see planRecordings), as a Prometheus with
+// recording rules would: before the first query of a range it evaluates
+// each recording over that range and stores it as series beside the
+// loaded ones, with a stale marker where a series ends, so that a selector
+// of the recording at a step returns exactly what the sub-expression
+// returned there. Recordings are kept only as far back as the queries read
+// them. Ranges must come in time order (as Windowed asks for them), at the
+// step given to NewRecorder, starting at multiples of it since the epoch;
+// other ranges, and every range after a recording failed, run as written.
+// Its QueryRange method makes it a RangeQuerier.
+type Recorder struct {
+	b    *Backtest
+	plan *recordingPlan
+	step time.Duration
+
+	// mu guards what follows: the first query of a range records it, the
+	// others of that range wait and then read.
+	mu sync.Mutex
+	// first and next are, per recording, the first step recorded and
+	// the first one not yet recorded (0 before the first range).
+	first, next []int64
+	// series are the recorded series, per recording, in label order.
+	series [][]*recSeries
+	// off is set once a recording failed: queries then run as written.
+	off bool
+}
+
+// recSeries is one recorded series.
+type recSeries struct {
+	labels  labels.Labels
+	samples []Sample
+}
+
+// NewRecorder plans the recordings of queries evaluated on b at step.
+func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
+	plan := planRecordings(queries, step, b.step)
+	return &Recorder{b: b, plan: plan, step: step, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+}
+
+// QueryRange runs q over r, reading the recordings where q shares their
+// sub-expressions; errors are typed as Backtest.QueryRange's.
+func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	rw, ok := rec.plan.rewrite[q]
+	if ok && rec.record(ctx, r) {
+		q = rw
+	}
+	return rec.b.queryRange(ctx, rec, q, r)
+}
+
+// record makes sure every recording covers r, and says whether the
+// queries may read them.
+func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
+	step := rec.step.Milliseconds()
+	start, end := r.Start.UnixMilli(), r.End.UnixMilli()
+	if r.Step != rec.step || start%step != 0 {
+		return false
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.off {
+		return false
+	}
+	// Level by level, the recordings of a level at once.
+	errs := make([]error, len(rec.plan.recs))
+	for level := 0; ; level++ {
+		var wg sync.WaitGroup
+		found := false
+		for i, rc := range rec.plan.recs {
+			if rc.level == level {
+				found = true
+				wg.Go(func() { errs[i] = rec.cover(ctx, i, start, end) })
+			}
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			rec.off = true
+			return false
+		}
+		if !found {
+			break
+		}
+	}
+	return true
+}
+
+// cover records recording i as far as the queries over [start, end] read
+// it, and forgets what they no longer read.
+func (rec *Recorder) cover(ctx context.Context, i int, start, end int64) error {
+	step := rec.step.Milliseconds()
+	first := start - rec.plan.recs[i].back.Milliseconds()
+	first -= ((first % step) + step) % step
+	from := rec.next[i]
+	if from > end && first == rec.first[i] {
+		return nil // covered, and read by the other queries of the range
+	}
+	if from == 0 || first < rec.first[i] || first > from {
+		// Not recorded yet, or not from first on: start over.
+		from = first
+		rec.series[i] = nil
+	}
+	if from <= end {
+		if err := rec.evaluate(ctx, i, from, end); err != nil {
+			return err
+		}
+		rec.next[i] = end + step
+	}
+	rec.first[i] = first
+	rec.trim(i, first-lookbackDelta.Milliseconds())
+	return nil
+}
+
+// evaluate records recording i over [from, end] and marks the series that
+// ended as stale.
+func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error {
+	step := rec.step.Milliseconds()
+	qry, err := rec.b.engine.NewRangeQuery(ctx, rec, nil, rec.plan.recs[i].expr, time.UnixMilli(from), time.UnixMilli(end), rec.step)
+	if err != nil {
+		return err
+	}
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		return res.Err
+	}
+	m, ok := res.Value.(promql.Matrix)
+	if !ok {
+		return fmt.Errorf("recording returned %s, not a matrix", res.Value.Type())
+	}
+	stale := math.Float64frombits(value.StaleNaN)
+	byLabels := make(map[string]*recSeries, len(rec.series[i]))
+	for _, s := range rec.series[i] {
+		byLabels[s.labels.String()] = s
+	}
+	added := false
+	for _, s := range m {
+		if len(s.Histograms) > 0 {
+			return fmt.Errorf("series %s: native histogram results are not supported", s.Metric)
+		}
+		rs := byLabels[s.Metric.String()]
+		if rs == nil {
+			rs = &recSeries{labels: s.Metric}
+			byLabels[s.Metric.String()] = rs
+			rec.series[i] = append(rec.series[i], rs)
+			added = true
+		}
+		for _, p := range s.Floats {
+			if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T+step < p.T {
+				rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
+			}
+			rs.samples = append(rs.samples, Sample{T: p.T, F: p.F})
+		}
+	}
+	for _, rs := range rec.series[i] {
+		if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T < end {
+			rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
+		}
+	}
+	if added {
+		slices.SortFunc(rec.series[i], func(x, y *recSeries) int { return labels.Compare(x.labels, y.labels) })
+	}
+	return nil
+}
+
+// trim drops the samples of recording i before mint, and the series left
+// without any.
+func (rec *Recorder) trim(i int, mint int64) {
+	rec.series[i] = slices.DeleteFunc(rec.series[i], func(s *recSeries) bool {
+		s.samples = s.samples[sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T >= mint }):]
+		return len(s.samples) == 0
+	})
+}
+
+// Querier makes a Recorder a storage.Queryable: the loaded series, and the
+// recordings for selectors of recordingLabel.
+func (rec *Recorder) Querier(mint, maxt int64) (storage.Querier, error) {
+	q, err := rec.b.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	return &recQuerier{Querier: q, rec: rec, mint: mint, maxt: maxt}, nil
+}
+
+// recQuerier answers selectors of a recording from it and any other from
+// the loaded series.
+type recQuerier struct {
+	storage.Querier
+	rec        *Recorder
+	mint, maxt int64
+}
+
+// Select returns the recorded series of the recording a matcher of
+// recordingLabel names, cut to the time range, or else the loaded series.
+func (q *recQuerier) Select(ctx context.Context, sorted bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	i := slices.IndexFunc(ms, func(m *labels.Matcher) bool { return m.Name == recordingLabel })
+	if i < 0 {
+		return q.Querier.Select(ctx, sorted, hints, ms...)
+	}
+	id, err := strconv.Atoi(ms[i].Value)
+	if err != nil || id < 0 || id >= len(q.rec.series) {
+		return storage.ErrSeriesSet(fmt.Errorf("no recording %q", ms[i].Value))
+	}
+	mint, maxt := q.mint, q.maxt
+	if hints != nil {
+		mint, maxt = max(mint, hints.Start), min(maxt, hints.End)
+	}
+	var out []storage.Series
+	for _, s := range q.rec.series[id] {
+		lo := sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T >= mint })
+		hi := sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T > maxt })
+		if lo < hi {
+			out = append(out, memSeries{labels: s.labels, samples: s.samples[lo:hi]})
+		}
+	}
+	return &seriesSet{series: out, i: -1}
+}
