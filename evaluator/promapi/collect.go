@@ -28,29 +28,37 @@ const RouteLabel = "route"
 // Prometheus API client, a replay engine or a range cache to it.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
 
-// Collect runs every signal's query (and its volume or samples query) once at t, concurrently, each under its
-// own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
-// for every (route, signal) in routes × signals.
+// Collect runs each signal's TickQuery once at t (its query and its volume
+// or samples query in one expression, so a tick sends one query per
+// signal), concurrently, each under its own timeout (none if timeout <= 0),
+// and returns a Snapshot holding a Sample for every (route, signal) in
+// routes × signals.
 //
 // A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
 // evaluator.StatusMissing ("NaN", "Inf"); a route absent from the result is
 // evaluator.StatusMissing ("no data"); several series for one route are evaluator.StatusError for
 // that route; a failed query is evaluator.StatusError for every route, with
 // ErrorReason as its reason. Series without a route label, or of routes not
-// configured, are ignored.
+// configured, are ignored. The evidence half of an answer (series marked
+// rules.PartEvidence) is the count behind the value (see withVolume).
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	// Each distinct query runs once: signals often share their count (the
-	// calls of a window, the samples of a histogram).
-	answers := map[string]*map[string]evaluator.Sample{}
+	// Each distinct query runs once (two signals may be one query). The
+	// evidence half exists for the signals that declare one; signals
+	// sharing a TickQuery share their evidence query too.
+	index := map[string]int{}
+	var queries []string
+	var counted []bool
 	for _, sig := range signals {
-		for _, q := range []string{sig.Query, sig.EvidenceQuery()} {
-			if q != "" && answers[q] == nil {
-				answers[q] = new(map[string]evaluator.Sample)
-			}
+		q := sig.TickQuery()
+		if _, ok := index[q]; !ok {
+			index[q] = len(queries)
+			queries = append(queries, q)
+			counted = append(counted, sig.EvidenceQuery() != "")
 		}
 	}
+	answers := make([]*answer, len(queries))
 	var wg sync.WaitGroup
-	for q, into := range answers {
+	for i, q := range queries {
 		wg.Go(func() {
 			qctx, cancel := ctx, context.CancelFunc(func() {})
 			if timeout > 0 {
@@ -58,30 +66,47 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 			}
 			defer cancel()
 			vec, err := query(qctx, q, t)
-			*into = routeSamples(vec, err, routes)
+			answers[i] = splitAnswer(vec, err, routes, counted[i])
 		})
 	}
 	wg.Wait()
-	results := make([]map[string]evaluator.Sample, len(signals))
-	counts := make([]map[string]evaluator.Sample, len(signals))
-	for i, sig := range signals {
-		results[i] = *answers[sig.Query]
-		if q := sig.EvidenceQuery(); q != "" {
-			counts[i] = *answers[q]
-		}
-	}
 
 	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
-	for i, sig := range signals {
+	for _, sig := range signals {
+		a := answers[index[sig.TickQuery()]]
 		for _, r := range routes {
-			s := results[i][r]
-			if counts[i] != nil {
-				s = withVolume(s, counts[i][r])
+			s := a.values[r]
+			if a.evidence != nil {
+				s = withVolume(s, a.evidence[r])
 			}
 			snap.Set(r, sig.Name, s)
 		}
 	}
 	return snap
+}
+
+// answer is one TickQuery's result per route: the signal's values and,
+// for a signal with a volume or samples, the evidence behind them.
+type answer struct {
+	values, evidence map[string]evaluator.Sample
+}
+
+// splitAnswer splits a TickQuery's answer by rules.PartLabel when counted:
+// series marked rules.PartEvidence are the evidence, every other series is
+// a value. routeSamples reads only the route label, so the mark stays.
+func splitAnswer(vec model.Vector, err error, routes []string, counted bool) *answer {
+	if !counted {
+		return &answer{values: routeSamples(vec, err, routes)}
+	}
+	var values, evidence model.Vector
+	for _, s := range vec {
+		if s.Metric[rules.PartLabel] == rules.PartEvidence {
+			evidence = append(evidence, s)
+		} else {
+			values = append(values, s)
+		}
+	}
+	return &answer{values: routeSamples(values, err, routes), evidence: routeSamples(evidence, err, routes)}
 }
 
 // withVolume adds the count behind a signal's value. A value without its
