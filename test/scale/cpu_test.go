@@ -135,4 +135,3 @@ func loadAverage() string {
 	f := strings.Fields(string(data))
 	return strings.Join(f[:min(3, len(f))], " ")
 }
-
