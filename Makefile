@@ -1,4 +1,4 @@
-.PHONY: build test demo scenarios bench bench-detect
+.PHONY: build test demo scenarios bench bench-detect bench-prometheus
 
 # build stamps the version into hermes --version and hermes_build_info.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -31,3 +31,8 @@ bench:
 # detect and act on every scenario (a Markdown table; README quotes it).
 bench-detect:
 	go run ./evaluator/replay/benchdetect
+
+# bench-prometheus measures the Prometheus CPU per tick of the default and
+# the at-scale policy at 1,000 and 10,000 routes (about 15 minutes).
+bench-prometheus:
+	scripts/bench-prometheus.sh

@@ -95,17 +95,16 @@ func (s SignalConfig) EvidenceQuery() string {
 	return s.Samples
 }
 
-// Queries are every PromQL query a tick runs: each signal's query and its
-// evidence query, in signal order, each once.
+// Queries are every PromQL query a tick runs: each signal's TickQuery (its
+// query with its evidence), in signal order, each once. Live ticks and
+// backtests send exactly these.
 func (c *Config) Queries() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, s := range c.Signals {
-		for _, q := range []string{s.Query, s.EvidenceQuery()} {
-			if q != "" && !seen[q] {
-				seen[q] = true
-				out = append(out, q)
-			}
+		if q := s.TickQuery(); q != "" && !seen[q] {
+			seen[q] = true
+			out = append(out, q)
 		}
 	}
 	return out

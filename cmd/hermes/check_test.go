@@ -17,7 +17,9 @@ func TestCheckDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("config OK: %d signals, %d services, %d alert rules\n", len(cfg.Signals), len(cfg.Services), len(cfg.Alerts))
-	for _, args := range [][]string{nil, {"--config", "../../rules/hermes.yaml"}} {
+	// The at-scale policy is the default one reading recorded series: as
+	// many signals, services and alert rules.
+	for _, args := range [][]string{nil, {"--config", "../../rules/hermes.yaml"}, {"--config", "../../rules/hermes-at-scale.yaml"}} {
 		var stdout, stderr bytes.Buffer
 		if code := checkCmd(args, &stdout, &stderr); code != 0 {
 			t.Fatalf("check %q = %d, stderr:\n%s", args, code, stderr.String())

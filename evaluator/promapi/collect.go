@@ -28,36 +28,46 @@ const RouteLabel = "route"
 // Prometheus API client, a replay engine or a range cache to it.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
 
-// Collect runs every signal's query (and its volume or samples query) once at t, concurrently, each under its
-// own timeout (none if timeout <= 0), and returns a Snapshot holding a Sample
-// for every (route, signal) in routes × signals.
+// Collect runs each signal's TickQuery once at t (its query and its volume
+// or samples query in one expression, so a tick sends one query per
+// signal), concurrently, each under its own timeout (none if timeout <= 0),
+// and returns a Snapshot holding a Sample for every (route, signal) in
+// routes × signals.
 //
 // A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
 // evaluator.StatusMissing ("NaN", "Inf"); a route absent from the result is
 // evaluator.StatusMissing ("no data"); several series for one route are evaluator.StatusError for
 // that route; a failed query is evaluator.StatusError for every route, with
 // ErrorReason as its reason. Series without a route label, or of routes not
-// configured, are ignored.
+// configured, are ignored. The evidence half of an answer (series marked
+// rules.PartEvidence) is the count behind the value (see withVolume).
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	// Each distinct query runs once: signals often share their count (the
-	// calls of a window, the samples of a histogram).
+	// Each distinct query runs once (two signals may be one query). The
+	// evidence half exists for the signals that declare one; signals
+	// sharing a TickQuery share their evidence query too.
+	byQuery := map[string]int{}
+	var queries []string
+	var counted []bool
+	of := make([]int, len(signals)) // of[i]: the query of signals[i]
+	for i, sig := range signals {
+		q := sig.TickQuery()
+		if _, ok := byQuery[q]; !ok {
+			byQuery[q] = len(queries)
+			queries = append(queries, q)
+			counted = append(counted, sig.EvidenceQuery() != "")
+		}
+		of[i] = byQuery[q]
+	}
 	// Answers are held by route position, not in a map per query: at
 	// 10,000 routes a slice of samples takes about half the memory of a
 	// map and needs no hashing.
-	answers := map[string]*[]evaluator.Sample{}
-	for _, sig := range signals {
-		for _, q := range []string{sig.Query, sig.EvidenceQuery()} {
-			if q != "" && answers[q] == nil {
-				answers[q] = new([]evaluator.Sample)
-			}
-		}
-	}
 	index := make(map[string]int, len(routes))
 	for i, r := range routes {
 		index[r] = i
 	}
+	answers := make([]answer, len(queries))
 	var wg sync.WaitGroup
-	for q, into := range answers {
+	for i, q := range queries {
 		wg.Go(func() {
 			qctx, cancel := ctx, context.CancelFunc(func() {})
 			if timeout > 0 {
@@ -65,18 +75,10 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 			}
 			defer cancel()
 			vec, err := query(qctx, q, t)
-			*into = routeSamples(vec, err, index, len(routes))
+			answers[i] = splitAnswer(vec, err, index, len(routes), counted[i])
 		})
 	}
 	wg.Wait()
-	results := make([][]evaluator.Sample, len(signals))
-	counts := make([][]evaluator.Sample, len(signals))
-	for i, sig := range signals {
-		results[i] = *answers[sig.Query]
-		if q := sig.EvidenceQuery(); q != "" {
-			counts[i] = *answers[q]
-		}
-	}
 
 	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
 	for j, r := range routes {
@@ -86,14 +88,39 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 			snap.Values[r] = row
 		}
 		for i, sig := range signals {
-			s := results[i][j]
-			if counts[i] != nil {
-				s = withVolume(s, counts[i][j])
+			a := answers[of[i]]
+			s := a.values[j]
+			if a.evidence != nil {
+				s = withVolume(s, a.evidence[j])
 			}
 			row[sig.Name] = s
 		}
 	}
 	return snap
+}
+
+// answer is one TickQuery's result by route position: the signal's values
+// and, for a signal with a volume or samples, the evidence behind them.
+type answer struct {
+	values, evidence []evaluator.Sample
+}
+
+// splitAnswer splits a TickQuery's answer by rules.PartLabel when counted:
+// series marked rules.PartEvidence are the evidence, every other series is
+// a value. routeSamples reads only the route label, so the mark stays.
+func splitAnswer(vec model.Vector, err error, index map[string]int, n int, counted bool) answer {
+	if !counted {
+		return answer{values: routeSamples(vec, err, index, n)}
+	}
+	var values, evidence model.Vector
+	for _, s := range vec {
+		if s.Metric[rules.PartLabel] == rules.PartEvidence {
+			evidence = append(evidence, s)
+		} else {
+			values = append(values, s)
+		}
+	}
+	return answer{values: routeSamples(values, err, index, n), evidence: routeSamples(evidence, err, index, n)}
 }
 
 // withVolume adds the count behind a signal's value. A value without its

@@ -55,6 +55,13 @@ func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vect
 	if strings.Contains(q, "hermes_") {
 		return model.Vector{}, nil // nothing to restore
 	}
+	return promapi.ByPart(func(_ context.Context, q string, t time.Time) (model.Vector, error) {
+		return fakeAnswer(q, t, soft, hard), nil
+	})(ctx, q, t)
+}
+
+// fakeAnswer is fakeProm's answer to one signal or evidence query.
+func fakeAnswer(q string, t time.Time, soft, hard float64) model.Vector {
 	var v model.Vector
 	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
 		val := 0.0
@@ -76,7 +83,7 @@ func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vect
 		}
 		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
 	}
-	return v, nil
+	return v
 }
 
 func writeConfig(t *testing.T, dir, splitPath string) string {

@@ -129,6 +129,13 @@ func model(d time.Duration) string {
 // services of a fleet of routes routes (see Services), as a file that
 // hermes run and hermes backtest read.
 func ConfigYAML(routes int) ([]byte, error) {
+	return ConfigYAMLFrom(rules.DefaultYAML, routes)
+}
+
+// ConfigYAMLFrom is ConfigYAML for another configuration src (such as
+// rules/hermes-at-scale.yaml), whose services section comes before its
+// alerts as in the shipped one.
+func ConfigYAMLFrom(src []byte, routes int) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("services:\n")
 	cfg := &rules.Config{}
@@ -136,11 +143,11 @@ func ConfigYAML(routes int) ([]byte, error) {
 	for _, svc := range cfg.Services {
 		fmt.Fprintf(&b, "  - name: %s\n    routes: [%s]\n", svc.Name, strings.Join(svc.Routes, ", "))
 	}
-	src := string(rules.DefaultYAML)
-	i := strings.Index(src, "\nservices:\n")
-	j := strings.Index(src, "\nalerts:\n")
+	text := string(src)
+	i := strings.Index(text, "\nservices:\n")
+	j := strings.Index(text, "\nalerts:\n")
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("rules.DefaultYAML has no services section before its alerts")
+		return nil, fmt.Errorf("configuration has no services section before its alerts")
 	}
-	return []byte(src[:i+1] + b.String() + src[j:]), nil
+	return []byte(text[:i+1] + b.String() + text[j:]), nil
 }

@@ -22,7 +22,7 @@ const (
 	recordingRules = "hermes-recording.rules.yml"
 	recordingTests = "tests/hermes-recording.test.yml"
 	defaultConfig  = "../hermes.yaml"
-	readme         = "README.md"
+	atScaleConfig  = "../hermes-at-scale.yaml"
 )
 
 // promtoolTimeout bounds one promtool run; the slowest takes a few seconds.
@@ -78,41 +78,66 @@ func TestEveryRuleIsTested(t *testing.T) {
 	}
 }
 
-// TestReadmeSignals checks the README's signals snippet: the default
-// signals, in order and with the same settings, each reading a record.
-func TestReadmeSignals(t *testing.T) {
+// TestAtScaleSignals checks rules/hermes-at-scale.yaml's signals: the
+// default signals, in order and with the same settings, each reading a
+// record, and so does each volume or samples query.
+func TestAtScaleSignals(t *testing.T) {
 	t.Parallel()
-	defaults, snippet := defaultSignals(t), readmeSignals(t)
+	defaults, atScale := signals(t, defaultConfig), signals(t, atScaleConfig)
 	records := recordNames(t)
-	if len(snippet) != len(defaults) {
-		t.Errorf("README lists %d signals, rules/hermes.yaml %d", len(snippet), len(defaults))
+	if len(atScale) != len(defaults) {
+		t.Errorf("%s lists %d signals, %s %d", atScaleConfig, len(atScale), defaultConfig, len(defaults))
 	}
 	for i, d := range defaults {
-		if i >= len(snippet) {
+		if i >= len(atScale) {
 			break
 		}
-		s := snippet[i]
+		s := atScale[i]
 		if s.Name != d.Name || s.Missing != d.Missing || s.RequiresTraffic != d.RequiresTraffic || s.Help != d.Help {
-			t.Errorf("README signal %d = %+v, want the settings of %+v", i, s.settings(), d.settings())
+			t.Errorf("%s signal %d = %+v, want the settings of %+v", atScaleConfig, i, s.settings(), d.settings())
 		}
 		if !records[s.Query] {
-			t.Errorf("README signal %s reads %q, not a record of %s", s.Name, s.Query, recordingRules)
+			t.Errorf("%s signal %s reads %q, not a record of %s", atScaleConfig, s.Name, s.Query, recordingRules)
+		}
+		if (d.evidence() == "") != (s.evidence() == "") {
+			t.Errorf("%s signal %s: evidence %q, the default's %q", atScaleConfig, s.Name, s.evidence(), d.evidence())
+		} else if s.evidence() != "" && recordIn(s.evidence(), records) == "" {
+			t.Errorf("%s signal %s: evidence %q reads no record of %s", atScaleConfig, s.Name, s.evidence(), recordingRules)
 		}
 	}
 }
 
+// recordIn is the record of records that expr reads, "" if none.
+func recordIn(expr string, records map[string]bool) string {
+	for r := range records {
+		if mentions(expr, r) {
+			return r
+		}
+	}
+	return ""
+}
+
 // TestRecordsMatchSignalQueries evaluates, on the scenarios of the recording
-// tests, each default signal's query next to the record the README points it
-// at, and wants the same value (or both NaN, or both absent) on every route.
-// The comparisons run at each time a hand-written test reads that record,
+// tests, each default signal's query and its volume or samples query next
+// to the at-scale policy's query of the same signal (reading a record), and
+// wants the same value (or both NaN, or both absent) on every route. The
+// comparisons run at each time a hand-written test reads that record,
 // where its samples are known to exist.
 func TestRecordsMatchSignalQueries(t *testing.T) {
 	t.Parallel()
 	bin := promtool(t)
+	// queries maps each at-scale query to the default query it replaces.
 	queries := map[string]string{}
-	for _, d := range defaultSignals(t) {
-		queries[d.Name] = d.Query
+	defaults, atScale := signals(t, defaultConfig), signals(t, atScaleConfig)
+	for i, s := range atScale {
+		if i < len(defaults) {
+			queries[s.Query] = defaults[i].Query
+			if s.evidence() != "" {
+				queries[s.evidence()] = defaults[i].evidence()
+			}
+		}
 	}
+	records := recordNames(t)
 	var src testFile
 	readYAML(t, recordingTests, &src)
 	rules, err := filepath.Abs(recordingRules)
@@ -120,32 +145,29 @@ func TestRecordsMatchSignalQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := testFile{RuleFiles: []string{rules}, EvaluationInterval: src.EvaluationInterval}
-	signals := readmeSignals(t)
 	covered := map[string]bool{}
 	for _, g := range src.Tests {
 		out := testGroup{Name: g.Name + " (records = signal queries)", Interval: g.Interval, InputSeries: g.InputSeries}
 		seen := map[string]bool{}
 		for _, e := range g.PromqlExprTest {
-			for _, s := range signals {
-				key := s.Name + "@" + e.EvalTime
-				if !mentions(e.Expr, s.Query) || seen[key] {
+			for at, def := range queries {
+				key := at + "@" + e.EvalTime
+				if !mentions(e.Expr, recordIn(at, records)) || seen[key] {
 					continue
 				}
 				seen[key] = true
-				covered[s.Name] = true
-				out.PromqlExprTest = append(out.PromqlExprTest, promqlTest{
-					Expr:     mismatches(s.Query, queries[s.Name]),
-					EvalTime: e.EvalTime,
-				})
+				covered[at] = true
+				out.PromqlExprTest = append(out.PromqlExprTest, promqlTest{Expr: mismatches(at, def), EvalTime: e.EvalTime})
 			}
 		}
 		if len(out.PromqlExprTest) > 0 {
+			slices.SortFunc(out.PromqlExprTest, func(a, b promqlTest) int { return strings.Compare(a.EvalTime+a.Expr, b.EvalTime+b.Expr) })
 			gen.Tests = append(gen.Tests, out)
 		}
 	}
-	for name := range queries {
-		if !covered[name] {
-			t.Errorf("signal %s: no recording test reads its record, so it is never compared with its query", name)
+	for at := range queries {
+		if !covered[at] {
+			t.Errorf("%s: no recording test reads its record, so it is never compared with the default query", at)
 		}
 	}
 	data, err := yaml.Marshal(gen)
@@ -249,19 +271,27 @@ func readYAML(t *testing.T, path string, v any) {
 type signal struct {
 	Name            string `yaml:"name"`
 	Query           string `yaml:"query"`
+	Volume          string `yaml:"volume"`
+	Samples         string `yaml:"samples"`
 	Missing         string `yaml:"missing"`
 	RequiresTraffic bool   `yaml:"requires_traffic"`
 	Help            string `yaml:"help"`
 }
 
 func (s signal) settings() signal {
-	s.Query = ""
+	s.Query, s.Volume, s.Samples = "", "", ""
 	return s
 }
 
-func defaultSignals(t *testing.T) []signal {
+// evidence is the signal's volume or samples query.
+func (s signal) evidence() string {
+	return s.Volume + s.Samples
+}
+
+// signals decodes the signals of the Hermes configuration at path.
+func signals(t *testing.T, path string) []signal {
 	t.Helper()
-	data, err := os.ReadFile(defaultConfig)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,33 +299,10 @@ func defaultSignals(t *testing.T) []signal {
 		Signals []signal `yaml:"signals"`
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatalf("%s: %v", defaultConfig, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	if len(cfg.Signals) == 0 {
-		t.Fatalf("%s: no signals", defaultConfig)
-	}
-	return cfg.Signals
-}
-
-// readmeSignals decodes the README's first yaml code block holding signals.
-func readmeSignals(t *testing.T) []signal {
-	t.Helper()
-	data, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, _ := strings.Cut(string(data), "```yaml\nsignals:")
-	block, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		t.Fatalf("%s: no ```yaml block starting with signals:", readme)
-	}
-	var cfg struct {
-		Signals []signal `yaml:"signals"`
-	}
-	dec := yaml.NewDecoder(strings.NewReader("signals:" + block))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
-		t.Fatalf("%s: signals snippet: %v", readme, err)
+		t.Fatalf("%s: no signals", path)
 	}
 	return cfg.Signals
 }

@@ -72,7 +72,10 @@ func TestStatusPageInChromium(t *testing.T) {
 // query answers every signal with healthy values, except a hard outage on
 // the free route (fault injection in place of Prometheus: the browser is
 // what this test is about).
-func query(_ context.Context, q string, t time.Time) (model.Vector, error) {
+var query = promapi.ByPart(answer)
+
+// answer is query's answer to one signal or evidence query.
+func answer(_ context.Context, q string, t time.Time) (model.Vector, error) {
 	if strings.Contains(q, "hermes_") {
 		return model.Vector{}, nil
 	}

@@ -1,7 +1,8 @@
 // Command fakeprom answers Prometheus instant queries for a fleet of
 // benchfleet routes, for measuring a real `hermes run` at scale
 // (scripts/bench-rss.sh) without a Prometheus that could hold the series.
-// Every signal query gets one sample per route: 0 for the failure ratios
+// Every signal query gets one sample per route (and a count of 1200 behind
+// each for a signal with evidence): 0 for the failure ratios
 // (queries naming soft_fail, hard_fail, empty, error_body, 422 or retr),
 // 1 for the others, so the fleet is healthy. Hermes's own series
 // (restore queries) get an empty vector.
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/internal/benchfleet"
+	"github.com/hermes-failover/hermes/rules"
 )
 
 func main() {
@@ -35,16 +37,29 @@ func main() {
 		}
 		result := []sample{}
 		if !strings.Contains(q, "hermes_") {
-			v := "1"
-			for _, bad := range []string{"soft_fail", "hard_fail", "empty", "error_body", "422", "retr"} {
-				if strings.Contains(q, bad) {
-					v = "0"
-				}
+			// A signal with a volume or samples asks for both in one
+			// query: its value, then a count of 1200 behind it.
+			parts := []struct{ q, part, v string }{{q: q}}
+			if value, _, ok := rules.SplitTickQuery(q); ok {
+				parts = []struct{ q, part, v string }{{q: value, part: rules.PartValue}, {part: rules.PartEvidence, v: "1200"}}
 			}
 			now := float64(time.Now().UnixMilli()) / 1000
-			result = make([]sample, len(names))
-			for i, n := range names {
-				result[i] = sample{Metric: map[string]string{"route": n}, Value: [2]any{now, v}}
+			for _, p := range parts {
+				if p.v == "" {
+					p.v = "1"
+					for _, bad := range []string{"soft_fail", "hard_fail", "empty", "error_body", "422", "retr"} {
+						if strings.Contains(p.q, bad) {
+							p.v = "0"
+						}
+					}
+				}
+				for _, n := range names {
+					m := map[string]string{"route": n}
+					if p.part != "" {
+						m[rules.PartLabel] = p.part
+					}
+					result = append(result, sample{Metric: m, Value: [2]any{now, p.v}})
+				}
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
