@@ -27,12 +27,18 @@ type Policy struct {
 	signalIndex map[string]int
 	// routeServices are the services of each route, in config order.
 	routeServices map[string][]string
+	// routeIndex is each route's index in routes; serviceRoutes[i][j] that
+	// of the j-th route of Config.Services[i], so a tick adds up each
+	// route's share by index.
+	routeIndex    map[string]int
+	serviceRoutes [][]int
 	// z and zDecisive are the normal quantiles of scoring.confidence and
 	// scoring.decisive_confidence; windows the range of each signal's
-	// count, bounds the thresholds of each signal (evidence.go).
+	// count (evidence.go); scoring the penalties, caps and floors by
+	// signal index.
 	z, zDecisive float64
 	windows      map[string]time.Duration
-	bounds       map[string][]rules.Bound
+	scoring      scoreRules
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
@@ -40,21 +46,13 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
-	p.windows, p.bounds = map[string]time.Duration{}, map[string][]rules.Bound{}
+	p.windows = map[string]time.Duration{}
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
 		p.windows[s.Name] = rules.QueryWindow(s.EvidenceQuery())
 	}
-	for _, pen := range cfg.Scoring.Penalties {
-		p.bounds[pen.Signal] = append(p.bounds[pen.Signal], pen.Bound)
-	}
-	for _, cp := range cfg.Scoring.Caps {
-		p.bounds[cp.Signal] = append(p.bounds[cp.Signal], cp.Bound)
-	}
-	for _, fl := range cfg.Scoring.Floors {
-		p.bounds[fl.Signal] = append(p.bounds[fl.Signal], fl.Bound)
-	}
+	p.scoring = newScoreRules(cfg, p.signalIndex)
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)
 		if err != nil || lv == traffic.Normal || lv >= traffic.Manual {
@@ -62,18 +60,23 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		}
 		p.levels[lv] = l
 	}
-	seen := map[string]bool{}
+	p.routeIndex = map[string]int{}
 	for _, svc := range cfg.Services {
 		p.services[svc.Name] = svc
-		for _, r := range svc.Routes {
+		idx := make([]int, len(svc.Routes))
+		for j, r := range svc.Routes {
 			if !slices.Contains(p.routeServices[r], svc.Name) {
 				p.routeServices[r] = append(p.routeServices[r], svc.Name)
 			}
-			if !seen[r] {
-				seen[r] = true
+			i, ok := p.routeIndex[r]
+			if !ok {
+				i = len(p.routes)
+				p.routeIndex[r] = i
 				p.routes = append(p.routes, r)
 			}
+			idx[j] = i
 		}
+		p.serviceRoutes = append(p.serviceRoutes, idx)
 	}
 	for _, a := range cfg.Actuators {
 		p.actuators = append(p.actuators, a.ResolvedName())

@@ -59,11 +59,12 @@ type State struct {
 // Clone returns a deep copy of s, so Step never mutates its input.
 func (s State) Clone() State { return s.clone(true) }
 
-// clone copies s; with alerts false the copy shares s's Alerts map, for a
-// caller that builds a new one without mutating the old (Step's
-// evalAlerts). The route states are copied into one backing array: one
+// clone copies s; with deep false the copy shares s's Alerts map and
+// service splits, for a caller that builds new ones without mutating the
+// old (Step: evalAlerts builds a new Alerts map, the plan replaces every
+// split). The route states are copied into one backing array: one
 // allocation per tick instead of one per route.
-func (s State) clone(alerts bool) State {
+func (s State) clone(deep bool) State {
 	out := State{Routes: make(map[string]*RouteState, len(s.Routes)), Services: make(map[string]*traffic.Split, len(s.Services)),
 		Alerts: s.Alerts}
 	routes := make([]RouteState, 0, len(s.Routes))
@@ -74,10 +75,13 @@ func (s State) clone(alerts bool) State {
 		out.Routes[k] = c
 	}
 	for k, v := range s.Services {
-		c := v.Clone()
-		out.Services[k] = &c
+		if deep {
+			c := v.Clone()
+			v = &c
+		}
+		out.Services[k] = v
 	}
-	if alerts {
+	if deep {
 		out.Alerts = make(map[string]*Alert, len(s.Alerts))
 		for k, v := range s.Alerts {
 			c := *v

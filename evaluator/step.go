@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
@@ -15,7 +16,8 @@ import (
 // I/O and reads no clock.
 func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	// evalAlerts below builds the next alerts from prev's without changing
-	// them, so they need no copy.
+	// them, and the plan below replaces every service's split: they need
+	// no copy.
 	s := prev.clone(false)
 	for _, r := range p.Routes() {
 		if s.Routes[r] == nil {
@@ -24,28 +26,28 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 	s, evs := applyCommands(p, s, in.Commands, now)
 	snap := in.Snapshot
+	// routes are s's route states in p.Routes() order, looked up once.
+	routes := make([]*RouteState, len(p.Routes()))
+	for i, r := range p.Routes() {
+		routes[i] = s.Routes[r]
+	}
 
 	// Which routes get user traffic now decides which signals are idle.
-	share := map[string]int{}
-	for _, svc := range p.Config.Services {
+	share := make([]int, len(routes))
+	for si, svc := range p.Config.Services {
 		if st := s.Services[svc.Name]; st != nil {
-			for r, w := range st.Weights {
-				share[r] += w
-			}
+			addShare(p, share, si, st.Weights)
 		}
 	}
 	if len(s.Services) == 0 {
-		for _, svc := range p.Config.Services {
-			st := PlanService(p, svc, s.Routes)
-			for r, w := range st.Weights {
-				share[r] += w
-			}
+		for si, svc := range p.Config.Services {
+			addShare(p, share, si, PlanService(p, svc, s.Routes).Weights)
 		}
 	}
 
-	for _, route := range p.Routes() {
-		prevRS := *s.Routes[route]
-		idle := share[route] == 0
+	for i, route := range p.Routes() {
+		prevRS := *routes[i]
+		idle := share[i] == 0
 		sc := ComputeScore(route, snap, p, idle)
 		next, trs := decideRoute(p, prevRS, sc, idle, now)
 		if sc.Held() && len(prevRS.Score.Contributions) > 0 {
@@ -57,7 +59,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			next.Score.Low = prevRS.Score.Low
 			next.Score.Carried = true
 		}
-		*s.Routes[route] = next
+		*routes[i] = next
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
 		}
@@ -81,6 +83,28 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	return s, evs
+}
+
+// addShare adds the weights of the split of p.Config.Services[si] to each
+// route's share, by route index. A split planned before a reload may still
+// weigh a route its service no longer has: that one is found by name.
+func addShare(p *Policy, share []int, si int, weights map[string]int) {
+	found := 0
+	for j, r := range p.Config.Services[si].Routes {
+		if w, ok := weights[r]; ok {
+			share[p.serviceRoutes[si][j]] += w
+			found++
+		}
+	}
+	if found == len(weights) {
+		return
+	}
+	svc := p.Config.Services[si].Routes
+	for r, w := range weights {
+		if i, ok := p.routeIndex[r]; ok && !slices.Contains(svc, r) {
+			share[i] += w
+		}
+	}
 }
 
 func transitionEvents(p *Policy, route string, rs RouteState, tr transition, now time.Time) []Event {
