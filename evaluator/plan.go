@@ -24,38 +24,50 @@ func failed(rs RouteState) bool {
 func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteState) traffic.Split {
 	chain := svc.Routes
 	st := traffic.Split{Weights: make(map[string]int, len(chain)), Levels: make(map[string]traffic.Level, len(chain))}
-	okAfter := make([]bool, len(chain)+1) // okAfter[i]: some route after i is not failed
+	// Each route's state is looked up once; a usual chain's lookups and
+	// flags stay on the stack.
+	var rsBuf [8]*RouteState
+	var okBuf [9]bool
+	rss, okAfter := rsBuf[:0], okBuf[:0] // okAfter[i]: some route after i is not failed
+	if len(chain) > len(rsBuf) {
+		rss, okAfter = make([]*RouteState, 0, len(chain)), make([]bool, 0, len(chain)+1)
+	}
+	for _, name := range chain {
+		rss = append(rss, routes[name])
+	}
+	okAfter = okAfter[:len(chain)+1]
+	okAfter[len(chain)] = false
 	for i := len(chain) - 1; i >= 0; i-- {
-		okAfter[i] = okAfter[i+1] || !failed(*routes[chain[i]])
+		okAfter[i] = okAfter[i+1] || !failed(*rss[i])
 	}
 	remaining := 100
 	for i, name := range chain {
-		rs := *routes[name]
+		rs := rss[i]
 		keep := 0
 		switch {
 		case remaining == 0:
-		case !okAfter[i+1] && !failed(rs):
+		case !okAfter[i+1] && !failed(*rs):
 			keep = remaining
 		default:
-			keep = remaining * p.primaryPercent(rs) / 100
+			keep = remaining * p.primaryPercent(*rs) / 100
 		}
 		st.Weights[name] = keep
 		remaining -= keep
 	}
 	if remaining > 0 {
 		// Only reachable when every route is failed.
-		best := chain[0]
-		for _, name := range chain[1:] {
-			if routes[name].Score.Value > routes[best].Score.Value {
-				best = name
+		best := 0
+		for i := 1; i < len(chain); i++ {
+			if rss[i].Score.Value > rss[best].Score.Value {
+				best = i
 			}
 		}
-		st.Weights[best] += remaining
+		st.Weights[chain[best]] += remaining
 		st.Degraded = true
 	}
-	for _, name := range chain {
-		lvl := routes[name].Level
-		if lvl == traffic.Failover && routes[name].Stage > 0 {
+	for i, name := range chain {
+		lvl := rss[i].Level
+		if lvl == traffic.Failover && rss[i].Stage > 0 {
 			lvl = traffic.Failback
 		}
 		st.Levels[name] = lvl
@@ -63,7 +75,7 @@ func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteSta
 			st.Reasons = append(st.Reasons, name+": "+lvl.String())
 		}
 	}
-	primary := *routes[chain[0]]
+	primary := *rss[0]
 	st.RetriesEnabled = !st.Degraded && (primary.Level == traffic.Normal || p.level(min(primary.Level, traffic.Failover)).Retries)
 	return st
 }

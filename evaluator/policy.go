@@ -13,12 +13,15 @@ import (
 // Policy is a validated configuration prepared for the core: lookups by name
 // and compiled alert rules. Build it once per (re)load with NewPolicy.
 type Policy struct {
-	Config   *rules.Config
-	signals  map[string]rules.SignalConfig
-	levels   [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
-	alerts   []*alertRule
-	routes   []string // every route of every service, in config order
-	services map[string]rules.ServiceConfig
+	Config  *rules.Config
+	signals map[string]rules.SignalConfig
+	levels  [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
+	alerts  []*alertRule
+	// alertMemo: rule results may be reused while their inputs are
+	// unchanged (memo.go).
+	alertMemo bool
+	routes    []string // every route of every service, in config order
+	services  map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
@@ -32,6 +35,8 @@ type Policy struct {
 	// route's share by index.
 	routeIndex    map[string]int
 	serviceRoutes [][]int
+	// soleService, by route index: the route is in one service only.
+	soleService []bool
 	// z and zDecisive are the normal quantiles of scoring.confidence and
 	// scoring.decisive_confidence; windows the range of each signal's
 	// count (evidence.go); scoring the penalties, caps and floors by
@@ -87,6 +92,10 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
 		p.alerts = append(p.alerts, r)
+	}
+	p.alertMemo = alertsMemoizable(p.alerts)
+	for _, r := range p.routes {
+		p.soleService = append(p.soleService, len(p.routeServices[r]) == 1)
 	}
 	return p, nil
 }

@@ -42,6 +42,9 @@ type RouteState struct {
 	RecoverSince time.Time `json:"recover_since,omitzero"`
 	// Score is the last score computed for the route.
 	Score Score `json:"score"`
+	// memo is what the last tick computed from the route's inputs, for
+	// the next to reuse when they are the same (memo.go).
+	memo *routeMemo
 }
 
 // State is the core's whole memory. The zero State means "nothing known":

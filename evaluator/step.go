@@ -19,18 +19,23 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	// them, and the plan below replaces every service's split: they need
 	// no copy.
 	s := prev.clone(false)
-	for _, r := range p.Routes() {
-		if s.Routes[r] == nil {
-			s.Routes[r] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
-		}
-	}
-	s, evs := applyCommands(p, s, in.Commands, now)
-	snap := in.Snapshot
 	// routes are s's route states in p.Routes() order, looked up once.
 	routes := make([]*RouteState, len(p.Routes()))
 	for i, r := range p.Routes() {
-		routes[i] = s.Routes[r]
+		if routes[i] = s.Routes[r]; routes[i] == nil {
+			routes[i] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
+			s.Routes[r] = routes[i]
+		}
 	}
+	var evs []Event
+	if len(in.Commands) > 0 {
+		// A command works on its own copy of the state.
+		s, evs = applyCommands(p, s, in.Commands, now)
+		for i, r := range p.Routes() {
+			routes[i] = s.Routes[r]
+		}
+	}
+	snap := in.Snapshot
 
 	// Which routes get user traffic now decides which signals are idle.
 	share := make([]int, len(routes))
@@ -48,8 +53,9 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	for i, route := range p.Routes() {
 		prevRS := *routes[i]
 		idle := share[i] == 0
-		sc := ComputeScore(route, snap, p, idle)
+		sc, memo := scoreRoute(p, prevRS.memo, route, snap, idle)
 		next, trs := decideRoute(p, prevRS, sc, idle, now)
+		next.memo = memo
 		if sc.Held() && len(prevRS.Score.Contributions) > 0 {
 			// Missing data is not health: signals without data add no
 			// penalty, so the computed score only looks better. Report (and
@@ -75,11 +81,16 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		if old == nil || !old.Equal(st) || old.Override != st.Override {
 			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
 				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
+		} else if maps.Equal(old.Levels, st.Levels) && slices.Equal(old.Reasons, st.Reasons) {
+			// The same split: keep the old one (splits are replaced, never
+			// changed), so what compares it to the last tick's (the alert
+			// memo) finds it by pointer.
+			continue
 		}
 		s.Services[svc.Name] = &st
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, snap, now)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	return s, evs
