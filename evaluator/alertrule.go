@@ -82,10 +82,13 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	// the route's memo then gives the rule results while their environment
 	// is unchanged (memo.go), and the environment is built only for a rule
 	// whose alert moves.
+	// One environment serves every target in turn (nothing keeps it), so a
+	// target whose rules need none costs no allocation.
+	var env rules.AlertEnv
+	var built bool
 	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) {
-		var env rules.AlertEnv
 		var cache annotationCache
-		built := false
+		built = false
 		envOf := func() *rules.AlertEnv {
 			if !built {
 				clear(signals)

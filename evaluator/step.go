@@ -72,9 +72,14 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
-	for _, svc := range p.Config.Services {
-		st := PlanService(p, svc, s.Routes)
+	var chain []*RouteState // a service's route states, in chain order
+	for si, svc := range p.Config.Services {
+		chain = slices.Grow(chain[:0], len(svc.Routes))[:len(svc.Routes)]
 		old := s.Services[svc.Name]
+		for j, i := range p.serviceRoutes[si] {
+			chain[j] = routes[i]
+		}
+		st := planService(p, svc.Routes, chain, old)
 		if o, ok := s.Overrides[svc.Name]; ok {
 			st = applyOverride(o, st, old)
 		}
