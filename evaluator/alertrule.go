@@ -77,16 +77,17 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	var machine vm.VM
 	signals := make(map[string]float64, len(p.Config.Signals))
 	target := 0
-	// eval evaluates the rules of scope for one target. For a route in a
-	// single service, rs and split are its state and the service's split:
-	// the route's memo then gives the rule results while their environment
-	// is unchanged (memo.go), and the environment is built only for a rule
-	// whose alert moves.
 	// One environment serves every target in turn (nothing keeps it), so a
 	// target whose rules need none costs no allocation.
 	var env rules.AlertEnv
 	var built bool
-	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) {
+	// eval evaluates the rules of scope for one target. For a route in a
+	// single service, rs and split are its state and the service's split:
+	// the route's memo then gives the rule results while their environment
+	// is unchanged (memo.go), and the environment is built only for a rule
+	// whose alert moves. It returns rs, or a new state of the route whose
+	// memo holds the results.
+	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
 		var cache annotationCache
 		built = false
 		envOf := func() *rules.AlertEnv {
@@ -141,10 +142,11 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				out = append(out, ordered{ri, target, *ev})
 			}
 		}
-		if rs != nil && !hit && !failed {
-			rememberAlerts(p, rs, split, memoized)
-		}
 		target++
+		if rs != nil && !hit && !failed {
+			return rememberAlerts(p, rs, split, memoized)
+		}
+		return rs
 	}
 	for si, svc := range p.Config.Services {
 		id := targetID{service: svc.Name}
@@ -161,8 +163,10 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			if p.soleService[i] {
 				rs = routes[i]
 			}
-			eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, split,
-				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) })
+			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, split,
+				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
+				routes[i], s.Routes[route] = next, next
+			}
 		}
 	}
 	for _, name := range p.actuators {

@@ -46,3 +46,6 @@ func StateText(s State) string {
 	}
 	return b.String()
 }
+
+// SameRoute is sameRoute, for its test.
+var SameRoute = sameRoute

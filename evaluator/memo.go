@@ -123,17 +123,20 @@ func routeAlerts(p *Policy, rs *RouteState, split *traffic.Split) (uint64, bool)
 	return a.conds, true
 }
 
-// rememberAlerts records in rs's memo the route-scope rule results conds
-// and what they saw, as a new memo when they differ from the one rs holds.
-func rememberAlerts(p *Policy, rs *RouteState, split *traffic.Split, conds uint64) {
+// rememberAlerts returns rs with the route-scope rule results conds and
+// what they saw recorded in its memo: a new route state with a new memo,
+// since rs and its memo may be the previous tick's.
+func rememberAlerts(p *Policy, rs *RouteState, split *traffic.Split, conds uint64) *RouteState {
 	if !p.alertMemo || rs.memo == nil {
-		return
+		return rs
 	}
 	degraded, weights := splitEnv(split)
 	m := *rs.memo
 	m.alerts = &alertMemo{value: math.Float64bits(rs.Score.Value), level: rs.Level, stage: rs.Stage,
 		split: split, degraded: degraded, weights: weights, conds: conds}
-	rs.memo = &m
+	c := *rs
+	c.memo = &m
+	return &c
 }
 
 // splitEnv is what an alert environment reads from a service's split.

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -62,20 +63,27 @@ type State struct {
 // Clone returns a deep copy of s, so Step never mutates its input.
 func (s State) Clone() State { return s.clone(true) }
 
-// clone copies s; with deep false the copy shares s's Alerts map and
-// service splits, for a caller that builds new ones without mutating the
-// old (Step: evalAlerts builds a new Alerts map, the plan replaces every
-// split). The route states are copied into one backing array: one
-// allocation per tick instead of one per route.
+// clone copies s; with deep false the copy shares s's route states,
+// service splits and Alerts map, for a caller that replaces them rather
+// than changing them (Step: a route state that changes is a new one, the
+// plan replaces a split that changes, evalAlerts builds a new Alerts map).
+// A deep copy copies the route states into one backing array: one
+// allocation instead of one per route.
 func (s State) clone(deep bool) State {
 	out := State{Routes: make(map[string]*RouteState, len(s.Routes)), Services: make(map[string]*traffic.Split, len(s.Services)),
 		Alerts: s.Alerts}
-	routes := make([]RouteState, 0, len(s.Routes))
+	var routes []RouteState
+	if deep {
+		routes = make([]RouteState, 0, len(s.Routes))
+	}
 	for k, v := range s.Routes {
-		routes = append(routes, *v)
-		c := &routes[len(routes)-1]
-		c.Failbacks = slices.Clone(v.Failbacks)
-		out.Routes[k] = c
+		if deep {
+			routes = append(routes, *v)
+			c := &routes[len(routes)-1]
+			c.Failbacks = slices.Clone(v.Failbacks)
+			v = c
+		}
+		out.Routes[k] = v
 	}
 	for k, v := range s.Services {
 		if deep {
@@ -93,4 +101,31 @@ func (s State) clone(deep bool) State {
 	}
 	out.Overrides = maps.Clone(s.Overrides)
 	return out
+}
+
+// sameRoute reports whether a and b hold the same route state, so Step
+// can keep the old one: slices compare by content (failbacks) or by
+// backing array (a score's contributions and missing signals, which are
+// never changed in place), floats bit for bit, times with == (equal
+// instants with another location or monotonic reading only cost a copy).
+// TestSameRouteSeesEveryField fails when RouteState gains a field.
+func sameRoute(a, b *RouteState) bool {
+	x, y := &a.SavedRoute, &b.SavedRoute
+	if x.Level != y.Level || x.Since != y.Since || x.Stage != y.Stage || x.StageSince != y.StageSince ||
+		x.FailingSince != y.FailingSince || !slices.Equal(x.Failbacks, y.Failbacks) || x.Released != y.Released {
+		return false
+	}
+	if a.BelowSince != b.BelowSince || a.RecoverSince != b.RecoverSince || a.memo != b.memo {
+		return false
+	}
+	p, q := &a.Score, &b.Score
+	return math.Float64bits(p.Value) == math.Float64bits(q.Value) && math.Float64bits(p.Low) == math.Float64bits(q.Low) &&
+		p.LowFloor == q.LowFloor && p.DecisiveLevel == q.DecisiveLevel && sameBacking(p.Contributions, q.Contributions) &&
+		sameBacking(p.Missing, q.Missing) && p.Floor == q.Floor && p.ImmediateLevel == q.ImmediateLevel && p.Carried == q.Carried
+}
+
+// sameBacking reports whether a and b are the same slice: same length and
+// backing array.
+func sameBacking[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

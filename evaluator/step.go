@@ -15,9 +15,8 @@ import (
 // returns the next state and what changed, in a stable order. Step does no
 // I/O and reads no clock.
 func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
-	// evalAlerts below builds the next alerts from prev's without changing
-	// them, and the plan below replaces every service's split: they need
-	// no copy.
+	// Step replaces what changes (route states, splits, the alerts map) and
+	// changes nothing in place: the copy shares prev's.
 	s := prev.clone(false)
 	// routes are s's route states in p.Routes() order, looked up once.
 	routes := make([]*RouteState, len(p.Routes()))
@@ -65,7 +64,10 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			next.Score.Low = prevRS.Score.Low
 			next.Score.Carried = true
 		}
-		*routes[i] = next
+		if !sameRoute(&next, routes[i]) {
+			routes[i] = &next
+			s.Routes[route] = &next
+		}
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
 		}
