@@ -46,26 +46,28 @@ type alertMemo struct {
 // scoreRoute is ComputeScore(route, snap, p, idle) through the route's
 // memo from the previous tick: the same score when every sample the score
 // reads is the same. It returns the score and the memo for the next state.
+// The samples are read from the snapshot once, for both.
 func scoreRoute(p *Policy, prev *routeMemo, route string, snap Snapshot, idle bool) (Score, *routeMemo) {
-	row := snap.Row(route)
-	if prev != nil && prev.policy == p && prev.idle == idle && sameSamples(p, prev.score, row) {
+	var buf [intervalsOnStack]Sample
+	smps := rowSamples(p, snap.Row(route), buf[:0])
+	if prev != nil && prev.policy == p && prev.idle == idle && sameSamples(p, prev.score, smps) {
 		return prev.score, prev
 	}
-	sc := ComputeScore(route, snap, p, idle)
+	sc := scoreSamples(p, smps, idle)
 	return sc, &routeMemo{policy: p, idle: idle, score: sc}
 }
 
-// sameSamples reports whether ComputeScore would see in row exactly the
+// sameSamples reports whether smps (one per signal of p) are exactly the
 // samples behind sc. A contribution keeps its sample's status, volume and
 // counted flag, its value when ok, and its reason unless ComputeScore
 // replaced it by the evidence text (ok and counted), which the other
 // fields determine. Floats compare bit for bit (-0 prints differently).
-func sameSamples(p *Policy, sc Score, row Row) bool {
+func sameSamples(p *Policy, sc Score, smps []Sample) bool {
 	if len(sc.Contributions) != len(p.Config.Signals) {
 		return false
 	}
 	for i, sig := range p.Config.Signals {
-		smp, c := row.Get(sig.Name), &sc.Contributions[i]
+		smp, c := &smps[i], &sc.Contributions[i]
 		if smp.Status != c.Status || math.Float64bits(smp.Volume) != math.Float64bits(c.Volume) ||
 			(smp.Counted && sig.EvidenceQuery() != "") != c.Counted {
 			return false

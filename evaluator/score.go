@@ -119,11 +119,26 @@ func beyond(b rules.Bound, v float64) (float64, bool) {
 // (down-moves), Low at the farthest (up-moves), DecisiveLevel from the
 // counted calls alone at scoring.decisive_confidence (see evidence.go).
 func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
+	var buf [intervalsOnStack]Sample
+	return scoreSamples(p, rowSamples(p, snap.Row(route), buf[:0]), idle)
+}
+
+// rowSamples appends to smps the sample of each signal of p from row, in
+// p.Config.Signals order.
+func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
+	for _, sig := range p.Config.Signals {
+		smps = append(smps, row.Get(sig.Name))
+	}
+	return smps
+}
+
+// scoreSamples is ComputeScore of a route's samples, one per signal of p
+// in p.Config.Signals order.
+func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	n := len(p.Config.Signals)
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
-	row := snap.Row(route)
-	for _, sig := range p.Config.Signals {
-		smp := row.Get(sig.Name)
+	for i, sig := range p.Config.Signals {
+		smp := smps[i]
 		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1,
 			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
 		if smp.Status != StatusOK {
@@ -187,8 +202,8 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 	return sc
 }
 
-// intervalsOnStack is how many signals' intervals ComputeScore keeps on
-// the stack.
+// intervalsOnStack is how many signals' samples and intervals
+// ComputeScore keeps on the stack.
 const intervalsOnStack = 32
 
 // judge scores the route with every signal taken at side(ivs[i], bound):
