@@ -51,9 +51,10 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // an instance's previous state is looked up once per target, its key built
 // only when it has a next state.
 //
-// routes are s's route states in p.Routes() order. A route's previous
-// alerts are found by its index, the other targets' by name.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+// routes are s's route states in p.Routes() order, made says which of
+// them (and of their memos) this tick made. A route's previous alerts are
+// found by its index, the other targets' by name.
+func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, made []owned, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
@@ -87,7 +88,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	// is unchanged (memo.go), and the environment is built only for a rule
 	// whose alert moves. It returns rs, or a new state of the route whose
 	// memo holds the results.
-	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
+	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
 		var cache annotationCache
 		built = false
 		envOf := func() *rules.AlertEnv {
@@ -144,13 +145,13 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		}
 		target++
 		if rs != nil && !hit && !failed {
-			return rememberAlerts(p, rs, split, memoized)
+			return rememberAlerts(p, rs, own, split, memoized)
 		}
 		return rs
 	}
 	for si, svc := range p.Config.Services {
 		id := targetID{service: svc.Name}
-		eval(rules.ScopeService, id, byTarget[id], nil, nil,
+		eval(rules.ScopeService, id, byTarget[id], nil, 0, nil,
 			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", sig) })
 		split := s.Services[svc.Name]
 		for j, route := range svc.Routes {
@@ -163,7 +164,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			if p.soleService[i] {
 				rs = routes[i]
 			}
-			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, split,
+			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
 				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
 				routes[i], s.Routes[route] = next, next
 			}
@@ -171,7 +172,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	}
 	for _, name := range p.actuators {
 		id := targetID{actuator: name}
-		eval(rules.ScopeActuator, id, byTarget[id], nil, nil, func(sig map[string]float64) rules.AlertEnv {
+		eval(rules.ScopeActuator, id, byTarget[id], nil, 0, nil, func(sig map[string]float64) rules.AlertEnv {
 			return actuatorEnv(snap.Actuators[name], name, sig, now)
 		})
 	}

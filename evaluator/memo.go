@@ -125,20 +125,36 @@ func routeAlerts(p *Policy, rs *RouteState, split *traffic.Split) (uint64, bool)
 	return a.conds, true
 }
 
+// owned says what of a route's state the current tick made, so it may
+// still change it: ownState the route state, ownMemo its memo. What it did
+// not make may be the previous tick's, and is replaced instead.
+type owned uint8
+
+const (
+	ownState owned = 1 << iota
+	ownMemo
+)
+
 // rememberAlerts returns rs with the route-scope rule results conds and
-// what they saw recorded in its memo: a new route state with a new memo,
-// since rs and its memo may be the previous tick's.
-func rememberAlerts(p *Policy, rs *RouteState, split *traffic.Split, conds uint64) *RouteState {
+// what they saw recorded in its memo: in place where own allows, else in
+// a new route state or memo.
+func rememberAlerts(p *Policy, rs *RouteState, own owned, split *traffic.Split, conds uint64) *RouteState {
 	if !p.alertMemo || rs.memo == nil {
 		return rs
 	}
 	degraded, weights := splitEnv(split)
-	m := *rs.memo
-	m.alerts = &alertMemo{value: math.Float64bits(rs.Score.Value), level: rs.Level, stage: rs.Stage,
+	a := &alertMemo{value: math.Float64bits(rs.Score.Value), level: rs.Level, stage: rs.Stage,
 		split: split, degraded: degraded, weights: weights, conds: conds}
-	c := *rs
-	c.memo = &m
-	return &c
+	if own&ownState == 0 {
+		c := *rs
+		rs = &c
+	}
+	if own&ownMemo == 0 {
+		m := *rs.memo
+		rs.memo = &m
+	}
+	rs.memo.alerts = a
+	return rs
 }
 
 // splitEnv is what an alert environment reads from a service's split.

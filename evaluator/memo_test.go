@@ -59,7 +59,8 @@ func memoSnapshot(p *evaluator.Policy, kind int, now time.Time) evaluator.Snapsh
 // TestStepDoesNotDependOnMemo runs the same ticks twice, one run carrying
 // its state (and so the memos of its routes) from tick to tick, the other
 // forgetting every memo before each tick, and wants the same events and
-// the same state at every tick. Ticks repeat a snapshot for a while, so the
+// the same state at every tick, and the state given to Step unchanged
+// (route states are shared between ticks, never changed in place). Ticks repeat a snapshot for a while, so the
 // memos are used, and change kind, so they are left.
 func TestStepDoesNotDependOnMemo(t *testing.T) {
 	p := testenv.DefaultPolicy(t, memoFleet)
@@ -76,9 +77,12 @@ func TestStepDoesNotDependOnMemo(t *testing.T) {
 			if rng.IntN(40) == 0 {
 				in.Commands = []evaluator.Command{{Kind: evaluator.CommandPause, Service: "svc1", Reason: "drill", Expires: now.Add(2 * time.Minute)}}
 			}
-			prev := carried
+			prev, prevText := carried, evaluator.StateText(carried)
 			var evsC, evsF []evaluator.Event
 			carried, evsC = evaluator.Step(p, carried, in, now)
+			if evaluator.StateText(prev) != prevText {
+				t.Fatalf("tick %d: Step changed the state it was given", tick)
+			}
 			fresh, evsF = evaluator.Step(p, evaluator.ForgetMemos(fresh), in, now)
 			hits += evaluator.ReusedMemos(prev, carried)
 			if a, b := jsonOf(t, evsC), jsonOf(t, evsF); a != b {

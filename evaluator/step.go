@@ -49,10 +49,14 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		}
 	}
 
+	made := make([]owned, len(routes)) // what of each route this tick made
 	for i, route := range p.Routes() {
 		prevRS := *routes[i]
 		idle := share[i] == 0
 		sc, memo := scoreRoute(p, prevRS.memo, route, snap, idle)
+		if memo != prevRS.memo {
+			made[i] |= ownMemo
+		}
 		next, trs := decideRoute(p, prevRS, sc, idle, now)
 		next.memo = memo
 		if sc.Held() && len(prevRS.Score.Contributions) > 0 {
@@ -67,6 +71,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		if !sameRoute(&next, routes[i]) {
 			routes[i] = &next
 			s.Routes[route] = &next
+			made[i] |= ownState
 		}
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
@@ -97,7 +102,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		s.Services[svc.Name] = &st
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, made, snap, now)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	return s, evs
