@@ -52,9 +52,10 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // only when it has a next state.
 //
 // routes are s's route states in p.Routes() order, made says which of
-// them (and of their memos) this tick made. A route's previous alerts are
-// found by its index, the other targets' by name.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, made []owned, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+// them (and of their memos) this tick made; a route state replaced to hold
+// rule results is replaced in routes and recorded in writes. A route's
+// previous alerts are found by its index, the other targets' by name.
+func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
@@ -166,7 +167,8 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			}
 			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
 				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
-				routes[i], s.Routes[route] = next, next
+				routes[i] = next
+				writes.add(i)
 			}
 		}
 	}

@@ -63,27 +63,23 @@ type State struct {
 // Clone returns a deep copy of s, so Step never mutates its input.
 func (s State) Clone() State { return s.clone(true) }
 
-// clone copies s; with deep false the copy shares s's route states,
-// service splits and Alerts map, for a caller that replaces them rather
-// than changing them (Step: a route state that changes is a new one, the
-// plan replaces a split that changes, evalAlerts builds a new Alerts map).
-// A deep copy copies the route states into one backing array: one
+// clone copies s; with deep false the copy shares s's route states (and
+// their map), service splits and Alerts map, for a caller that replaces
+// them rather than changing them (Step: route states through routeWrites,
+// the plan replaces a split that changes, evalAlerts builds a new Alerts
+// map). A deep copy copies the route states into one backing array: one
 // allocation instead of one per route.
 func (s State) clone(deep bool) State {
-	out := State{Routes: make(map[string]*RouteState, len(s.Routes)), Services: make(map[string]*traffic.Split, len(s.Services)),
-		Alerts: s.Alerts}
-	var routes []RouteState
+	out := State{Routes: s.Routes, Services: make(map[string]*traffic.Split, len(s.Services)), Alerts: s.Alerts}
 	if deep {
-		routes = make([]RouteState, 0, len(s.Routes))
-	}
-	for k, v := range s.Routes {
-		if deep {
+		out.Routes = make(map[string]*RouteState, len(s.Routes))
+		routes := make([]RouteState, 0, len(s.Routes))
+		for k, v := range s.Routes {
 			routes = append(routes, *v)
 			c := &routes[len(routes)-1]
 			c.Failbacks = slices.Clone(v.Failbacks)
-			v = c
+			out.Routes[k] = c
 		}
-		out.Routes[k] = v
 	}
 	for k, v := range s.Services {
 		if deep {

@@ -18,18 +18,22 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	// Step replaces what changes (route states, splits, the alerts map) and
 	// changes nothing in place: the copy shares prev's.
 	s := prev.clone(false)
-	// routes are s's route states in p.Routes() order, looked up once.
+	// routes are s's route states in p.Routes() order, looked up once; a
+	// route state that changes is replaced there and recorded in writes.
 	routes := make([]*RouteState, len(p.Routes()))
+	var writes routeWrites
 	for i, r := range p.Routes() {
 		if routes[i] = s.Routes[r]; routes[i] == nil {
 			routes[i] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
-			s.Routes[r] = routes[i]
+			writes.add(i)
 		}
 	}
+	writes.flush(p, &s, routes)
 	var evs []Event
 	if len(in.Commands) > 0 {
 		// A command works on its own copy of the state.
 		s, evs = applyCommands(p, s, in.Commands, now)
+		writes.own()
 		for i, r := range p.Routes() {
 			routes[i] = s.Routes[r]
 		}
@@ -70,13 +74,15 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		}
 		if !sameRoute(&next, routes[i]) {
 			routes[i] = &next
-			s.Routes[route] = &next
+			writes.add(i)
 			made[i] |= ownState
 		}
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
 		}
 	}
+
+	writes.flush(p, &s, routes)
 
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
 	var chain []*RouteState // a service's route states, in chain order
@@ -102,7 +108,8 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		s.Services[svc.Name] = &st
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, made, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, made, &writes, snap, now)
+	writes.flush(p, &s, routes)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	return s, evs
