@@ -50,15 +50,28 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // signals map serve every evaluation (nothing keeps the environment), and
 // an instance's previous state is looked up once per target, its key built
 // only when it has a next state.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+//
+// routes are s's route states in p.Routes() order, made says which of
+// them (and of their memos) this tick made; a route state replaced to hold
+// rule results is replaced in routes and recorded in writes. A route's
+// previous alerts are found by its index, the other targets' by name.
+func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
 		ev           Event
 	}
 	type targetID struct{ service, route, actuator string }
-	byTarget := make(map[targetID][]*Alert, len(prev))
+	byTarget := make(map[targetID][]*Alert)
+	var byRoute [][]*Alert
 	for _, a := range prev {
+		if i, ok := p.routeIndex[a.Route]; ok && a.Actuator == "" {
+			if byRoute == nil {
+				byRoute = make([][]*Alert, len(routes))
+			}
+			byRoute[i] = append(byRoute[i], a)
+			continue
+		}
 		t := targetID{a.Service, a.Route, a.Actuator}
 		byTarget[t] = append(byTarget[t], a)
 	}
@@ -66,57 +79,104 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 	var machine vm.VM
 	signals := make(map[string]float64, len(p.Config.Signals))
 	target := 0
-	eval := func(scope string, build func(signals map[string]float64) rules.AlertEnv) {
-		var env rules.AlertEnv
+	// One environment serves every target in turn (nothing keeps it), so a
+	// target whose rules need none costs no allocation.
+	var env rules.AlertEnv
+	var built bool
+	// eval evaluates the rules of scope for one target. For a route in a
+	// single service, rs and split are its state and the service's split:
+	// the route's memo then gives the rule results while their environment
+	// is unchanged (memo.go), and the environment is built only for a rule
+	// whose alert moves. It returns rs, or a new state of the route whose
+	// memo holds the results.
+	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
 		var cache annotationCache
-		var prevs []*Alert // the target's alerts at the previous tick
-		built := false
+		built = false
+		envOf := func() *rules.AlertEnv {
+			if !built {
+				clear(signals)
+				env, built = build(signals), true
+			}
+			return &env
+		}
+		memoized, failed := uint64(0), false
+		conds, hit := uint64(0), false
+		if rs != nil {
+			conds, hit = routeAlerts(p, rs, split)
+		}
 		for ri, r := range p.alerts {
 			if r.cfg.Scope != scope {
 				continue
 			}
-			if !built {
-				clear(signals)
-				env, built = build(signals), true
-				prevs = byTarget[targetID{env.Service, env.Route, env.Actuator}]
+			var cond bool
+			if hit {
+				cond = conds&(1<<ri) != 0
+			} else {
+				res, err := machine.Run(r.prog, envOf())
+				var isBool bool
+				cond, isBool = res.(bool)
+				if err == nil && !isBool {
+					err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
+				}
+				if err != nil {
+					cond, failed = false, true
+					out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
+						Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
+				}
+				if cond {
+					memoized |= 1 << ri
+				}
 			}
-			res, err := machine.Run(r.prog, &env)
-			cond, isBool := res.(bool)
-			if err == nil && !isBool {
-				err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
-			}
-			if err != nil {
-				cond = false
-				out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
-					Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
-			}
-			var was *Alert
+			var was *Alert // the target's alert at the previous tick
 			for _, a := range prevs {
-				if a.Rule == r.cfg.Name {
+				if a.Rule == r.cfg.Name && a.Service == id.service {
 					was = a
 				}
 			}
 			if !cond && was == nil {
 				continue
 			}
-			a, ev := stepAlert(r, was, cond, env, &cache, now)
+			a, ev := stepAlert(r, was, cond, envOf, hit, &cache, now)
 			if a != nil {
-				next[AlertKey(r.cfg.Name, env.Service, env.Route, env.Actuator)] = a
+				next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
 			}
 			if ev != nil {
 				out = append(out, ordered{ri, target, *ev})
 			}
 		}
 		target++
+		if rs != nil && !hit && !failed {
+			return rememberAlerts(p, rs, own, split, memoized)
+		}
+		return rs
 	}
-	for _, svc := range p.Config.Services {
-		eval(rules.ScopeService, func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", sig) })
-		for _, route := range svc.Routes {
-			eval(rules.ScopeRoute, func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) })
+	for si, svc := range p.Config.Services {
+		id := targetID{service: svc.Name}
+		eval(rules.ScopeService, id, byTarget[id], nil, 0, nil,
+			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", sig) })
+		split := s.Services[svc.Name]
+		for j, route := range svc.Routes {
+			i := p.serviceRoutes[si][j]
+			var prevs []*Alert
+			if byRoute != nil {
+				prevs = byRoute[i]
+			}
+			// A drilled route's environment says drill, which the memo does
+			// not record: its rules are evaluated afresh.
+			var rs *RouteState
+			if _, drilled := s.Drills[route]; p.soleService[i] && !drilled {
+				rs = routes[i]
+			}
+			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
+				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
+				routes[i] = next
+				writes.add(i)
+			}
 		}
 	}
 	for _, name := range p.actuators {
-		eval(rules.ScopeActuator, func(sig map[string]float64) rules.AlertEnv {
+		id := targetID{actuator: name}
+		eval(rules.ScopeActuator, id, byTarget[id], nil, 0, nil, func(sig map[string]float64) rules.AlertEnv {
 			return actuatorEnv(snap.Actuators[name], name, sig, now)
 		})
 	}
@@ -137,7 +197,10 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, snap Snapshot, now t
 // stepAlert moves one alert instance by one tick, as Prometheus's alerting
 // rule does: inactive → pending when the condition holds, pending → firing
 // after for, firing → inactive once it has not held for keep_firing_for.
-func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, cache *annotationCache, now time.Time) (*Alert, *Event) {
+// env builds the target's environment when the alert needs it; unchanged
+// says it is the one the previous tick saw, so an active alert keeps the
+// annotations rendered from it.
+func stepAlert(r *alertRule, prev *Alert, cond bool, envOf func() *rules.AlertEnv, unchanged bool, cache *annotationCache, now time.Time) (*Alert, *Event) {
 	var a Alert
 	if prev != nil {
 		a = *prev
@@ -151,15 +214,20 @@ func stepAlert(r *alertRule, prev *Alert, cond bool, env rules.AlertEnv, cache *
 	if cond {
 		a.LastTrue = now
 		if a.State == StateInactive {
+			env := envOf()
 			a = Alert{Rule: r.cfg.Name, Tier: r.cfg.Tier, Service: env.Service, Route: env.Route, Actuator: env.Actuator,
 				State: StatePending, ActiveAt: now, LastTrue: now}
+			unchanged = false
 		}
 		// Labels are fixed when the alert becomes active, so its identity
 		// (fingerprint) in Alertmanager does not change while it fires.
 		if a.Labels == nil {
+			env := envOf()
 			a.Labels = alertLabels(r.cfg, env.Service, env.Route, env.Level, env.Actuator, env.Drill)
 		}
-		a.Annotations = renderAnnotations(r, env, cache)
+		if !unchanged || a.Annotations == nil {
+			a.Annotations = renderAnnotations(r, *envOf(), cache)
+		}
 		if a.State == StatePending && now.Sub(a.ActiveAt) >= r.cfg.For {
 			a.State = StateFiring
 			a.FiredAt = now

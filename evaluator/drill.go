@@ -169,9 +169,12 @@ func endDrill(p *Policy, s *State, route, why string, now time.Time) []Event {
 	s.Drills = maps.Clone(s.Drills)
 	delete(s.Drills, route)
 	evs := []Event{drillEvent(d, DrillEnded, now, why)}
-	if rs := s.Routes[route]; d.DryRun && rs != nil {
-		from := rs.Level
-		*rs = RouteState{SavedRoute: d.Saved, Score: rs.Score}
+	if old := s.Routes[route]; d.DryRun && old != nil {
+		from := old.Level
+		// A new route state in a new map: Step shares the previous tick's.
+		rs := &RouteState{SavedRoute: d.Saved, Score: old.Score}
+		s.Routes = maps.Clone(s.Routes)
+		s.Routes[route] = rs
 		for _, svc := range p.routeServices[route] {
 			if from != rs.Level {
 				evs = append(evs, Event{Time: now, Type: EventLevel, Service: svc, Route: route, From: from.String(), To: rs.Level.String(),

@@ -22,48 +22,123 @@ func failed(rs RouteState) bool {
 // The split also names each route's level for the actuators, with a route
 // being failed back as traffic.Failback: it carries traffic by design.
 func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteState) traffic.Split {
-	chain := svc.Routes
-	st := traffic.Split{Weights: make(map[string]int, len(chain)), Levels: make(map[string]traffic.Level, len(chain))}
-	okAfter := make([]bool, len(chain)+1) // okAfter[i]: some route after i is not failed
-	for i := len(chain) - 1; i >= 0; i-- {
-		okAfter[i] = okAfter[i+1] || !failed(*routes[chain[i]])
+	var rsBuf [8]*RouteState // a usual chain's lookups stay on the stack
+	rss := rsBuf[:0]
+	for _, name := range svc.Routes {
+		rss = append(rss, routes[name])
 	}
+	return planService(p, svc.Routes, rss, nil)
+}
+
+// planService is PlanService over the chain's route states rss. A split
+// whose weights, levels or reasons come out as those of old shares old's
+// (splits are never changed in place), so a calm fleet's plan allocates
+// only its split.
+func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Split) traffic.Split {
+	const onStack = 8
+	var keepBuf [onStack]int
+	var lvlBuf [onStack]traffic.Level
+	var okBuf [onStack + 1]bool
+	keep, lvls, okAfter := keepBuf[:0], lvlBuf[:0], okBuf[:0] // okAfter[i]: some route after i is not failed
+	if len(chain) > onStack {
+		keep, lvls, okAfter = make([]int, 0, len(chain)), make([]traffic.Level, 0, len(chain)), make([]bool, 0, len(chain)+1)
+	}
+	keep, lvls, okAfter = keep[:len(chain)], lvls[:len(chain)], okAfter[:len(chain)+1]
+	okAfter[len(chain)] = false
+	for i := len(chain) - 1; i >= 0; i-- {
+		okAfter[i] = okAfter[i+1] || !failed(*rss[i])
+	}
+	var st traffic.Split
 	remaining := 100
-	for i, name := range chain {
-		rs := *routes[name]
-		keep := 0
+	for i, rs := range rss {
 		switch {
 		case remaining == 0:
-		case !okAfter[i+1] && !failed(rs):
-			keep = remaining
+			keep[i] = 0
+		case !okAfter[i+1] && !failed(*rs):
+			keep[i] = remaining
 		default:
-			keep = remaining * p.primaryPercent(rs) / 100
+			keep[i] = remaining * p.primaryPercent(*rs) / 100
 		}
-		st.Weights[name] = keep
-		remaining -= keep
+		remaining -= keep[i]
 	}
 	if remaining > 0 {
 		// Only reachable when every route is failed.
-		best := chain[0]
-		for _, name := range chain[1:] {
-			if routes[name].Score.Value > routes[best].Score.Value {
-				best = name
+		best := 0
+		for i := 1; i < len(chain); i++ {
+			if rss[i].Score.Value > rss[best].Score.Value {
+				best = i
 			}
 		}
-		st.Weights[best] += remaining
+		keep[best] += remaining
 		st.Degraded = true
 	}
-	for _, name := range chain {
-		lvl := routes[name].Level
-		if lvl == traffic.Failover && routes[name].Stage > 0 {
-			lvl = traffic.Failback
+	degraded := 0 // routes not normal: one reason each
+	for i, rs := range rss {
+		lvls[i] = rs.Level
+		if rs.Level == traffic.Failover && rs.Stage > 0 {
+			lvls[i] = traffic.Failback
 		}
-		st.Levels[name] = lvl
-		if lvl != traffic.Normal {
-			st.Reasons = append(st.Reasons, name+": "+lvl.String())
+		if lvls[i] != traffic.Normal {
+			degraded++
 		}
 	}
-	primary := *routes[chain[0]]
+
+	if old != nil && sameEntries(old.Weights, chain, keep) {
+		st.Weights = old.Weights
+	} else {
+		st.Weights = make(map[string]int, len(chain))
+		for i, name := range chain {
+			st.Weights[name] = keep[i]
+		}
+	}
+	if old != nil && sameEntries(old.Levels, chain, lvls) {
+		st.Levels = old.Levels
+	} else {
+		st.Levels = make(map[string]traffic.Level, len(chain))
+		for i, name := range chain {
+			st.Levels[name] = lvls[i]
+		}
+	}
+	if old != nil && degraded > 0 && len(old.Reasons) == degraded && sameReasons(old.Reasons, chain, lvls) {
+		st.Reasons = old.Reasons[:degraded:degraded] // an append must not write into old's
+	} else {
+		for i, name := range chain {
+			if lvls[i] != traffic.Normal {
+				st.Reasons = append(st.Reasons, name+": "+lvls[i].String())
+			}
+		}
+	}
+	primary := *rss[0]
 	st.RetriesEnabled = !st.Degraded && (primary.Level == traffic.Normal || p.level(min(primary.Level, traffic.Failover)).Retries)
 	return st
+}
+
+// sameEntries reports whether m maps exactly chain[i] to vals[i].
+func sameEntries[V comparable](m map[string]V, chain []string, vals []V) bool {
+	if len(m) != len(chain) {
+		return false
+	}
+	for i, name := range chain {
+		if v, ok := m[name]; !ok || v != vals[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameReasons reports whether reasons are, in order, "name: level" for
+// each route of chain at a level other than normal.
+func sameReasons(reasons []string, chain []string, lvls []traffic.Level) bool {
+	k := 0
+	for i, name := range chain {
+		if lvls[i] == traffic.Normal {
+			continue
+		}
+		r, lv := reasons[k], lvls[i].String()
+		if len(r) != len(name)+2+len(lv) || r[:len(name)] != name || r[len(name):len(name)+2] != ": " || r[len(name)+2:] != lv {
+			return false
+		}
+		k++
+	}
+	return true
 }

@@ -13,12 +13,15 @@ import (
 // Policy is a validated configuration prepared for the core: lookups by name
 // and compiled alert rules. Build it once per (re)load with NewPolicy.
 type Policy struct {
-	Config   *rules.Config
-	signals  map[string]rules.SignalConfig
-	levels   [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
-	alerts   []*alertRule
-	routes   []string // every route of every service, in config order
-	services map[string]rules.ServiceConfig
+	Config  *rules.Config
+	signals map[string]rules.SignalConfig
+	levels  [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
+	alerts  []*alertRule
+	// alertMemo: rule results may be reused while their inputs are
+	// unchanged (memo.go).
+	alertMemo bool
+	routes    []string // every route of every service, in config order
+	services  map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
@@ -27,12 +30,20 @@ type Policy struct {
 	signalIndex map[string]int
 	// routeServices are the services of each route, in config order.
 	routeServices map[string][]string
+	// routeIndex is each route's index in routes; serviceRoutes[i][j] that
+	// of the j-th route of Config.Services[i], so a tick adds up each
+	// route's share by index.
+	routeIndex    map[string]int
+	serviceRoutes [][]int
+	// soleService, by route index: the route is in one service only.
+	soleService []bool
 	// z and zDecisive are the normal quantiles of scoring.confidence and
 	// scoring.decisive_confidence; windows the range of each signal's
-	// count, bounds the thresholds of each signal (evidence.go).
+	// count (evidence.go); scoring the penalties, caps and floors by
+	// signal index.
 	z, zDecisive float64
 	windows      map[string]time.Duration
-	bounds       map[string][]rules.Bound
+	scoring      scoreRules
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
@@ -40,21 +51,13 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
-	p.windows, p.bounds = map[string]time.Duration{}, map[string][]rules.Bound{}
+	p.windows = map[string]time.Duration{}
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
 		p.windows[s.Name] = rules.QueryWindow(s.EvidenceQuery())
 	}
-	for _, pen := range cfg.Scoring.Penalties {
-		p.bounds[pen.Signal] = append(p.bounds[pen.Signal], pen.Bound)
-	}
-	for _, cp := range cfg.Scoring.Caps {
-		p.bounds[cp.Signal] = append(p.bounds[cp.Signal], cp.Bound)
-	}
-	for _, fl := range cfg.Scoring.Floors {
-		p.bounds[fl.Signal] = append(p.bounds[fl.Signal], fl.Bound)
-	}
+	p.scoring = newScoreRules(cfg, p.signalIndex)
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)
 		if err != nil || lv == traffic.Normal || lv >= traffic.Manual {
@@ -62,18 +65,23 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		}
 		p.levels[lv] = l
 	}
-	seen := map[string]bool{}
+	p.routeIndex = map[string]int{}
 	for _, svc := range cfg.Services {
 		p.services[svc.Name] = svc
-		for _, r := range svc.Routes {
+		idx := make([]int, len(svc.Routes))
+		for j, r := range svc.Routes {
 			if !slices.Contains(p.routeServices[r], svc.Name) {
 				p.routeServices[r] = append(p.routeServices[r], svc.Name)
 			}
-			if !seen[r] {
-				seen[r] = true
+			i, ok := p.routeIndex[r]
+			if !ok {
+				i = len(p.routes)
+				p.routeIndex[r] = i
 				p.routes = append(p.routes, r)
 			}
+			idx[j] = i
 		}
+		p.serviceRoutes = append(p.serviceRoutes, idx)
 	}
 	for _, a := range cfg.Actuators {
 		p.actuators = append(p.actuators, a.ResolvedName())
@@ -84,6 +92,10 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
 		p.alerts = append(p.alerts, r)
+	}
+	p.alertMemo = alertsMemoizable(p.alerts)
+	for _, r := range p.routes {
+		p.soleService = append(p.soleService, len(p.routeServices[r]) == 1)
 	}
 	return p, nil
 }

@@ -119,11 +119,26 @@ func beyond(b rules.Bound, v float64) (float64, bool) {
 // (down-moves), Low at the farthest (up-moves), DecisiveLevel from the
 // counted calls alone at scoring.decisive_confidence (see evidence.go).
 func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
-	sc := Score{Value: 100, Contributions: make([]Contribution, 0, len(p.Config.Signals))}
-	index := p.signalIndex // Contributions are in p.Config.Signals order
-	row := snap.Row(route)
+	var buf [intervalsOnStack]Sample
+	return scoreSamples(p, rowSamples(p, snap.Row(route), buf[:0]), idle)
+}
+
+// rowSamples appends to smps the sample of each signal of p from row, in
+// p.Config.Signals order.
+func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
 	for _, sig := range p.Config.Signals {
-		smp := row.Get(sig.Name)
+		smps = append(smps, row.Get(sig.Name))
+	}
+	return smps
+}
+
+// scoreSamples is ComputeScore of a route's samples, one per signal of p
+// in p.Config.Signals order.
+func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
+	n := len(p.Config.Signals)
+	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
+	for i, sig := range p.Config.Signals {
+		smp := smps[i]
 		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1,
 			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
 		if smp.Status != StatusOK {
@@ -137,18 +152,24 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 		}
 		sc.Contributions = append(sc.Contributions, c)
 	}
-	shown := make([]interval, len(sc.Contributions))
-	decisive := make([]interval, len(sc.Contributions))
+	// The intervals live only for this call: on the stack for a policy
+	// of up to intervalsOnStack signals (the shipped one has 14).
+	var shownBuf, decisiveBuf [intervalsOnStack]interval
+	shown, decisive := shownBuf[:0], decisiveBuf[:0]
+	if n > intervalsOnStack {
+		shown, decisive = make([]interval, 0, n), make([]interval, 0, n)
+	}
+	shown, decisive = shown[:n], decisive[:n]
 	for i, sig := range p.Config.Signals {
-		c := sc.Contributions[i]
-		shown[i] = evidenceInterval(p, sig, c, p.z)
+		c := &sc.Contributions[i]
+		shown[i] = evidenceInterval(p, sig, *c, p.z)
 		if sig.Volume != "" && c.Counted {
-			decisive[i] = evidenceInterval(p, sig, c, p.zDecisive)
+			decisive[i] = evidenceInterval(p, sig, *c, p.zDecisive)
 		}
 	}
-	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, index, shown, healthySide, true)
-	sc.Low, _, sc.LowFloor = judge(p, &sc, index, shown, sickSide, false)
-	if v, imm, fl := judge(p, &sc, index, decisive, healthySide, false); v < 100 || fl > traffic.Normal {
+	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, true)
+	sc.Low, _, sc.LowFloor = judge(p, &sc, shown, sickSide, false)
+	if v, imm, fl := judge(p, &sc, decisive, healthySide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
 	}
 	for i, sig := range p.Config.Signals {
@@ -157,7 +178,7 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 			continue
 		}
 		above, past, proven := true, false, false
-		for j, b := range p.bounds[sig.Name] {
+		for j, b := range p.scoring.bounds[i] {
 			if j == 0 {
 				above = b.Below == nil
 			}
@@ -181,67 +202,62 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 	return sc
 }
 
+// intervalsOnStack is how many signals' samples and intervals
+// ComputeScore keeps on the stack.
+const intervalsOnStack = 32
+
 // judge scores the route with every signal taken at side(ivs[i], bound):
 // penalties, then caps, then floors. It returns the score, the level an
 // immediate cap or floor demands and the strongest floor. With record it
-// writes each signal's penalty, cap and floor into its contribution.
-func judge(p *Policy, sc *Score, index map[string]int, ivs []interval, side func(interval, rules.Bound) float64, record bool) (value float64, immediate, floor traffic.Level) {
-	usable := func(name string) (*Contribution, interval, bool) {
-		i, ok := index[name]
-		if !ok {
-			return nil, interval{}, false
-		}
-		return &sc.Contributions[i], ivs[i], ivs[i].counts
-	}
+// writes each signal's penalty, cap and floor into its contribution. A
+// signal whose interval does not count is skipped.
+func judge(p *Policy, sc *Score, ivs []interval, side func(interval, rules.Bound) float64, record bool) (value float64, immediate, floor traffic.Level) {
 	penalty := 0.0
-	for _, pen := range p.Config.Scoring.Penalties {
-		c, iv, ok := usable(pen.Signal)
-		if !ok {
+	for _, pen := range p.scoring.penalties {
+		iv := ivs[pen.signal]
+		if !iv.counts {
 			continue
 		}
-		if d, past := beyond(pen.Bound, side(iv, pen.Bound)); past {
-			pts := math.Min(d*pen.PointsPerUnit, pen.Max)
+		if d, past := beyond(pen.cfg.Bound, side(iv, pen.cfg.Bound)); past {
+			pts := math.Min(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
 			penalty += pts
 			if record {
-				c.Penalty += pts
+				sc.Contributions[pen.signal].Penalty += pts
 			}
 		}
 	}
 	value = math.Max(0, 100-penalty)
-	for _, cp := range p.Config.Scoring.Caps {
-		c, iv, ok := usable(cp.Signal)
-		if !ok {
+	for _, cp := range p.scoring.caps {
+		iv := ivs[cp.signal]
+		if !iv.counts {
 			continue
 		}
-		if _, past := beyond(cp.Bound, side(iv, cp.Bound)); !past {
+		if _, past := beyond(cp.cfg.Bound, side(iv, cp.cfg.Bound)); !past {
 			continue
 		}
-		if record && (c.CapsAt < 0 || cp.MaxScore < c.CapsAt) {
-			c.CapsAt = cp.MaxScore
+		if c := &sc.Contributions[cp.signal]; record && (c.CapsAt < 0 || cp.cfg.MaxScore < c.CapsAt) {
+			c.CapsAt = cp.cfg.MaxScore
 		}
-		value = math.Min(value, cp.MaxScore)
-		if cp.Immediate {
-			immediate = max(immediate, p.levelForScore(cp.MaxScore))
+		value = math.Min(value, cp.cfg.MaxScore)
+		if cp.cfg.Immediate {
+			immediate = max(immediate, p.levelForScore(cp.cfg.MaxScore))
 		}
 	}
-	for _, fl := range p.Config.Scoring.Floors {
-		c, iv, ok := usable(fl.Signal)
-		if !ok {
+	for _, fl := range p.scoring.floors {
+		iv := ivs[fl.signal]
+		if !iv.counts {
 			continue
 		}
-		if _, past := beyond(fl.Bound, side(iv, fl.Bound)); !past {
+		if _, past := beyond(fl.cfg.Bound, side(iv, fl.cfg.Bound)); !past {
 			continue
-		}
-		lv, err := traffic.ParseLevel(fl.Level)
-		if err != nil {
-			continue // Validate rejects unknown levels.
 		}
 		if record {
-			c.Floor = max(c.Floor, lv)
+			c := &sc.Contributions[fl.signal]
+			c.Floor = max(c.Floor, fl.level)
 		}
-		floor = max(floor, lv)
-		if fl.Immediate {
-			immediate = max(immediate, lv)
+		floor = max(floor, fl.level)
+		if fl.cfg.Immediate {
+			immediate = max(immediate, fl.level)
 		}
 	}
 	return value, immediate, floor

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -42,6 +43,9 @@ type RouteState struct {
 	RecoverSince time.Time `json:"recover_since,omitzero"`
 	// Score is the last score computed for the route.
 	Score Score `json:"score"`
+	// memo is what the last tick computed from the route's inputs, for
+	// the next to reuse when they are the same (memo.go).
+	memo *routeMemo
 }
 
 // State is the core's whole memory. The zero State means "nothing known":
@@ -62,25 +66,32 @@ type State struct {
 // Clone returns a deep copy of s, so Step never mutates its input.
 func (s State) Clone() State { return s.clone(true) }
 
-// clone copies s; with alerts false the copy shares s's Alerts map, for a
-// caller that builds a new one without mutating the old (Step's
-// evalAlerts). The route states are copied into one backing array: one
-// allocation per tick instead of one per route.
-func (s State) clone(alerts bool) State {
-	out := State{Routes: make(map[string]*RouteState, len(s.Routes)), Services: make(map[string]*traffic.Split, len(s.Services)),
-		Alerts: s.Alerts}
-	routes := make([]RouteState, 0, len(s.Routes))
-	for k, v := range s.Routes {
-		routes = append(routes, *v)
-		c := &routes[len(routes)-1]
-		c.Failbacks = slices.Clone(v.Failbacks)
-		out.Routes[k] = c
+// clone copies s; with deep false the copy shares s's route states (and
+// their map), service splits and Alerts map, for a caller that replaces
+// them rather than changing them (Step: route states through routeWrites,
+// the plan replaces a split that changes, evalAlerts builds a new Alerts
+// map). A deep copy copies the route states into one backing array: one
+// allocation instead of one per route.
+func (s State) clone(deep bool) State {
+	out := State{Routes: s.Routes, Services: make(map[string]*traffic.Split, len(s.Services)), Alerts: s.Alerts}
+	if deep {
+		out.Routes = make(map[string]*RouteState, len(s.Routes))
+		routes := make([]RouteState, 0, len(s.Routes))
+		for k, v := range s.Routes {
+			routes = append(routes, *v)
+			c := &routes[len(routes)-1]
+			c.Failbacks = slices.Clone(v.Failbacks)
+			out.Routes[k] = c
+		}
 	}
 	for k, v := range s.Services {
-		c := v.Clone()
-		out.Services[k] = &c
+		if deep {
+			c := v.Clone()
+			v = &c
+		}
+		out.Services[k] = v
 	}
-	if alerts {
+	if deep {
 		out.Alerts = make(map[string]*Alert, len(s.Alerts))
 		for k, v := range s.Alerts {
 			c := *v
@@ -90,4 +101,31 @@ func (s State) clone(alerts bool) State {
 	out.Overrides = maps.Clone(s.Overrides)
 	out.Drills = s.Drills
 	return out
+}
+
+// sameRoute reports whether a and b hold the same route state, so Step
+// can keep the old one: slices compare by content (failbacks) or by
+// backing array (a score's contributions and missing signals, which are
+// never changed in place), floats bit for bit, times with == (equal
+// instants with another location or monotonic reading only cost a copy).
+// TestSameRouteSeesEveryField fails when RouteState gains a field.
+func sameRoute(a, b *RouteState) bool {
+	x, y := &a.SavedRoute, &b.SavedRoute
+	if x.Level != y.Level || x.Since != y.Since || x.Stage != y.Stage || x.StageSince != y.StageSince ||
+		x.FailingSince != y.FailingSince || !slices.Equal(x.Failbacks, y.Failbacks) || x.Released != y.Released {
+		return false
+	}
+	if a.BelowSince != b.BelowSince || a.RecoverSince != b.RecoverSince || a.memo != b.memo {
+		return false
+	}
+	p, q := &a.Score, &b.Score
+	return math.Float64bits(p.Value) == math.Float64bits(q.Value) && math.Float64bits(p.Low) == math.Float64bits(q.Low) &&
+		p.LowFloor == q.LowFloor && p.DecisiveLevel == q.DecisiveLevel && sameBacking(p.Contributions, q.Contributions) &&
+		sameBacking(p.Missing, q.Missing) && p.Floor == q.Floor && p.ImmediateLevel == q.ImmediateLevel && p.Carried == q.Carried
+}
+
+// sameBacking reports whether a and b are the same slice: same length and
+// backing array.
+func sameBacking[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

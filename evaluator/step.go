@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
@@ -14,41 +15,63 @@ import (
 // returns the next state and what changed, in a stable order. Step does no
 // I/O and reads no clock.
 func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
-	// evalAlerts below builds the next alerts from prev's without changing
-	// them, so they need no copy.
+	// Step replaces what changes (route states, splits, the alerts map) and
+	// changes nothing in place: the copy shares prev's.
 	s := prev.clone(false)
-	for _, r := range p.Routes() {
-		if s.Routes[r] == nil {
-			s.Routes[r] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
+	// routes are s's route states in p.Routes() order, looked up once; a
+	// route state that changes is replaced there and recorded in writes.
+	routes := make([]*RouteState, len(p.Routes()))
+	var writes routeWrites
+	for i, r := range p.Routes() {
+		if routes[i] = s.Routes[r]; routes[i] == nil {
+			routes[i] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
+			writes.add(i)
 		}
 	}
-	s, evs := applyCommands(p, s, in.Commands, now)
-	evs = append(evs, endDrills(p, &s, now)...)
+	writes.flush(p, &s, routes)
+	var evs []Event
+	if len(in.Commands) > 0 {
+		// An applied command works on its own copy of the state; a rejected
+		// one leaves s sharing prev's routes map, so writes still copy it
+		// before writing (a tick with commands is rare: the copy is cheap).
+		s, evs = applyCommands(p, s, in.Commands, now)
+		for i, r := range p.Routes() {
+			routes[i] = s.Routes[r]
+		}
+	}
+	if len(s.Drills) > 0 {
+		// endDrill replaces, never changes in place, the route state of a
+		// dry run it ends: routes are looked up again.
+		evs = append(evs, endDrills(p, &s, now)...)
+		for i, r := range p.Routes() {
+			routes[i] = s.Routes[r]
+		}
+	}
 	snap := overlayDrills(s.Drills, in.Snapshot)
 
 	// Which routes get user traffic now decides which signals are idle.
-	share := map[string]int{}
-	for _, svc := range p.Config.Services {
+	share := make([]int, len(routes))
+	for si, svc := range p.Config.Services {
 		if st := s.Services[svc.Name]; st != nil {
-			for r, w := range st.Weights {
-				share[r] += w
-			}
+			addShare(p, share, si, st.Weights)
 		}
 	}
 	if len(s.Services) == 0 {
-		for _, svc := range p.Config.Services {
-			st := PlanService(p, svc, s.Routes)
-			for r, w := range st.Weights {
-				share[r] += w
-			}
+		for si, svc := range p.Config.Services {
+			addShare(p, share, si, PlanService(p, svc, s.Routes).Weights)
 		}
 	}
 
-	for _, route := range p.Routes() {
-		prevRS := *s.Routes[route]
-		idle := share[route] == 0
-		sc := ComputeScore(route, snap, p, idle)
+	made := make([]owned, len(routes)) // what of each route this tick made
+	for i, route := range p.Routes() {
+		prevRS := *routes[i]
+		idle := share[i] == 0
+		sc, memo := scoreRoute(p, prevRS.memo, route, snap, idle)
+		if memo != prevRS.memo {
+			made[i] |= ownMemo
+		}
 		next, trs := decideRoute(p, prevRS, sc, idle, now)
+		next.memo = memo
 		if sc.Held() && len(prevRS.Score.Contributions) > 0 {
 			// Missing data is not health: signals without data add no
 			// penalty, so the computed score only looks better. Report (and
@@ -58,31 +81,70 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			next.Score.Low = prevRS.Score.Low
 			next.Score.Carried = true
 		}
-		*s.Routes[route] = next
+		if !sameRoute(&next, routes[i]) {
+			routes[i] = &next
+			writes.add(i)
+			made[i] |= ownState
+		}
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
 		}
 	}
 
+	writes.flush(p, &s, routes)
+
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
-	for _, svc := range p.Config.Services {
-		st := PlanService(p, svc, s.Routes)
+	var chain []*RouteState // a service's route states, in chain order
+	for si, svc := range p.Config.Services {
+		chain = slices.Grow(chain[:0], len(svc.Routes))[:len(svc.Routes)]
 		old := s.Services[svc.Name]
+		for j, i := range p.serviceRoutes[si] {
+			chain[j] = routes[i]
+		}
+		st := planService(p, svc.Routes, chain, old)
 		if o, ok := s.Overrides[svc.Name]; ok {
 			st = applyOverride(o, st, old)
 		}
 		if old == nil || !old.Equal(st) || old.Override != st.Override {
 			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
 				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
+		} else if maps.Equal(old.Levels, st.Levels) && slices.Equal(old.Reasons, st.Reasons) {
+			// The same split: keep the old one (splits are replaced, never
+			// changed), so what compares it to the last tick's (the alert
+			// memo) finds it by pointer.
+			continue
 		}
 		s.Services[svc.Name] = &st
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, made, &writes, snap, now)
+	writes.flush(p, &s, routes)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	evs = append(evs, recordDrills(&s, now)...)
 	return s, evs
+}
+
+// addShare adds the weights of the split of p.Config.Services[si] to each
+// route's share, by route index. A split planned before a reload may still
+// weigh a route its service no longer has: that one is found by name.
+func addShare(p *Policy, share []int, si int, weights map[string]int) {
+	found := 0
+	for j, r := range p.Config.Services[si].Routes {
+		if w, ok := weights[r]; ok {
+			share[p.serviceRoutes[si][j]] += w
+			found++
+		}
+	}
+	if found == len(weights) {
+		return
+	}
+	svc := p.Config.Services[si].Routes
+	for r, w := range weights {
+		if i, ok := p.routeIndex[r]; ok && !slices.Contains(svc, r) {
+			share[i] += w
+		}
+	}
 }
 
 func transitionEvents(p *Policy, route string, rs RouteState, tr transition, now time.Time) []Event {

@@ -108,6 +108,27 @@ func (v *signalRefs) Visit(n *ast.Node) {
 	}
 }
 
+// AlertExprReadsClock reports whether a compiled alert condition calls
+// now(), the one expr built-in whose result is not a function of the
+// environment: a condition that does not may be taken as unchanged while
+// its environment is.
+func AlertExprReadsClock(program *vm.Program) bool {
+	v := &clockCalls{}
+	node := program.Node()
+	ast.Walk(&node, v)
+	return v.found
+}
+
+// clockCalls is an ast.Visitor looking for calls of now().
+type clockCalls struct{ found bool }
+
+// Visit records a call of the now built-in.
+func (v *clockCalls) Visit(n *ast.Node) {
+	if b, ok := (*n).(*ast.BuiltinNode); ok && b.Name == "now" {
+		v.found = true
+	}
+}
+
 // TemplateFuncs returns the functions alert templates may call besides the
 // text/template built-ins:
 //

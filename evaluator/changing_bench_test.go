@@ -1,0 +1,49 @@
+package evaluator_test
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+// BenchmarkStepChanging is BenchmarkStep's workload with one change: every
+// route's p99_ratio moves a little every tick (it alternates between 1.00
+// and 1.01, both healthy), as a live fleet's values do. No route's samples
+// repeat from one tick to the next, so no route reuses its last score or
+// alert results (memo.go): what a tick costs when nothing can be reused.
+func BenchmarkStepChanging(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
+			now := time.Unix(0, 0)
+			healthy := testenv.Healthy(p, now)
+			var snaps [2][2]evaluator.Snapshot // [calm or degraded][even or odd tick]
+			for k, base := range []evaluator.Snapshot{healthy, testenv.Degraded(p, healthy, 10, "soft_fail_ratio", 0.12)} {
+				snaps[k][0] = base
+				snaps[k][1] = withSignal(base, "p99_ratio", 1.01)
+			}
+			var s evaluator.State
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				now = now.Add(15 * time.Second)
+				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2][i%2]}, now)
+			}
+		})
+	}
+}
+
+// withSignal is a copy of snap with signal set to v for every route.
+func withSignal(snap evaluator.Snapshot, signal string, v float64) evaluator.Snapshot {
+	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: make(map[string]map[string]evaluator.Sample, len(snap.Values))}
+	for route, row := range snap.Values {
+		row = maps.Clone(row)
+		row[signal] = evaluator.Sample{Value: v}
+		out.Values[route] = row
+	}
+	return out
+}

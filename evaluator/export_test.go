@@ -1,0 +1,51 @@
+package evaluator
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ForgetMemos is s with every route's memo dropped, as a restored state.
+func ForgetMemos(s State) State {
+	s = s.Clone()
+	for _, rs := range s.Routes {
+		rs.memo = nil
+	}
+	return s
+}
+
+// ReusedMemos counts the routes of next that kept prev's memo with its
+// alert results: their score and rule results were reused.
+func ReusedMemos(prev, next State) int {
+	n := 0
+	for r, rs := range next.Routes {
+		if old := prev.Routes[r]; old != nil && rs.memo != nil && rs.memo == old.memo && rs.memo.alerts != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// StateText is every field of s (JSON leaves some out: dwell clocks,
+// alert values), every route without its memo.
+func StateText(s State) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%+v", s.Overrides)
+	for _, k := range slices.Sorted(maps.Keys(s.Services)) {
+		fmt.Fprintf(&b, "\n%s %+v", k, *s.Services[k])
+	}
+	for _, r := range slices.Sorted(maps.Keys(s.Routes)) {
+		rs := *s.Routes[r]
+		rs.memo = nil
+		fmt.Fprintf(&b, "\n%s %+v", r, rs)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Alerts)) {
+		fmt.Fprintf(&b, "\n%s %+v", k, *s.Alerts[k])
+	}
+	return b.String()
+}
+
+// SameRoute is sameRoute, for its test.
+var SameRoute = sameRoute
