@@ -17,7 +17,9 @@ func failed(rs RouteState) bool {
 // that is not failed (cascade). The last route able to take traffic keeps
 // all that reaches it. When every route is failed, the least bad one (highest
 // score, earliest in the chain on ties) serves everything and the service is
-// flagged degraded: draining all routes would serve nobody.
+// flagged degraded: draining all routes would serve nobody. In Step, the
+// route already serving a degraded service keeps it until another beats
+// its score by failover's recovery gap (recover_above − below).
 //
 // The split also names each route's level for the actuators, with a route
 // being failed back as traffic.Failback: it carries traffic by design.
@@ -67,6 +69,19 @@ func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Spli
 		for i := 1; i < len(chain); i++ {
 			if rss[i].Score.Value > rss[best].Score.Value {
 				best = i
+			}
+		}
+		// Hysteresis: the route that served the degraded service last tick
+		// keeps serving unless another beats its score by failover's
+		// recovery gap. Failed routes' scores tie at 0 or swing with noise,
+		// and re-picking every tick moved all traffic back and forth
+		// (testdata/scenarios/all_routes_bad.yaml).
+		if old != nil && old.Degraded {
+			fo := p.level(traffic.Failover)
+			for i, name := range chain {
+				if old.Weights[name] == 100 && rss[best].Score.Value-rss[i].Score.Value < fo.RecoverAbove-fo.Below {
+					best = i
+				}
 			}
 		}
 		keep[best] += remaining
