@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
@@ -37,24 +38,42 @@ type counterRate struct {
 }
 
 // splitCounterRates records apart every rate or increase of a loaded
-// counter that a recording of plan reads (one per distinct expression), as
-// a recording at level 0 read by the others, and returns per recording
-// its counterRate, or nil where the engine evaluates it.
+// counter that a recording of plan or one of the queries reads (one per
+// distinct expression), as a recording at level 0 read by the others, and
+// returns per recording its counterRate, or nil where the engine evaluates
+// it.
 //
 // Only a rate outside any subquery, of a selector naming one metric, is
 // split: the recording is then read exactly when and where the rate was
 // evaluated, and its series come in the order the engine's selector gave
 // them (label order, all with the same name), so an aggregation around it
 // adds the same values in the same order.
-func splitCounterRates(plan *recordingPlan) []*counterRate {
+func splitCounterRates(plan *recordingPlan, queries []string) []*counterRate {
 	var (
 		rates = make([]*counterRate, len(plan.recs))
 		byKey = map[string]*recording{}
 		added []*recording
 		walk  planner
 	)
+	split := func(e parser.Expr, back time.Duration) string {
+		return walk.walk(e, nil, func(n parser.Expr, path []parser.Node) parser.Expr {
+			if _, ok := counterRateOf(n); !ok || slices.ContainsFunc(path, isSubquery) || !namesOneMetric(n) {
+				return nil
+			}
+			key := n.String()
+			r, ok := byKey[key]
+			if !ok {
+				r = &recording{id: strconv.Itoa(len(plan.recs) + len(added)), expr: key}
+				byKey[key] = r
+				added = append(added, r)
+			}
+			r.back = max(r.back, back)
+			return &parser.VectorSelector{LabelMatchers: []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, recordingLabel, r.id)}}
+		}).String()
+	}
+	p := parser.NewParser(parser.Options{})
 	for i, r := range plan.recs {
-		e, err := parser.NewParser(parser.Options{}).ParseExpr(r.expr)
+		e, err := p.ParseExpr(r.expr)
 		if err != nil {
 			continue
 		}
@@ -62,20 +81,22 @@ func splitCounterRates(plan *recordingPlan) []*counterRate {
 			rates[i] = c // itself a counter rate
 			continue
 		}
-		r.expr = walk.walk(e, nil, func(n parser.Expr, path []parser.Node) parser.Expr {
-			if _, ok := counterRateOf(n); !ok || slices.ContainsFunc(path, isSubquery) || !namesOneMetric(n) {
-				return nil
+		r.expr = split(e, r.back)
+	}
+	for _, q := range queries {
+		e, err := p.ParseExpr(q)
+		if err != nil || !rewritable(e) {
+			continue
+		}
+		if rw, ok := plan.rewrite[q]; ok {
+			if e, err = p.ParseExpr(rw); err != nil {
+				continue
 			}
-			key := n.String()
-			split, ok := byKey[key]
-			if !ok {
-				split = &recording{id: strconv.Itoa(len(plan.recs) + len(added)), expr: key}
-				byKey[key] = split
-				added = append(added, split)
-			}
-			split.back = max(split.back, r.back)
-			return &parser.VectorSelector{LabelMatchers: []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, recordingLabel, split.id)}}
-		}).String()
+		}
+		was := e.String()
+		if rw := split(e, 0); rw != was {
+			plan.rewrite[q] = rw
+		}
 	}
 	if len(added) == 0 {
 		return rates
@@ -85,7 +106,7 @@ func splitCounterRates(plan *recordingPlan) []*counterRate {
 		r.level++
 	}
 	for _, r := range added {
-		e, _ := parser.NewParser(parser.Options{}).ParseExpr(r.expr)
+		e, _ := p.ParseExpr(r.expr)
 		c, _ := counterRateOf(e)
 		plan.recs = append(plan.recs, r)
 		rates = append(rates, c)

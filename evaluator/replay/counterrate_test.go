@@ -146,3 +146,26 @@ func parseCounterRate(t *testing.T, expr string) (*counterRate, bool) {
 	}
 	return counterRateOf(e)
 }
+
+// TestSplitCounterRates checks which rates are recorded apart.
+func TestSplitCounterRates(t *testing.T) {
+	const step = 15 * time.Second
+	for q, want := range map[string]string{
+		`sum by (route) (rate(x[1h]))`:              `sum by (route) ({__hermes_recording__="0"})`,
+		`increase(x{a="b"}[5m]) > 1`:                `{__hermes_recording__="0"} > 1`,
+		`sum(rate(x[1h] offset 5m))`:                "",
+		`sum(rate({__name__=~"x|y"}[1h]))`:          "",
+		`max_over_time(sum(rate(x[1m]))[5m:15s])`:   "",
+		`sum(rate(x[1h])) / sum(rate(x[1h] @ 100))`: "",
+		`sum(irate(x[1h]))`:                         "",
+	} {
+		p := planRecordings([]string{q}, step, step)
+		rates := splitCounterRates(p, []string{q})
+		if got := p.rewrite[q]; got != want {
+			t.Errorf("%s\n  rewritten to %q\n  want %q", q, got, want)
+		}
+		if want != "" && (len(rates) != 1 || rates[0] == nil) {
+			t.Errorf("%s: recordings %v, want one counter rate", q, rates)
+		}
+	}
+}

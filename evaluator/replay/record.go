@@ -58,7 +58,7 @@ type recSeries struct {
 // NewRecorder plans the recordings of queries evaluated on b at step.
 func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	plan := planRecordings(queries, step, b.step)
-	rates := splitCounterRates(plan)
+	rates := splitCounterRates(plan, queries)
 	return &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
 }
 
