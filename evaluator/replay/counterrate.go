@@ -213,6 +213,9 @@ func (c *counterRate) evaluate(ctx context.Context, b *Backtest, from, end, step
 			for r < len(resets) && resets[r] <= lo {
 				r++
 			}
+			if pts == nil {
+				pts = make([]promql.FPoint, 0, (end-t)/step+1)
+			}
 			pts = append(pts, promql.FPoint{T: t, F: c.at(samples[lo:hi], resets[r:], lo, t)})
 		}
 		if len(pts) > 0 {
