@@ -34,6 +34,8 @@ type Recorder struct {
 	b    *Backtest
 	plan *recordingPlan
 	step time.Duration
+	// rates are, per recording, its counterRate where it is one, else nil.
+	rates []*counterRate
 
 	// mu guards what follows: the first query of a range records it, the
 	// others of that range wait and then read.
@@ -56,7 +58,8 @@ type recSeries struct {
 // NewRecorder plans the recordings of queries evaluated on b at step.
 func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	plan := planRecordings(queries, step, b.step)
-	return &Recorder{b: b, plan: plan, step: step, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	rates := splitCounterRates(plan, queries)
+	return &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
 }
 
 // QueryRange runs q over r, reading the recordings where q shares their
@@ -135,6 +138,15 @@ func (rec *Recorder) cover(ctx context.Context, i int, start, end int64) error {
 // ended as stale.
 func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error {
 	step := rec.step.Milliseconds()
+	if c := rec.rates[i]; c != nil {
+		m, ok, err := c.evaluate(ctx, rec.b, from, end, step)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return rec.store(i, m, end)
+		}
+	}
 	qry, err := rec.b.engine.NewRangeQuery(ctx, rec, nil, rec.plan.recs[i].expr, time.UnixMilli(from), time.UnixMilli(end), rec.step)
 	if err != nil {
 		return err
@@ -148,6 +160,14 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error
 	if !ok {
 		return fmt.Errorf("recording returned %s, not a matrix", res.Value.Type())
 	}
+	// Close hands the matrix back to the engine: store it before.
+	return rec.store(i, m, end)
+}
+
+// store appends m, recording i evaluated up to end, to its series and
+// marks the series that ended as stale.
+func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
+	step := rec.step.Milliseconds()
 	stale := math.Float64frombits(value.StaleNaN)
 	byLabels := make(map[string]*recSeries, len(rec.series[i]))
 	for _, s := range rec.series[i] {

@@ -19,16 +19,9 @@ import (
 // runs it, returns bit for bit what the engine returns for the query as
 // written.
 func TestRecorderMatchesEngine(t *testing.T) {
-	cfg, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, files := shippedScenarios(t)
 	step := cfg.Global.EvaluationInterval
 	queries := cfg.Queries()
-	files, err := filepath.Glob("../../testdata/scenarios/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			b, err := OpenFile(path)
@@ -58,6 +51,20 @@ func TestRecorderMatchesEngine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shippedScenarios returns the shipped policy and the scenario files.
+func shippedScenarios(t *testing.T) (*rules.Config, []string) {
+	t.Helper()
+	cfg, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../../testdata/scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	return cfg, files
 }
 
 func minTime(a, b time.Time) time.Time {
