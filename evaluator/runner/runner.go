@@ -277,6 +277,16 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
 	defer cancel()
 	snap := promapi.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	if ctx.Err() != nil {
+		// Hermes is stopping: the queries were canceled, not answered. The
+		// tick is dropped rather than judged, counted and exported as if
+		// every signal had failed; its commands go back to the queue.
+		r.mu.Lock()
+		r.pending = append(cmds, r.pending...)
+		r.mu.Unlock()
+		r.log.Info("tick dropped: stopping", "tick", ts)
+		return
+	}
 	snap.Actuators = health
 	logSignalProblems(r.log, snap)
 	in := evaluator.Input{Snapshot: snap, Commands: make([]evaluator.Command, len(cmds))}
