@@ -9,7 +9,7 @@
 //	b, err := replay.Open(f)
 //	defer b.Close()
 //	for t := b.Start(); !t.After(b.End()); t = t.Add(b.Step()) {
-//		snap := evaluator.Collect(ctx, b.Query, cfg.Signals, routes, t, timeout)
+//		snap := promapi.Collect(ctx, b.Query, cfg.Signals, routes, t, timeout)
 //		// score, decide, plan ...
 //	}
 //
