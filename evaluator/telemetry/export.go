@@ -103,13 +103,14 @@ func (m *Metrics) exportRoute(route string, rs *evaluator.RouteState, now time.T
 }
 
 // signalDetail reports whether a route's per-signal series are exported:
-// with Options.AllSignals, else while the route is not normal or some
-// signal takes points off its score (then each signal's value, its penalty
-// when not 0 and its status when not ok). A calm fleet then costs a few
+// with Options.AllSignals, else while the route is not normal, some signal
+// takes points off its score or a missing signal holds its level (then each
+// signal's value, its penalty when not 0 and its status when not ok: the
+// HermesSignalMissing runbook reads that status). A calm fleet then costs a few
 // series per route, not a few per route and signal (docs/design.md counts
 // them).
 func (m *Metrics) signalDetail(rs *evaluator.RouteState) bool {
-	return m.allSignals || rs.Level != traffic.Normal || rs.Score.Value < 100
+	return m.allSignals || rs.Level != traffic.Normal || rs.Score.Value < 100 || rs.Score.Held()
 }
 
 // exportSignals sets the signal gauges of one route, or drops them when

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // calmSeries are the series of a route that is normal at full score, as
@@ -88,12 +89,23 @@ func TestSeriesPerRoute(t *testing.T) {
 	signals := len(p.Config.Signals)
 	now := time.Unix(1_700_000_000, 0)
 	healthy := testenv.Healthy(p, now)
-	snap := testenv.Degraded(p, healthy, 4, "soft_fail_ratio", 0.12) // svc0-route0 and svc1-route0 lose points
+	// Degraded shares the maps of the routes it leaves alone, so the
+	// snapshot gets its own healthy copy: the Sets below stay out of healthy.
+	snap := testenv.Degraded(p, testenv.Healthy(p, now), 4, "soft_fail_ratio", 0.12) // svc0-route0 and svc1-route0 lose points
 	missing := p.Config.Signals[len(p.Config.Signals)-1].Name
 	if missing == "soft_fail_ratio" {
 		t.Fatal("pick another signal to go missing")
 	}
 	snap.Set("svc0-route0", missing, evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"})
+	// A signal that holds the level when missing (not ignored, not
+	// requiring traffic) on a route at full score: HermesSignalMissing's
+	// runbook reads its status series.
+	const held = "probe_success"
+	if i := slices.IndexFunc(p.Config.Signals, func(s rules.SignalConfig) bool { return s.Name == held }); i < 0 ||
+		p.Config.Signals[i].Missing == rules.MissingIgnore || p.Config.Signals[i].RequiresTraffic {
+		t.Fatalf("%s must hold the level when missing", held)
+	}
+	snap.Set("svc1-route3", held, evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"})
 	pin := evaluator.Command{Kind: evaluator.CommandPin, Service: "svc1", Route: "svc1-route1", Reason: "provider maintenance", By: "alice"}
 	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap, Commands: []evaluator.Command{pin}}, now)
 	if s.Overrides["svc1"].Route != "svc1-route1" {
@@ -116,6 +128,7 @@ func TestSeriesPerRoute(t *testing.T) {
 		{"default", Options{}, map[string]map[string]int{
 			"svc1-route2": want(perSignal{}),                                                                                        // calm
 			"svc1-route1": want(perSignal{}),                                                                                        // calm, pinned by an operator: overrides live in the overrides file
+			"svc1-route3": want(perSignal{signals - 1, 0, 1}, "hermes_alert_active_since_timestamp_seconds"),                        // full score, level held by a missing signal (HermesSignalMissing pending)
 			"svc0-route0": want(perSignal{signals - 1, 1, 1}),                                                                       // normal, loses points to one signal, another missing
 			"svc1-route0": want(perSignal{signals, 1, 0}),                                                                           // normal, loses points, its service pinned away from it
 			"svc0-route1": want(perSignal{signals, 0, 0}, "hermes_failbacks_total", "hermes_route_failing_since_timestamp_seconds"), // failed over, failing
