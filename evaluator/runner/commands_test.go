@@ -2,20 +2,13 @@ package runner
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
-	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
@@ -117,13 +110,6 @@ func newRunnerWithManualFree(t *testing.T, fp *fakeProm) (*Runner, string) {
 	if err := os.WriteFile(split, []byte(state), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfgPath := writeConfig(t, dir, split)
-	kinds := &actuators.Registry{}
-	file.Register(kinds)
-	r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := newFileRunner(t, fp, dir, Options{})
 	return r, split
 }

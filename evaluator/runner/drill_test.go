@@ -3,22 +3,14 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // newDrillRunner is a runner on the shipped policy (15 s ticks, the
@@ -26,16 +18,7 @@ import (
 // and its overrides file in dir, so a second runner on dir is a restart.
 func newDrillRunner(t *testing.T, fp *fakeProm, dir string, audit *testenv.Buffer) (*Runner, string) {
 	t.Helper()
-	split := filepath.Join(dir, "split.json")
-	cfgPath := writeConfig(t, dir, split)
-	kinds := &actuators.Registry{}
-	file.Register(kinds)
-	r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds, Audit: NewAuditLog(audit),
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, split
+	return newFileRunner(t, fp, dir, Options{Audit: NewAuditLog(audit)})
 }
 
 // auditEvents decodes the core's events of an audit log.

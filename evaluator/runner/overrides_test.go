@@ -2,20 +2,13 @@ package runner
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestOverridesFileWriteIsRetried: when the overrides file cannot be
@@ -25,16 +18,9 @@ func TestOverridesFileWriteIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		dir := t.TempDir()
-		cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
 		missing := filepath.Join(dir, "not-yet")
 		path := filepath.Join(missing, "overrides.json")
-		kinds := &actuators.Registry{}
-		file.Register(kinds)
-		r, err := New(Options{ConfigPath: cfgPath, OverridesPath: path, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, _ := newFileRunner(t, fp, dir, Options{OverridesPath: path})
 		stop := start(t, r)
 		defer stop()
 		time.Sleep(20 * time.Second)

@@ -96,19 +96,40 @@ func writeConfig(t *testing.T, dir, splitPath string) string {
 	return path
 }
 
-func newTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, string, string) {
+// newFileRunner is New on opts filled in as most tests want it: unless
+// opts says otherwise, the shipped policy with a file actuator writing
+// dir/split.json (writeConfig), a registry of its own, the file actuator
+// kind, and fp for Prometheus. It returns the runner and the split's path.
+func newFileRunner(t *testing.T, fp *fakeProm, dir string, opts Options) (*Runner, string) {
 	t.Helper()
-	dir := t.TempDir()
 	split := filepath.Join(dir, "split.json")
-	cfgPath := writeConfig(t, dir, split)
-	reg := prometheus.NewRegistry()
-	kinds := &actuators.Registry{}
-	file.Register(kinds)
-	r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
+	if opts.ConfigPath == "" {
+		opts.ConfigPath = writeConfig(t, dir, split)
+	}
+	if opts.Registerer == nil {
+		opts.Registerer = prometheus.NewRegistry()
+	}
+	if opts.Actuators == nil {
+		kinds := &actuators.Registry{}
+		file.Register(kinds)
+		opts.Actuators = kinds
+	}
+	if opts.NewQuery == nil {
+		opts.NewQuery = func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }
+	}
+	r, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, split
+}
+
+func newTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
+	reg := prometheus.NewRegistry()
+	r, split := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: reg})
 	return r, reg, cfgPath, split
 }
 
@@ -380,13 +401,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		stop()
 
 		// A new process: the pin comes back from the overrides file.
-		kinds := &actuators.Registry{}
-		file.Register(kinds)
-		r2, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r2, _ := newFileRunner(t, fp, t.TempDir(), Options{ConfigPath: cfgPath})
 		stop2 := start(t, r2)
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
@@ -468,14 +483,8 @@ func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		kinds := &actuators.Registry{}
-		file.Register(kinds)
 		audit := &testenv.Buffer{}
-		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds, Audit: NewAuditLog(audit),
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Audit: NewAuditLog(audit)})
 		// Start from a healthy split on disk, so the limiter has a base.
 		healthy := `{"services":{"chat":{"weights":{"free":100,"paid-standard":0,"paid-premium":0},"retries_enabled":true,"degraded_mode":false}}}`
 		if err := os.WriteFile(split, []byte(healthy), 0o644); err != nil {

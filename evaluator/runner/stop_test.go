@@ -3,18 +3,13 @@ package runner
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/actuators/file"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestStopDuringATickDropsIt stops Hermes while a tick's queries wait on a
@@ -26,14 +21,7 @@ func TestStopDuringATickDropsIt(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		dir := t.TempDir()
 		reg := prometheus.NewRegistry()
-		kinds := &actuators.Registry{}
-		file.Register(kinds)
-		r, err := New(Options{ConfigPath: writeConfig(t, dir, filepath.Join(dir, "split.json")), Registerer: reg, Actuators: kinds,
-			Logger:   slog.New(slog.DiscardHandler),
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, _ := newFileRunner(t, fp, dir, Options{Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx) }()
