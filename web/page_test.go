@@ -63,6 +63,40 @@ func TestStatusPageFollowsConfig(t *testing.T) {
 	}
 }
 
+// TestStatusPageListsDrills: a running drill is on the page with what it
+// sets, why, until when, what it has shown so far and how to stop it; a
+// dry run says the actuators keep their split.
+func TestStatusPageListsDrills(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	st := api.Status{Ready: true, Interval: "15s",
+		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 100},
+			Routes: []api.Route{{Name: "free", Score: 40, Level: "failover"}}}},
+		Drills: []evaluator.Drill{
+			{Route: "free", Signals: map[string]float64{"soft_fail_ratio": 0.3, "p99_ratio": 4}, Reason: "game day", By: "alice",
+				Since: t0, Until: t0.Add(10 * time.Minute), Detected: t0.Add(30 * time.Second), Moved: t0.Add(45 * time.Second)},
+			{Route: "paid-standard", Signals: map[string]float64{"probe_success": 0}, Reason: "dry", Since: t0, Until: t0.Add(time.Hour), DryRun: true},
+		}}
+	srv := serve(t, &statusBackend{fakeBackend: fakeBackend{ready: true}, st: st}, "")
+	code, body := do(t, "GET", srv.URL+"/", "", "")
+	if code != 200 {
+		t.Fatalf("page: %d", code)
+	}
+	for _, want := range []string{
+		`<div class="warn" id="drill-free">Drill on <b>free</b>: p99_ratio = 4; soft_fail_ratio = 0.3; game day (by alice), since 2026-12-01 03:00:00`,
+		"ends 2026-12-01 03:10:00",
+		"detected 2026-12-01 03:00:30Z · traffic moved 2026-12-01 03:00:45Z · stop it",
+		`<code class="next">hermes ctl drill free --stop --reason &#34;…&#34;</code>`,
+		`<div class="warn" id="drill-paid-standard">Drill on <b>paid-standard</b> (dry run: the actuators keep the split it began with`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "failed over 2026") {
+		t.Error("a drill that has not failed over says it has")
+	}
+}
+
 // TestActuationsOnTheirCharts: an actuation of a service is marked on its
 // split chart and on the score charts of its routes, not on another
 // service's.
