@@ -2,6 +2,7 @@ package charts
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,38 @@ func TestActuationMarkers(t *testing.T) {
 				t.Errorf("actuation %s and %s share %s", kind, name, c)
 			}
 		}
+	}
+}
+
+// TestLevelMarkersFromTicks: a level change that the ticks show (read back
+// from Prometheus, past a restart) but no event in memory covers is marked
+// at the first tick at the new level; one an event covers is marked once,
+// at the event.
+func TestLevelMarkersFromTicks(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	levels := []string{"normal", "normal", "failover", "failover", "warm", "normal", "normal"}
+	var ticks []evaluator.Tick
+	for i, l := range levels {
+		ticks = append(ticks, evaluator.Tick{Time: t0.Add(time.Duration(i) * time.Minute), Routes: map[string]evaluator.TickRoute{
+			"free":  {Score: 50, Level: l},
+			"other": {Score: 90, Level: "normal"},
+		}})
+	}
+	// This process started at t0+4m30s: it remembers warm → normal only
+	// (10 s before the tick that shows it), and an event of another route.
+	events := []evaluator.Event{
+		{Type: evaluator.EventLevel, Time: t0.Add(4*time.Minute + 50*time.Second), Route: "free", From: "warm", To: "normal"},
+		{Type: evaluator.EventLevel, Time: t0.Add(2 * time.Minute), Route: "other", From: "normal", To: "warm"},
+	}
+	var got []string
+	for _, m := range ScoreChart("free", ticks, nil, events, "#000").Markers {
+		if m.Kind == MarkerLevel {
+			got = append(got, m.At.Format("15:04:05")+" "+m.Label)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"03:02:00 normal → failover", "03:04:00 failover → warm", "03:04:50 warm → normal"}
+	if !slices.Equal(got, want) {
+		t.Errorf("level markers %q\nwant %q", got, want)
 	}
 }

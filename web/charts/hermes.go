@@ -52,7 +52,11 @@ func SplitChart(service string, routes []string, ticks []evaluator.Tick, colors 
 
 // ScoreChart is a route's score over ticks, on the level bands, with its
 // level changes and failback stages (in the new level's colour) and alerts
-// firing marked.
+// firing marked. Level changes come from events and, where no event
+// covers one (events live in memory, ticks may come from Prometheus and
+// reach back past a restart), from the ticks themselves: a change between
+// two ticks with no level event of the route in between is marked at the
+// later tick.
 func ScoreChart(route string, ticks []evaluator.Tick, bands []Band, events []evaluator.Event, color string) Chart {
 	s := Series{Name: route, Color: color, Values: make([]float64, len(ticks))}
 	for i, tk := range ticks {
@@ -79,7 +83,29 @@ func ScoreChart(route string, ticks []evaluator.Tick, bands []Band, events []eva
 			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.Name + " firing (tier " + e.Tier + ")", Color: LevelColors["firing"], Kind: MarkerAlert})
 		}
 	}
+	c.Markers = append(c.Markers, tickLevelMarkers(route, ticks, events)...)
 	return c
+}
+
+// tickLevelMarkers are the level changes of route seen between consecutive
+// ticks that no level event of the route between those ticks accounts for.
+func tickLevelMarkers(route string, ticks []evaluator.Tick, events []evaluator.Event) []Marker {
+	var out []Marker
+	prev := ""
+	var prevAt time.Time
+	for _, tk := range ticks {
+		rt, ok := tk.Routes[route]
+		if !ok || rt.Level == "" {
+			continue
+		}
+		if prev != "" && rt.Level != prev && !slices.ContainsFunc(events, func(e evaluator.Event) bool {
+			return e.Type == evaluator.EventLevel && e.Route == route && e.Time.After(prevAt) && !e.Time.After(tk.Time)
+		}) {
+			out = append(out, Marker{At: tk.Time, Label: prev + " → " + rt.Level, Color: LevelColors[rt.Level], Kind: MarkerLevel})
+		}
+		prev, prevAt = rt.Level, tk.Time
+	}
+	return out
 }
 
 // ActuationMarkers are the markers of the actuations on any of services
