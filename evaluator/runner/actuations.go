@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
@@ -107,4 +108,37 @@ func (r *Runner) Actuations(ctx context.Context, since time.Time) ([]evaluator.A
 		}
 	}
 	return acts, "prometheus"
+}
+
+// forgetActuators drops what the runner keeps and exports of actuators not
+// in acts, which a reload removed: their series (which would otherwise stay
+// at their last values until Hermes restarts), their status and what they
+// held. r.mu is held.
+func (r *Runner) forgetActuators(acts []actuators.Actuator) {
+	keep := make(map[string]bool, len(acts))
+	for _, a := range acts {
+		keep[a.Name()] = true
+	}
+	gone := map[string]bool{}
+	for name := range r.lastActs {
+		gone[name] = !keep[name]
+	}
+	for name := range r.held {
+		gone[name] = !keep[name]
+	}
+	for name, g := range gone {
+		if !g {
+			continue
+		}
+		delete(r.lastActs, name)
+		delete(r.held, name)
+		delete(r.lastDesired, name)
+		l := prometheus.Labels{persist.ActuatorLabel: name}
+		r.acts.total.DeletePartialMatch(l)
+		r.acts.duration.DeletePartialMatch(l)
+		r.acts.drift.DeletePartialMatch(l)
+		r.acts.held.DeletePartialMatch(l)
+		r.acts.changed.DeletePartialMatch(l)
+		r.acts.failingSince.DeletePartialMatch(l)
+	}
 }

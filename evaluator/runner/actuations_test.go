@@ -121,6 +121,54 @@ func TestActuationsAreExportedAndRemembered(t *testing.T) {
 	})
 }
 
+// TestReloadForgetsRemovedActuators: once a reload removes an actuator,
+// its series go from /metrics and it leaves the status, instead of
+// standing at their last values until Hermes restarts.
+func TestReloadForgetsRemovedActuators(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		r, reg := newFlakyRunner(t, fp, &flakyActuator{})
+		series := func() []string {
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, mf := range mfs {
+				for _, m := range mf.GetMetric() {
+					for _, l := range m.GetLabel() {
+						if l.GetName() == persist.ActuatorLabel && l.GetValue() == "flaky" {
+							out = append(out, mf.GetName())
+						}
+					}
+				}
+			}
+			return out
+		}
+		stop := start(t, r)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := series(); len(got) < 5 || len(r.Status().Actuators) != 1 {
+			t.Fatalf("before the reload: series %v, status %+v", got, r.Status().Actuators)
+		}
+		if err := os.WriteFile(r.opts.ConfigPath, rules.DefaultYAML, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := series(); len(got) != 0 {
+			t.Errorf("series of the removed actuator: %v", got)
+		}
+		if acts := r.Status().Actuators; len(acts) != 0 {
+			t.Errorf("status still lists %+v", acts)
+		}
+		stop()
+	})
+}
+
 // TestActuationsFallBackOnMemory: when Prometheus does not answer, the
 // status page gets the actuations this process remembers, and says so.
 func TestActuationsFallBackOnMemory(t *testing.T) {

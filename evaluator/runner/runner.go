@@ -195,6 +195,7 @@ func (r *Runner) swap(ld *loaded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	actuators.CarryRateLimits(r.actuators, ld.acts) // a reload must not reset a limited move
+	r.forgetActuators(ld.acts)
 	r.cfg, r.pol, r.query, r.actuators = ld.cfg, ld.pol, ld.query, ld.acts
 	r.loadedAt = r.opts.Now()
 }
