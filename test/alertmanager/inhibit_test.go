@@ -14,7 +14,7 @@ import (
 // TestInhibitionNeedsLabels loads the shipped configuration into a real
 // Alertmanager and checks which alerts its inhibit rules mute: only alerts
 // of the same service and route, never because both lack those labels,
-// and one page per actuator outage.
+// a drill's only its own, and one page per actuator outage.
 func TestInhibitionNeedsLabels(t *testing.T) {
 	hooks := testenv.NewWebhook(t)
 	am := testenv.StartAlertmanager(t, testConfig(t, hooks.URL, timings{groupWait: "1s", groupInterval: "2s", repeatInterval: "1m"}))
@@ -50,6 +50,11 @@ func TestInhibitionNeedsLabels(t *testing.T) {
 		{"alertname=HermesAllRoutesBad severity=critical tier=A service=embed", "active"},
 		{"alertname=HermesServiceDegraded severity=warning tier=B service=embed", "suppressed"},
 		{"alertname=HermesRouteScoreDegraded severity=warning tier=B service=embed route=e1", "active"},
+		// A drill's A mutes the drill's B and C, not a real B of the
+		// drilled route.
+		{"alertname=HermesRouteFailedOver severity=critical tier=A service=chat route=drilled drill=true", "active"},
+		{"alertname=HermesRouteScoreDegraded severity=warning tier=B service=chat route=drilled drill=true", "suppressed"},
+		{"alertname=HermesLatencyP95High severity=warning tier=B service=chat route=drilled", "active"},
 		// One page per actuator outage.
 		{"alertname=HermesActuatorFailing severity=critical tier=A actuator=split", "active"},
 		{"alertname=HermesActuationFailing severity=critical tier=A actuator=split", "suppressed"},
