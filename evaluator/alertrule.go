@@ -21,6 +21,7 @@ import (
 type alertRule struct {
 	cfg         rules.AlertRuleConfig
 	prog        *vm.Program
+	inputs      ruleInputs // what the condition reads (alertinputs.go)
 	summary     *template.Template
 	description *template.Template
 }
@@ -100,16 +101,17 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			return &env
 		}
 		memoized, failed := uint64(0), false
-		conds, hit := uint64(0), false
+		var conds, reuse uint64
+		same := false
 		if rs != nil {
-			conds, hit = routeAlerts(p, rs, split)
+			conds, reuse, same = routeAlerts(p, rs, split)
 		}
 		for ri, r := range p.alerts {
 			if r.cfg.Scope != scope {
 				continue
 			}
 			var cond bool
-			if hit {
+			if reuse&(1<<ri) != 0 {
 				cond = conds&(1<<ri) != 0
 			} else {
 				res, err := machine.Run(r.prog, envOf())
@@ -123,9 +125,9 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 					out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
 						Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
 				}
-				if cond {
-					memoized |= 1 << ri
-				}
+			}
+			if cond {
+				memoized |= 1 << ri
 			}
 			var was *Alert // the target's alert at the previous tick
 			for _, a := range prevs {
@@ -136,7 +138,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			if !cond && was == nil {
 				continue
 			}
-			a, ev := stepAlert(r, was, cond, envOf, hit, &cache, now)
+			a, ev := stepAlert(r, was, cond, envOf, same, &cache, now)
 			if a != nil {
 				next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
 			}
@@ -145,8 +147,12 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			}
 		}
 		target++
-		if rs != nil && !hit && !failed {
-			return rememberAlerts(p, rs, own, split, memoized)
+		switch {
+		case rs == nil:
+		case failed:
+			return forgetAlerts(rs, own)
+		default:
+			return rememberAlerts(p, rs, own, split, memoized, same)
 		}
 		return rs
 	}
@@ -162,10 +168,14 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				prevs = byRoute[i]
 			}
 			// A drilled route's environment says drill, which the memo does
-			// not record: its rules are evaluated afresh.
+			// not record: its rules are evaluated afresh, and its memo
+			// forgets the results it held (forgetAlerts).
 			var rs *RouteState
 			if _, drilled := s.Drills[route]; p.soleService[i] && !drilled {
 				rs = routes[i]
+			} else if next := forgetAlerts(routes[i], made[i]); next != routes[i] {
+				routes[i] = next
+				writes.add(i)
 			}
 			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
 				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
@@ -284,14 +294,11 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 	}
 	env.Score, env.Level, env.Stage = rs.Score.Value, rs.Level.String(), rs.Stage
 	env.Missing = rs.Score.Missing
-	for _, c := range rs.Score.Contributions {
-		if c.Status == StatusOK {
-			env.Signals[c.Signal] = c.AlertValue
-			if c.Counted && c.Reason != "" && (c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven) {
-				env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
-			}
-		} else {
-			env.Signals[c.Signal] = math.NaN()
+	for i := range rs.Score.Contributions {
+		c := &rs.Score.Contributions[i]
+		env.Signals[c.Signal] = envSignal(c)
+		if hasEvidence(c) {
+			env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
 		}
 	}
 	return env

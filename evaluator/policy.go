@@ -91,6 +91,7 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
+		r.inputs = newRuleInputs(r, p.signalIndex)
 		p.alerts = append(p.alerts, r)
 	}
 	p.alertMemo = alertsMemoizable(p.alerts)
