@@ -10,16 +10,22 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// Contribution is what one signal did to a route's score.
+// Contribution is what one signal did to a route's score. A route's score
+// holds one per signal, and a fleet's state one per route and signal, so
+// its fields are ordered to leave no padding (88 bytes): its status is
+// written as text only in JSON (MarshalJSON).
 type Contribution struct {
 	Signal string  `json:"signal"`
 	Value  float64 `json:"value"`
 	Status Status  `json:"-"`
-	// StatusText is Status as text, for JSON.
-	StatusText string `json:"status"`
-	Reason     string `json:"reason,omitempty"`
 	// Idle: the signal needs user traffic and the route gets none.
 	Idle bool `json:"idle,omitempty"`
+	// Counted: Volume is the count behind Value (calls or samples).
+	Counted bool `json:"counted,omitempty"`
+	// Unproven: Value is past a threshold but its count does not show it
+	// at scoring.confidence; the signal holds the route (Reason says why).
+	Unproven bool   `json:"unproven,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// Penalty is the points this signal took off.
 	Penalty float64 `json:"penalty"`
 	// CapsAt is the score cap this signal imposes, or -1.
@@ -27,11 +33,7 @@ type Contribution struct {
 	// Floor is the level this signal forces at least, normal when none.
 	Floor traffic.Level `json:"floor"`
 	// Volume is the count behind Value (calls or samples) when Counted.
-	Volume  float64 `json:"volume,omitempty"`
-	Counted bool    `json:"counted,omitempty"`
-	// Unproven: Value is past a threshold but its count does not show it
-	// at scoring.confidence; the signal holds the route (Reason says why).
-	Unproven bool `json:"unproven,omitempty"`
+	Volume float64 `json:"volume,omitempty"`
 	// AlertValue is what alert expressions see as signals.NAME: the lower
 	// confidence bound of a counted proportion (the share the calls show at
 	// least), NaN for a statistic of too few samples, else Value.
@@ -139,7 +141,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
 	for i, sig := range p.Config.Signals {
 		smp := smps[i]
-		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1,
+		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, Reason: smp.Reason, CapsAt: -1,
 			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
@@ -304,7 +306,7 @@ func (c *Contribution) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Contribution{Signal: j.Signal, Value: math.NaN(), StatusText: j.StatusText, Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor,
+	*c = Contribution{Signal: j.Signal, Value: math.NaN(), Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor,
 		Volume: j.Volume, Counted: j.Counted, Unproven: j.Unproven}
 	if j.Value != nil {
 		c.Value = *j.Value
