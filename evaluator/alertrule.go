@@ -156,10 +156,15 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		}
 		return rs
 	}
+	var chain []*RouteState // a service's route states, in chain order
 	for si, svc := range p.Config.Services {
 		id := targetID{service: svc.Name}
+		chain = chain[:0]
+		for _, i := range p.serviceRoutes[si] {
+			chain = append(chain, routes[i])
+		}
 		eval(rules.ScopeService, id, byTarget[id], nil, 0, nil,
-			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", sig) })
+			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", chain, nil, sig) })
 		split := s.Services[svc.Name]
 		for j, route := range svc.Routes {
 			i := p.serviceRoutes[si][j]
@@ -178,7 +183,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				writes.add(i)
 			}
 			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
-				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
+				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, nil, routes[i], sig) }); next != rs {
 				routes[i] = next
 				writes.add(i)
 			}
@@ -268,9 +273,11 @@ func alertEvent(a *Alert, now time.Time) *Event {
 		Tier: a.Tier, State: state, Labels: maps.Clone(a.Labels), Annotations: maps.Clone(a.Annotations), ActiveAt: &at}
 }
 
-// alertEnv is what an alert rule sees for one service (and route); its
-// Signals are written into signals, an empty map.
-func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string]float64) rules.AlertEnv {
+// alertEnv is what an alert rule sees for one service, or one of its
+// routes when route is set; chain are the service's route states in its
+// order (by index, not by name: a fleet's routes map is large), rs the
+// route's. Its Signals are written into signals, an empty map.
+func alertEnv(s State, svc rules.ServiceConfig, route string, chain []*RouteState, rs *RouteState, signals map[string]float64) rules.AlertEnv {
 	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if ss := s.Services[svc.Name]; ss != nil {
 		env.Degraded = ss.Degraded
@@ -278,8 +285,8 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 	}
 	if route == "" {
 		// Service scope: the worst route speaks for the service.
-		for _, r := range svc.Routes {
-			if rs := s.Routes[r]; rs != nil && rs.Score.Value < env.Score {
+		for j, r := range svc.Routes {
+			if rs := chain[j]; rs != nil && rs.Score.Value < env.Score {
 				env.Score = rs.Score.Value
 			}
 			_, drill := s.Drills[r]
@@ -288,7 +295,6 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 		return env
 	}
 	_, env.Drill = s.Drills[route]
-	rs := s.Routes[route]
 	if rs == nil {
 		return env
 	}
