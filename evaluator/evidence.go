@@ -56,7 +56,7 @@ type interval struct {
 // confidence whose normal quantile is z. A signal without a volume (or one
 // whose volume was not measured) is taken at its value; one with samples
 // counts only from min_samples on.
-func evidenceInterval(p *Policy, sig rules.SignalConfig, c Contribution, z float64) interval {
+func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, z float64) interval {
 	switch {
 	case c.Status != StatusOK:
 		return interval{}
@@ -95,7 +95,7 @@ func sickSide(iv interval, b rules.Bound) float64 {
 // above whether the signal's thresholds are upper ones, past whether the
 // value is past one and proven whether the interval is too. Empty for
 // signals without a count.
-func evidenceText(p *Policy, sig rules.SignalConfig, c Contribution, iv interval, above, past, proven bool) string {
+func evidenceText(p *Policy, sig *rules.SignalConfig, c *Contribution, iv interval, above, past, proven bool) string {
 	if c.Status != StatusOK || !c.Counted {
 		return ""
 	}

@@ -77,8 +77,8 @@ func sameSamples(p *Policy, sc Score, smps []Sample) bool {
 	if len(sc.Contributions) != len(p.Config.Signals) {
 		return false
 	}
-	for i, sig := range p.Config.Signals {
-		smp, c := &smps[i], &sc.Contributions[i]
+	for i := range p.Config.Signals {
+		sig, smp, c := &p.Config.Signals[i], &smps[i], &sc.Contributions[i]
 		if smp.Status != c.Status || math.Float64bits(smp.Volume) != math.Float64bits(c.Volume) ||
 			(smp.Counted && sig.EvidenceQuery() != "") != c.Counted {
 			return false

@@ -128,8 +128,8 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 // rowSamples appends to smps the sample of each signal of p from row, in
 // p.Config.Signals order.
 func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
-	for _, sig := range p.Config.Signals {
-		smps = append(smps, row.Get(sig.Name))
+	for i := range p.Config.Signals {
+		smps = append(smps, row.Get(p.Config.Signals[i].Name))
 	}
 	return smps
 }
@@ -139,8 +139,8 @@ func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
 func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	n := len(p.Config.Signals)
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
-	for i, sig := range p.Config.Signals {
-		smp := smps[i]
+	for i := range p.Config.Signals {
+		sig, smp := &p.Config.Signals[i], &smps[i]
 		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, Reason: smp.Reason, CapsAt: -1,
 			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
 		if smp.Status != StatusOK {
@@ -162,11 +162,11 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 		shown, decisive = make([]interval, 0, n), make([]interval, 0, n)
 	}
 	shown, decisive = shown[:n], decisive[:n]
-	for i, sig := range p.Config.Signals {
-		c := &sc.Contributions[i]
-		shown[i] = evidenceInterval(p, sig, *c, p.z)
+	for i := range p.Config.Signals {
+		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
+		shown[i] = evidenceInterval(p, sig, c, p.z)
 		if sig.Volume != "" && c.Counted {
-			decisive[i] = evidenceInterval(p, sig, *c, p.zDecisive)
+			decisive[i] = evidenceInterval(p, sig, c, p.zDecisive)
 		}
 	}
 	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, true)
@@ -174,8 +174,8 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	if v, imm, fl := judge(p, &sc, decisive, healthySide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
 	}
-	for i, sig := range p.Config.Signals {
-		c := &sc.Contributions[i]
+	for i := range p.Config.Signals {
+		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		if c.Status != StatusOK {
 			continue
 		}
@@ -189,7 +189,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 			past = past || p1
 			proven = proven || (p2 && shown[i].counts)
 		}
-		if t := evidenceText(p, sig, *c, shown[i], above, past, proven); t != "" {
+		if t := evidenceText(p, sig, c, shown[i], above, past, proven); t != "" {
 			c.Reason = t
 		}
 		c.Unproven = past && !proven
