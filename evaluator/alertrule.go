@@ -397,9 +397,13 @@ func scoreBreakdown(env rules.AlertEnv) string {
 	return string(b)
 }
 
-// appendFloat appends v as fmt's %.<prec><fmt> writes it.
+// appendFloat appends v as fmt's %.<prec><fmt> writes it (%<fmt> for a
+// prec of -1).
 func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
 	if math.IsInf(v, 0) {
+		if prec < 0 {
+			return fmt.Appendf(b, "%"+string(fmtc), v)
+		}
 		return fmt.Appendf(b, "%.*"+string(fmtc), prec, v)
 	}
 	return strconv.AppendFloat(b, v, fmtc, prec, 64)

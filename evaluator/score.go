@@ -189,7 +189,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 			past = past || p1
 			proven = proven || (p2 && shown[i].counts)
 		}
-		if t := evidenceText(p, sig, c, shown[i], above, past, proven); t != "" {
+		if t := evidenceText(p, i, sig, c, shown[i], above, past, proven); t != "" {
 			c.Reason = t
 		}
 		c.Unproven = past && !proven
