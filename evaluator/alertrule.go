@@ -21,6 +21,7 @@ import (
 type alertRule struct {
 	cfg         rules.AlertRuleConfig
 	prog        *vm.Program
+	inputs      ruleInputs // what the condition reads (alertinputs.go)
 	summary     *template.Template
 	description *template.Template
 }
@@ -100,16 +101,17 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			return &env
 		}
 		memoized, failed := uint64(0), false
-		conds, hit := uint64(0), false
+		var conds, reuse uint64
+		same := false
 		if rs != nil {
-			conds, hit = routeAlerts(p, rs, split)
+			conds, reuse, same = routeAlerts(p, rs, split)
 		}
 		for ri, r := range p.alerts {
 			if r.cfg.Scope != scope {
 				continue
 			}
 			var cond bool
-			if hit {
+			if reuse&(1<<ri) != 0 {
 				cond = conds&(1<<ri) != 0
 			} else {
 				res, err := machine.Run(r.prog, envOf())
@@ -123,9 +125,9 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 					out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
 						Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
 				}
-				if cond {
-					memoized |= 1 << ri
-				}
+			}
+			if cond {
+				memoized |= 1 << ri
 			}
 			var was *Alert // the target's alert at the previous tick
 			for _, a := range prevs {
@@ -136,7 +138,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			if !cond && was == nil {
 				continue
 			}
-			a, ev := stepAlert(r, was, cond, envOf, hit, &cache, now)
+			a, ev := stepAlert(r, was, cond, envOf, same, &cache, now)
 			if a != nil {
 				next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
 			}
@@ -145,15 +147,24 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			}
 		}
 		target++
-		if rs != nil && !hit && !failed {
-			return rememberAlerts(p, rs, own, split, memoized)
+		switch {
+		case rs == nil:
+		case failed:
+			return forgetAlerts(rs, own)
+		default:
+			return rememberAlerts(p, rs, own, split, memoized, same)
 		}
 		return rs
 	}
+	var chain []*RouteState // a service's route states, in chain order
 	for si, svc := range p.Config.Services {
 		id := targetID{service: svc.Name}
+		chain = chain[:0]
+		for _, i := range p.serviceRoutes[si] {
+			chain = append(chain, routes[i])
+		}
 		eval(rules.ScopeService, id, byTarget[id], nil, 0, nil,
-			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", sig) })
+			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", chain, nil, sig) })
 		split := s.Services[svc.Name]
 		for j, route := range svc.Routes {
 			i := p.serviceRoutes[si][j]
@@ -162,13 +173,17 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				prevs = byRoute[i]
 			}
 			// A drilled route's environment says drill, which the memo does
-			// not record: its rules are evaluated afresh.
+			// not record: its rules are evaluated afresh, and its memo
+			// forgets the results it held (forgetAlerts).
 			var rs *RouteState
 			if _, drilled := s.Drills[route]; p.soleService[i] && !drilled {
 				rs = routes[i]
+			} else if next := forgetAlerts(routes[i], made[i]); next != routes[i] {
+				routes[i] = next
+				writes.add(i)
 			}
 			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
-				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, sig) }); next != rs {
+				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, nil, routes[i], sig) }); next != rs {
 				routes[i] = next
 				writes.add(i)
 			}
@@ -258,9 +273,11 @@ func alertEvent(a *Alert, now time.Time) *Event {
 		Tier: a.Tier, State: state, Labels: maps.Clone(a.Labels), Annotations: maps.Clone(a.Annotations), ActiveAt: &at}
 }
 
-// alertEnv is what an alert rule sees for one service (and route); its
-// Signals are written into signals, an empty map.
-func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string]float64) rules.AlertEnv {
+// alertEnv is what an alert rule sees for one service, or one of its
+// routes when route is set; chain are the service's route states in its
+// order (by index, not by name: a fleet's routes map is large), rs the
+// route's. Its Signals are written into signals, an empty map.
+func alertEnv(s State, svc rules.ServiceConfig, route string, chain []*RouteState, rs *RouteState, signals map[string]float64) rules.AlertEnv {
 	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if ss := s.Services[svc.Name]; ss != nil {
 		env.Degraded = ss.Degraded
@@ -268,8 +285,8 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 	}
 	if route == "" {
 		// Service scope: the worst route speaks for the service.
-		for _, r := range svc.Routes {
-			if rs := s.Routes[r]; rs != nil && rs.Score.Value < env.Score {
+		for j, r := range svc.Routes {
+			if rs := chain[j]; rs != nil && rs.Score.Value < env.Score {
 				env.Score = rs.Score.Value
 			}
 			_, drill := s.Drills[r]
@@ -278,20 +295,16 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, signals map[string
 		return env
 	}
 	_, env.Drill = s.Drills[route]
-	rs := s.Routes[route]
 	if rs == nil {
 		return env
 	}
 	env.Score, env.Level, env.Stage = rs.Score.Value, rs.Level.String(), rs.Stage
 	env.Missing = rs.Score.Missing
-	for _, c := range rs.Score.Contributions {
-		if c.Status == StatusOK {
-			env.Signals[c.Signal] = c.AlertValue
-			if c.Counted && c.Reason != "" && (c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven) {
-				env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
-			}
-		} else {
-			env.Signals[c.Signal] = math.NaN()
+	for i := range rs.Score.Contributions {
+		c := &rs.Score.Contributions[i]
+		env.Signals[c.Signal] = envSignal(c)
+		if hasEvidence(c) {
+			env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
 		}
 	}
 	return env
@@ -384,9 +397,13 @@ func scoreBreakdown(env rules.AlertEnv) string {
 	return string(b)
 }
 
-// appendFloat appends v as fmt's %.<prec><fmt> writes it.
+// appendFloat appends v as fmt's %.<prec><fmt> writes it (%<fmt> for a
+// prec of -1).
 func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
 	if math.IsInf(v, 0) {
+		if prec < 0 {
+			return fmt.Appendf(b, "%"+string(fmtc), v)
+		}
 		return fmt.Appendf(b, "%.*"+string(fmtc), prec, v)
 	}
 	return strconv.AppendFloat(b, v, fmtc, prec, 64)

@@ -47,3 +47,46 @@ func withSignal(snap evaluator.Snapshot, signal string, v float64) evaluator.Sna
 	}
 	return out
 }
+
+// BenchmarkStepChangingCounted is BenchmarkStepChanging with every signal
+// that has a volume or samples query counted, as the live loop and
+// backtests deliver them (300 calls, 300 samples): each counted signal's
+// interval and evidence text is computed for every route every tick.
+func BenchmarkStepChangingCounted(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
+			now := time.Unix(0, 0)
+			healthy := counted(p, testenv.Healthy(p, now))
+			var snaps [2][2]evaluator.Snapshot // [calm or degraded][even or odd tick]
+			for k, base := range []evaluator.Snapshot{healthy, counted(p, testenv.Degraded(p, healthy, 10, "soft_fail_ratio", 0.12))} {
+				snaps[k][0] = base
+				snaps[k][1] = counted(p, withSignal(base, "p99_ratio", 1.01))
+			}
+			var s evaluator.State
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				now = now.Add(15 * time.Second)
+				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2][i%2]}, now)
+			}
+		})
+	}
+}
+
+// counted is snap with every sample of a signal with a volume or samples
+// query counted at 300.
+func counted(p *evaluator.Policy, snap evaluator.Snapshot) evaluator.Snapshot {
+	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: make(map[string]map[string]evaluator.Sample, len(snap.Values))}
+	for route, row := range snap.Values {
+		row = maps.Clone(row)
+		for _, sig := range p.Config.Signals {
+			if smp, ok := row[sig.Name]; ok && sig.EvidenceQuery() != "" {
+				smp.Volume, smp.Counted = 300, true
+				row[sig.Name] = smp
+			}
+		}
+		out.Values[route] = row
+	}
+	return out
+}

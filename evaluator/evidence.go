@@ -56,7 +56,7 @@ type interval struct {
 // confidence whose normal quantile is z. A signal without a volume (or one
 // whose volume was not measured) is taken at its value; one with samples
 // counts only from min_samples on.
-func evidenceInterval(p *Policy, sig rules.SignalConfig, c Contribution, z float64) interval {
+func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, z float64) interval {
 	switch {
 	case c.Status != StatusOK:
 		return interval{}
@@ -91,39 +91,52 @@ func sickSide(iv interval, b rules.Bound) float64 {
 // evidenceText says what the data behind c were, for events, explain,
 // alerts and the status page: "120 of 300 calls in 2m: ≥ 34 % at 99.9 %",
 // "1 of 4 calls in 2m: not enough evidence", "36 samples in 2m: not enough
-// evidence (fewer than 200)". iv is c's interval at scoring.confidence,
-// above whether the signal's thresholds are upper ones, past whether the
-// value is past one and proven whether the interval is too. Empty for
-// signals without a count.
-func evidenceText(p *Policy, sig rules.SignalConfig, c Contribution, iv interval, above, past, proven bool) string {
+// evidence (fewer than 200)". sig is p.Config.Signals[i]; iv is c's
+// interval at scoring.confidence, above whether the signal's thresholds
+// are upper ones, past whether the value is past one and proven whether
+// the interval is too. Empty for signals without a count.
+//
+// A live fleet's counted signals give every route a new text every tick,
+// so it is written with strconv into one buffer (appendFloat: the text of
+// fmt's %.0f, %g and %.3g) rather than with fmt, and the window and the
+// confidence come ready from NewPolicy.
+func evidenceText(p *Policy, i int, sig *rules.SignalConfig, c *Contribution, iv interval, above, past, proven bool) string {
 	if c.Status != StatusOK || !c.Counted {
 		return ""
 	}
-	in := ""
-	if w := p.windows[sig.Name]; w > 0 {
-		in = " in " + fmtWindow(w)
-	}
+	var buf [128]byte
+	b := buf[:0]
 	if sig.Samples != "" {
+		b = appendFloat(b, c.Volume, 'f', 0)
+		b = append(b, " samples"...)
+		b = append(b, p.evidenceIn[i]...)
 		if c.Volume < p.Config.Scoring.MinSamples {
-			return fmt.Sprintf("%.0f samples%s: not enough evidence (fewer than %g)", c.Volume, in, p.Config.Scoring.MinSamples)
+			b = append(b, ": not enough evidence (fewer than "...)
+			b = appendFloat(b, p.Config.Scoring.MinSamples, 'g', -1)
+			b = append(b, ')')
 		}
-		return fmt.Sprintf("%.0f samples%s", c.Volume, in)
+		return string(b)
 	}
-	head := fmt.Sprintf("%.0f of %.0f calls%s", c.Value*c.Volume, c.Volume, in)
+	b = appendFloat(b, c.Value*c.Volume, 'f', 0)
+	b = append(b, " of "...)
+	b = appendFloat(b, c.Volume, 'f', 0)
+	b = append(b, " calls"...)
+	b = append(b, p.evidenceIn[i]...)
 	if past && !proven {
-		return head + ": not enough evidence"
+		return string(append(b, ": not enough evidence"...))
 	}
 	// Proven past: the bound nearest to health; within: the farthest.
-	atLeast := above == proven
-	conf := fmtConfidence(p.Config.Scoring.Confidence)
-	if atLeast {
-		return fmt.Sprintf("%s: ≥ %s at %s", head, fmtPct(iv.lo), conf)
+	if above == proven {
+		b = append(b, ": ≥ "...)
+		b = appendFloat(b, iv.lo*100, 'g', 3)
+	} else {
+		b = append(b, ": ≤ "...)
+		b = appendFloat(b, iv.hi*100, 'g', 3)
 	}
-	return fmt.Sprintf("%s: ≤ %s at %s", head, fmtPct(iv.hi), conf)
+	b = append(b, " % at "...)
+	b = append(b, p.confidenceText...)
+	return string(b)
 }
-
-// fmtPct writes a share as a percentage with three significant digits.
-func fmtPct(v float64) string { return fmt.Sprintf("%.3g %%", v*100) }
 
 // fmtConfidence writes a confidence as a percentage with all its nines:
 // 99.9 %, 99.9999 %.

@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -36,5 +38,28 @@ func TestWilson(t *testing.T) {
 	lo2, hi2 := wilson(0.25, 400, zScore(0.999))
 	if !(lo1 < lo2 && lo2 < 0.25 && 0.25 < hi2 && hi2 < hi1) {
 		t.Errorf("1 of 4 [%g, %g] should contain 100 of 400 [%g, %g]", lo1, hi1, lo2, hi2)
+	}
+}
+
+// TestAppendFloatIsFmt: evidence texts and score breakdowns are written
+// with appendFloat where they were written with fmt; the text must be
+// fmt's for the verbs they use, on edge values and random ones.
+func TestAppendFloatIsFmt(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 0.5, 1.5, 2.5, -2.5, 99.95, 1e6, 123456789, 1e21, 1e-7, 0.000123456,
+		math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, math.SmallestNonzeroFloat64}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		vals = append(vals, rng.Float64()*math.Pow(10, float64(rng.IntN(16)-8)), float64(rng.IntN(100000))*rng.Float64())
+	}
+	for _, v := range vals {
+		for _, f := range []struct {
+			verb byte
+			prec int
+			fmt  string
+		}{{'f', 0, "%.0f"}, {'f', 1, "%.1f"}, {'g', -1, "%g"}, {'g', 3, "%.3g"}} {
+			if got, want := string(appendFloat(nil, v, f.verb, f.prec)), fmt.Sprintf(f.fmt, v); got != want {
+				t.Errorf("appendFloat(%v, %c, %d) = %q, fmt %s gives %q", v, f.verb, f.prec, got, f.fmt, want)
+			}
+		}
 	}
 }

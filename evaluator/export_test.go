@@ -21,7 +21,7 @@ func ForgetMemos(s State) State {
 func ReusedMemos(prev, next State) int {
 	n := 0
 	for r, rs := range next.Routes {
-		if old := prev.Routes[r]; old != nil && rs.memo != nil && rs.memo == old.memo && rs.memo.alerts != nil {
+		if old := prev.Routes[r]; old != nil && rs.memo != nil && rs.memo == old.memo && rs.memo.alerts.set {
 			n++
 		}
 	}
@@ -49,3 +49,22 @@ func StateText(s State) string {
 
 // SameRoute is sameRoute, for its test.
 var SameRoute = sameRoute
+
+// ReusableRules scores route from snap through its memo in prev, as the
+// next Step would (not idle), and returns the route-scope rules whose
+// results that memo gives for it, by name, and whether the route's whole
+// alert environment is the one the memo holds.
+func ReusableRules(p *Policy, prev State, snap Snapshot, route string) ([]string, bool) {
+	rs := *prev.Routes[route]
+	var memo *routeMemo
+	rs.Score, memo = scoreRoute(p, rs.memo, route, snap, false)
+	rs.memo = memo
+	_, reuse, same := routeAlerts(p, &rs, prev.Services[p.routeServices[route][0]])
+	var names []string
+	for i, r := range p.alerts {
+		if r.cfg.Scope == "route" && reuse&(1<<i) != 0 {
+			names = append(names, r.cfg.Name)
+		}
+	}
+	return names, same
+}

@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"maps"
 	"math"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
@@ -24,13 +23,17 @@ type routeMemo struct {
 	score Score
 
 	// alerts, when set, are the route-scope alert rules' results for the
-	// route in its only service and what they saw.
-	alerts *alertMemo
+	// route in its only service and the environment they saw: this tick's,
+	// or carried from an earlier memo of the same policy when the samples
+	// changed, so a rule whose inputs did not change keeps its result.
+	alerts alertMemo
 }
 
-// alertMemo is what a route's alert environment held besides its score's
-// contributions, and what the route-scope rules gave: bit i for p.alerts[i].
+// alertMemo is what route-scope rules gave for a route's alert environment
+// (bit i for p.alerts[i]), and that environment: a rule whose inputs in it
+// (alertinputs.go) are the same in the current one gives the same result.
 type alertMemo struct {
+	set   bool
 	value uint64 // math.Float64bits of the score
 	level traffic.Level
 	stage int
@@ -40,6 +43,10 @@ type alertMemo struct {
 	split    *traffic.Split
 	degraded bool
 	weights  map[string]int
+	// contribs and missing are the score's, never changed: the signals
+	// and evidence of the environment.
+	contribs []Contribution
+	missing  []string
 	conds    uint64
 }
 
@@ -54,7 +61,11 @@ func scoreRoute(p *Policy, prev *routeMemo, route string, snap Snapshot, idle bo
 		return prev.score, prev
 	}
 	sc := scoreSamples(p, smps, idle)
-	return sc, &routeMemo{policy: p, idle: idle, score: sc}
+	m := &routeMemo{policy: p, idle: idle, score: sc}
+	if prev != nil && prev.policy == p {
+		m.alerts = prev.alerts
+	}
+	return sc, m
 }
 
 // sameSamples reports whether smps (one per signal of p) are exactly the
@@ -66,8 +77,8 @@ func sameSamples(p *Policy, sc Score, smps []Sample) bool {
 	if len(sc.Contributions) != len(p.Config.Signals) {
 		return false
 	}
-	for i, sig := range p.Config.Signals {
-		smp, c := &smps[i], &sc.Contributions[i]
+	for i := range p.Config.Signals {
+		sig, smp, c := &p.Config.Signals[i], &smps[i], &sc.Contributions[i]
 		if smp.Status != c.Status || math.Float64bits(smp.Volume) != math.Float64bits(c.Volume) ||
 			(smp.Counted && sig.EvidenceQuery() != "") != c.Counted {
 			return false
@@ -103,26 +114,17 @@ func alertsMemoizable(alerts []*alertRule) bool {
 }
 
 // routeAlerts returns the route-scope rule results that rs's memo holds,
-// if the route's alert environment in the service with split is exactly
-// the one they were computed from: the same scored samples (a memo with
-// results is the previous tick's, which scoreRoute kept), score, level,
-// stage and split.
-func routeAlerts(p *Policy, rs *RouteState, split *traffic.Split) (uint64, bool) {
+// which of them may be reused for the route's alert environment in the
+// service with split (reuse, by rule index: the rules whose inputs are the
+// same), and whether that environment is exactly the one they were
+// computed from.
+func routeAlerts(p *Policy, rs *RouteState, split *traffic.Split) (conds, reuse uint64, same bool) {
 	m := rs.memo
-	if !p.alertMemo || m == nil || m.alerts == nil {
-		return 0, false
+	if !p.alertMemo || m == nil || !m.alerts.set {
+		return 0, 0, false
 	}
-	a := m.alerts
-	if a.value != math.Float64bits(rs.Score.Value) || a.level != rs.Level || a.stage != rs.Stage {
-		return 0, false
-	}
-	if a.split != split {
-		degraded, weights := splitEnv(split)
-		if a.degraded != degraded || !maps.Equal(a.weights, weights) {
-			return 0, false
-		}
-	}
-	return a.conds, true
+	reuse, same = m.alerts.reusable(p, rs, split)
+	return m.alerts.conds, reuse, same
 }
 
 // owned says what of a route's state the current tick made, so it may
@@ -137,14 +139,16 @@ const (
 
 // rememberAlerts returns rs with the route-scope rule results conds and
 // what they saw recorded in its memo: in place where own allows, else in
-// a new route state or memo.
-func rememberAlerts(p *Policy, rs *RouteState, own owned, split *traffic.Split, conds uint64) *RouteState {
-	if !p.alertMemo || rs.memo == nil {
+// a new route state or memo. same says the memo already holds that
+// environment: a memo of the previous tick is then kept as it is.
+func rememberAlerts(p *Policy, rs *RouteState, own owned, split *traffic.Split, conds uint64, same bool) *RouteState {
+	if !p.alertMemo || rs.memo == nil || same && own&ownMemo == 0 {
 		return rs
 	}
 	degraded, weights := splitEnv(split)
-	a := &alertMemo{value: math.Float64bits(rs.Score.Value), level: rs.Level, stage: rs.Stage,
-		split: split, degraded: degraded, weights: weights, conds: conds}
+	a := alertMemo{set: true, value: math.Float64bits(rs.Score.Value), level: rs.Level, stage: rs.Stage,
+		split: split, degraded: degraded, weights: weights,
+		contribs: rs.Score.Contributions, missing: rs.Score.Missing, conds: conds}
 	if own&ownState == 0 {
 		c := *rs
 		rs = &c
@@ -154,6 +158,28 @@ func rememberAlerts(p *Policy, rs *RouteState, own owned, split *traffic.Split, 
 		rs.memo = &m
 	}
 	rs.memo.alerts = a
+	return rs
+}
+
+// forgetAlerts returns rs without rule results in its memo: in place where
+// own allows, else in a new route state and memo. A route whose
+// environment a tick evaluates but does not record (a rule failed, a
+// drill) forgets them, so a memo's environment is always the last one the
+// route's rules saw: an active alert keeps its annotations only when they
+// were rendered from the same environment.
+func forgetAlerts(rs *RouteState, own owned) *RouteState {
+	if rs.memo == nil || !rs.memo.alerts.set {
+		return rs
+	}
+	if own&ownState == 0 {
+		c := *rs
+		rs = &c
+	}
+	if own&ownMemo == 0 {
+		m := *rs.memo
+		rs.memo = &m
+	}
+	rs.memo.alerts = alertMemo{}
 	return rs
 }
 

@@ -54,8 +54,8 @@ func TestPlacement(t *testing.T) {
 
 	// A floor holds the level whatever the score.
 	floored := Score{Value: 100, Low: 100, Floor: traffic.Warm, LowFloor: traffic.Warm, Contributions: []Contribution{
-		{Signal: "quota_remaining", Value: 0.05, Status: StatusOK, StatusText: "ok", CapsAt: -1, Floor: traffic.Warm},
-		{Signal: "error_body_ratio", Value: 0.5, Status: StatusOK, StatusText: "ok", CapsAt: 40},
+		{Signal: "quota_remaining", Value: 0.05, Status: StatusOK, CapsAt: -1, Floor: traffic.Warm},
+		{Signal: "error_body_ratio", Value: 0.5, Status: StatusOK, CapsAt: 40},
 	}}
 	at := rec + shed.RecoverFor + time.Minute
 	step(at, floored)

@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -38,12 +37,14 @@ type Policy struct {
 	// soleService, by route index: the route is in one service only.
 	soleService []bool
 	// z and zDecisive are the normal quantiles of scoring.confidence and
-	// scoring.decisive_confidence; windows the range of each signal's
-	// count (evidence.go); scoring the penalties, caps and floors by
-	// signal index.
-	z, zDecisive float64
-	windows      map[string]time.Duration
-	scoring      scoreRules
+	// scoring.decisive_confidence; evidenceIn says the range of each
+	// signal's count (" in 2m", "" when unknown) and confidenceText
+	// scoring.confidence, for evidence texts (evidence.go); scoring the
+	// penalties, caps and floors by signal index.
+	z, zDecisive   float64
+	evidenceIn     []string
+	confidenceText string
+	scoring        scoreRules
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
@@ -51,11 +52,15 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
-	p.windows = map[string]time.Duration{}
+	p.confidenceText = fmtConfidence(cfg.Scoring.Confidence)
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
-		p.windows[s.Name] = rules.QueryWindow(s.EvidenceQuery())
+		in := ""
+		if w := rules.QueryWindow(s.EvidenceQuery()); w > 0 {
+			in = " in " + fmtWindow(w)
+		}
+		p.evidenceIn = append(p.evidenceIn, in)
 	}
 	p.scoring = newScoreRules(cfg, p.signalIndex)
 	for _, l := range cfg.Levels {
@@ -91,6 +96,7 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
+		r.inputs = newRuleInputs(r, p.signalIndex)
 		p.alerts = append(p.alerts, r)
 	}
 	p.alertMemo = alertsMemoizable(p.alerts)

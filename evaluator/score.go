@@ -10,16 +10,22 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// Contribution is what one signal did to a route's score.
+// Contribution is what one signal did to a route's score. A route's score
+// holds one per signal, and a fleet's state one per route and signal, so
+// its fields are ordered to leave no padding (88 bytes): its status is
+// written as text only in JSON (MarshalJSON).
 type Contribution struct {
 	Signal string  `json:"signal"`
 	Value  float64 `json:"value"`
 	Status Status  `json:"-"`
-	// StatusText is Status as text, for JSON.
-	StatusText string `json:"status"`
-	Reason     string `json:"reason,omitempty"`
 	// Idle: the signal needs user traffic and the route gets none.
 	Idle bool `json:"idle,omitempty"`
+	// Counted: Volume is the count behind Value (calls or samples).
+	Counted bool `json:"counted,omitempty"`
+	// Unproven: Value is past a threshold but its count does not show it
+	// at scoring.confidence; the signal holds the route (Reason says why).
+	Unproven bool   `json:"unproven,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// Penalty is the points this signal took off.
 	Penalty float64 `json:"penalty"`
 	// CapsAt is the score cap this signal imposes, or -1.
@@ -27,11 +33,7 @@ type Contribution struct {
 	// Floor is the level this signal forces at least, normal when none.
 	Floor traffic.Level `json:"floor"`
 	// Volume is the count behind Value (calls or samples) when Counted.
-	Volume  float64 `json:"volume,omitempty"`
-	Counted bool    `json:"counted,omitempty"`
-	// Unproven: Value is past a threshold but its count does not show it
-	// at scoring.confidence; the signal holds the route (Reason says why).
-	Unproven bool `json:"unproven,omitempty"`
+	Volume float64 `json:"volume,omitempty"`
 	// AlertValue is what alert expressions see as signals.NAME: the lower
 	// confidence bound of a counted proportion (the share the calls show at
 	// least), NaN for a statistic of too few samples, else Value.
@@ -126,8 +128,8 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 // rowSamples appends to smps the sample of each signal of p from row, in
 // p.Config.Signals order.
 func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
-	for _, sig := range p.Config.Signals {
-		smps = append(smps, row.Get(sig.Name))
+	for i := range p.Config.Signals {
+		smps = append(smps, row.Get(p.Config.Signals[i].Name))
 	}
 	return smps
 }
@@ -137,9 +139,9 @@ func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
 func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	n := len(p.Config.Signals)
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
-	for i, sig := range p.Config.Signals {
-		smp := smps[i]
-		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, StatusText: smp.Status.String(), Reason: smp.Reason, CapsAt: -1,
+	for i := range p.Config.Signals {
+		sig, smp := &p.Config.Signals[i], &smps[i]
+		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, Reason: smp.Reason, CapsAt: -1,
 			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
@@ -160,11 +162,11 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 		shown, decisive = make([]interval, 0, n), make([]interval, 0, n)
 	}
 	shown, decisive = shown[:n], decisive[:n]
-	for i, sig := range p.Config.Signals {
-		c := &sc.Contributions[i]
-		shown[i] = evidenceInterval(p, sig, *c, p.z)
+	for i := range p.Config.Signals {
+		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
+		shown[i] = evidenceInterval(p, sig, c, p.z)
 		if sig.Volume != "" && c.Counted {
-			decisive[i] = evidenceInterval(p, sig, *c, p.zDecisive)
+			decisive[i] = evidenceInterval(p, sig, c, p.zDecisive)
 		}
 	}
 	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, true)
@@ -172,8 +174,8 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	if v, imm, fl := judge(p, &sc, decisive, healthySide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
 	}
-	for i, sig := range p.Config.Signals {
-		c := &sc.Contributions[i]
+	for i := range p.Config.Signals {
+		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		if c.Status != StatusOK {
 			continue
 		}
@@ -187,7 +189,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 			past = past || p1
 			proven = proven || (p2 && shown[i].counts)
 		}
-		if t := evidenceText(p, sig, *c, shown[i], above, past, proven); t != "" {
+		if t := evidenceText(p, i, sig, c, shown[i], above, past, proven); t != "" {
 			c.Reason = t
 		}
 		c.Unproven = past && !proven
@@ -304,7 +306,7 @@ func (c *Contribution) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Contribution{Signal: j.Signal, Value: math.NaN(), StatusText: j.StatusText, Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor,
+	*c = Contribution{Signal: j.Signal, Value: math.NaN(), Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor,
 		Volume: j.Volume, Counted: j.Counted, Unproven: j.Unproven}
 	if j.Value != nil {
 		c.Value = *j.Value

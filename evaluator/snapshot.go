@@ -3,7 +3,7 @@ package evaluator
 import "time"
 
 // Status says whether a signal answered for a route.
-type Status int
+type Status uint8
 
 // Signal statuses.
 const (

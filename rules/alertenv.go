@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -84,27 +86,90 @@ func CompileAlertExpr(src string) (*vm.Program, error) {
 // AlertSignalRefs returns the signal names a compiled alert condition reads
 // through a constant key (signals.x or signals["x"]), in order of appearance.
 func AlertSignalRefs(program *vm.Program) []string {
-	v := &signalRefs{}
-	node := program.Node()
-	ast.Walk(&node, v)
-	return v.names
+	return alertInputsOf(program).refs
 }
 
-// signalRefs is an ast.Visitor collecting the keys read from signals.
-type signalRefs struct{ names []string }
+// AlertInputs is what of its AlertEnv a compiled alert condition reads, as
+// far as its syntax shows: a condition reading nothing else gives the same
+// result for environments equal in these.
+type AlertInputs struct {
+	// Fields are the expr names of the fields it reads, signals aside.
+	Fields []string
+	// Signals are the signals it reads through a constant key, each once.
+	Signals []string
+	// AllSignals: it reads the signals map otherwise (a computed key, the
+	// whole map), so it may read any signal.
+	AllSignals bool
+	// All: it reads the environment in a way not listed above ($env, a
+	// method, a variable): take it as reading every field.
+	All bool
+}
 
-// Visit records n when it reads a constant key of the signals map.
-func (v *signalRefs) Visit(n *ast.Node) {
-	m, ok := (*n).(*ast.MemberNode)
-	if !ok {
-		return
+// AlertExprInputs returns what a compiled alert condition reads of its
+// environment. An identifier that is no field of AlertEnv (a variable of
+// let, $env, a method) makes it All: conservative, never too little.
+func AlertExprInputs(program *vm.Program) AlertInputs {
+	v := alertInputsOf(program)
+	in := AlertInputs{All: v.other, AllSignals: v.signalsRead > len(v.refs)}
+	for _, name := range v.refs {
+		if !slices.Contains(in.Signals, name) {
+			in.Signals = append(in.Signals, name)
+		}
 	}
-	id, ok := m.Node.(*ast.IdentifierNode)
-	if !ok || id.Value != "signals" {
-		return
+	for _, name := range v.fields {
+		if !slices.Contains(in.Fields, name) {
+			in.Fields = append(in.Fields, name)
+		}
 	}
-	if key, ok := m.Property.(*ast.StringNode); ok {
-		v.names = append(v.names, key.Value)
+	return in
+}
+
+// alertEnvFields are the expr names of AlertEnv's fields.
+var alertEnvFields = func() map[string]bool {
+	t := reflect.TypeFor[AlertEnv]()
+	names := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		names[t.Field(i).Tag.Get("expr")] = true
+	}
+	return names
+}()
+
+func alertInputsOf(program *vm.Program) *alertInputs {
+	v := &alertInputs{}
+	node := program.Node()
+	ast.Walk(&node, v)
+	return v
+}
+
+// alertInputs is an ast.Visitor collecting what a condition reads of its
+// environment: the keys read from signals through a constant key (refs),
+// how often signals is read at all, the other fields, and whether any
+// other identifier appears.
+type alertInputs struct {
+	refs        []string
+	signalsRead int
+	fields      []string
+	other       bool
+}
+
+// Visit records n when it reads the environment.
+func (v *alertInputs) Visit(n *ast.Node) {
+	switch n := (*n).(type) {
+	case *ast.IdentifierNode:
+		switch {
+		case n.Value == "signals":
+			v.signalsRead++
+		case alertEnvFields[n.Value]:
+			v.fields = append(v.fields, n.Value)
+		default:
+			v.other = true
+		}
+	case *ast.MemberNode:
+		if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "signals" {
+			if key, ok := n.Property.(*ast.StringNode); ok {
+				v.refs = append(v.refs, key.Value)
+			}
+		}
 	}
 }
 

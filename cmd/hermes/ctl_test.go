@@ -47,8 +47,8 @@ func (b *backend) Status() api.Status {
 				Reasons:   []string{"soft_fail_ratio 0.4 (-100.0)"},
 				Placement: []string{"score 20.0; moves down below 75 (warm, dwell 2m)", "manual since 1970-01-01T00:15:00Z: stays until an operator releases it"},
 				Contributions: []evaluator.Contribution{
-					{Signal: "soft_fail_ratio", Value: 0.4, StatusText: "ok", Penalty: 100, CapsAt: -1},
-					{Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, StatusText: "missing", Reason: "no data", CapsAt: -1},
+					{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1},
+					{Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data", CapsAt: -1},
 				}},
 			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100},
 		}}},

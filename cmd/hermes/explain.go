@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
 
@@ -86,7 +87,7 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 	fmt.Fprintln(tw, "  SIGNAL\tVALUE\tSTATUS\tEFFECT")
 	for _, c := range rt.Contributions {
 		val := "-"
-		if !math.IsNaN(c.Value) && c.StatusText == "ok" {
+		if !math.IsNaN(c.Value) && c.Status == evaluator.StatusOK {
 			val = fmt.Sprintf("%.4g", c.Value)
 		}
 		var effect []string
@@ -102,10 +103,10 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		if c.Floor > traffic.Normal {
 			effect = append(effect, "floor "+c.Floor.String())
 		}
-		if c.Reason != "" && (c.StatusText != "ok" || c.Counted) {
+		if c.Reason != "" && (c.Status != evaluator.StatusOK || c.Counted) {
 			effect = append(effect, "("+c.Reason+")")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, c.StatusText, dash(strings.Join(effect, ", ")))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, c.Status, dash(strings.Join(effect, ", ")))
 	}
 	tw.Flush()
 	for _, a := range st.Alerts {
