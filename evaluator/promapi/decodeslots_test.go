@@ -44,8 +44,17 @@ func (b *gatedBody) Close() error { return nil }
 
 // TestAnswersAreDecodedFewAtATime: a tick's queries all wait for
 // Prometheus at once, but at most maxDecoding answers are read and decoded
-// at a time, and every query gets its answer.
+// at a time, and every query gets its answer; as vectors or by route.
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
+	t.Run("vector", func(t *testing.T) {
+		answersDecodedFewAtATime(t, func(c api.Client) QueryFunc { return NewQueryFunc(v1.NewAPI(c), 15*time.Second, 0, nil) })
+	})
+	t.Run("routes", func(t *testing.T) {
+		answersDecodedFewAtATime(t, func(c api.Client) QueryFunc { return byRoute(NewRouteQueryFunc(c, 15*time.Second, 0, nil), "free") })
+	})
+}
+
+func answersDecodedFewAtATime(t *testing.T, newQuery func(api.Client) QueryFunc) {
 	const n = 6
 	if maxDecoding >= n {
 		t.Fatalf("the test needs more queries than the bound %d", maxDecoding)
@@ -64,7 +73,7 @@ func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	query := NewQueryFunc(v1.NewAPI(client), 15*time.Second, 0, nil)
+	query := newQuery(client)
 
 	errs := make(chan error, n)
 	for i := range n {

@@ -18,10 +18,21 @@ import (
 )
 
 // NewAPI builds a query API client from the prometheus section of the
-// configuration, with its prometheus/common HTTP client settings (basic
-// auth, bearer token file, TLS, proxy) and its bound on the size of an
-// answer (max_response_bytes; see ErrResponseTooLarge).
+// configuration: v1.NewAPI over NewClient.
 func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
+	c, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return v1.NewAPI(c), nil
+}
+
+// NewClient builds the HTTP client of the query API from the prometheus
+// section of the configuration, with its prometheus/common HTTP client
+// settings (basic auth, bearer token file, TLS, proxy), its bound on the
+// size of an answer (max_response_bytes; see ErrResponseTooLarge) and its
+// decode slots (see maxDecoding).
+func NewClient(cfg rules.PrometheusConfig) (api.Client, error) {
 	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
@@ -31,7 +42,7 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(cfg.URL), rules.RedactError(err))
 	}
-	return v1.NewAPI(client), nil
+	return client, nil
 }
 
 // NewQueryFunc returns a QueryFunc over a. The server-side timeout is set a
