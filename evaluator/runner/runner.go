@@ -82,7 +82,6 @@ type Runner struct {
 	ticks       promapi.RouteQueryFunc
 	actuators   []actuators.Actuator
 	state       evaluator.State
-	snap        evaluator.Snapshot
 	lastTick    time.Time
 	lastActs    map[string]api.Actuator
 	lastDesired map[string]actuators.Splits
@@ -310,7 +309,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	next, events := evaluator.Step(pol, prev, in, ts)
 
 	r.mu.Lock()
-	r.state, r.snap, r.lastTick = next, snap, ts
+	r.state, r.lastTick = next, ts
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
