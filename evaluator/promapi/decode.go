@@ -3,6 +3,7 @@ package promapi
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	jsoniter "github.com/json-iterator/go"
@@ -18,41 +19,37 @@ type envelope struct {
 	resultType                  string
 	// series counts the series of the result, with or without a route.
 	series int
+	// floatless: a series of the result had no float value (a matrix read
+	// before its resultType, or a native histogram).
+	floatless bool
 }
 
-// decodeAnswer reads an /api/v1/query answer (the Prometheus JSON
+// readBufferSize is how much of an answer decodeAnswer holds at a time.
+const readBufferSize = 32 << 10
+
+// decodeAnswer reads an /api/v1/query answer from r (the Prometheus JSON
 // envelope: status, data.resultType, data.result, errorType, error,
 // warnings) and hands each series of an instant vector to each: its route
 // label, its rules.PartLabel ("" when absent) and its value, NaN and ±Inf
 // included as Prometheus writes them ("NaN", "+Inf", "-Inf"); a series
 // without a route label is counted but not handed over. Past maxSeries
-// series (0: no bound) the rest are only counted.
+// series (0: no bound) the rest are only counted. A nil each skips the
+// result. A failure to read r is returned as a *readError, bad JSON as
+// another error.
 //
-// Why not client_golang's decoding: it builds a model.Metric map per series
-// through reflection, about 5 MB of garbage per signal at 10,000 routes,
-// which made Hermes's memory peak once a tick. json-iterator's Iterator,
-// already in the build as client_golang's own JSON library, walks the
-// answer token by token without reflection: only the label names and the
-// route and part values are allocated, as short strings. Keys may come in
-// any order (see readData).
-func decodeAnswer(body []byte, maxSeries int, each func(route, part string, v float64)) (envelope, error) {
-	env, err := readEnvelope(body, maxSeries, each)
-	if err != nil && env.resultType != "vector" {
-		// Perhaps a result of another type, met before its resultType.
-		if other, err2 := readEnvelope(body, 0, nil); err2 == nil && other.resultType != "vector" {
-			return other, nil
-		}
-	}
-	return env, err
-}
-
-// readEnvelope is one pass of decodeAnswer; with a nil each it skips the
-// result.
-func readEnvelope(body []byte, maxSeries int, each func(route, part string, v float64)) (envelope, error) {
+// Why not client_golang's decoding: it reads the whole answer, then builds
+// a model.Metric map per series through reflection, about 5 MB of garbage
+// per signal at 10,000 routes, which made Hermes's memory peak once a
+// tick. json-iterator's Iterator, already in the build as client_golang's
+// own JSON library, streams the answer through a fixed buffer token by
+// token without reflection: only the label names and the route and part
+// values are allocated, as short strings. Keys may come in any order (see
+// readData).
+func decodeAnswer(r io.Reader, maxSeries int, each func(route, part string, v float64)) (envelope, error) {
 	var env envelope
-	it := jsoniter.ConfigDefault.BorrowIterator(body)
-	defer jsoniter.ConfigDefault.ReturnIterator(it)
-	var bodyErr error
+	body := &readError{r: r}
+	it := jsoniter.Parse(jsoniter.ConfigDefault, body, readBufferSize)
+	var dataErr error
 	it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
 		switch field {
 		case "status":
@@ -67,30 +64,53 @@ func readEnvelope(body []byte, maxSeries int, each func(route, part string, v fl
 				return true
 			})
 		case "data":
-			bodyErr = readData(it, &env, maxSeries, each)
-			return bodyErr == nil
+			dataErr = readData(it, &env, maxSeries, each)
+			return dataErr == nil
 		default:
 			it.Skip()
 		}
 		return true
 	})
-	if bodyErr != nil {
-		return env, bodyErr
-	}
-	if it.Error != nil {
+	switch {
+	case body.err != nil:
+		return env, body
+	case dataErr != nil:
+		return env, dataErr
+	case it.Error != nil:
 		return env, fmt.Errorf("decoding the answer: %w", it.Error)
-	}
-	if it.WhatIsNext() != jsoniter.InvalidValue {
+	case it.WhatIsNext() != jsoniter.InvalidValue:
 		return env, errors.New("decoding the answer: data after its end")
+	case body.err != nil:
+		return env, body
 	}
 	return env, nil
 }
 
+// readError is a failure to read an answer (a broken connection, a
+// timeout, ErrResponseTooLarge), as opposed to an answer that is not what
+// Prometheus writes. It wraps the reader, recording the first error other
+// than io.EOF.
+type readError struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readError) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+func (e *readError) Error() string { return "reading the answer: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
 // readData reads the data object of an answer: its resultType and, for a
 // vector, the series of its result. A result met before its resultType
 // (JSON keys have no order; encoding/json writes them sorted) is read as a
-// vector: if it is something else, reading fails, and decodeAnswer reads
-// the envelope again, skipping the result, to say what it was.
+// vector; what is not one is skipped and marked (envelope.floatless), and
+// its resultType, read after, says what it was.
 func readData(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part string, v float64)) error {
 	var err error
 	it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
@@ -118,7 +138,8 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 	var err error
 	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
 		env.series++
-		if maxSeries > 0 && env.series > maxSeries {
+		if it.WhatIsNext() != jsoniter.ObjectValue || (maxSeries > 0 && env.series > maxSeries) {
+			env.floatless = env.floatless || it.WhatIsNext() != jsoniter.ObjectValue
 			it.Skip()
 			return true
 		}
@@ -143,7 +164,7 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 				v, err = readSampleValue(it)
 				hasValue = true
 				return err == nil
-			default: // "histogram" among others
+			default: // "values" of a matrix, "histogram" among others
 				it.Skip()
 			}
 			return true
@@ -152,10 +173,8 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 			return false
 		}
 		if !hasValue {
-			err = errors.New("a series without a float value (a native histogram?): signal queries must return floats")
-			return false
-		}
-		if hasRoute {
+			env.floatless = true
+		} else if hasRoute {
 			each(route, part, v)
 		}
 		return true
@@ -180,8 +199,7 @@ func readSampleValue(it *jsoniter.Iterator) (float64, error) {
 				err = errors.New("a sample value that is not a string")
 				return false
 			}
-			s := it.ReadStringAsSlice()
-			if v, err = strconv.ParseFloat(string(s), 64); err != nil {
+			if v, err = strconv.ParseFloat(string(it.ReadStringAsSlice()), 64); err != nil {
 				err = fmt.Errorf("a sample value: %w", err)
 				return false
 			}

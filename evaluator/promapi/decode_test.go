@@ -1,7 +1,9 @@
 package promapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -20,7 +22,7 @@ type series struct {
 func decodeAll(t *testing.T, code int, body string, maxSeries int) ([]series, envelope, error) {
 	t.Helper()
 	var got []series
-	env, err := readAnswer(&http.Response{StatusCode: code}, []byte(body), maxSeries, func(route, part string, v float64) {
+	env, err := readAnswer(&http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(body))}, maxSeries, func(route, part string, v float64) {
 		got = append(got, series{route, part, v})
 	})
 	return got, env, err
@@ -128,7 +130,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var got []series
-		env, err := decodeAnswer(body, 0, func(route, part string, v float64) { got = append(got, series{route, part, v}) })
+		env, err := decodeAnswer(bytes.NewReader(body), 0, func(route, part string, v float64) { got = append(got, series{route, part, v}) })
 		var ref struct {
 			Status string `json:"status"`
 			Data   struct {
@@ -136,7 +138,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 				Result     json.RawMessage `json:"result"`
 			} `json:"data"`
 		}
-		if err != nil || env.resultType != "vector" || json.Unmarshal(body, &ref) != nil || ref.Data.ResultType != "vector" {
+		if err != nil || env.resultType != "vector" || env.floatless || json.Unmarshal(body, &ref) != nil || ref.Data.ResultType != "vector" {
 			return
 		}
 		var vec model.Vector

@@ -47,14 +47,26 @@ func (b *gatedBody) Close() error { return nil }
 // at a time, and every query gets its answer; as vectors or by route.
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	t.Run("vector", func(t *testing.T) {
-		answersDecodedFewAtATime(t, func(c api.Client) QueryFunc { return NewQueryFunc(v1.NewAPI(c), 15*time.Second, 0, nil) })
+		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
+			client, err := api.NewClient(api.Config{Address: "http://prometheus.invalid", RoundTripper: rt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return NewQueryFunc(v1.NewAPI(client), 15*time.Second, 0, nil)
+		})
 	})
 	t.Run("routes", func(t *testing.T) {
-		answersDecodedFewAtATime(t, func(c api.Client) QueryFunc { return byRoute(NewRouteQueryFunc(c, 15*time.Second, 0, nil), "free") })
+		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
+			rq, err := routeQueryFunc("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return byRoute(rq, "free")
+		})
 	})
 }
 
-func answersDecodedFewAtATime(t *testing.T, newQuery func(api.Client) QueryFunc) {
+func answersDecodedFewAtATime(t *testing.T, newQuery func(http.RoundTripper) QueryFunc) {
 	const n = 6
 	if maxDecoding >= n {
 		t.Fatalf("the test needs more queries than the bound %d", maxDecoding)
@@ -69,11 +81,7 @@ func answersDecodedFewAtATime(t *testing.T, newQuery func(api.Client) QueryFunc)
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: &gatedBody{Reader: strings.NewReader(body), gate: gate, reading: &reading, peak: &peak}, Request: req}, nil
 	})
-	client, err := api.NewClient(api.Config{Address: "http://prometheus.invalid", RoundTripper: slotBodies(prom)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	query := newQuery(client)
+	query := newQuery(slotBodies(prom))
 
 	errs := make(chan error, n)
 	for i := range n {

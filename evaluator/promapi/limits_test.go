@@ -49,12 +49,12 @@ func TestAnswerBounds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(vectorOf(c.series, c.pad))
 			defer srv.Close()
-			cfg := rules.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes}
+			cfg := rules.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes, MaxSeriesPerQuery: c.maxSeries}
 			api, err := NewAPI(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			client, err := NewClient(cfg)
+			rq, err := NewRouteQueryFunc(cfg, 4*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestAnswerBounds(t *testing.T) {
 			}
 			for name, query := range map[string]QueryFunc{
 				"vector": NewQueryFunc(api, 4*time.Second, c.maxSeries, nil),
-				"routes": byRoute(NewRouteQueryFunc(client, 4*time.Second, c.maxSeries, nil), routes...),
+				"routes": byRoute(rq, routes...),
 			} {
 				vec, err := query(context.Background(), "up", time.Unix(1000, 0))
 				if c.reason == "" {

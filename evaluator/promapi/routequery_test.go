@@ -48,16 +48,16 @@ func byRoute(rq RouteQueryFunc, routes ...string) QueryFunc {
 // reasons, the server-side timeout.
 func TestRouteQueryFuncAsQueryFunc(t *testing.T) {
 	srv := prometheusStub(t)
-	c, err := NewClient(rules.PrometheusConfig{URL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	api, err := NewAPI(rules.PrometheusConfig{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rq, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL}, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	vector := NewQueryFunc(api, time.Second, 0, nil)
-	routes := byRoute(NewRouteQueryFunc(c, time.Second, 0, nil), "free", "paid")
+	routes := byRoute(rq, "free", "paid")
 	for _, q := range []string{"vector", "matrix", "scalar", "bad", "slow"} {
 		want, wantErr := vector(context.Background(), q, time.Unix(1000, 0))
 		got, err := routes(context.Background(), q, time.Unix(1000, 0))
@@ -95,12 +95,11 @@ func TestRouteQueryFuncHTTP(t *testing.T) {
 		w.Write([]byte(`{"status":"success","warnings":["partial answer"],"data":{"resultType":"vector","result":[{"metric":{"route":"free"},"value":[1000.5,"+Inf"]}]}}`))
 	}))
 	defer srv.Close()
-	c, err := NewClient(rules.PrometheusConfig{URL: srv.URL})
+	var logs bytes.Buffer
+	q, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL}, 4*time.Second, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	q := NewRouteQueryFunc(c, 4*time.Second, 0, slog.New(slog.NewTextHandler(&logs, nil)))
 	snap := CollectRoutes(context.Background(), q, []rules.SignalConfig{{Name: "s", Query: "up"}}, []string{"free"}, time.Unix(1000, 5e8), 4*time.Second)
 	if s := snap.Get("free", "s"); s.Status != evaluator.StatusMissing || s.Reason != "Inf" {
 		t.Errorf("free = %+v, want missing: Inf (methods %v)", s, methods)
@@ -110,5 +109,38 @@ func TestRouteQueryFuncHTTP(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "partial answer") {
 		t.Errorf("warnings not logged: %q", logs.String())
+	}
+}
+
+// TestRouteQueryFuncCutAnswers: an answer cut short is a failed query
+// with the reason of the cut, never a partial answer: "timeout" when the
+// deadline passes mid-answer, "connection" when the server hangs up.
+func TestRouteQueryFuncCutAnswers(t *testing.T) {
+	const head = `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"route":"free"},"value":[1,"1"]},`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query := r.FormValue("query")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(head))
+		w.(http.Flusher).Flush()
+		if query == "stalls" {
+			<-r.Context().Done()
+			return
+		}
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer srv.Close()
+	q, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL}, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signals := []rules.SignalConfig{{Name: "stalls", Query: "stalls"}, {Name: "hangs_up", Query: "hangs_up"}}
+	snap := CollectRoutes(context.Background(), q, signals, []string{"free"}, time.Unix(1, 0), 300*time.Millisecond)
+	for signal, reason := range map[string]string{"stalls": "timeout", "hangs_up": "connection"} {
+		if s := snap.Get("free", signal); s.Status != evaluator.StatusError || s.Reason != reason {
+			t.Errorf("%s: %+v, want an error: %s", signal, s, reason)
+		}
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/actuators"
@@ -159,12 +158,15 @@ func New(opts Options) (*Runner, error) {
 // a QueryFunc for restore and a RouteQueryFunc for the ticks, whose
 // answers at 10,000 routes are too large to decode as vectors.
 func prometheusQueries(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
-	c, err := promapi.NewClient(cfg.Prometheus)
+	a, err := promapi.NewAPI(cfg.Prometheus)
 	if err != nil {
 		return nil, nil, err
 	}
-	timeout, maxSeries := cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery
-	return promapi.NewQueryFunc(v1.NewAPI(c), timeout, maxSeries, logger), promapi.NewRouteQueryFunc(c, timeout, maxSeries, logger), nil
+	ticks, err := promapi.NewRouteQueryFunc(cfg.Prometheus, cfg.Global.QueryTimeout, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, logger), ticks, nil
 }
 
 // loaded is everything built from one version of the configuration.
