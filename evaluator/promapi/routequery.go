@@ -44,7 +44,6 @@ func routeQueryFunc(address string, rt http.RoundTripper, timeout time.Duration,
 		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(address), rules.RedactError(err))
 	}
 	u.Path = path.Join(u.Path, "/api/v1/query")
-	endpoint := u.String()
 	client := &http.Client{Transport: rt}
 	server := ServerTimeout(timeout)
 	slots := make(chan struct{}, maxDecoding)
@@ -55,7 +54,7 @@ func routeQueryFunc(address string, rt http.RoundTripper, timeout time.Duration,
 		}
 		ctx, slot := withDecodeSlot(ctx, slots)
 		defer slot.release()
-		resp, err := postForm(ctx, client, endpoint, args)
+		resp, err := postForm(ctx, client, *u, args)
 		if err != nil {
 			return contextError(ctx, err)
 		}
@@ -89,9 +88,9 @@ func closeBody(body io.ReadCloser) {
 
 // postForm sends args to endpoint by POST and, where the server refuses
 // POST (403, 405, 501), by GET, as client_golang does.
-func postForm(ctx context.Context, client *http.Client, endpoint string, args url.Values) (*http.Response, error) {
+func postForm(ctx context.Context, client *http.Client, endpoint url.URL, args url.Values) (*http.Response, error) {
 	encoded := args.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(encoded))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), strings.NewReader(encoded))
 	if err != nil {
 		return nil, fmt.Errorf("building the query request: %w", err)
 	}
@@ -102,7 +101,8 @@ func postForm(ctx context.Context, client *http.Client, endpoint string, args ur
 		return resp, err
 	}
 	closeBody(resp.Body)
-	if req, err = http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"?"+encoded, nil); err != nil {
+	endpoint.RawQuery = encoded
+	if req, err = http.NewRequestWithContext(ctx, http.MethodGet, endpoint.String(), nil); err != nil {
 		return nil, fmt.Errorf("building the query request: %w", err)
 	}
 	return client.Do(req)

@@ -77,7 +77,8 @@ func TestRouteQueryFuncAsQueryFunc(t *testing.T) {
 }
 
 // TestRouteQueryFuncHTTP: warnings are logged; a server that refuses POST
-// is asked by GET; the time and the server-side timeout are sent.
+// is asked by GET; the time and the server-side timeout are sent, under
+// the path prefix of prometheus.url.
 func TestRouteQueryFuncHTTP(t *testing.T) {
 	var methods []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +87,7 @@ func TestRouteQueryFuncHTTP(t *testing.T) {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		if r.URL.Path != "/api/v1/query" || r.FormValue("query") != "up" || r.FormValue("time") != "1000.5" || r.FormValue("timeout") != "3s" {
+		if r.URL.Path != "/prom/api/v1/query" || r.FormValue("query") != "up" || r.FormValue("time") != "1000.5" || r.FormValue("timeout") != "3s" {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `{"status":"error","errorType":"bad_data","error":"unexpected request %s"}`, r.URL)
 			return
@@ -96,7 +97,7 @@ func TestRouteQueryFuncHTTP(t *testing.T) {
 	}))
 	defer srv.Close()
 	var logs bytes.Buffer
-	q, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL}, 4*time.Second, slog.New(slog.NewTextHandler(&logs, nil)))
+	q, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL + "/prom/"}, 4*time.Second, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
