@@ -1,8 +1,9 @@
 // Package runner is the live shell around the evaluator core. One tick,
 // in the order the packages are called:
 //
-//	promapi.Collect       one PromQL query per signal → evaluator.Snapshot
-//	                      (plus the actuators' health after the last tick)
+//	promapi.CollectRoutes one PromQL query per signal, each answer streamed
+//	                      into route slots → evaluator.Snapshot (plus the
+//	                      actuators' health after the last tick)
 //	evaluator.Step        the pure core, with the operator commands queued
 //	                      since the last tick → next State and Events
 //	telemetry / persist   export the state as Hermes's own series
