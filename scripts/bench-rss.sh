@@ -2,8 +2,9 @@
 # bench-rss.sh measures a real `hermes run` with a fleet of ROUTES routes
 # (default 10000) and the shipped policy against internal/benchfleet/fakeprom
 # (a query API answering every signal for every route, a healthy fleet):
-# after four ticks it prints Hermes's resident memory and the size of its
-# /metrics. PORT_PROM and PORT_HERMES choose the loopback ports. With
+# after four ticks it prints Hermes's resident memory, the size of its
+# /metrics and how many signal queries failed (0 for a clean run).
+# PORT_PROM and PORT_HERMES choose the loopback ports. With
 # HEAP_PROFILE=FILE it also saves a heap profile there (hermes run
 # --web.enable-pprof; read it with `go tool pprof -sample_index=inuse_space`).
 set -eu
@@ -50,7 +51,8 @@ hwm=$(awk '/^VmHWM:/{print $2}' "/proc/$hermes/status")
 echo "$rss" >>"$dir/rss.txt"
 med=$(sort -n "$dir/rss.txt" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 top=$(sort -n "$dir/rss.txt" | tail -1)
-printf 'hermes run, %s routes, after %s ticks\n  resident memory  %6.1f MB now, median %.1f MB and max %.1f MB of %s samples since the first tick (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
-	"$routes" "$ticks" "$(echo "$rss / 1024" | bc -l)" "$(echo "$med / 1024" | bc -l)" "$(echo "$top / 1024" | bc -l)" \
+errs=$(awk '/^hermes_query_errors_total/{n += $2} END {print n + 0}' "$dir/metrics.txt")
+printf 'hermes run, %s routes, after %s ticks, %s failed signal queries\n  resident memory  %6.1f MB now, median %.1f MB and max %.1f MB of %s samples since the first tick (peak %.1f MB)\n  /metrics         %6.1f MB, %s series\n' \
+	"$routes" "$ticks" "$errs" "$(echo "$rss / 1024" | bc -l)" "$(echo "$med / 1024" | bc -l)" "$(echo "$top / 1024" | bc -l)" \
 	"$(wc -l <"$dir/rss.txt")" "$(echo "$hwm / 1024" | bc -l)" \
 	"$(echo "$(wc -c <"$dir/metrics.txt") / 1000000" | bc -l)" "$(grep -vc '^#' "$dir/metrics.txt")"

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"math"
 	"net"
 	"strings"
 	"sync"
@@ -42,6 +40,12 @@ type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, e
 // configured, are ignored. The evidence half of an answer (series marked
 // rules.PartEvidence) is the count behind the value (see withVolume).
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
+	return CollectRoutes(ctx, VectorRoutes(query), signals, routes, t, timeout)
+}
+
+// CollectRoutes is Collect over a RouteQueryFunc, which hands each answer
+// over series by series instead of as a vector (see NewRouteQueryFunc).
+func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
 	// Each distinct query runs once (two signals may be one query). The
 	// evidence half exists for the signals that declare one; signals
 	// sharing a TickQuery share their evidence query too.
@@ -65,7 +69,7 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 	for i, r := range routes {
 		index[r] = i
 	}
-	answers := make([]answer, len(queries))
+	answers := make([]*Answer, len(queries))
 	var wg sync.WaitGroup
 	for i, q := range queries {
 		wg.Go(func() {
@@ -74,8 +78,11 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 				qctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			defer cancel()
-			vec, err := query(qctx, q, t)
-			answers[i] = splitAnswer(vec, err, index, len(routes), counted[i])
+			a := newAnswer(index, len(routes), counted[i])
+			if err := query(qctx, q, t, a); err != nil {
+				a.Fail(err)
+			}
+			answers[i] = a
 		})
 	}
 	wg.Wait()
@@ -88,100 +95,31 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 			snap.Values[r] = row
 		}
 		for i, sig := range signals {
-			a := answers[of[i]]
-			s := a.values[j]
-			if a.evidence != nil {
-				s = withVolume(s, a.evidence[j])
-			}
-			row[sig.Name] = s
+			row[sig.Name] = answers[of[i]].sample(j)
 		}
 	}
 	return snap
 }
 
-// answer is one TickQuery's result by route position: the signal's values
-// and, for a signal with a volume or samples, the evidence behind them.
-type answer struct {
-	values, evidence []evaluator.Sample
-}
+// RouteQueryFunc runs one instant PromQL query at t and adds every series
+// of its answer to into (Answer.Add); an error fails the whole answer.
+type RouteQueryFunc func(ctx context.Context, q string, t time.Time, into *Answer) error
 
-// splitAnswer splits a TickQuery's answer by rules.PartLabel when counted:
-// series marked rules.PartEvidence are the evidence, every other series is
-// a value. routeSamples reads only the route label, so the mark stays.
-func splitAnswer(vec model.Vector, err error, index map[string]int, n int, counted bool) answer {
-	if !counted {
-		return answer{values: routeSamples(vec, err, index, n)}
-	}
-	var values, evidence model.Vector
-	for _, s := range vec {
-		if s.Metric[rules.PartLabel] == rules.PartEvidence {
-			evidence = append(evidence, s)
-		} else {
-			values = append(values, s)
+// VectorRoutes adapts a QueryFunc (a replay engine, a fake) to a
+// RouteQueryFunc: the series of its vector are added one by one.
+func VectorRoutes(query QueryFunc) RouteQueryFunc {
+	return func(ctx context.Context, q string, t time.Time, into *Answer) error {
+		vec, err := query(ctx, q, t)
+		if err != nil {
+			return err
 		}
-	}
-	return answer{values: routeSamples(values, err, index, n), evidence: routeSamples(evidence, err, index, n)}
-}
-
-// withVolume adds the count behind a signal's value. A value without its
-// count is no evidence: a failed count query makes the signal an error, a
-// missing count makes it missing, each with a reason naming the count.
-func withVolume(s, count evaluator.Sample) evaluator.Sample {
-	if s.Status != evaluator.StatusOK {
-		return s
-	}
-	if count.Status != evaluator.StatusOK {
-		return evaluator.Sample{Value: math.NaN(), Status: count.Status, Reason: "count: " + count.Reason}
-	}
-	s.Volume, s.Counted = count.Value, true
-	return s
-}
-
-// routeSamples turns one query's answer into a evaluator.Sample per route,
-// at the route's position in index (n routes).
-func routeSamples(vec model.Vector, err error, index map[string]int, n int) []evaluator.Sample {
-	out := make([]evaluator.Sample, n)
-	if err != nil {
-		s := evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: ErrorReason(err)}
-		for i := range out {
-			out[i] = s
+		for _, s := range vec {
+			if r, ok := s.Metric[RouteLabel]; ok {
+				into.Add(string(r), string(s.Metric[rules.PartLabel]), float64(s.Value))
+			}
 		}
-		return out
+		return nil
 	}
-
-	count := make([]int, n)
-	for i := range out {
-		out[i] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"}
-	}
-	for _, s := range vec {
-		r, ok := s.Metric[RouteLabel]
-		if !ok {
-			continue
-		}
-		i, configured := index[string(r)]
-		if !configured {
-			continue
-		}
-		count[i]++
-		out[i] = valueSample(float64(s.Value))
-	}
-	for i, c := range count {
-		if c > 1 {
-			out[i] = evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: fmt.Sprintf("%d series for one route", c)}
-		}
-	}
-	return out
-}
-
-// valueSample classifies one value: finite is OK, NaN and ±Inf are missing.
-func valueSample(v float64) evaluator.Sample {
-	switch {
-	case math.IsNaN(v):
-		return evaluator.Sample{Value: v, Status: evaluator.StatusMissing, Reason: "NaN"}
-	case math.IsInf(v, 0):
-		return evaluator.Sample{Value: v, Status: evaluator.StatusMissing, Reason: "Inf"}
-	}
-	return evaluator.Sample{Value: v, Status: evaluator.StatusOK}
 }
 
 // maxReasonLen bounds the free-text reason of an unclassified error.

@@ -44,8 +44,29 @@ func (b *gatedBody) Close() error { return nil }
 
 // TestAnswersAreDecodedFewAtATime: a tick's queries all wait for
 // Prometheus at once, but at most maxDecoding answers are read and decoded
-// at a time, and every query gets its answer.
+// at a time, and every query gets its answer; as vectors or by route.
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
+	t.Run("vector", func(t *testing.T) {
+		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
+			client, err := api.NewClient(api.Config{Address: "http://prometheus.invalid", RoundTripper: rt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return NewQueryFunc(v1.NewAPI(client), 15*time.Second, 0, nil)
+		})
+	})
+	t.Run("routes", func(t *testing.T) {
+		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
+			rq, err := routeQueryFunc("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return byRoute(rq, "free")
+		})
+	})
+}
+
+func answersDecodedFewAtATime(t *testing.T, newQuery func(http.RoundTripper) QueryFunc) {
 	const n = 6
 	if maxDecoding >= n {
 		t.Fatalf("the test needs more queries than the bound %d", maxDecoding)
@@ -60,11 +81,7 @@ func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: &gatedBody{Reader: strings.NewReader(body), gate: gate, reading: &reading, peak: &peak}, Request: req}, nil
 	})
-	client, err := api.NewClient(api.Config{Address: "http://prometheus.invalid", RoundTripper: slotBodies(prom)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	query := NewQueryFunc(v1.NewAPI(client), 15*time.Second, 0, nil)
+	query := newQuery(slotBodies(prom))
 
 	errs := make(chan error, n)
 	for i := range n {

@@ -49,19 +49,33 @@ func TestAnswerBounds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(vectorOf(c.series, c.pad))
 			defer srv.Close()
-			api, err := NewAPI(rules.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes})
+			cfg := rules.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes, MaxSeriesPerQuery: c.maxSeries}
+			api, err := NewAPI(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			vec, err := NewQueryFunc(api, 4*time.Second, c.maxSeries, nil)(context.Background(), "up", time.Unix(1000, 0))
-			if c.reason == "" {
-				if err != nil || len(vec) != c.series {
-					t.Fatalf("got %d series, err %v; want %d series", len(vec), err, c.series)
-				}
-				return
+			rq, err := NewRouteQueryFunc(cfg, 4*time.Second, nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if got := ErrorReason(err); got != c.reason {
-				t.Fatalf("reason %q (err %v), want %q", got, err, c.reason)
+			routes := make([]string, c.series)
+			for i := range routes {
+				routes[i] = fmt.Sprintf("r%d", i)
+			}
+			for name, query := range map[string]QueryFunc{
+				"vector": NewQueryFunc(api, 4*time.Second, c.maxSeries, nil),
+				"routes": byRoute(rq, routes...),
+			} {
+				vec, err := query(context.Background(), "up", time.Unix(1000, 0))
+				if c.reason == "" {
+					if err != nil || len(vec) != c.series {
+						t.Fatalf("%s: got %d series, err %v; want %d series", name, len(vec), err, c.series)
+					}
+					continue
+				}
+				if got := ErrorReason(err); got != c.reason {
+					t.Fatalf("%s: reason %q (err %v), want %q", name, got, err, c.reason)
+				}
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -18,20 +19,30 @@ import (
 )
 
 // NewAPI builds a query API client from the prometheus section of the
-// configuration, with its prometheus/common HTTP client settings (basic
-// auth, bearer token file, TLS, proxy) and its bound on the size of an
-// answer (max_response_bytes; see ErrResponseTooLarge).
+// configuration (see newTransport).
 func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
-	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
+	rt, err := newTransport(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus.http_config: %w", err)
+		return nil, err
 	}
-	rt = slotBodies(limitBodies(rt, cfg.MaxResponseBytes))
 	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(cfg.URL), rules.RedactError(err))
 	}
 	return v1.NewAPI(client), nil
+}
+
+// newTransport builds the round tripper of the query API from the
+// prometheus section of the configuration, with its prometheus/common HTTP
+// client settings (basic auth, bearer token file, TLS, proxy), its bound
+// on the size of an answer (max_response_bytes; see ErrResponseTooLarge)
+// and its decode slots (see maxDecoding).
+func newTransport(cfg rules.PrometheusConfig) (http.RoundTripper, error) {
+	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
+	if err != nil {
+		return nil, fmt.Errorf("prometheus.http_config: %w", err)
+	}
+	return slotBodies(limitBodies(rt, cfg.MaxResponseBytes)), nil
 }
 
 // NewQueryFunc returns a QueryFunc over a. The server-side timeout is set a

@@ -1,8 +1,9 @@
 // Package runner is the live shell around the evaluator core. One tick,
 // in the order the packages are called:
 //
-//	promapi.Collect       one PromQL query per signal → evaluator.Snapshot
-//	                      (plus the actuators' health after the last tick)
+//	promapi.CollectRoutes one PromQL query per signal, each answer streamed
+//	                      into route slots → evaluator.Snapshot (plus the
+//	                      actuators' health after the last tick)
 //	evaluator.Step        the pure core, with the operator commands queued
 //	                      since the last tick → next State and Events
 //	telemetry / persist   export the state as Hermes's own series
@@ -59,25 +60,28 @@ type Options struct {
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
-	// Prometheus HTTP API at prometheus.url.
+	// Prometheus HTTP API at prometheus.url, whose tick answers are decoded
+	// straight into route slots (promapi.NewRouteQueryFunc).
 	NewQuery func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, error)
 }
 
 // Runner runs the tick loop. Its methods are safe for concurrent use.
 type Runner struct {
-	opts    Options
-	log     *slog.Logger
-	metrics *telemetry.Metrics
-	acts    *actuationMetrics
-	alerts  *alerting.Sender
+	opts Options
+	log  *slog.Logger
+	// newQuery builds the query side (Options.NewQuery, else Prometheus).
+	newQuery func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error)
+	metrics  *telemetry.Metrics
+	acts     *actuationMetrics
+	alerts   *alerting.Sender
 
 	mu          sync.Mutex
 	cfg         *rules.Config
 	pol         *evaluator.Policy
 	query       promapi.QueryFunc
+	ticks       promapi.RouteQueryFunc
 	actuators   []actuators.Actuator
 	state       evaluator.State
-	snap        evaluator.Snapshot
 	lastTick    time.Time
 	lastActs    map[string]api.Actuator
 	lastDesired map[string]actuators.Splits
@@ -116,9 +120,6 @@ func New(opts Options) (*Runner, error) {
 	if opts.Actuators == nil {
 		opts.Actuators = &actuators.Registry{}
 	}
-	if opts.NewQuery == nil {
-		opts.NewQuery = prometheusQuery
-	}
 	if opts.ReloadInterval == 0 {
 		opts.ReloadInterval = time.Second
 	}
@@ -133,6 +134,13 @@ func New(opts Options) (*Runner, error) {
 		acts:     newActuationMetrics(opts.Registerer),
 		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
 		lastActs: map[string]api.Actuator{},
+		newQuery: prometheusQueries,
+	}
+	if opts.NewQuery != nil {
+		r.newQuery = func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
+			q, err := opts.NewQuery(cfg, logger)
+			return q, promapi.VectorRoutes(q), err
+		}
 	}
 	ld, err := r.load()
 	if err != nil {
@@ -147,12 +155,19 @@ func New(opts Options) (*Runner, error) {
 	return r, nil
 }
 
-func prometheusQuery(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, error) {
+// prometheusQueries builds the query side over the Prometheus HTTP API:
+// a QueryFunc for restore and a RouteQueryFunc for the ticks, whose
+// answers at 10,000 routes are too large to decode as vectors.
+func prometheusQueries(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
 	a, err := promapi.NewAPI(cfg.Prometheus)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, logger), nil
+	ticks, err := promapi.NewRouteQueryFunc(cfg.Prometheus, cfg.Global.QueryTimeout, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, logger), ticks, nil
 }
 
 // loaded is everything built from one version of the configuration.
@@ -160,6 +175,7 @@ type loaded struct {
 	cfg   *rules.Config
 	pol   *evaluator.Policy
 	query promapi.QueryFunc
+	ticks promapi.RouteQueryFunc
 	acts  []actuators.Actuator
 }
 
@@ -177,7 +193,7 @@ func (r *Runner) load() (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := r.opts.NewQuery(cfg, r.log)
+	q, ticks, err := r.newQuery(cfg, r.log)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +204,7 @@ func (r *Runner) load() (*loaded, error) {
 	if err != nil {
 		return nil, cfg.Locate(err)
 	}
-	return &loaded{cfg: cfg, pol: pol, query: q, acts: acts}, nil
+	return &loaded{cfg: cfg, pol: pol, query: q, ticks: ticks, acts: acts}, nil
 }
 
 func (r *Runner) swap(ld *loaded) {
@@ -196,7 +212,7 @@ func (r *Runner) swap(ld *loaded) {
 	defer r.mu.Unlock()
 	actuators.CarryRateLimits(r.actuators, ld.acts) // a reload must not reset a limited move
 	r.forgetActuators(ld.acts)
-	r.cfg, r.pol, r.query, r.actuators = ld.cfg, ld.pol, ld.query, ld.acts
+	r.cfg, r.pol, r.query, r.ticks, r.actuators = ld.cfg, ld.pol, ld.query, ld.ticks, ld.acts
 	r.loadedAt = r.opts.Now()
 }
 
@@ -266,7 +282,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // tick runs one evaluation at the aligned time ts.
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
-	cfg, pol, query, acts, prev := r.cfg, r.pol, r.query, r.actuators, r.state
+	cfg, pol, query, acts, prev := r.cfg, r.pol, r.ticks, r.actuators, r.state
 	cmds := r.pending
 	r.pending = nil
 	health := make(map[string]evaluator.ActuatorHealth, len(r.lastActs))
@@ -277,7 +293,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
 	defer cancel()
-	snap := promapi.Collect(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	snap := promapi.CollectRoutes(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
 	if ctx.Err() != nil {
 		// Hermes is stopping: the queries were canceled, not answered. The
 		// tick is dropped rather than judged, counted and exported as if
@@ -297,7 +313,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	next, events := evaluator.Step(pol, prev, in, ts)
 
 	r.mu.Lock()
-	r.state, r.snap, r.lastTick = next, snap, ts
+	r.state, r.lastTick = next, ts
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
