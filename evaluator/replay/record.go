@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
 )
 
@@ -36,6 +37,10 @@ type Recorder struct {
 	step time.Duration
 	// rates are, per recording, its counterRate where it is one, else nil.
 	rates []*counterRate
+	// natives are, per recording, its nativeAgg where it is one, else nil,
+	// and the index of the recording it reads.
+	natives   []*nativeAgg
+	nativeSrc []int
 
 	// mu guards what follows: the first query of a range records it, the
 	// others of that range wait and then read.
@@ -59,7 +64,32 @@ type recSeries struct {
 func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	plan := planRecordings(queries, step, b.step)
 	rates := splitCounterRates(plan, queries)
-	return &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	splitNativeAggs(plan, queries, step, b.step)
+	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
+	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	rec.natives, rec.nativeSrc = nativeAggs(plan)
+	return rec
+}
+
+// nativeAggs returns, per recording of plan, its nativeAgg where it is one
+// and the index of the recording it reads.
+func nativeAggs(plan *recordingPlan) ([]*nativeAgg, []int) {
+	natives, srcs := make([]*nativeAgg, len(plan.recs)), make([]int, len(plan.recs))
+	p := parser.NewParser(parser.Options{})
+	for i, r := range plan.recs {
+		e, err := p.ParseExpr(r.expr)
+		if err != nil {
+			continue
+		}
+		a, ok := nativeAggOf(e)
+		if !ok {
+			continue
+		}
+		if j := slices.IndexFunc(plan.recs, func(s *recording) bool { return s.id == a.src }); j >= 0 && plan.recs[j].level < r.level {
+			natives[i], srcs[i] = a, j
+		}
+	}
+	return natives, srcs
 }
 
 // QueryRange runs q over r, reading the recordings where q shares their
@@ -144,6 +174,11 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error
 			return err
 		}
 		if ok {
+			return rec.store(i, m, end)
+		}
+	}
+	if a := rec.natives[i]; a != nil {
+		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step); ok {
 			return rec.store(i, m, end)
 		}
 	}
