@@ -96,7 +96,6 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 		groups  []*group
 		byKey   = map[string]*group{}
 		uppers  = make([]float64, len(in))
-		valid   = make([]bool, len(in))
 		builder labels.Builder
 	)
 	for i, s := range in {
@@ -110,11 +109,10 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 			if err != nil || math.IsNaN(u) {
 				continue // the engine skips it with a warning
 			}
-			uppers[i], valid[i] = u, true
+			uppers[i] = u
 			builder.Reset(s.labels)
 			lbls = builder.Del(labels.BucketLabel).Labels()
 		} else {
-			valid[i] = true
 			builder.Reset(s.labels)
 			lbls = builder.Keep(a.by...).Labels()
 		}
@@ -127,27 +125,31 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 		}
 		g.members = append(g.members, i)
 	}
-	// The value of every series at every step, as the engine's selector
-	// sees it.
-	vals := make([]float64, len(in)*steps)
-	has := make([]bool, len(in)*steps)
-	for i, s := range in {
-		if valid[i] {
-			selectSteps(s.samples, from, step, vals[i*steps:(i+1)*steps], has[i*steps:(i+1)*steps])
-		}
+	// Group by group, the value of each member at every step as the
+	// engine's selector sees it, in buffers the groups share; the points of
+	// all groups in one block.
+	width := 0
+	for _, g := range groups {
+		width = max(width, len(g.members))
 	}
+	vals := make([]float64, width*steps)
+	has := make([]bool, width*steps)
+	block := make([]promql.FPoint, 0, len(groups)*steps)
 	var buckets promql.Buckets
 	for _, g := range groups {
-		var pts []promql.FPoint
+		for x, i := range g.members {
+			selectSteps(in[i].samples, from, step, vals[x*steps:(x+1)*steps], has[x*steps:(x+1)*steps])
+		}
+		pts := block[len(block):len(block)]
 		for k := range steps {
 			found := false
 			var sum, c float64
 			buckets = buckets[:0]
-			for _, i := range g.members {
-				if !has[i*steps+k] {
+			for x, i := range g.members {
+				if !has[x*steps+k] {
 					continue
 				}
-				f := vals[i*steps+k]
+				f := vals[x*steps+k]
 				switch {
 				case a.isQuantile:
 					buckets = append(buckets, promql.Bucket{UpperBound: uppers[i], Count: f})
@@ -168,7 +170,8 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 			pts = append(pts, promql.FPoint{T: from + int64(k)*step, F: v})
 		}
 		if len(pts) > 0 {
-			m = append(m, promql.Series{Metric: g.labels, Floats: pts})
+			block = block[:len(block)+len(pts)]
+			m = append(m, promql.Series{Metric: g.labels, Floats: pts[:len(pts):len(pts)]})
 		}
 	}
 	slices.SortFunc(m, func(x, y promql.Series) int { return labels.Compare(x.Metric, y.Metric) })
@@ -186,10 +189,10 @@ func selectSteps(samples []Sample, from, step int64, vals []float64, has []bool)
 		for j+1 < len(samples) && samples[j+1].T <= t {
 			j++
 		}
-		if j < 0 || samples[j].T <= t-lookback || value.IsStaleNaN(samples[j].F) {
-			continue
+		has[k] = j >= 0 && samples[j].T > t-lookback && !value.IsStaleNaN(samples[j].F)
+		if has[k] {
+			vals[k] = samples[j].F
 		}
-		vals[k], has[k] = samples[j].F, true
 	}
 }
 

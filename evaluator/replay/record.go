@@ -200,26 +200,33 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error
 }
 
 // store appends m, recording i evaluated up to end, to its series and
-// marks the series that ended as stale.
+// marks the series that ended as stale. m and the recorded series are both
+// in label order, so one walk through both pairs them.
 func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 	step := rec.step.Milliseconds()
 	stale := math.Float64frombits(value.StaleNaN)
-	byLabels := make(map[string]*recSeries, len(rec.series[i]))
-	for _, s := range rec.series[i] {
-		byLabels[s.labels.String()] = s
+	if !sort.IsSorted(m) {
+		sort.Sort(m)
 	}
-	added := false
+	old := rec.series[i]
+	merged := make([]*recSeries, 0, max(len(old), len(m)))
+	o := 0
 	for _, s := range m {
 		if len(s.Histograms) > 0 {
 			return fmt.Errorf("series %s: native histogram results are not supported", s.Metric)
 		}
-		rs := byLabels[s.Metric.String()]
-		if rs == nil {
-			rs = &recSeries{labels: s.Metric}
-			byLabels[s.Metric.String()] = rs
-			rec.series[i] = append(rec.series[i], rs)
-			added = true
+		for o < len(old) && labels.Compare(old[o].labels, s.Metric) < 0 {
+			merged = append(merged, old[o])
+			o++
 		}
+		var rs *recSeries
+		if o < len(old) && labels.Equal(old[o].labels, s.Metric) {
+			rs = old[o]
+			o++
+		} else {
+			rs = &recSeries{labels: s.Metric}
+		}
+		merged = append(merged, rs)
 		for _, p := range s.Floats {
 			if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T+step < p.T {
 				rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
@@ -227,22 +234,23 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 			rs.samples = append(rs.samples, Sample{T: p.T, F: p.F})
 		}
 	}
-	for _, rs := range rec.series[i] {
+	merged = append(merged, old[o:]...)
+	for _, rs := range merged {
 		if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T < end {
 			rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
 		}
 	}
-	if added {
-		slices.SortFunc(rec.series[i], func(x, y *recSeries) int { return labels.Compare(x.labels, y.labels) })
-	}
+	rec.series[i] = merged
 	return nil
 }
 
 // trim drops the samples of recording i before mint, and the series left
-// without any.
+// without any. It moves the samples kept to the front of their array, so
+// that the next range's samples fill the room the dropped ones leave.
 func (rec *Recorder) trim(i int, mint int64) {
 	rec.series[i] = slices.DeleteFunc(rec.series[i], func(s *recSeries) bool {
-		s.samples = s.samples[sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T >= mint }):]
+		lo := sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T >= mint })
+		s.samples = s.samples[:copy(s.samples, s.samples[lo:])]
 		return len(s.samples) == 0
 	})
 }
