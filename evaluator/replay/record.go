@@ -227,6 +227,12 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 			rs = &recSeries{labels: s.Metric}
 		}
 		merged = append(merged, rs)
+		if need := len(rs.samples) + len(s.Floats) + gaps(s.Floats, step) + 2; need > cap(rs.samples) {
+			// Room for this range's samples and their stale markers,
+			// exactly: trim keeps the array, so it is the series' size for
+			// as long as the ranges are as long.
+			rs.samples = append(make([]Sample, 0, need), rs.samples...)
+		}
 		for _, p := range s.Floats {
 			if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T+step < p.T {
 				rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
@@ -242,6 +248,17 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 	}
 	rec.series[i] = merged
 	return nil
+}
+
+// gaps counts the points of pts more than a step after the one before.
+func gaps(pts []promql.FPoint, step int64) int {
+	n := 0
+	for j := 1; j < len(pts); j++ {
+		if pts[j-1].T+step < pts[j].T {
+			n++
+		}
+	}
+	return n
 }
 
 // trim drops the samples of recording i before mint, and the series left
