@@ -13,8 +13,8 @@
 //		// score, decide, plan ...
 //	}
 //
-// RunBacktest does the same faster: it evaluates each signal once per hour
-// of the range (range queries on the same engine, see Windowed) and steps
+// RunBacktest does the same faster: it evaluates each signal once per
+// DefaultWindow of the range (range queries on the same engine, see Windowed) and steps
 // the ticks through the results, so a day of a fleet replays in seconds
 // and memory holds two windows' results. The sub-expressions the signals
 // share are recorded once per step (see Recorder), and the series are held

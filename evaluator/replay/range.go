@@ -126,7 +126,13 @@ func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v
 		for i, p := range ss.Values {
 			t := int64(p.Timestamp)
 			block[i] = model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp}
-			a.vectors[t] = append(a.vectors[t], &block[i])
+			v, ok := a.vectors[t]
+			if !ok {
+				// Room for every series at once, rather than growing
+				// each tick's vector series by series.
+				v = make(model.Vector, 0, len(m))
+			}
+			a.vectors[t] = append(v, &block[i])
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
 )
 
@@ -36,6 +37,10 @@ type Recorder struct {
 	step time.Duration
 	// rates are, per recording, its counterRate where it is one, else nil.
 	rates []*counterRate
+	// natives are, per recording, its nativeAgg where it is one, else nil,
+	// and the index of the recording it reads.
+	natives   []*nativeAgg
+	nativeSrc []int
 
 	// mu guards what follows: the first query of a range records it, the
 	// others of that range wait and then read.
@@ -59,7 +64,32 @@ type recSeries struct {
 func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	plan := planRecordings(queries, step, b.step)
 	rates := splitCounterRates(plan, queries)
-	return &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	splitNativeAggs(plan, queries, step, b.step)
+	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
+	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	rec.natives, rec.nativeSrc = nativeAggs(plan)
+	return rec
+}
+
+// nativeAggs returns, per recording of plan, its nativeAgg where it is one
+// and the index of the recording it reads.
+func nativeAggs(plan *recordingPlan) ([]*nativeAgg, []int) {
+	natives, srcs := make([]*nativeAgg, len(plan.recs)), make([]int, len(plan.recs))
+	p := parser.NewParser(parser.Options{})
+	for i, r := range plan.recs {
+		e, err := p.ParseExpr(r.expr)
+		if err != nil {
+			continue
+		}
+		a, ok := nativeAggOf(e)
+		if !ok {
+			continue
+		}
+		if j := slices.IndexFunc(plan.recs, func(s *recording) bool { return s.id == a.src }); j >= 0 && plan.recs[j].level < r.level {
+			natives[i], srcs[i] = a, j
+		}
+	}
+	return natives, srcs
 }
 
 // QueryRange runs q over r, reading the recordings where q shares their
@@ -147,6 +177,11 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error
 			return rec.store(i, m, end)
 		}
 	}
+	if a := rec.natives[i]; a != nil {
+		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step); ok {
+			return rec.store(i, m, end)
+		}
+	}
 	qry, err := rec.b.engine.NewRangeQuery(ctx, rec, nil, rec.plan.recs[i].expr, time.UnixMilli(from), time.UnixMilli(end), rec.step)
 	if err != nil {
 		return err
@@ -165,25 +200,38 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error
 }
 
 // store appends m, recording i evaluated up to end, to its series and
-// marks the series that ended as stale.
+// marks the series that ended as stale. m and the recorded series are both
+// in label order, so one walk through both pairs them.
 func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 	step := rec.step.Milliseconds()
 	stale := math.Float64frombits(value.StaleNaN)
-	byLabels := make(map[string]*recSeries, len(rec.series[i]))
-	for _, s := range rec.series[i] {
-		byLabels[s.labels.String()] = s
+	if !sort.IsSorted(m) {
+		sort.Sort(m)
 	}
-	added := false
+	old := rec.series[i]
+	merged := make([]*recSeries, 0, max(len(old), len(m)))
+	o := 0
 	for _, s := range m {
 		if len(s.Histograms) > 0 {
 			return fmt.Errorf("series %s: native histogram results are not supported", s.Metric)
 		}
-		rs := byLabels[s.Metric.String()]
-		if rs == nil {
+		for o < len(old) && labels.Compare(old[o].labels, s.Metric) < 0 {
+			merged = append(merged, old[o])
+			o++
+		}
+		var rs *recSeries
+		if o < len(old) && labels.Equal(old[o].labels, s.Metric) {
+			rs = old[o]
+			o++
+		} else {
 			rs = &recSeries{labels: s.Metric}
-			byLabels[s.Metric.String()] = rs
-			rec.series[i] = append(rec.series[i], rs)
-			added = true
+		}
+		merged = append(merged, rs)
+		if need := len(rs.samples) + len(s.Floats) + gaps(s.Floats, step) + 2; need > cap(rs.samples) {
+			// Room for this range's samples and their stale markers,
+			// exactly: trim keeps the array, so it is the series' size for
+			// as long as the ranges are as long.
+			rs.samples = append(make([]Sample, 0, need), rs.samples...)
 		}
 		for _, p := range s.Floats {
 			if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T+step < p.T {
@@ -192,22 +240,34 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 			rs.samples = append(rs.samples, Sample{T: p.T, F: p.F})
 		}
 	}
-	for _, rs := range rec.series[i] {
+	merged = append(merged, old[o:]...)
+	for _, rs := range merged {
 		if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T < end {
 			rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
 		}
 	}
-	if added {
-		slices.SortFunc(rec.series[i], func(x, y *recSeries) int { return labels.Compare(x.labels, y.labels) })
-	}
+	rec.series[i] = merged
 	return nil
 }
 
+// gaps counts the points of pts more than a step after the one before.
+func gaps(pts []promql.FPoint, step int64) int {
+	n := 0
+	for j := 1; j < len(pts); j++ {
+		if pts[j-1].T+step < pts[j].T {
+			n++
+		}
+	}
+	return n
+}
+
 // trim drops the samples of recording i before mint, and the series left
-// without any.
+// without any. It moves the samples kept to the front of their array, so
+// that the next range's samples fill the room the dropped ones leave.
 func (rec *Recorder) trim(i int, mint int64) {
 	rec.series[i] = slices.DeleteFunc(rec.series[i], func(s *recSeries) bool {
-		s.samples = s.samples[sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T >= mint }):]
+		lo := sort.Search(len(s.samples), func(j int) bool { return s.samples[j].T >= mint })
+		s.samples = s.samples[:copy(s.samples, s.samples[lo:])]
 		return len(s.samples) == 0
 	})
 }

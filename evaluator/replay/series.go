@@ -7,8 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -146,7 +148,6 @@ func parse(data []byte, each func(Series) error) (time.Duration, error) {
 		return 0, fmt.Errorf("%sinput_series: no series", prefix)
 	}
 
-	p := parser.NewParser(parser.Options{})
 	seen := make(map[string]int, len(input))
 	// Count first, so that nothing is expanded from a file that is too big.
 	var samples int64
@@ -159,17 +160,36 @@ func parse(data []byte, each func(Series) error) (time.Duration, error) {
 			return 0, fmt.Errorf("%sinput_series[%d]: the file describes more than %d samples (%d so far), the most a backtest loads", prefix, i, MaxSamples, samples)
 		}
 	}
-	for i, in := range input {
-		s, err := expand(p, in, start, time.Duration(interval))
-		if err != nil {
-			return 0, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, err)
+	// Parsing the values is most of the work of loading a file: the cores
+	// parse a batch of series at once (a parser each), and each is handed
+	// on in file order, so that memory holds a batch expanded, never the
+	// file.
+	parsers := make([]parser.Parser, runtime.GOMAXPROCS(0))
+	for k := range parsers {
+		parsers[k] = parser.NewParser(parser.Options{})
+	}
+	batch := make([]Series, len(parsers))
+	errs := make([]error, len(parsers))
+	for lo := 0; lo < len(input); lo += len(parsers) {
+		n := min(len(parsers), len(input)-lo)
+		var wg sync.WaitGroup
+		for k := range n {
+			wg.Go(func() { batch[k], errs[k] = expand(parsers[k], input[lo+k], start, time.Duration(interval)) })
 		}
-		if j, dup := seen[s.Labels.String()]; dup {
-			return 0, fmt.Errorf("%sinput_series[%d]: series %s repeats input_series[%d]", prefix, i, s.Labels, j)
-		}
-		seen[s.Labels.String()] = i
-		if err := each(s); err != nil {
-			return 0, err
+		wg.Wait()
+		for k, s := range batch[:n] {
+			i := lo + k
+			if errs[k] != nil {
+				return 0, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, errs[k])
+			}
+			if j, dup := seen[s.Labels.String()]; dup {
+				return 0, fmt.Errorf("%sinput_series[%d]: series %s repeats input_series[%d]", prefix, i, s.Labels, j)
+			}
+			seen[s.Labels.String()] = i
+			if err := each(s); err != nil {
+				return 0, err
+			}
+			batch[k] = Series{}
 		}
 	}
 	return time.Duration(interval), nil
