@@ -125,7 +125,7 @@ func changedSignals(was, is []Contribution, parts *envParts) uint64 {
 		if math.Float64bits(envSignal(w)) != math.Float64bits(envSignal(c)) {
 			changed |= signalBit(i)
 		}
-		if ew, ec := hasEvidence(w), hasEvidence(c); ew != ec || ec && (w.Signal != c.Signal || w.Reason != c.Reason) {
+		if ew, ec := hasEvidence(w), hasEvidence(c); ew != ec || ec && (w.Signal != c.Signal || !sameReason(w, c)) {
 			*parts |= partEvidence
 		}
 	}
@@ -143,6 +143,6 @@ func envSignal(c *Contribution) float64 {
 // hasEvidence reports whether c gives a line of an alert environment's
 // evidence (its signal and reason).
 func hasEvidence(c *Contribution) bool {
-	return c.Status == StatusOK && c.Counted && c.Reason != "" &&
+	return c.Status == StatusOK && c.Counted && (c.evidence != nil || c.Reason != "") &&
 		(c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven)
 }

@@ -304,7 +304,7 @@ func alertEnv(s State, svc rules.ServiceConfig, route string, chain []*RouteStat
 		c := &rs.Score.Contributions[i]
 		env.Signals[c.Signal] = envSignal(c)
 		if hasEvidence(c) {
-			env.Evidence = append(env.Evidence, c.Signal+": "+c.Reason)
+			env.Evidence = append(env.Evidence, c.Signal+": "+c.ReasonText())
 		}
 	}
 	return env

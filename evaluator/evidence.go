@@ -61,13 +61,19 @@ func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, z flo
 	case c.Status != StatusOK:
 		return interval{}
 	case sig.Volume != "" && c.Counted:
-		lo, hi := wilson(c.Value, c.Volume, z)
-		// The bounds of a proportion, never further from the value than it is.
-		return interval{lo: math.Min(lo, c.Value), hi: math.Max(hi, c.Value), counts: true}
+		return proportionInterval(c.Value, c.Volume, z)
 	case sig.Samples != "" && c.Counted && c.Volume < p.Config.Scoring.MinSamples:
 		return interval{lo: c.Value, hi: c.Value}
 	}
 	return interval{lo: c.Value, hi: c.Value, counts: true}
+}
+
+// proportionInterval is the interval of a proportion v of n calls at the
+// confidence whose normal quantile is z: its Wilson bounds, never further
+// from the value than it is.
+func proportionInterval(v, n, z float64) interval {
+	lo, hi := wilson(v, n, z)
+	return interval{lo: math.Min(lo, v), hi: math.Max(hi, v), counts: true}
 }
 
 // healthySide is the end of iv that is nearest to health for bound b: what
@@ -88,45 +94,101 @@ func sickSide(iv interval, b rules.Bound) float64 {
 	return iv.hi
 }
 
-// evidenceText says what the data behind c were, for events, explain,
-// alerts and the status page: "120 of 300 calls in 2m: ≥ 34 % at 99.9 %",
-// "1 of 4 calls in 2m: not enough evidence", "36 samples in 2m: not enough
-// evidence (fewer than 200)". sig is p.Config.Signals[i]; iv is c's
-// interval at scoring.confidence, above whether the signal's thresholds
-// are upper ones, past whether the value is past one and proven whether
-// the interval is too. Empty for signals without a count.
+// evidenceFormat is what the evidence texts of one signal of a policy are
+// made of besides a contribution's own numbers: made once by NewPolicy and
+// shared, by pointer, by that signal's contributions.
+type evidenceFormat struct {
+	// in says the range of the signal's count (" in 2m", "" when unknown).
+	in string
+	// samples: the count is of samples, not calls.
+	samples    bool
+	minSamples float64
+	// z is the normal quantile of scoring.confidence, confidence its text.
+	z          float64
+	confidence string
+}
+
+// newEvidenceFormat is the evidence format of signal sig of cfg.
+func newEvidenceFormat(cfg *rules.Config, sig *rules.SignalConfig) evidenceFormat {
+	f := evidenceFormat{samples: sig.Samples != "", minSamples: cfg.Scoring.MinSamples,
+		z: zScore(cfg.Scoring.Confidence), confidence: fmtConfidence(cfg.Scoring.Confidence)}
+	if w := rules.QueryWindow(sig.EvidenceQuery()); w > 0 {
+		f.in = " in " + fmtWindow(w)
+	}
+	return f
+}
+
+// evidenceKind is which end of a counted proportion's interval its
+// evidence text gives: the interval is not kept, but made again from the
+// contribution's value and volume when the text is asked for.
+type evidenceKind uint8
+
+const (
+	evidenceNone    evidenceKind = iota
+	evidenceAtLeast              // "≥ lo %": proven past an upper threshold, or within a lower one
+	evidenceAtMost               // "≤ hi %"
+)
+
+// setEvidence marks c, of the signal whose format is f, as one whose
+// reason is its evidence text (ReasonText), for a counted ok contribution:
+// iv is c's interval at scoring.confidence, above whether the signal's
+// thresholds are upper ones, proven whether the interval is past one.
 //
-// A live fleet's counted signals give every route a new text every tick,
-// so it is written with strconv into one buffer (appendFloat: the text of
-// fmt's %.0f, %g and %.3g) rather than with fmt, and the window and the
-// confidence come ready from NewPolicy.
-func evidenceText(p *Policy, i int, sig *rules.SignalConfig, c *Contribution, iv interval, above, past, proven bool) string {
+// A live fleet's counted signals would give every route a new text every
+// tick, though a text is read only when an alert, an event or a person
+// asks for it: scoring keeps only the kind of text, and ReasonText writes
+// it.
+func (c *Contribution) setEvidence(f *evidenceFormat, above, proven bool) {
 	if c.Status != StatusOK || !c.Counted {
-		return ""
+		return
+	}
+	c.Reason, c.evidence, c.evidenceKind = "", f, evidenceAtMost
+	if above == proven {
+		c.evidenceKind = evidenceAtLeast
+	}
+}
+
+// ReasonText is why c has its value: what the data behind a counted
+// signal were ("120 of 300 calls in 2m: ≥ 34 % at 99.9 %", "1 of 4 calls
+// in 2m: not enough evidence", "36 samples in 2m: not enough evidence
+// (fewer than 200)"), else Reason (a sample's error, or a text read back
+// from JSON).
+func (c *Contribution) ReasonText() string {
+	if c.evidence == nil {
+		return c.Reason
 	}
 	var buf [128]byte
-	b := buf[:0]
-	if sig.Samples != "" {
+	return string(c.appendEvidence(buf[:0]))
+}
+
+// appendEvidence appends c's evidence text to b. It is written with
+// strconv into one buffer (appendFloat: the text of fmt's %.0f, %g and
+// %.3g) rather than with fmt, as explain and the status page ask for every
+// route's.
+func (c *Contribution) appendEvidence(b []byte) []byte {
+	f := c.evidence
+	if f.samples {
 		b = appendFloat(b, c.Volume, 'f', 0)
 		b = append(b, " samples"...)
-		b = append(b, p.evidenceIn[i]...)
-		if c.Volume < p.Config.Scoring.MinSamples {
+		b = append(b, f.in...)
+		if c.Volume < f.minSamples {
 			b = append(b, ": not enough evidence (fewer than "...)
-			b = appendFloat(b, p.Config.Scoring.MinSamples, 'g', -1)
+			b = appendFloat(b, f.minSamples, 'g', -1)
 			b = append(b, ')')
 		}
-		return string(b)
+		return b
 	}
 	b = appendFloat(b, c.Value*c.Volume, 'f', 0)
 	b = append(b, " of "...)
 	b = appendFloat(b, c.Volume, 'f', 0)
 	b = append(b, " calls"...)
-	b = append(b, p.evidenceIn[i]...)
-	if past && !proven {
-		return string(append(b, ": not enough evidence"...))
+	b = append(b, f.in...)
+	if c.Unproven {
+		return append(b, ": not enough evidence"...)
 	}
 	// Proven past: the bound nearest to health; within: the farthest.
-	if above == proven {
+	iv := proportionInterval(c.Value, c.Volume, f.z)
+	if c.evidenceKind == evidenceAtLeast {
 		b = append(b, ": ≥ "...)
 		b = appendFloat(b, iv.lo*100, 'g', 3)
 	} else {
@@ -134,8 +196,22 @@ func evidenceText(p *Policy, i int, sig *rules.SignalConfig, c *Contribution, iv
 		b = appendFloat(b, iv.hi*100, 'g', 3)
 	}
 	b = append(b, " % at "...)
-	b = append(b, p.confidenceText...)
-	return string(b)
+	return append(b, f.confidence...)
+}
+
+// sameReason reports whether c and d give the same ReasonText, from the
+// numbers it is made of when both are evidence of the same format (floats
+// bit for bit), else from the texts.
+func sameReason(c, d *Contribution) bool {
+	if c.evidence != nil && c.evidence == d.evidence {
+		return c.evidenceKind == d.evidenceKind && c.Unproven == d.Unproven &&
+			math.Float64bits(c.Value) == math.Float64bits(d.Value) &&
+			math.Float64bits(c.Volume) == math.Float64bits(d.Volume)
+	}
+	if c.evidence == nil && d.evidence == nil {
+		return c.Reason == d.Reason
+	}
+	return c.ReasonText() == d.ReasonText()
 }
 
 // fmtConfidence writes a confidence as a percentage with all its nines:

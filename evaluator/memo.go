@@ -70,9 +70,9 @@ func scoreRoute(p *Policy, prev *routeMemo, route string, snap Snapshot, idle bo
 
 // sameSamples reports whether smps (one per signal of p) are exactly the
 // samples behind sc. A contribution keeps its sample's status, volume and
-// counted flag, its value when ok, and its reason unless ComputeScore
-// replaced it by the evidence text (ok and counted), which the other
-// fields determine. Floats compare bit for bit (-0 prints differently).
+// counted flag, its value when ok, and its reason unless it is ok and
+// counted: its reason is then its evidence text, which the other fields
+// determine. Floats compare bit for bit (-0 prints differently).
 func sameSamples(p *Policy, sc Score, smps []Sample) bool {
 	if len(sc.Contributions) != len(p.Config.Signals) {
 		return false

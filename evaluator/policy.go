@@ -37,14 +37,12 @@ type Policy struct {
 	// soleService, by route index: the route is in one service only.
 	soleService []bool
 	// z and zDecisive are the normal quantiles of scoring.confidence and
-	// scoring.decisive_confidence; evidenceIn says the range of each
-	// signal's count (" in 2m", "" when unknown) and confidenceText
-	// scoring.confidence, for evidence texts (evidence.go); scoring the
-	// penalties, caps and floors by signal index.
-	z, zDecisive   float64
-	evidenceIn     []string
-	confidenceText string
-	scoring        scoreRules
+	// scoring.decisive_confidence; evidence is each signal's format of
+	// evidence texts (evidence.go), which its contributions point to;
+	// scoring the penalties, caps and floors by signal index.
+	z, zDecisive float64
+	evidence     []evidenceFormat
+	scoring      scoreRules
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
@@ -52,15 +50,11 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
-	p.confidenceText = fmtConfidence(cfg.Scoring.Confidence)
+	p.evidence = make([]evidenceFormat, len(cfg.Signals))
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
-		in := ""
-		if w := rules.QueryWindow(s.EvidenceQuery()); w > 0 {
-			in = " in " + fmtWindow(w)
-		}
-		p.evidenceIn = append(p.evidenceIn, in)
+		p.evidence[i] = newEvidenceFormat(cfg, &cfg.Signals[i])
 	}
 	p.scoring = newScoreRules(cfg, p.signalIndex)
 	for _, l := range cfg.Levels {

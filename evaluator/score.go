@@ -12,7 +12,7 @@ import (
 
 // Contribution is what one signal did to a route's score. A route's score
 // holds one per signal, and a fleet's state one per route and signal, so
-// its fields are ordered to leave no padding (88 bytes): its status is
+// its fields are ordered to leave no padding (96 bytes): its status is
 // written as text only in JSON (MarshalJSON).
 type Contribution struct {
 	Signal string  `json:"signal"`
@@ -23,9 +23,16 @@ type Contribution struct {
 	// Counted: Volume is the count behind Value (calls or samples).
 	Counted bool `json:"counted,omitempty"`
 	// Unproven: Value is past a threshold but its count does not show it
-	// at scoring.confidence; the signal holds the route (Reason says why).
-	Unproven bool   `json:"unproven,omitempty"`
+	// at scoring.confidence; the signal holds the route (ReasonText says
+	// why).
+	Unproven bool `json:"unproven,omitempty"`
+	// evidenceKind and evidence, when set, make ReasonText the evidence
+	// text of a counted signal, written only when asked for (evidence.go).
+	evidenceKind evidenceKind
+	// Reason is why the signal has no value (a sample's error), or a
+	// reason read back from JSON; ReasonText is what to show.
 	Reason   string `json:"reason,omitempty"`
+	evidence *evidenceFormat
 	// Penalty is the points this signal took off.
 	Penalty float64 `json:"penalty"`
 	// CapsAt is the score cap this signal imposes, or -1.
@@ -78,8 +85,8 @@ func (s Score) Reasons() []string {
 			continue
 		}
 		ev := ""
-		if c.Counted && c.Reason != "" {
-			ev = ": " + c.Reason
+		if t := c.ReasonText(); c.Counted && t != "" {
+			ev = ": " + t
 		}
 		if c.Penalty > 0 {
 			out = append(out, fmt.Sprintf("%s %s (-%.1f)%s", c.Signal, fmtValue(c.Value), c.Penalty, ev))
@@ -189,9 +196,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 			past = past || p1
 			proven = proven || (p2 && shown[i].counts)
 		}
-		if t := evidenceText(p, i, sig, c, shown[i], above, past, proven); t != "" {
-			c.Reason = t
-		}
+		c.setEvidence(&p.evidence[i], above, proven)
 		c.Unproven = past && !proven
 		c.AlertValue = c.Value
 		switch {
@@ -292,7 +297,7 @@ type contributionJSON struct {
 
 // MarshalJSON writes a value that is not a number as null.
 func (c Contribution) MarshalJSON() ([]byte, error) {
-	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.Reason, Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor,
+	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.ReasonText(), Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor,
 		Volume: c.Volume, Counted: c.Counted, Unproven: c.Unproven}
 	if !math.IsNaN(c.Value) && !math.IsInf(c.Value, 0) {
 		j.Value = &c.Value

@@ -103,8 +103,8 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		if c.Floor > traffic.Normal {
 			effect = append(effect, "floor "+c.Floor.String())
 		}
-		if c.Reason != "" && (c.Status != evaluator.StatusOK || c.Counted) {
-			effect = append(effect, "("+c.Reason+")")
+		if r := c.ReasonText(); r != "" && (c.Status != evaluator.StatusOK || c.Counted) {
+			effect = append(effect, "("+r+")")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, c.Status, dash(strings.Join(effect, ", ")))
 	}

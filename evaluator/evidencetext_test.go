@@ -1,0 +1,91 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestEvidenceTextOnDemand checks the evidence texts that scoring leaves to
+// ReasonText: one for every ok counted signal with a count, none made
+// otherwise; the same after a JSON round trip; and sameReason, which the
+// alert memo compares instead of the texts, never says two contributions
+// give the same text when they do not.
+func TestEvidenceTextOnDemand(t *testing.T) {
+	p := defaultPolicy(t)
+	rng := rand.New(rand.NewPCG(13, 2))
+	values := []float64{0, 0.0002, 0.02, 0.25, 0.4, 1, 1.5}
+	volumes := []float64{0, 1, 4, 36, 300, 5000}
+	byText := map[int][]Contribution{}
+	same, sameChecked := 0, 0
+	for range 400 {
+		smps := make([]Sample, len(p.Config.Signals))
+		for i := range smps {
+			smps[i] = Sample{Value: values[rng.IntN(len(values))], Volume: volumes[rng.IntN(len(volumes))], Counted: rng.IntN(4) > 0}
+			if rng.IntN(10) == 0 {
+				smps[i] = Sample{Status: StatusError, Reason: "query failed"}
+			}
+		}
+		sc := scoreSamples(p, smps, false)
+		for i := range sc.Contributions {
+			c := &sc.Contributions[i]
+			sig := &p.Config.Signals[i]
+			text := c.ReasonText()
+			switch {
+			case c.Status != StatusOK:
+				if text != "query failed" {
+					t.Fatalf("%s in error: reason %q, want the sample's", c.Signal, text)
+				}
+			case c.Counted:
+				if c.evidence == nil || c.Reason != "" || text == "" {
+					t.Fatalf("%s counted: evidence %v, Reason %q, text %q", c.Signal, c.evidence, c.Reason, text)
+				}
+				if sig.Volume != "" && !strings.HasPrefix(text, fmtCount(c.Value*c.Volume)+" of "+fmtCount(c.Volume)+" calls") {
+					t.Fatalf("%s: text %q for %g of %g calls", c.Signal, text, c.Value, c.Volume)
+				}
+			default:
+				if c.evidence != nil || text != "" {
+					t.Fatalf("%s uncounted: evidence %v, text %q", c.Signal, c.evidence, text)
+				}
+			}
+			b, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Contribution
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if back.ReasonText() != text {
+				t.Fatalf("%s: reason %q after JSON, was %q", c.Signal, back.ReasonText(), text)
+			}
+			if !sameReason(c, &back) {
+				t.Fatalf("%s: %q not the same reason as itself read back", c.Signal, text)
+			}
+			for _, o := range byText[i] {
+				s := sameReason(c, &o)
+				if s != sameReason(&o, c) {
+					t.Fatalf("%s: sameReason(%q, %q) not symmetric", c.Signal, text, o.ReasonText())
+				}
+				if s && o.ReasonText() != text {
+					t.Fatalf("%s: sameReason says %q is %q", c.Signal, text, o.ReasonText())
+				}
+				if c.evidence != nil && o.evidence != nil {
+					sameChecked++
+					if s {
+						same++
+					}
+				}
+			}
+			if len(byText[i]) < 20 {
+				byText[i] = append(byText[i], *c)
+			}
+		}
+	}
+	if same == 0 || same == sameChecked {
+		t.Fatalf("sameReason of evidence: %d of %d pairs the same; the test exercises neither side", same, sameChecked)
+	}
+}
+
+func fmtCount(v float64) string { return string(appendFloat(nil, v, 'f', 0)) }
