@@ -53,6 +53,7 @@ func TestAtScaleLiveTick(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	e.logRuleGroups(t)
 
 	if n, by := sum(t, reg, "hermes_query_errors_total"); n != 0 {
 		t.Errorf("%g signal query errors over %d routes, want none: %s", n, routes, by)

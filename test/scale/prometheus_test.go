@@ -105,8 +105,10 @@ func (e *env) loadRecordingRules(t *testing.T) {
 	// (The throughput ratio's own last record needs an hour of history.)
 	last := []string{
 		"route:llm_gateway_requests:increase5m",
-		"route:llm_gateway_response_size_ratio:mean15m_over_1h_offset1h",
+		"route:llm_gateway_request_duration_seconds:count_increase2m",
+		"route:llm_gateway_response_size_bytes:mean1h", // every minute
 		"route:llm_gateway_request_duration_seconds:samples_min2m_1h_offset30m",
+		"route:llm_gateway_response_size_ratio:mean15m_over_1h_offset1h",
 		"route:llm_gateway_quality_score:avg",
 	}
 	deadline := time.Now().Add(5 * time.Minute)
@@ -150,6 +152,23 @@ func (e *env) fleetConfig(t *testing.T, path string) (string, *rules.Config) {
 		t.Fatal(err)
 	}
 	return file, cfg
+}
+
+// logRuleGroups logs how long the last round of each rule group took
+// against its interval: rounds well inside their interval are what keeps
+// the records a tick reads fresh, whatever the machine's load.
+func (e *env) logRuleGroups(t *testing.T) []promfleet.RuleGroup {
+	t.Helper()
+	groups, err := promfleet.RuleGroups(context.Background(), http.DefaultClient, e.prom.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, g := range groups {
+		lines = append(lines, g.String())
+	}
+	t.Logf("%d routes, rule groups' last round (load average %s):\n  %s", e.routes, loadAverage(), strings.Join(lines, "\n  "))
+	return groups
 }
 
 // cpuSeconds is Prometheus's CPU time so far.
