@@ -2,9 +2,12 @@ package promfleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,4 +90,40 @@ func label(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+// QuerySamples runs expr as an instant query at time at on the Prometheus
+// at url and returns how many samples its evaluation read (the query
+// statistics' totalQueryableSamples): the work of a rule, whatever the
+// machine's load.
+func QuerySamples(ctx context.Context, client *http.Client, url, expr string, at time.Time) (int64, error) {
+	form := neturl.Values{"query": {expr}, "stats": {"all"}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/query", strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("querying %q: %w", expr, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Stats struct {
+				Samples struct {
+					TotalQueryableSamples int64 `json:"totalQueryableSamples"`
+				} `json:"samples"`
+			} `json:"stats"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, fmt.Errorf("querying %q: %w", expr, err)
+	}
+	if out.Status != "success" {
+		return 0, fmt.Errorf("querying %q: %s", expr, out.Error)
+	}
+	return out.Data.Stats.Samples.TotalQueryableSamples, nil
 }

@@ -38,6 +38,7 @@ func TestAtScaleLiveTick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cpu, start := e.cpuSeconds(t), time.Now()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -53,6 +54,8 @@ func TestAtScaleLiveTick(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("Prometheus CPU while Hermes ticked: %.2f s per 15 s (fleet writes, rule groups and queries)",
+		(e.cpuSeconds(t)-cpu)/time.Since(start).Seconds()*15)
 	e.logRuleGroups(t)
 
 	if n, by := sum(t, reg, "hermes_query_errors_total"); n != 0 {
