@@ -119,6 +119,12 @@ func (e *env) loadRecordingRules(t *testing.T) {
 		"route:llm_gateway_request_duration_seconds:count_increase2m",
 		"route:llm_gateway_response_size_bytes:mean1h", // every minute
 		"route:llm_gateway_request_duration_seconds:samples_min2m_1h_offset30m",
+		// Both read the 1h quantiles, which the baselines group computes
+		// from the latency group's 1m rates: they exist from the first
+		// baselines round after the latency group's first round, which may
+		// be the second after loading.
+		"route:llm_gateway_p99_ratio:min2m_over_1h_offset30m",
+		"route:llm_gateway_p95_ratio:min2m_over_1h_offset30m",
 		"route:llm_gateway_response_size_ratio:mean15m_over_1h_offset1h",
 		"route:llm_gateway_quality_score:avg",
 	}
