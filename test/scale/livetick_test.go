@@ -24,9 +24,9 @@ import (
 // hour-long baselines fall back to the last hour as they do after the
 // rules are first loaded; TestPrometheusCPUPerTick runs with two hours.
 //
-// The fleet has 1,000 routes, about a minute and a half on this project's
-// machine (the hour-long baselines' group runs every minute, so its first
-// round comes up to a minute after the rules are loaded);
+// The fleet has 1,000 routes, one to two minutes on this project's machine
+// (the hour-long baselines' group runs every minute, so its first round
+// comes up to a minute after the rules are loaded);
 // HERMES_SCALE_ROUTES=10000 (scripts/bench-prometheus.sh) runs the
 // 10,000-route check, which takes three to four minutes. It logs each
 // rule group's last round against its interval and the samples its rules
