@@ -17,4 +17,4 @@ HERMES_BENCH_PROMETHEUS=1 HERMES_SCALE_ROUTES=${ROUTES:-1000,10000} HERMES_BENCH
 	go test -count=1 -v -timeout 60m -run 'TestPrometheusCPUPerTick$' ./test/scale/ |
 	sed -n '/Prometheus CPU per 15 s tick/,/^---/p' | grep -v '^---'
 CI=true HERMES_SCALE_ROUTES=10000 go test -count=1 -v -timeout 20m -run 'TestAtScaleLiveTick$' ./test/scale/ |
-	grep -E 'no signal in error|signal query errors|^(--- |ok|FAIL)'
+	grep -E 'no signal in error|signal query errors|rule groups|samples read per round|Prometheus CPU while|^(--- |ok|FAIL)'

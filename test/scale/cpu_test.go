@@ -77,6 +77,7 @@ func measure(t *testing.T, routes, ticks int) []string {
 	e.loadRecordingRules(t)
 	e.next(t) // one more evaluation of every group before measuring
 	a := e.run(t, at, ticks)
+	e.logRuleGroups(t)
 	row := func(name string, cfg *rules.Config, p phase) string {
 		return fmt.Sprintf("| %d | %s | %d | %.2f s | %s | %d |", routes, name, len(cfg.Queries()), p.cpu-ingest.cpu, p.slowest.Round(10*time.Millisecond), p.errors)
 	}

@@ -8,6 +8,7 @@ package scale_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/internal/benchfleet"
 	"github.com/hermes-failover/hermes/internal/promfleet"
 	"github.com/hermes-failover/hermes/internal/testenv"
@@ -30,12 +32,14 @@ const (
 // env is a Prometheus holding a fleet, with the series written live every
 // 15 s from the fleet's last sample on.
 type env struct {
-	prom    *testenv.TSDB
-	fleet   *promfleet.Fleet
-	rules   string // the directory Prometheus loads *.rules.yml from
-	routes  int
-	last    time.Time // the last timestamp written
-	history time.Duration
+	prom  *testenv.TSDB
+	fleet *promfleet.Fleet
+	rules string // the directory Prometheus loads *.rules.yml from
+	// ruleFile is the recording rules loaded (loadRecordingRules).
+	ruleFile string
+	routes   int
+	last     time.Time // the last timestamp written
+	history  time.Duration
 }
 
 // startEnv starts Prometheus (remote-write receiver and reloads on, no
@@ -82,11 +86,18 @@ func (e *env) next(t *testing.T) time.Time {
 	return at
 }
 
-// loadRecordingRules copies the shipped recording rules where Prometheus
-// looks, reloads it, and writes ticks until every route has its records.
+// loadRecordingRules copies the shipped recording rules (or the file
+// HERMES_SCALE_RECORDING_RULES names, to compare two versions) where
+// Prometheus looks, reloads it, and writes ticks until every route has its
+// records.
 func (e *env) loadRecordingRules(t *testing.T) {
 	t.Helper()
-	data, err := os.ReadFile(recordingRules)
+	path := recordingRules
+	if p := os.Getenv("HERMES_SCALE_RECORDING_RULES"); p != "" {
+		path = p // another version of the rules, to compare
+	}
+	e.ruleFile = path
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +116,16 @@ func (e *env) loadRecordingRules(t *testing.T) {
 	// (The throughput ratio's own last record needs an hour of history.)
 	last := []string{
 		"route:llm_gateway_requests:increase5m",
-		"route:llm_gateway_response_size_ratio:mean15m_over_1h_offset1h",
+		"route:llm_gateway_request_duration_seconds:count_increase2m",
+		"route:llm_gateway_response_size_bytes:mean1h", // every minute
 		"route:llm_gateway_request_duration_seconds:samples_min2m_1h_offset30m",
+		// Both read the 1h quantiles, which the baselines group computes
+		// from the latency group's 1m rates: they exist from the first
+		// baselines round after the latency group's first round, which may
+		// be the second after loading.
+		"route:llm_gateway_p99_ratio:min2m_over_1h_offset30m",
+		"route:llm_gateway_p95_ratio:min2m_over_1h_offset30m",
+		"route:llm_gateway_response_size_ratio:mean15m_over_1h_offset1h",
 		"route:llm_gateway_quality_score:avg",
 	}
 	deadline := time.Now().Add(5 * time.Minute)
@@ -150,6 +169,47 @@ func (e *env) fleetConfig(t *testing.T, path string) (string, *rules.Config) {
 		t.Fatal(err)
 	}
 	return file, cfg
+}
+
+// logRuleGroups logs how long the last round of each rule group took
+// against its interval, and how many samples a round reads (each rule
+// evaluated once more as an instant query at the last samples written,
+// with its statistics) and per
+// 15 s: rounds well inside their interval are what keeps the records a
+// tick reads fresh, and the samples read are their work whatever the
+// machine's load.
+func (e *env) logRuleGroups(t *testing.T) []promfleet.RuleGroup {
+	t.Helper()
+	groups, err := promfleet.RuleGroups(context.Background(), http.DefaultClient, e.prom.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := replay.LoadRecordingRules(e.ruleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[string]int64{}
+	for _, g := range loaded {
+		for _, r := range g.Rules {
+			n, err := promfleet.QuerySamples(context.Background(), http.DefaultClient, e.prom.URL, r.Expr, e.last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples[g.Name] += n
+		}
+	}
+	var lines []string
+	var per15s float64
+	for _, g := range groups {
+		name := g.Name[strings.LastIndex(g.Name, ";")+1:]
+		n := samples[name]
+		if g.Interval > 0 {
+			per15s += float64(n) * float64(promfleet.Interval) / float64(g.Interval)
+		}
+		lines = append(lines, fmt.Sprintf("%s, %d samples read per round", g, n))
+	}
+	t.Logf("%d routes, rule groups' last round (load average %s), %.3g samples read per 15 s in all:\n  %s", e.routes, loadAverage(), per15s, strings.Join(lines, "\n  "))
+	return groups
 }
 
 // cpuSeconds is Prometheus's CPU time so far.
