@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
 )
 
 // TestCounterRateMatchesEngine checks that every recording computed as a
@@ -94,29 +95,7 @@ func sameAsEngine(t *testing.T, b *Backtest, expr string, c *counterRate, from, 
 	if err != nil || !ok {
 		t.Fatalf("%s: ok %v, error %v", expr, ok, err)
 	}
-	qry, err := b.engine.NewRangeQuery(ctx, b, nil, expr, time.UnixMilli(from), time.UnixMilli(end), step)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer qry.Close()
-	res := qry.Exec(ctx)
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	want := res.Value.(promql.Matrix)
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d series, want %d", expr, len(got), len(want))
-	}
-	for i := range want {
-		if !labels.Equal(got[i].Metric, want[i].Metric) || len(got[i].Floats) != len(want[i].Floats) {
-			t.Fatalf("%s: series %d is %s with %d points, want %s with %d", expr, i, got[i].Metric, len(got[i].Floats), want[i].Metric, len(want[i].Floats))
-		}
-		for j, p := range want[i].Floats {
-			if g := got[i].Floats[j]; g.T != p.T || math.Float64bits(g.F) != math.Float64bits(p.F) {
-				t.Fatalf("%s: %s at %d is %v at %d, want %v", expr, want[i].Metric, p.T, g.F, g.T, p.F)
-			}
-		}
-	}
+	sameMatrixAsEngine(t, b, b, expr, got, from, end, step)
 }
 
 // TestParseCounterRate checks what is left to the engine.
@@ -166,6 +145,36 @@ func TestSplitCounterRates(t *testing.T) {
 		}
 		if want != "" && (len(rates) != 1 || rates[0] == nil) {
 			t.Errorf("%s: recordings %v, want one counter rate", q, rates)
+		}
+	}
+}
+
+// sameMatrixAsEngine fails unless got is what b's engine returns for expr
+// on q over [from, end], bit for bit.
+func sameMatrixAsEngine(t *testing.T, b *Backtest, q storage.Queryable, expr string, got promql.Matrix, from, end int64, step time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	qry, err := b.engine.NewRangeQuery(ctx, q, nil, expr, time.UnixMilli(from), time.UnixMilli(end), step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	want := res.Value.(promql.Matrix)
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d series, want %d", expr, len(got), len(want))
+	}
+	for i := range want {
+		if !labels.Equal(got[i].Metric, want[i].Metric) || len(got[i].Floats) != len(want[i].Floats) {
+			t.Fatalf("%s: series %d is %s with %d points, want %s with %d", expr, i, got[i].Metric, len(got[i].Floats), want[i].Metric, len(want[i].Floats))
+		}
+		for j, p := range want[i].Floats {
+			if g := got[i].Floats[j]; g.T != p.T || math.Float64bits(g.F) != math.Float64bits(p.F) {
+				t.Fatalf("%s: %s at %d is %v at %d, want %v", expr, want[i].Metric, p.T, g.F, g.T, p.F)
+			}
 		}
 	}
 }

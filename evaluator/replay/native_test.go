@@ -12,7 +12,6 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
-	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -154,30 +153,7 @@ func sameAggAsEngine(t *testing.T, rec *Recorder, expr string, a *nativeAgg, in 
 	if !ok {
 		t.Fatalf("%s: not evaluated natively", expr)
 	}
-	ctx := context.Background()
-	qry, err := rec.b.engine.NewRangeQuery(ctx, rec, nil, expr, time.UnixMilli(from), time.UnixMilli(end), step)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer qry.Close()
-	res := qry.Exec(ctx)
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	want := res.Value.(promql.Matrix)
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d series, want %d", expr, len(got), len(want))
-	}
-	for i := range want {
-		if !labels.Equal(got[i].Metric, want[i].Metric) || len(got[i].Floats) != len(want[i].Floats) {
-			t.Fatalf("%s: series %d is %s with %d points, want %s with %d", expr, i, got[i].Metric, len(got[i].Floats), want[i].Metric, len(want[i].Floats))
-		}
-		for j, p := range want[i].Floats {
-			if g := got[i].Floats[j]; g.T != p.T || math.Float64bits(g.F) != math.Float64bits(p.F) {
-				t.Fatalf("%s: %s at %d is %v at %d, want %v", expr, want[i].Metric, p.T, g.F, g.T, p.F)
-			}
-		}
-	}
+	sameMatrixAsEngine(t, rec.b, rec, expr, got, from, end, step)
 }
 
 // TestNativeAggOf checks what is left to the engine.
