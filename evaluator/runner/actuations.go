@@ -107,7 +107,31 @@ func (r *Runner) Actuations(ctx context.Context, since time.Time) ([]evaluator.A
 			acts[i].Error = why[a.Actuator+"@"+strconv.FormatInt(a.Time.Unix(), 10)]
 		}
 	}
-	return acts, "prometheus"
+	return withRecent(acts, mem), "prometheus"
+}
+
+// withRecent adds to acts, read from Prometheus, the actuations of mem
+// (this process's) that are newer than every one acts has of their
+// actuator: Prometheus holds an actuation only once it has scraped Hermes
+// after it, so the page would otherwise miss the latest move for up to a
+// scrape interval.
+func withRecent(acts, mem []evaluator.Actuation) []evaluator.Actuation {
+	newest := map[string]time.Time{}
+	for _, a := range acts {
+		if a.Time.After(newest[a.Actuator]) {
+			newest[a.Actuator] = a.Time
+		}
+	}
+	n := len(acts)
+	for _, a := range mem {
+		if a.Time.After(newest[a.Actuator]) {
+			acts = append(acts, a)
+		}
+	}
+	if len(acts) > n {
+		slices.SortStableFunc(acts, func(a, b evaluator.Actuation) int { return a.Time.Compare(b.Time) })
+	}
+	return acts
 }
 
 // forgetActuators drops what the runner keeps and exports of actuators not

@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -184,5 +188,46 @@ func TestActuationsFallBackOnMemory(t *testing.T) {
 	acts, source := r.Actuations(t.Context(), t0.Add(-time.Hour))
 	if source != "memory" || len(acts) != 1 || acts[0].String() != applied.String() {
 		t.Errorf("with Prometheus down: %v from %s, want %v from memory", acts, source, applied)
+	}
+}
+
+// TestActuationsFromPrometheusWithTheLatest: Prometheus holds an
+// actuation only once it has scraped Hermes after it; until then the page
+// gets the latest ones from memory, next to those Prometheus returns, and
+// none twice.
+func TestActuationsFromPrometheusWithTheLatest(t *testing.T) {
+	r, _ := newFlakyRunner(t, &fakeProm{}, &flakyActuator{})
+	t0 := time.Now().Truncate(time.Second)
+	t1, t2 := t0.Add(-2*time.Minute), t0.Add(-time.Second)
+	// Prometheus scraped the apply at t1, not yet the one at t2.
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		q := req.FormValue("query")
+		result := "[]"
+		switch {
+		case strings.Contains(q, persist.MetricActuatorChanged):
+			result = fmt.Sprintf(`[{"metric":{"actuator":"flaky","service":"chat"},"values":[[%d,"%d"]]}]`, t0.Add(-time.Minute).Unix(), t1.Unix())
+		case strings.Contains(q, persist.MetricActuatorTrafficPercent):
+			result = fmt.Sprintf(`[{"metric":{"actuator":"flaky","service":"chat","route":"free"},"values":[[%d,"0"]]}]`, t0.Add(-time.Minute).Unix())
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":%s}}`, result)
+	}))
+	defer prom.Close()
+	older := evaluator.Actuation{Time: t1.UTC(), Actuator: "flaky", Service: "chat", Weights: map[string]int{"free": 0}, Result: evaluator.ActuationApplied}
+	latest := evaluator.Actuation{Time: t2.UTC(), Actuator: "flaky", Service: "chat", Weights: map[string]int{"free": 10}, Result: evaluator.ActuationApplied}
+	r.mu.Lock()
+	r.cfg.Prometheus.URL = prom.URL
+	r.lastTick = t0
+	r.history.AddActuation(older)
+	r.history.AddActuation(latest)
+	r.mu.Unlock()
+	acts, source := r.Actuations(t.Context(), t0.Add(-time.Hour))
+	var got []string
+	for _, a := range acts {
+		got = append(got, a.Time.Format(time.TimeOnly)+" "+a.String())
+	}
+	want := []string{t1.UTC().Format(time.TimeOnly) + " " + older.String(), t2.UTC().Format(time.TimeOnly) + " " + latest.String()}
+	if source != "prometheus" || !slices.Equal(got, want) {
+		t.Errorf("actuations %q from %s\nwant %q from prometheus", got, source, want)
 	}
 }
