@@ -20,7 +20,7 @@ go test -race -count=1 -timeout 20m ./evaluator ./evaluator/runner ./web ./actua
 # and reports no executions meanwhile; a valid policy costs ~10 ms to parse,
 # so an unbounded minimization used the whole short run and looked like a
 # stall. Minimizing 50 executions keeps the run fuzzing.
-for fuzz in rules:FuzzParse evaluator/replay:FuzzParse web:FuzzAdminBodies web:FuzzDrillBody; do
+for fuzz in rules:FuzzParse evaluator/replay:FuzzParse evaluator/replay:FuzzSeriesDesc evaluator/promapi:FuzzDecodeAnswer web:FuzzAdminBodies web:FuzzDrillBody; do
   go test -run '^$' -fuzz "^${fuzz#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 50x "./${fuzz%%:*}"
 done
 # A short fuzz run of the reply validator on top of its committed seed corpus.

@@ -200,7 +200,7 @@ func expand(p parser.Parser, in inputSeries, start time.Time, interval time.Dura
 	if strings.TrimSpace(in.Series) == "" {
 		return Series{}, errors.New("series is empty")
 	}
-	lbls, vals, err := p.ParseSeriesDesc(in.Series + " " + in.Values)
+	lbls, vals, err := seriesDesc(p, in.Series, in.Values)
 	if err != nil {
 		return Series{}, fmt.Errorf("parsing %q: %w", in.Series+" "+in.Values, err)
 	}
