@@ -80,8 +80,6 @@ func decodeAnswer(r io.Reader, maxSeries int, each func(route, part string, v fl
 		return env, fmt.Errorf("decoding the answer: %w", it.Error)
 	case it.WhatIsNext() != jsoniter.InvalidValue:
 		return env, errors.New("decoding the answer: data after its end")
-	case body.err != nil:
-		return env, body
 	}
 	return env, nil
 }
