@@ -149,16 +149,7 @@ func rememberAlerts(p *Policy, rs *RouteState, own owned, split *traffic.Split, 
 	a := alertMemo{set: true, value: math.Float64bits(rs.Score.Value), level: rs.Level, stage: rs.Stage,
 		split: split, degraded: degraded, weights: weights,
 		contribs: rs.Score.Contributions, missing: rs.Score.Missing, conds: conds}
-	if own&ownState == 0 {
-		c := *rs
-		rs = &c
-	}
-	if own&ownMemo == 0 {
-		m := *rs.memo
-		rs.memo = &m
-	}
-	rs.memo.alerts = a
-	return rs
+	return withAlertMemo(rs, own, a)
 }
 
 // forgetAlerts returns rs without rule results in its memo: in place where
@@ -171,6 +162,13 @@ func forgetAlerts(rs *RouteState, own owned) *RouteState {
 	if rs.memo == nil || !rs.memo.alerts.set {
 		return rs
 	}
+	return withAlertMemo(rs, own, alertMemo{})
+}
+
+// withAlertMemo returns rs with a as its memo's alert results: in place
+// where own allows, else in a new route state or memo (copy on write: what
+// this tick did not make may be the previous tick's).
+func withAlertMemo(rs *RouteState, own owned, a alertMemo) *RouteState {
 	if own&ownState == 0 {
 		c := *rs
 		rs = &c
@@ -179,7 +177,7 @@ func forgetAlerts(rs *RouteState, own owned) *RouteState {
 		m := *rs.memo
 		rs.memo = &m
 	}
-	rs.memo.alerts = alertMemo{}
+	rs.memo.alerts = a
 	return rs
 }
 
