@@ -124,15 +124,7 @@ func TestStepDoesNotDependOnRuleReuse(t *testing.T) {
 			in.Commands = []evaluator.Command{{Kind: evaluator.CommandDrill, Route: r, Reason: "reuse", DryRun: rng.IntN(2) == 0,
 				Signals: map[string]float64{sig: v}, Expires: now.Add(time.Duration(1+rng.IntN(8)) * time.Minute)}}
 		}
-		var evsC, evsF []evaluator.Event
-		carried, evsC = evaluator.Step(p, carried, in, now)
-		fresh, evsF = evaluator.Step(p, evaluator.ForgetMemos(fresh), in, now)
-		if a, b := jsonOf(t, evsC), jsonOf(t, evsF); a != b {
-			t.Fatalf("tick %d: events differ\ncarried: %s\nfresh:   %s", tick, a, b)
-		}
-		if a, b := evaluator.StateText(carried), evaluator.StateText(fresh); a != b {
-			t.Fatalf("tick %d: states differ\ncarried: %s\nfresh:   %s", tick, a, b)
-		}
+		carried, fresh = stepBoth(t, p, carried, fresh, in, now, tick)
 	}
 	t.Logf("%d route ticks reused some rule results in a changed environment", partly)
 	if partly == 0 {
@@ -157,15 +149,7 @@ func TestRuleReuseForgetsDrilledEnvironment(t *testing.T) {
 			in.Commands = []evaluator.Command{{Kind: evaluator.CommandDrill, Route: route, Reason: "reuse",
 				Signals: map[string]float64{"p95_ratio": 1.7}, Expires: now.Add(time.Minute)}}
 		}
-		var evsC, evsF []evaluator.Event
-		carried, evsC = evaluator.Step(p, carried, in, now)
-		fresh, evsF = evaluator.Step(p, evaluator.ForgetMemos(fresh), in, now)
-		if a, b := jsonOf(t, evsC), jsonOf(t, evsF); a != b {
-			t.Fatalf("tick %d: events differ\ncarried: %s\nfresh:   %s", tick, a, b)
-		}
-		if a, b := evaluator.StateText(carried), evaluator.StateText(fresh); a != b {
-			t.Fatalf("tick %d: states differ\ncarried: %s\nfresh:   %s", tick, a, b)
-		}
+		carried, fresh = stepBoth(t, p, carried, fresh, in, now, tick)
 	}
 	if a := carried.Alerts["HermesQuotaLow/"+p.Config.Services[0].Name+"/"+route]; a == nil || !a.Active() {
 		t.Fatalf("HermesQuotaLow on %s is not active: the test no longer covers an active alert", route)
@@ -179,4 +163,21 @@ func withRouteSignal(snap evaluator.Snapshot, route, signal string, v float64) e
 	row[signal] = evaluator.Sample{Value: v}
 	out.Values[route] = row
 	return out
+}
+
+// stepBoth steps carried, which keeps its memos, and fresh, which forgets
+// them first, through the same tick, and fails unless both give the same
+// events and states.
+func stepBoth(t *testing.T, p *evaluator.Policy, carried, fresh evaluator.State, in evaluator.Input, now time.Time, tick int) (evaluator.State, evaluator.State) {
+	t.Helper()
+	var evsC, evsF []evaluator.Event
+	carried, evsC = evaluator.Step(p, carried, in, now)
+	fresh, evsF = evaluator.Step(p, evaluator.ForgetMemos(fresh), in, now)
+	if a, b := jsonOf(t, evsC), jsonOf(t, evsF); a != b {
+		t.Fatalf("tick %d: events differ\ncarried: %s\nfresh:   %s", tick, a, b)
+	}
+	if a, b := evaluator.StateText(carried), evaluator.StateText(fresh); a != b {
+		t.Fatalf("tick %d: states differ\ncarried: %s\nfresh:   %s", tick, a, b)
+	}
+	return carried, fresh
 }

@@ -26,13 +26,7 @@ func BenchmarkStepChanging(b *testing.B) {
 				snaps[k][0] = base
 				snaps[k][1] = withSignal(base, "p99_ratio", 1.01)
 			}
-			var s evaluator.State
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				now = now.Add(15 * time.Second)
-				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2][i%2]}, now)
-			}
+			runChanging(b, p, snaps, now)
 		})
 	}
 }
@@ -63,13 +57,7 @@ func BenchmarkStepChangingCounted(b *testing.B) {
 				snaps[k][0] = base
 				snaps[k][1] = counted(p, withSignal(base, "p99_ratio", 1.01))
 			}
-			var s evaluator.State
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				now = now.Add(15 * time.Second)
-				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2][i%2]}, now)
-			}
+			runChanging(b, p, snaps, now)
 		})
 	}
 }
@@ -89,4 +77,16 @@ func counted(p *evaluator.Policy, snap evaluator.Snapshot) evaluator.Snapshot {
 		out.Values[route] = row
 	}
 	return out
+}
+
+// runChanging steps b.N ticks from now, 40 calm then 40 degraded, each
+// phase alternating its two snapshots tick by tick.
+func runChanging(b *testing.B, p *evaluator.Policy, snaps [2][2]evaluator.Snapshot, now time.Time) {
+	var s evaluator.State
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		now = now.Add(15 * time.Second)
+		s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2][i%2]}, now)
+	}
 }
