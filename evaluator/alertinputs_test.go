@@ -1,7 +1,6 @@
 package evaluator_test
 
 import (
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -87,22 +86,15 @@ func TestStepDoesNotDependOnRuleReuse(t *testing.T) {
 		if tick%50 == 0 {
 			snap = memoSnapshot(p, rng.IntN(6), now)
 		}
-		next := evaluator.Snapshot{Time: now, Actuators: snap.Actuators, Values: map[string]map[string]evaluator.Sample{}}
-		for r, row := range snap.Values {
-			next.Values[r] = row
-		}
+		next := snap.Clone()
+		next.Time = now
 		for range 1 + rng.IntN(20) {
 			r, sig := p.Routes()[rng.IntN(len(p.Routes()))], names[rng.IntN(len(names))]
-			row := make(map[string]evaluator.Sample, len(next.Values[r]))
-			for k, v := range next.Values[r] {
-				row[k] = v
-			}
 			if k := rng.IntN(4); k == 3 {
-				delete(row, sig)
+				next.Set(r, sig, evaluator.Sample{Status: evaluator.StatusMissing, Reason: "no sample"})
 			} else {
-				row[sig] = evaluator.Sample{Value: values[sig][k]}
+				next.Set(r, sig, evaluator.Sample{Value: values[sig][k]})
 			}
-			next.Values[r] = row
 		}
 		snap = next
 		if tick > 0 {
@@ -158,10 +150,8 @@ func TestRuleReuseForgetsDrilledEnvironment(t *testing.T) {
 
 // withRouteSignal is a copy of snap with signal set to v for route.
 func withRouteSignal(snap evaluator.Snapshot, route, signal string, v float64) evaluator.Snapshot {
-	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: maps.Clone(snap.Values)}
-	row := maps.Clone(out.Values[route])
-	row[signal] = evaluator.Sample{Value: v}
-	out.Values[route] = row
+	out := snap.Clone()
+	out.Set(route, signal, evaluator.Sample{Value: v})
 	return out
 }
 

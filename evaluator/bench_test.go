@@ -16,7 +16,8 @@ var benchSizes = []int{100, 1000, 10000}
 // with the shipped policy (scoring, levels, plan and alert rules) at 100,
 // 1,000 and 10,000 routes. A tenth of the routes degrade (soft-fail 12 %)
 // and recover every 40 ticks (10 minutes at 15 s), so levels, splits and
-// alerts move as in a real fleet, not only a calm one. make bench derives
+// alerts move as in a real fleet, not only a calm one. Within a phase
+// the samples stay the same, in a new snapshot every tick. make bench derives
 // the 10k/1k ratio from the routes=1000 and routes=10000 results.
 func BenchmarkStep(b *testing.B) {
 	for _, n := range benchSizes {
@@ -24,14 +25,10 @@ func BenchmarkStep(b *testing.B) {
 			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
 			now := time.Unix(0, 0)
 			healthy := testenv.Healthy(p, now)
-			snaps := []evaluator.Snapshot{healthy, testenv.Degraded(p, healthy, 10, "soft_fail_ratio", 0.12)}
-			var s evaluator.State
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				now = now.Add(15 * time.Second)
-				s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2]}, now)
-			}
+			degraded := testenv.Degraded(p, healthy, 10, "soft_fail_ratio", 0.12)
+			// Each tick reads a snapshot other than the last one, with the
+			// same samples: a live tick's snapshot is always a new one.
+			runChanging(b, p, [2][2]evaluator.Snapshot{{healthy, healthy.Clone()}, {degraded, degraded.Clone()}}, now)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package evaluator_test
 
 import (
 	"fmt"
-	"maps"
 	"testing"
 	"time"
 
@@ -33,11 +32,9 @@ func BenchmarkStepChanging(b *testing.B) {
 
 // withSignal is a copy of snap with signal set to v for every route.
 func withSignal(snap evaluator.Snapshot, signal string, v float64) evaluator.Snapshot {
-	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: make(map[string]map[string]evaluator.Sample, len(snap.Values))}
-	for route, row := range snap.Values {
-		row = maps.Clone(row)
-		row[signal] = evaluator.Sample{Value: v}
-		out.Values[route] = row
+	out := snap.Clone()
+	for _, route := range snap.Routes() {
+		out.Set(route, signal, evaluator.Sample{Value: v})
 	}
 	return out
 }
@@ -65,16 +62,14 @@ func BenchmarkStepChangingCounted(b *testing.B) {
 // counted is snap with every sample of a signal with a volume or samples
 // query counted at 300.
 func counted(p *evaluator.Policy, snap evaluator.Snapshot) evaluator.Snapshot {
-	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: make(map[string]map[string]evaluator.Sample, len(snap.Values))}
-	for route, row := range snap.Values {
-		row = maps.Clone(row)
+	out := snap.Clone()
+	for _, route := range snap.Routes() {
 		for _, sig := range p.Config.Signals {
-			if smp, ok := row[sig.Name]; ok && sig.EvidenceQuery() != "" {
+			if smp := snap.Get(route, sig.Name); sig.EvidenceQuery() != "" {
 				smp.Volume, smp.Counted = 300, true
-				row[sig.Name] = smp
+				out.Set(route, sig.Name, smp)
 			}
 		}
-		out.Values[route] = row
 	}
 	return out
 }

@@ -208,11 +208,12 @@ func overlayDrills(drills map[string]Drill, snap Snapshot) Snapshot {
 	if len(drills) == 0 {
 		return snap
 	}
+	snap = snap.Clone()
 	for _, route := range slices.Sorted(maps.Keys(drills)) {
 		d := drills[route]
 		for _, n := range slices.Sorted(maps.Keys(d.Signals)) {
 			// No window: endDrills already removed the drills that ended.
-			Overlay{Route: route, Signal: n, Value: d.Signals[n]}.Apply(&snap)
+			Overlay{Route: route, Signal: n, Value: d.Signals[n]}.set(&snap)
 		}
 	}
 	return snap

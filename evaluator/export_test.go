@@ -57,7 +57,7 @@ var SameRoute = sameRoute
 func ReusableRules(p *Policy, prev State, snap Snapshot, route string) ([]string, bool) {
 	rs := *prev.Routes[route]
 	var memo *routeMemo
-	rs.Score, memo = scoreRoute(p, rs.memo, route, snap, false)
+	rs.Score, memo = newTickInputs(p, snap.t, prev.inputs).score(rs.memo, p.routeIndex[route], false)
 	rs.memo = memo
 	_, reuse, same := routeAlerts(p, &rs, prev.Services[p.routeServices[route][0]])
 	var names []string

@@ -50,52 +50,41 @@ type alertMemo struct {
 	conds    uint64
 }
 
-// scoreRoute is ComputeScore(route, snap, p, idle) through the route's
-// memo from the previous tick: the same score when every sample the score
-// reads is the same. It returns the score and the memo for the next state.
-// The samples are read from the snapshot once, for both.
-func scoreRoute(p *Policy, prev *routeMemo, route string, snap Snapshot, idle bool) (Score, *routeMemo) {
-	var buf [intervalsOnStack]Sample
-	smps := rowSamples(p, snap.Row(route), buf[:0])
-	if prev != nil && prev.policy == p && prev.idle == idle && sameSamples(p, prev.score, smps) {
+// tickInputs are the samples a tick scores, cur, and those the tick
+// before scored, last, which the previous state's memos were made from.
+type tickInputs struct {
+	p         *Policy
+	cur, last policyRows
+	curBuf    []cell
+	lastBuf   []cell
+}
+
+// newTickInputs reads the tables cur and last (either may be nil) in p's
+// order.
+func newTickInputs(p *Policy, cur, last *table) *tickInputs {
+	n := len(p.Config.Signals)
+	return &tickInputs{p: p, cur: readRows(p, cur), last: readRows(p, last), curBuf: make([]cell, 0, n), lastBuf: make([]cell, 0, n)}
+}
+
+// score is ComputeScore of the policy's route i through its memo from the
+// previous tick: the same score when every sample is the same as the
+// previous tick's. It returns the score and the memo for the next state.
+// A memo is only ever made here, from the tick's samples, which the next
+// state keeps as its inputs (State.inputs): so a route state's memo is
+// always that of its state's inputs.
+func (in *tickInputs) score(prev *routeMemo, i int, idle bool) (Score, *routeMemo) {
+	p, n := in.p, len(in.p.Config.Signals)
+	cells := in.cur.cells(i, n, in.curBuf)
+	if prev != nil && prev.policy == p && prev.idle == idle && sameCells(in.cur.t, cells, in.last.t, in.last.cells(i, n, in.lastBuf)) {
 		return prev.score, prev
 	}
-	sc := scoreSamples(p, smps, idle)
+	var buf [intervalsOnStack]Sample
+	sc := scoreSamples(p, in.cur.samples(cells, buf[:0]), idle)
 	m := &routeMemo{policy: p, idle: idle, score: sc}
 	if prev != nil && prev.policy == p {
 		m.alerts = prev.alerts
 	}
 	return sc, m
-}
-
-// sameSamples reports whether smps (one per signal of p) are exactly the
-// samples behind sc. A contribution keeps its sample's status, volume and
-// counted flag, its value when ok, and its reason unless it is ok and
-// counted: its reason is then its evidence text, which the other fields
-// determine. Floats compare bit for bit (-0 prints differently).
-func sameSamples(p *Policy, sc Score, smps []Sample) bool {
-	if len(sc.Contributions) != len(p.Config.Signals) {
-		return false
-	}
-	for i := range p.Config.Signals {
-		sig, smp, c := &p.Config.Signals[i], &smps[i], &sc.Contributions[i]
-		if smp.Status != c.Status || math.Float64bits(smp.Volume) != math.Float64bits(c.Volume) ||
-			(smp.Counted && sig.EvidenceQuery() != "") != c.Counted {
-			return false
-		}
-		if smp.Status == StatusOK {
-			if math.Float64bits(smp.Value) != math.Float64bits(c.Value) {
-				return false
-			}
-			if c.Counted {
-				continue
-			}
-		}
-		if smp.Reason != c.Reason {
-			return false
-		}
-	}
-	return true
 }
 
 // alertsMemoizable reports whether rule results may be reused while their

@@ -23,22 +23,20 @@ type Overlay struct {
 }
 
 // Apply overlays snap when its time lies in the overlay's window. It
-// replaces the route's map, never writing into one snap shares.
+// gives snap its own copy of the samples, never writing into a table snap
+// shares.
 func (o Overlay) Apply(snap *Snapshot) {
 	if snap.Time.Before(o.From) || (!o.Until.IsZero() && !snap.Time.Before(o.Until)) {
 		return
 	}
-	values := make(map[string]map[string]Sample, len(snap.Values))
-	for r, sigs := range snap.Values {
-		values[r] = sigs
-	}
-	sigs := make(map[string]Sample, len(values[o.Route])+1)
-	for k, v := range values[o.Route] {
-		sigs[k] = v
-	}
-	sigs[o.Signal] = Sample{Value: o.Value, Status: StatusOK, Reason: "injected"}
-	values[o.Route] = sigs
-	snap.Values = values
+	c := snap.Clone()
+	o.set(&c)
+	*snap = c
+}
+
+// set writes the overlay's sample into snap's table.
+func (o Overlay) set(snap *Snapshot) {
+	snap.Set(o.Route, o.Signal, Sample{Value: o.Value, Status: StatusOK, Reason: "injected"})
 }
 
 // ParseOverlay reads ROUTE:SIGNAL=VALUE@OFFSET[+DURATION] (for example

@@ -26,10 +26,10 @@ func TestOverlayDrivesTheCore(t *testing.T) {
 	for i := 0; i <= 60; i++ {
 		at := t0.Add(time.Duration(i) * 15 * time.Second)
 		s := snap(p, at, nil)
-		orig := s.Values["free"]
+		orig := s
 		o.Apply(&s)
-		if orig["error_body_ratio"].Value != 0 {
-			t.Fatal("Apply wrote into the snapshot's map")
+		if orig.Get("free", "error_body_ratio").Value != 0 {
+			t.Fatal("Apply wrote into the snapshot's table")
 		}
 		inWindow := !at.Before(o.From) && at.Before(o.Until)
 		if got := s.Get("free", "error_body_ratio").Value; (got == 0.4) != inWindow {

@@ -61,6 +61,11 @@ type State struct {
 	// Drills are the running fault drills, by route. A Drill is never
 	// changed in place: the map is copied before a write.
 	Drills map[string]Drill `json:"drills,omitempty"`
+
+	// inputs are the samples the last Step scored (after drills), which
+	// every route state's memo was made from (memo.go); the next Step
+	// compares its own with them. Never changed once a state holds them.
+	inputs *table
 }
 
 // Clone returns a deep copy of s, so Step never mutates its input.
@@ -100,6 +105,7 @@ func (s State) clone(deep bool) State {
 	}
 	out.Overrides = maps.Clone(s.Overrides)
 	out.Drills = s.Drills
+	out.inputs = s.inputs
 	return out
 }
 

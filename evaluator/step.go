@@ -63,10 +63,14 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 
 	made := make([]owned, len(routes)) // what of each route this tick made
+	// Each route's samples, and those of the last tick its memo was made
+	// from, are read from the tables in place when they are laid out in
+	// the policy's order (the live loop's and a backtest's are).
+	inputs := newTickInputs(p, snap.t, s.inputs)
 	for i, route := range p.Routes() {
 		prevRS := *routes[i]
 		idle := share[i] == 0
-		sc, memo := scoreRoute(p, prevRS.memo, route, snap, idle)
+		sc, memo := inputs.score(prevRS.memo, i, idle)
 		if memo != prevRS.memo {
 			made[i] |= ownMemo
 		}
@@ -92,6 +96,10 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 
 	writes.flush(p, &s, routes)
+	s.inputs = snap.t
+	if snap.t != nil {
+		snap.t.kept.Store(true)
+	}
 
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
 	var chain []*RouteState // a service's route states, in chain order

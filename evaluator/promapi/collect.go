@@ -87,15 +87,14 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 	}
 	wg.Wait()
 
-	snap := evaluator.Snapshot{Time: t, Values: make(map[string]map[string]evaluator.Sample, len(routes))}
-	for j, r := range routes {
-		row := snap.Values[r]
-		if row == nil {
-			row = make(map[string]evaluator.Sample, len(signals))
-			snap.Values[r] = row
-		}
-		for i, sig := range signals {
-			row[sig.Name] = answers[of[i]].sample(j)
+	names := make([]string, len(signals))
+	for i, sig := range signals {
+		names[i] = sig.Name
+	}
+	snap := evaluator.NewSnapshot(t, routes, names)
+	for j := range routes {
+		for i := range signals {
+			snap.SetCell(j, i, answers[of[i]].sample(j))
 		}
 	}
 	return snap

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"github.com/hermes-failover/hermes/evaluator"
+	"slices"
 
 	"context"
 	"errors"
@@ -95,22 +96,20 @@ func TestCollect(t *testing.T) {
 		{"paid", "sig_unlabeled", evaluator.StatusMissing, 0, "no data"},
 	}
 	for _, w := range want {
-		got, ok := snap.Values[w.route][w.signal]
-		if !ok {
-			t.Errorf("%s/%s: no sample", w.route, w.signal)
-			continue
-		}
+		got := snap.Get(w.route, w.signal)
 		if got.Status != w.status || got.Reason != w.reason || (w.status == evaluator.StatusOK && got.Value != w.value) {
 			t.Errorf("%s/%s = %+v, want status %v value %v reason %q", w.route, w.signal, got, w.status, w.value, w.reason)
 		}
 	}
-	if len(snap.Values) != len(routes) {
-		t.Errorf("snapshot has %d routes, want %d: %v", len(snap.Values), len(routes), snap.Values)
+	if !slices.Equal(snap.Routes(), routes) {
+		t.Errorf("snapshot has routes %q, want %q", snap.Routes(), routes)
 	}
-	for _, r := range routes {
-		if len(snap.Values[r]) != len(signals) {
-			t.Errorf("route %s has %d signals, want %d", r, len(snap.Values[r]), len(signals))
-		}
+	var names []string
+	for _, sig := range signals {
+		names = append(names, sig.Name)
+	}
+	if !slices.Equal(snap.Signals(), names) {
+		t.Errorf("snapshot has signals %q, want %q", snap.Signals(), names)
 	}
 }
 

@@ -229,11 +229,9 @@ func (r *Runner) Ticked() bool { return r.ticked.Load() }
 // hadData reports whether at least one signal query of the snapshot
 // answered: a value or no sample, not an error.
 func hadData(snap evaluator.Snapshot) bool {
-	for _, row := range snap.Values {
-		for _, smp := range row {
-			if smp.Status != evaluator.StatusError {
-				return true
-			}
+	for _, smp := range snap.All() {
+		if smp.Status != evaluator.StatusError {
+			return true
 		}
 	}
 	return false

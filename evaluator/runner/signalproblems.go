@@ -19,20 +19,19 @@ func logSignalProblems(log *slog.Logger, snap evaluator.Snapshot) {
 		route  string // the first in name order, so the line is stable
 	}
 	problems := map[problem]*seen{}
-	for route, sigs := range snap.Values {
-		for sig, smp := range sigs {
-			if smp.Status != evaluator.StatusError {
-				continue
-			}
-			k := problem{sig, smp.Reason}
-			p := problems[k]
-			if p == nil {
-				p = &seen{route: route}
-				problems[k] = p
-			}
-			p.routes++
-			p.route = min(p.route, route)
+	for cell, smp := range snap.All() {
+		if smp.Status != evaluator.StatusError {
+			continue
 		}
+		route, sig := cell[0], cell[1]
+		k := problem{sig, smp.Reason}
+		p := problems[k]
+		if p == nil {
+			p = &seen{route: route}
+			problems[k] = p
+		}
+		p.routes++
+		p.route = min(p.route, route)
 	}
 	keys := make([]problem, 0, len(problems))
 	for k := range problems {

@@ -30,20 +30,11 @@ func Fleet(routes int) func(*rules.Config) {
 // Degraded is a copy of snap with signal set to v for one route of p in
 // every (routes 0, every, 2×every, …), the others unchanged.
 func Degraded(p *evaluator.Policy, snap evaluator.Snapshot, every int, signal string, v float64) evaluator.Snapshot {
-	out := evaluator.Snapshot{Time: snap.Time, Actuators: snap.Actuators, Values: make(map[string]map[string]evaluator.Sample, len(snap.Values))}
-	for route, sigs := range snap.Values {
-		out.Values[route] = sigs
-	}
+	out := snap.Clone()
 	for i, r := range p.Routes() {
-		if i%every != 0 {
-			continue
+		if i%every == 0 {
+			out.Set(r, signal, evaluator.Sample{Value: v})
 		}
-		sigs := make(map[string]evaluator.Sample, len(snap.Values[r]))
-		for k, s := range snap.Values[r] {
-			sigs[k] = s
-		}
-		sigs[signal] = evaluator.Sample{Value: v}
-		out.Values[r] = sigs
 	}
 	return out
 }

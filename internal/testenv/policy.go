@@ -72,10 +72,14 @@ var HealthyValues = map[string]float64{
 // Healthy is a snapshot at at where every signal of every route of p has
 // its HealthyValues value (0 for signals it does not know).
 func Healthy(p *evaluator.Policy, at time.Time) evaluator.Snapshot {
-	s := evaluator.Snapshot{Time: at}
-	for _, r := range p.Routes() {
-		for _, sig := range p.Config.Signals {
-			s.Set(r, sig.Name, evaluator.Sample{Value: HealthyValues[sig.Name]})
+	names := make([]string, len(p.Config.Signals))
+	for j, sig := range p.Config.Signals {
+		names[j] = sig.Name
+	}
+	s := evaluator.NewSnapshot(at, p.Routes(), names)
+	for i := range p.Routes() {
+		for j, sig := range p.Config.Signals {
+			s.SetCell(i, j, evaluator.Sample{Value: HealthyValues[sig.Name]})
 		}
 	}
 	return s

@@ -1,0 +1,92 @@
+package evaluator
+
+import "slices"
+
+// policyRows reads a snapshot's table in a policy's order: the cells of
+// route p.Routes()[i] in p.Config.Signals order. For a table made with the
+// policy's routes and signals (the live loop's, a backtest's) that is row
+// i itself, read in place; any other is gathered by name.
+type policyRows struct {
+	t    *table
+	rows []int // route i's row, -1 for none; nil when row i is route i
+	cols []int // signal j's column, -1 for none; nil when column j is signal j
+}
+
+// readRows returns the policyRows of t (nil: a snapshot without samples)
+// for p.
+func readRows(p *Policy, t *table) policyRows {
+	if t == nil {
+		t = emptyTable
+	}
+	r := policyRows{t: t}
+	if !sameNames(t.routes, p.Routes()) {
+		r.rows = make([]int, len(p.Routes()))
+		for i, name := range p.Routes() {
+			if row, ok := t.rowOf[name]; ok {
+				r.rows[i] = row
+			} else {
+				r.rows[i] = -1
+			}
+		}
+	}
+	sigs := p.Config.Signals
+	same := len(t.signals) == len(sigs)
+	for j := 0; same && j < len(sigs); j++ {
+		same = t.signals[j] == sigs[j].Name
+	}
+	if !same {
+		r.cols = make([]int, len(sigs))
+		for j := range sigs {
+			if col, ok := t.colOf[sigs[j].Name]; ok {
+				r.cols[j] = col
+			} else {
+				r.cols[j] = -1
+			}
+		}
+	}
+	return r
+}
+
+// sameNames reports whether a and b hold the same names in the same order,
+// without comparing them when they are the same slice.
+func sameNames(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
+}
+
+// cells returns the cells of the policy's route i, in its signal order (n
+// of them): the table's row itself when it is laid out so, else gathered
+// into buf. A route or signal without a cell reads noSample.
+func (r policyRows) cells(i, n int, buf []cell) []cell {
+	row := i
+	if r.rows != nil {
+		row = r.rows[i]
+	}
+	if row < 0 {
+		buf = buf[:0]
+		for range n {
+			buf = append(buf, noSampleCell)
+		}
+		return buf
+	}
+	cells := r.t.row(row)
+	if r.cols == nil {
+		return cells
+	}
+	buf = buf[:0]
+	for _, col := range r.cols {
+		if col < 0 {
+			buf = append(buf, noSampleCell)
+		} else {
+			buf = append(buf, cells[col])
+		}
+	}
+	return buf
+}
+
+// samples appends the samples cells hold to smps.
+func (r policyRows) samples(cells []cell, smps []Sample) []Sample {
+	for _, c := range cells {
+		smps = append(smps, r.t.sample(c))
+	}
+	return smps
+}
