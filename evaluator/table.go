@@ -74,7 +74,10 @@ func (t *table) sample(c cell) Sample {
 
 // cellOf is v as a cell of t, its reason added to t's.
 func (t *table) cellOf(v Sample) cell {
-	r, ok := t.reasonOf[v.Reason]
+	r, ok := uint32(0), v.Reason == ""
+	if !ok {
+		r, ok = t.reasonOf[v.Reason]
+	}
 	if !ok {
 		r = uint32(len(t.reasons))
 		t.reasons = append(t.reasons, v.Reason)

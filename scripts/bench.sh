@@ -10,12 +10,15 @@
 #   - a real `hermes run` of 10,000 healthy routes: resident memory and the
 #     size of its /metrics (scripts/bench-rss.sh, about 2 minutes; RSS=0
 #     skips it).
-# BENCHTIME (default 80x for the tick: two 40-tick phases, calm then 10 % degraded) and COUNT (default 1) tune the runs;
-# the raw output is kept in bench.out for benchstat.
+# BENCHTIME (default 80x for the tick: two 40-tick phases, calm then 10 %
+# degraded) and COUNT (default 5 for the tick, whose sizes then run in turn:
+# one run of each is at the mercy of a noisy machine) tune the runs; the
+# tick's figures and ratios are medians of the COUNT runs. The raw output
+# is kept in bench.out for benchstat.
 set -eu
 cd "$(dirname "$0")/.."
 benchtime=${BENCHTIME:-80x}
-count=${COUNT:-1}
+count=${COUNT:-5}
 out=bench.out
 : >"$out"
 run() {
@@ -24,24 +27,30 @@ run() {
 run -bench 'BenchmarkStep$' -benchtime "$benchtime" ./evaluator/
 run -bench 'BenchmarkStepChanging$' -benchtime "$benchtime" ./evaluator/
 run -bench 'BenchmarkStepChangingCounted$' -benchtime "$benchtime" ./evaluator/
+count=1
 run -bench 'BenchmarkScrape$' -benchtime 3x ./evaluator/telemetry/
 run -bench 'BenchmarkBacktest24h$' -benchtime 1x -timeout 60m ./evaluator/replay/
 awk '
-/^BenchmarkStep\/routes=1000-/  { k1 += $3; n1++ }
-/^BenchmarkStep\/routes=10000-/ { k10 += $3; n10++ }
-/^BenchmarkStep\/routes=10000-/ { printf "tick at 10,000 routes: %.1f ms\n", $3 / 1e6 }
-/^BenchmarkStepChanging\/routes=1000-/  { c1 += $3; m1++ }
-/^BenchmarkStepChanging\/routes=10000-/ { c10 += $3; m10++ }
-/^BenchmarkStepChanging\/routes=10000-/ { printf "tick at 10,000 routes, every sample changing: %.1f ms\n", $3 / 1e6 }
-/^BenchmarkStepChangingCounted\/routes=1000-/  { d1 += $3; l1++ }
-/^BenchmarkStepChangingCounted\/routes=10000-/ { d10 += $3; l10++ }
-/^BenchmarkStepChangingCounted\/routes=10000-/ { printf "tick at 10,000 routes, every sample changing, counted: %.1f ms\n", $3 / 1e6 }
+function median(x, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && x[j-1] > x[j]; j--) { t = x[j]; x[j] = x[j-1]; x[j-1] = t }
+	return n % 2 ? x[(n+1)/2] : (x[n/2] + x[n/2+1]) / 2
+}
+/^BenchmarkStep\/routes=1000-/                 { k1[++n1] = $3 }
+/^BenchmarkStep\/routes=10000-/                { k10[++n10] = $3 }
+/^BenchmarkStepChanging\/routes=1000-/         { c1[++m1] = $3 }
+/^BenchmarkStepChanging\/routes=10000-/        { c10[++m10] = $3 }
+/^BenchmarkStepChangingCounted\/routes=1000-/  { d1[++l1] = $3 }
+/^BenchmarkStepChangingCounted\/routes=10000-/ { d10[++l10] = $3 }
 /^BenchmarkScrape\/routes=10000-/ { for (i = 1; i < NF; i++) if ($(i+1) == "bytes/scrape") printf "/metrics at 10,000 routes: %.1f MB\n", $i / 1e6 }
 /^BenchmarkBacktest24h\// { printf "backtest 24 h, %s: %.1f s\n", $1, $3 / 1e9 }
 END {
-	if (n1 && n10) printf "tick 10k/1k ratio: %.1f\n", (k10 / n10) / (k1 / n1)
-	if (m1 && m10) printf "tick 10k/1k ratio, every sample changing: %.1f\n", (c10 / m10) / (c1 / m1)
-	if (l1 && l10) printf "tick 10k/1k ratio, every sample changing, counted: %.1f\n", (d10 / l10) / (d1 / l1)
+	if (n1 && n10) { a = median(k1, n1); b = median(k10, n10)
+		printf "tick at 10,000 routes: %.1f ms; 1,000 routes: %.2f ms (medians of %d runs)\n", b / 1e6, a / 1e6, n10
+		printf "tick 10k/1k ratio: %.1f (of the medians)\n", b / a }
+	if (m1 && m10) { a = median(c1, m1); b = median(c10, m10)
+		printf "tick at 10,000 routes, every sample changing: %.1f ms; ratio %.1f\n", b / 1e6, b / a }
+	if (l1 && l10) { a = median(d1, l1); b = median(d10, l10)
+		printf "tick at 10,000 routes, every sample changing, counted: %.1f ms; ratio %.1f\n", b / 1e6, b / a }
 }
 ' "$out"
 [ "${RSS:-1}" = 0 ] || scripts/bench-rss.sh 10000
