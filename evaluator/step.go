@@ -86,7 +86,10 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			next.Score.Carried = true
 		}
 		if !sameRoute(&next, routes[i]) {
-			routes[i] = &next
+			// A new route state is allocated only here: with routes[i] =
+			// &next, next escaped to the heap for every route every tick,
+			// most of a calm tick's allocations.
+			routes[i] = ptr(next)
 			writes.add(i)
 			made[i] |= ownState
 		}
@@ -122,7 +125,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			// memo) finds it by pointer.
 			continue
 		}
-		s.Services[svc.Name] = &st
+		s.Services[svc.Name] = ptr(st) // allocated only for a split that changed
 	}
 
 	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, made, &writes, snap, now)
