@@ -10,14 +10,18 @@
 #   - a real `hermes run` of 10,000 healthy routes: resident memory and the
 #     size of its /metrics (scripts/bench-rss.sh, about 2 minutes; RSS=0
 #     skips it).
-# BENCHTIME (default 80x for the tick: two 40-tick phases, calm then 10 %
-# degraded) and COUNT (default 5 for the tick, whose sizes then run in turn:
-# one run of each is at the mercy of a noisy machine) tune the runs; the
-# tick's figures and ratios are medians of the COUNT runs. The raw output
-# is kept in bench.out for benchstat.
+# BENCHTIME (default 400x: five cycles of two 40-tick phases, calm then
+# 10 % degraded, enough ticks at every size for the garbage collector's
+# cycles to average out) and COUNT (default 5 for the tick, whose sizes
+# then run in turn: one run of each is at the mercy of a noisy machine)
+# tune the tick's runs; CHANGING_BENCHTIME (default 80x) those of the two
+# benchmarks where every sample changes. The tick's figures and ratios are
+# medians of the COUNT runs. The raw output is kept in bench.out for
+# benchstat.
 set -eu
 cd "$(dirname "$0")/.."
-benchtime=${BENCHTIME:-80x}
+benchtime=${BENCHTIME:-400x}
+changing=${CHANGING_BENCHTIME:-80x}
 count=${COUNT:-5}
 out=bench.out
 : >"$out"
@@ -25,8 +29,8 @@ run() {
 	go test -run '^$' -benchmem -count "$count" "$@" | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL|---)'
 }
 run -bench 'BenchmarkStep$' -benchtime "$benchtime" ./evaluator/
-run -bench 'BenchmarkStepChanging$' -benchtime "$benchtime" ./evaluator/
-run -bench 'BenchmarkStepChangingCounted$' -benchtime "$benchtime" ./evaluator/
+run -bench 'BenchmarkStepChanging$' -benchtime "$changing" ./evaluator/
+run -bench 'BenchmarkStepChangingCounted$' -benchtime "$changing" ./evaluator/
 count=1
 run -bench 'BenchmarkScrape$' -benchtime 3x ./evaluator/telemetry/
 run -bench 'BenchmarkBacktest24h$' -benchtime 1x -timeout 60m ./evaluator/replay/
