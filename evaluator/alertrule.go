@@ -84,13 +84,15 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	// target whose rules need none costs no allocation.
 	var env rules.AlertEnv
 	var built bool
-	// eval evaluates the rules of scope for one target. For a route in a
+	// eval evaluates the rules of one scope (scopeRules, indexes in
+	// p.alerts) for one target. For a route in a
 	// single service, rs and split are its state and the service's split:
 	// the route's memo then gives the rule results while their environment
 	// is unchanged (memo.go), and the environment is built only for a rule
 	// whose alert moves. It returns rs, or a new state of the route whose
 	// memo holds the results.
-	eval := func(scope string, id targetID, prevs []*Alert, rs *RouteState, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
+	serviceRules, routeRules, actuatorRules := p.scopeAlerts[rules.ScopeService], p.scopeAlerts[rules.ScopeRoute], p.scopeAlerts[rules.ScopeActuator]
+	eval := func(scopeRules []int, id targetID, prevs []*Alert, rs *RouteState, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
 		var cache annotationCache
 		built = false
 		envOf := func() *rules.AlertEnv {
@@ -106,10 +108,8 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		if rs != nil {
 			conds, reuse, same = routeAlerts(p, rs, split)
 		}
-		for ri, r := range p.alerts {
-			if r.cfg.Scope != scope {
-				continue
-			}
+		for _, ri := range scopeRules {
+			r := p.alerts[ri]
 			var cond bool
 			if reuse&(1<<ri) != 0 {
 				cond = conds&(1<<ri) != 0
@@ -163,7 +163,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		for _, i := range p.serviceRoutes[si] {
 			chain = append(chain, routes[i])
 		}
-		eval(rules.ScopeService, id, byTarget[id], nil, 0, nil,
+		eval(serviceRules, id, byTarget[id], nil, 0, nil,
 			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", chain, nil, sig) })
 		split := s.Services[svc.Name]
 		for j, route := range svc.Routes {
@@ -182,7 +182,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				routes[i] = next
 				writes.add(i)
 			}
-			if next := eval(rules.ScopeRoute, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
+			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
 				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, nil, routes[i], sig) }); next != rs {
 				routes[i] = next
 				writes.add(i)
@@ -191,7 +191,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	}
 	for _, name := range p.actuators {
 		id := targetID{actuator: name}
-		eval(rules.ScopeActuator, id, byTarget[id], nil, 0, nil, func(sig map[string]float64) rules.AlertEnv {
+		eval(actuatorRules, id, byTarget[id], nil, 0, nil, func(sig map[string]float64) rules.AlertEnv {
 			return actuatorEnv(snap.Actuators[name], name, sig, now)
 		})
 	}

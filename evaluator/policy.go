@@ -16,6 +16,9 @@ type Policy struct {
 	signals map[string]rules.SignalConfig
 	levels  [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
 	alerts  []*alertRule
+	// scopeAlerts are the indexes in alerts of each scope's rules, so a
+	// target's rules are found without reading every rule.
+	scopeAlerts map[string][]int
 	// alertMemo: rule results may be reused while their inputs are
 	// unchanged (memo.go).
 	alertMemo bool
@@ -91,6 +94,10 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
 		r.inputs = newRuleInputs(r, p.signalIndex)
+		if p.scopeAlerts == nil {
+			p.scopeAlerts = map[string][]int{}
+		}
+		p.scopeAlerts[r.cfg.Scope] = append(p.scopeAlerts[r.cfg.Scope], len(p.alerts))
 		p.alerts = append(p.alerts, r)
 	}
 	p.alertMemo = alertsMemoizable(p.alerts)
