@@ -29,14 +29,16 @@ func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteSta
 	for _, name := range svc.Routes {
 		rss = append(rss, routes[name])
 	}
-	return planService(p, svc.Routes, rss, nil)
+	st, _ := planService(p, svc.Routes, rss, nil)
+	return st
 }
 
 // planService is PlanService over the chain's route states rss. A split
 // whose weights, levels or reasons come out as those of old shares old's
 // (splits are never changed in place), so a calm fleet's plan allocates
-// only its split.
-func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Split) traffic.Split {
+// nothing. same says all three are old's, so Step need not compare them
+// again.
+func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Split) (st traffic.Split, same bool) {
 	const onStack = 8
 	var keepBuf [onStack]int
 	var lvlBuf [onStack]traffic.Level
@@ -50,7 +52,6 @@ func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Spli
 	for i := len(chain) - 1; i >= 0; i-- {
 		okAfter[i] = okAfter[i+1] || !failed(*rss[i])
 	}
-	var st traffic.Split
 	remaining := 100
 	for i, rs := range rss {
 		switch {
@@ -98,9 +99,11 @@ func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Spli
 		}
 	}
 
+	same = old != nil
 	if old != nil && sameEntries(old.Weights, chain, keep) {
 		st.Weights = old.Weights
 	} else {
+		same = false
 		st.Weights = make(map[string]int, len(chain))
 		for i, name := range chain {
 			st.Weights[name] = keep[i]
@@ -109,6 +112,7 @@ func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Spli
 	if old != nil && sameEntries(old.Levels, chain, lvls) {
 		st.Levels = old.Levels
 	} else {
+		same = false
 		st.Levels = make(map[string]traffic.Level, len(chain))
 		for i, name := range chain {
 			st.Levels[name] = lvls[i]
@@ -117,6 +121,7 @@ func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Spli
 	if old != nil && degraded > 0 && len(old.Reasons) == degraded && sameReasons(old.Reasons, chain, lvls) {
 		st.Reasons = old.Reasons[:degraded:degraded] // an append must not write into old's
 	} else {
+		same = same && degraded == 0 && len(old.Reasons) == 0
 		for i, name := range chain {
 			if lvls[i] != traffic.Normal {
 				st.Reasons = append(st.Reasons, name+": "+lvls[i].String())
@@ -125,7 +130,7 @@ func planService(p *Policy, chain []string, rss []*RouteState, old *traffic.Spli
 	}
 	primary := *rss[0]
 	st.RetriesEnabled = !st.Degraded && (primary.Level == traffic.Normal || p.level(min(primary.Level, traffic.Failover)).Retries)
-	return st
+	return st, same
 }
 
 // sameEntries reports whether m maps exactly chain[i] to vals[i].

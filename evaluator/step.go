@@ -112,9 +112,12 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		for j, i := range p.serviceRoutes[si] {
 			chain[j] = routes[i]
 		}
-		st := planService(p, svc.Routes, chain, old)
+		st, same := planService(p, svc.Routes, chain, old)
 		if o, ok := s.Overrides[svc.Name]; ok {
-			st = applyOverride(o, st, old)
+			st, same = applyOverride(o, st, old), false
+		}
+		if same && st.RetriesEnabled == old.RetriesEnabled && st.Degraded == old.Degraded && old.Override == st.Override {
+			continue // the same split, found without comparing its maps
 		}
 		if old == nil || !old.Equal(st) || old.Override != st.Override {
 			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
