@@ -52,6 +52,9 @@ type Recorder struct {
 	series [][]*recSeries
 	// off is set once a recording failed: queries then run as written.
 	off bool
+	// decoded are the loaded series the counter rates of the last range
+	// read.
+	decoded *decodedWindow
 }
 
 // recSeries is one recorded series.
@@ -115,6 +118,7 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 	if rec.off {
 		return false
 	}
+	dec := rec.decodeFor(start, end)
 	// Level by level, the recordings of a level at once.
 	errs := make([]error, len(rec.plan.recs))
 	for level := 0; ; level++ {
@@ -123,7 +127,7 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 		for i, rc := range rec.plan.recs {
 			if rc.level == level {
 				found = true
-				wg.Go(func() { errs[i] = rec.cover(ctx, i, start, end) })
+				wg.Go(func() { errs[i] = rec.cover(ctx, i, dec, start, end) })
 			}
 		}
 		wg.Wait()
@@ -138,23 +142,58 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 	return true
 }
 
-// cover records recording i as far as the queries over [start, end] read
-// it, and forgets what they no longer read.
-func (rec *Recorder) cover(ctx context.Context, i int, start, end int64) error {
+// decodeFor returns the loaded series that the counter rates recorded
+// over [start, end] read, to be decoded once for all of them, keeping
+// what the last range decoded.
+func (rec *Recorder) decodeFor(start, end int64) *decodedWindow {
+	if rec.decoded != nil && rec.decoded.end == end {
+		return rec.decoded // the other queries of the range
+	}
+	dec := rec.decoded.nextWindow(end)
+	for i, c := range rec.rates {
+		if c == nil {
+			continue
+		}
+		if _, from, _ := rec.span(i, start, end); from <= end {
+			for _, s := range matchingSeries(rec.b.series, c.matchers) {
+				dec.want(s, from-c.rng)
+			}
+		}
+	}
+	dec.drop()
+	rec.decoded = dec
+	return dec
+}
+
+// span returns the first step the queries over [start, end] read of
+// recording i, and the first step to record: past end if it is covered,
+// first if it must start over (then restart is true).
+func (rec *Recorder) span(i int, start, end int64) (first, from int64, restart bool) {
 	step := rec.step.Milliseconds()
-	first := start - rec.plan.recs[i].back.Milliseconds()
+	first = start - rec.plan.recs[i].back.Milliseconds()
 	first -= ((first % step) + step) % step
-	from := rec.next[i]
+	from = rec.next[i]
+	if from == 0 || first < rec.first[i] || first > from {
+		// Not recorded yet, or not from first on: start over.
+		return first, first, true
+	}
+	return first, from, false
+}
+
+// cover records recording i as far as the queries over [start, end] read
+// it, reading loaded series from dec, and forgets what they no longer
+// read.
+func (rec *Recorder) cover(ctx context.Context, i int, dec *decodedWindow, start, end int64) error {
+	step := rec.step.Milliseconds()
+	first, from, restart := rec.span(i, start, end)
 	if from > end && first == rec.first[i] {
 		return nil // covered, and read by the other queries of the range
 	}
-	if from == 0 || first < rec.first[i] || first > from {
-		// Not recorded yet, or not from first on: start over.
-		from = first
+	if restart {
 		rec.series[i] = nil
 	}
 	if from <= end {
-		if err := rec.evaluate(ctx, i, from, end); err != nil {
+		if err := rec.evaluate(ctx, i, dec, from, end); err != nil {
 			return err
 		}
 		rec.next[i] = end + step
@@ -164,12 +203,12 @@ func (rec *Recorder) cover(ctx context.Context, i int, start, end int64) error {
 	return nil
 }
 
-// evaluate records recording i over [from, end] and marks the series that
-// ended as stale.
-func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error {
+// evaluate records recording i over [from, end], reading loaded series
+// from dec, and marks the series that ended as stale.
+func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, from, end int64) error {
 	step := rec.step.Milliseconds()
 	if c := rec.rates[i]; c != nil {
-		m, ok, err := c.evaluate(ctx, rec.b, from, end, step)
+		m, ok, err := c.evaluate(ctx, rec.b, dec, from, end, step)
 		if err != nil {
 			return err
 		}

@@ -212,9 +212,15 @@ type querier struct {
 
 // matching returns the series whose labels satisfy every matcher, in label order.
 func (q *querier) matching(ms []*labels.Matcher) []*chunkedSeries {
+	return matchingSeries(q.series, ms)
+}
+
+// matchingSeries returns the series whose labels satisfy every matcher,
+// in their order in series (label order in a Backtest).
+func matchingSeries(series []chunkedSeries, ms []*labels.Matcher) []*chunkedSeries {
 	var out []*chunkedSeries
-	for i := range q.series {
-		s := &q.series[i]
+	for i := range series {
+		s := &series[i]
 		ok := true
 		for _, m := range ms {
 			if !m.Matches(s.labels.Get(m.Name)) {
