@@ -41,6 +41,8 @@ type Recorder struct {
 	// and the index of the recording it reads.
 	natives   []*nativeAgg
 	nativeSrc []int
+	// queries are the rewritten queries evaluated natively, by query.
+	queries map[string]*nativeQuery
 
 	// mu guards what follows: the first query of a range records it, the
 	// others of that range wait and then read.
@@ -71,7 +73,24 @@ func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
 	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
 	rec.natives, rec.nativeSrc = nativeAggs(plan)
+	rec.queries = nativeQueries(plan, step)
 	return rec
+}
+
+// nativeQueries returns the nativeQuery of each rewritten query of plan
+// that is one.
+func nativeQueries(plan *recordingPlan, step time.Duration) map[string]*nativeQuery {
+	ids := map[string]int{}
+	for i, r := range plan.recs {
+		ids[r.id] = i
+	}
+	out := map[string]*nativeQuery{}
+	for q, rw := range plan.rewrite {
+		if nq, ok := compileNativeQuery(rw, ids, step); ok {
+			out[q] = nq
+		}
+	}
+	return out
 }
 
 // nativeAggs returns, per recording of plan, its nativeAgg where it is one
@@ -100,6 +119,12 @@ func nativeAggs(plan *recordingPlan) ([]*nativeAgg, []int) {
 func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
+		if nq := rec.queries[q]; nq != nil {
+			if m, ok := nq.evaluate(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
+				out, err := toModelMatrix(m)
+				return out, nil, nil, err
+			}
+		}
 		q = rw
 	}
 	return rec.b.queryRange(ctx, rec, q, r)
