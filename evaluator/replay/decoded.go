@@ -90,20 +90,36 @@ func (d *decodedWindow) samples(s *chunkedSeries, after, end int64) ([]Sample, b
 }
 
 // fill decodes the samples of s in (after, end], keeping those the
-// window before decoded, in their array.
+// window before decoded. The samples end in an array of their size: the
+// window before's array when they fit there, as they do once the ranges
+// are as long.
 func (e *decodedSeries) fill(s *chunkedSeries) {
 	last := e.last
 	e.last = nil
-	if last == nil || !last.ok || last.err != nil || last.after > e.after {
-		e.samples, e.ok, e.err = decodeSeries(nil, s, e.after, e.end)
+	var array, kept []Sample
+	from := e.after
+	// The window before was filled: its range's recordings are done.
+	if last != nil && last.ok && last.err == nil && last.after <= e.after {
+		lo := sort.Search(len(last.samples), func(j int) bool { return last.samples[j].T > e.after })
+		array, kept, from = last.samples, last.samples[lo:], max(last.end, e.after)
+	}
+	buf := scratch.Get().(*[]Sample)
+	defer scratch.Put(buf)
+	more, ok, err := decodeSeries((*buf)[:0], s, from, e.end)
+	*buf = more[:0]
+	if e.ok, e.err = ok, err; !ok || err != nil {
 		return
 	}
-	// The window before was filled: its range's recordings are done.
-	kept := last.samples
-	lo := sort.Search(len(kept), func(j int) bool { return kept[j].T > e.after })
-	kept = kept[:copy(kept, kept[lo:])]
-	e.samples, e.ok, e.err = decodeSeries(kept, s, max(last.end, e.after), e.end)
+	if n := len(kept) + len(more); n > cap(array) {
+		array = make([]Sample, 0, n)
+	}
+	array = array[:copy(array[:len(kept)], kept)]
+	e.samples = append(array, more...)
 }
+
+// scratch holds the buffers series are decoded into before they are
+// copied into arrays of their size.
+var scratch = sync.Pool{New: func() any { return new([]Sample) }}
 
 // decodeSeries appends to buf the samples of s in (after, end], stale
 // markers included, read with the iterator the engine's selectors use
