@@ -16,8 +16,10 @@ import (
 // nativeQuery is a query rewritten to read recordings that the Recorder
 // answers from the recorded series themselves instead of asking the
 // engine: arithmetic, comparisons and `or` between recordings and numbers,
-// the constant label_replace that marks a signal's parts (rules.TickQuery)
-// and min_over_time of a recording's subquery. Once the recordings hold
+// the constant label_replace that marks a signal's parts (rules.TickQuery),
+// min_over_time of a recording's subquery, and the sums and quantiles of a
+// recording that nativeAgg evaluates. The Recorder evaluates the
+// recordings that are such expressions the same way. Once the recordings hold
 // the expensive parts, the engine's work on such a query is its per-step
 // machinery (gathering each input's samples, hashing every output
 // series' labels at every step), which took a third of a 100-route
@@ -54,6 +56,7 @@ const (
 	nqOr                         // vector or vector
 	nqLabelReplace               // label_replace(v, dst, repl, "", "")
 	nqMinOverTime                // min_over_time((recording)[range:step])
+	nqAgg                        // a nativeAgg of a recording
 )
 
 // nqNode is one node of a nativeQuery.
@@ -66,6 +69,7 @@ type nqNode struct {
 	lhs, rhs *nqNode
 	dst, val string // nqLabelReplace
 	rng      int64  // subquery range in milliseconds (nqMinOverTime)
+	agg      *nativeAgg
 }
 
 // nqSeries is one series of a node's value over a range: per step, its
@@ -103,6 +107,8 @@ func compileNQ(e parser.Expr, ids map[string]int, step time.Duration) (*nqNode, 
 		return &nqNode{kind: nqNumber, num: n.Val}, true
 	case *parser.VectorSelector:
 		return compileSelect(n, ids, step)
+	case *parser.AggregateExpr:
+		return compileAgg(n, ids)
 	case *parser.BinaryExpr:
 		if n.ReturnBool {
 			return nil, false
@@ -150,6 +156,8 @@ func compileNQ(e parser.Expr, ids map[string]int, step time.Duration) (*nqNode, 
 			return compileLabelReplace(n, ids, step)
 		case "min_over_time":
 			return compileMinOverTime(n, ids, step)
+		case "histogram_quantile":
+			return compileAgg(n, ids)
 		}
 	}
 	return nil, false
@@ -192,6 +200,20 @@ func compileLabelReplace(n *parser.Call, ids map[string]int, step time.Duration)
 		return nil, false
 	}
 	return &nqNode{kind: nqLabelReplace, lhs: in, dst: dst, val: repl}, true
+}
+
+// compileAgg compiles a nativeAgg: sum by (...) or histogram_quantile of
+// a recording.
+func compileAgg(e parser.Expr, ids map[string]int) (*nqNode, bool) {
+	a, ok := nativeAggOf(e)
+	if !ok {
+		return nil, false
+	}
+	i, ok := ids[a.src]
+	if !ok {
+		return nil, false
+	}
+	return &nqNode{kind: nqAgg, rec: i, agg: a}, true
 }
 
 // compileMinOverTime compiles min_over_time of a subquery of a recording
@@ -259,6 +281,20 @@ func (n *nqNode) eval(recorded [][]*recSeries, from, step int64, steps int) ([]n
 		return selectRecording(recorded[n.rec], from-n.offset, step, steps)
 	case nqMinOverTime:
 		return n.minOverTime(recorded, from, step, steps)
+	case nqAgg:
+		m, ok := n.agg.evaluate(recorded[n.rec], from, from+int64(steps-1)*step, step)
+		if !ok {
+			return nil, false
+		}
+		out := make([]nqSeries, len(m))
+		for i, s := range m {
+			out[i] = nqSeries{labels: s.Metric, vals: make([]float64, steps), has: make([]bool, steps)}
+			for _, p := range s.Floats {
+				k := (p.T - from) / step
+				out[i].vals[k], out[i].has[k] = p.F, true
+			}
+		}
+		return out, true
 	case nqScalarLeft, nqScalarRight:
 		vec := n.lhs
 		if n.kind == nqScalarLeft {

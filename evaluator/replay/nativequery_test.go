@@ -51,6 +51,11 @@ func TestNativeQueryMatchesEngine(t *testing.T) {
 		`min_over_time((` + r("1") + `)[100s:15s]) / (` + r("2") + ` offset 30m or ` + r("2") + `)`,
 		`min_over_time((` + r("0") + ` offset 1m)[2m:15s])`,
 		r("0") + ` < (` + r("1") + ` offset 30m or ` + r("1") + `) or (` + r("1") + ` offset 30m or ` + r("1") + `)`,
+		`sum by (route) (` + r("0") + `)`,
+		`sum by (x) (` + r("1") + `) * 2`,
+		`label_replace(sum by (route) (` + r("2") + `), "signal_part", "evidence", "", "")`,
+		`sum by (route) (` + r("0") + `) / sum by (route) (` + r("1") + `)`,
+		`sum(` + r("0") + `) or ` + r("1"),
 	}
 	// Evaluated natively only while no two series collide.
 	colliding := []string{
@@ -67,7 +72,9 @@ func TestNativeQueryMatchesEngine(t *testing.T) {
 		r("0") + ` ^ ` + r("1"),
 		r("0") + ` % ` + r("1"),
 		`1 + 2`,
-		`sum(` + r("0") + `)`,
+		`sum by (route) (` + r("0") + ` offset 1m)`,
+		`avg by (route) (` + r("0") + `)`,
+		`sum without (x) (` + r("0") + `)`,
 		`label_replace(` + r("0") + `, "dst", "$1", "route", "(.*)")`,
 		`label_replace(` + r("0") + `, "__name__", "x", "", "")`,
 		`min_over_time((` + r("0") + `)[2m:30s])`,

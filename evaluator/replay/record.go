@@ -41,8 +41,10 @@ type Recorder struct {
 	// and the index of the recording it reads.
 	natives   []*nativeAgg
 	nativeSrc []int
-	// queries are the rewritten queries evaluated natively, by query.
-	queries map[string]*nativeQuery
+	// queries are the rewritten queries evaluated natively, by query;
+	// nativeRecs, per recording, its nativeQuery where it is one.
+	queries    map[string]*nativeQuery
+	nativeRecs []*nativeQuery
 
 	// mu guards what follows: the first query of a range records it, the
 	// others of that range wait and then read.
@@ -74,7 +76,22 @@ func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
 	rec.natives, rec.nativeSrc = nativeAggs(plan)
 	rec.queries = nativeQueries(plan, step)
+	rec.nativeRecs = nativeRecordings(plan, step)
 	return rec
+}
+
+// nativeRecordings returns, per recording of plan, the nativeQuery of its
+// expression where it is one, else nil.
+func nativeRecordings(plan *recordingPlan, step time.Duration) []*nativeQuery {
+	ids := map[string]int{}
+	for i, r := range plan.recs {
+		ids[r.id] = i
+	}
+	out := make([]*nativeQuery, len(plan.recs))
+	for i, r := range plan.recs {
+		out[i], _ = compileNativeQuery(r.expr, ids, step)
+	}
+	return out
 }
 
 // nativeQueries returns the nativeQuery of each rewritten query of plan
@@ -247,6 +264,11 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, fr
 	}
 	if a := rec.natives[i]; a != nil {
 		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step); ok {
+			return rec.store(i, m, end)
+		}
+	}
+	if q := rec.nativeRecs[i]; q != nil {
+		if m, ok := q.evaluate(rec.series, from, end, step); ok {
 			return rec.store(i, m, end)
 		}
 	}
