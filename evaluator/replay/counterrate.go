@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
-	"github.com/prometheus/prometheus/tsdb/chunkenc"
 )
 
 // counterRate is a recording of rate or increase over a selector of loaded
@@ -152,41 +151,38 @@ func counterRateOf(e parser.Expr) (*counterRate, bool) {
 }
 
 // evaluate returns the recording over [from, end] at step as the engine's
-// range query would, in label order; ok is false where the engine must
-// evaluate it instead.
-func (c *counterRate) evaluate(ctx context.Context, b *Backtest, from, end, step int64) (m promql.Matrix, ok bool, err error) {
-	q, err := b.Querier(from-c.rng, end)
-	if err != nil {
-		return nil, false, err
-	}
-	defer q.Close()
-	set := q.Select(ctx, true, nil, c.matchers...)
+// range query would, in label order, reading the loaded series from dec
+// (nil to decode them here); ok is false where the engine must evaluate it
+// instead.
+func (c *counterRate) evaluate(ctx context.Context, b *Backtest, dec *decodedWindow, from, end, step int64) (m promql.Matrix, ok bool, err error) {
 	var (
-		it      chunkenc.Iterator
 		samples []Sample
 		resets  []int
 		seen    = map[uint64]bool{}
 	)
-	for set.Next() {
+	// The series the engine's selector over [from-rng, end] returns: those
+	// matching with a chunk in that range, in label order.
+	for _, s := range matchingSeries(b.series, c.matchers) {
+		if len(s.overlapping(from-c.rng, end)) == 0 {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, false, fmt.Errorf("recording rate: %w", err)
 		}
-		s := set.At()
+		all, floats, err := dec.samples(s, from-c.rng, end)
+		if err != nil {
+			return nil, false, fmt.Errorf("recording rate of %s: %w", s.labels, err)
+		}
+		if !floats {
+			return nil, false, nil
+		}
 		samples = samples[:0]
-		it = s.Iterator(it)
-		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
-			if vt != chunkenc.ValFloat {
-				return nil, false, nil
-			}
-			t, f := it.At()
-			if t > from-c.rng && t <= end && !value.IsStaleNaN(f) {
-				samples = append(samples, Sample{T: t, F: f})
+		for _, p := range all {
+			if !value.IsStaleNaN(p.F) {
+				samples = append(samples, p)
 			}
 		}
-		if err := it.Err(); err != nil {
-			return nil, false, fmt.Errorf("recording rate of %s: %w", s.Labels(), err)
-		}
-		lbls := s.Labels().DropMetricName()
+		lbls := s.labels.DropMetricName()
 		h := lbls.Hash()
 		if seen[h] {
 			return nil, false, nil // the engine reports duplicate series
@@ -221,9 +217,6 @@ func (c *counterRate) evaluate(ctx context.Context, b *Backtest, from, end, step
 		if len(pts) > 0 {
 			m = append(m, promql.Series{Metric: lbls, Floats: pts})
 		}
-	}
-	if err := set.Err(); err != nil {
-		return nil, false, fmt.Errorf("recording rate: %w", err)
 	}
 	sort.Sort(m)
 	return m, true, nil

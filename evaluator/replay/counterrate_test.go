@@ -2,9 +2,11 @@ package replay
 
 import (
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -87,15 +89,27 @@ func TestCounterRateMatchesEngine(t *testing.T) {
 }
 
 // sameAsEngine fails unless c over [from, end] is what the engine returns
-// for expr, bit for bit.
+// for expr, bit for bit: decoding the series itself, and reading them
+// from a window decoded for it and for a rate reaching further back, as
+// the rates of one range share them.
 func sameAsEngine(t *testing.T, b *Backtest, expr string, c *counterRate, from, end int64, step time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	got, ok, err := c.evaluate(ctx, b, from, end, step.Milliseconds())
-	if err != nil || !ok {
-		t.Fatalf("%s: ok %v, error %v", expr, ok, err)
+	shared := (*decodedWindow)(nil).nextWindow(end)
+	for _, s := range matchingSeries(b.series, c.matchers) {
+		shared.want(s, from-c.rng)
+		shared.want(s, from-c.rng-time.Hour.Milliseconds()-step.Milliseconds())
 	}
-	sameMatrixAsEngine(t, b, b, expr, got, from, end, step)
+	for _, dec := range []*decodedWindow{nil, shared} {
+		got, ok, err := c.evaluate(ctx, b, dec, from, end, step.Milliseconds())
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v, error %v", expr, ok, err)
+		}
+		sameMatrixAsEngine(t, b, b, expr, got, from, end, step)
+	}
+	if len(shared.entries) > 0 && !slices.ContainsFunc(slices.Collect(maps.Values(shared.entries)), func(e *decodedSeries) bool { return len(e.samples) > 0 }) {
+		t.Fatalf("%s: the shared window decoded no series", expr)
+	}
 }
 
 // TestParseCounterRate checks what is left to the engine.

@@ -32,8 +32,11 @@ type RangeCache struct {
 
 // rangeAnswer is one query's cached result.
 type rangeAnswer struct {
-	// vectors holds the samples of each tick, by timestamp in milliseconds.
-	vectors map[int64]model.Vector
+	// vectors holds the samples of each tick, the window's first tick
+	// first (from, then every step).
+	vectors []model.Vector
+	from    time.Time
+	step    time.Duration
 	// failed holds the API errors of the chunks that failed.
 	failed []failedChunk
 }
@@ -94,7 +97,7 @@ func NewRangeCache(ctx context.Context, api RangeQuerier, queries []string, from
 // fetchAll runs q over points steps from from, in chunks of at most
 // MaxRangePoints points.
 func fetchAll(ctx context.Context, api RangeQuerier, q string, from time.Time, step time.Duration, points int, opts []v1.Option) (*rangeAnswer, error) {
-	a := &rangeAnswer{vectors: map[int64]model.Vector{}}
+	a := &rangeAnswer{vectors: make([]model.Vector, points), from: from, step: step}
 	for first := 0; first < points; first += MaxRangePoints {
 		last := min(first+MaxRangePoints, points) - 1
 		r := v1.Range{Start: from.Add(time.Duration(first) * step), End: from.Add(time.Duration(last) * step), Step: step}
@@ -124,18 +127,33 @@ func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v
 		// One allocation per series, not per sample.
 		block := make([]model.Sample, len(ss.Values))
 		for i, p := range ss.Values {
-			t := int64(p.Timestamp)
-			block[i] = model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp}
-			v, ok := a.vectors[t]
+			k, ok := a.tick(int64(p.Timestamp))
 			if !ok {
+				continue // not a tick: no instant query asks for it
+			}
+			block[i] = model.Sample{Metric: ss.Metric, Value: p.Value, Timestamp: p.Timestamp}
+			if a.vectors[k] == nil {
 				// Room for every series at once, rather than growing
 				// each tick's vector series by series.
-				v = make(model.Vector, 0, len(m))
+				a.vectors[k] = make(model.Vector, 0, len(m))
 			}
-			a.vectors[t] = append(v, &block[i])
+			a.vectors[k] = append(a.vectors[k], &block[i])
 		}
 	}
 	return nil
+}
+
+// tick returns the index in vectors of the tick whose time in
+// milliseconds (as Query reads it) is t, ok false if none is. Ticks are at
+// least a millisecond apart, so at most one is.
+func (a *rangeAnswer) tick(t int64) (int, bool) {
+	k := int(time.UnixMilli(t).Sub(a.from) / a.step)
+	for _, c := range []int{k, k + 1} {
+		if c >= 0 && c < len(a.vectors) && a.from.Add(time.Duration(c)*a.step).UnixMilli() == t {
+			return c, true
+		}
+	}
+	return 0, false
 }
 
 // valueType names the type of a query result.
@@ -165,7 +183,7 @@ func (c *RangeCache) Query(_ context.Context, q string, t time.Time) (model.Vect
 			return nil, f.err
 		}
 	}
-	return a.vectors[ms], nil
+	return a.vectors[t.Sub(c.from)/c.step], nil
 }
 
 // Start is the first tick of the window.

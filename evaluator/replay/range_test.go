@@ -199,3 +199,32 @@ func TestRangeCachePrometheus(t *testing.T) {
 		t.Errorf("broken query: error %#v, want a bad_data API error", err)
 	}
 }
+
+// TestRangeAnswerTick checks that a sample's timestamp finds the tick that
+// Query reads at the same millisecond, also on grids that are not whole
+// milliseconds, and no tick otherwise.
+func TestRangeAnswerTick(t *testing.T) {
+	for _, grid := range []struct {
+		from time.Time
+		step time.Duration
+	}{
+		{time.Unix(1_700_000_000, 0), 15 * time.Second},
+		{time.Unix(0, 0), time.Millisecond},
+		{time.Unix(100, 300_000), 1500 * time.Microsecond},
+		{time.Unix(-5, 999_999), 2*time.Millisecond + 1},
+	} {
+		a := &rangeAnswer{vectors: make([]model.Vector, 50), from: grid.from, step: grid.step}
+		ticks := map[int64]int{}
+		for k := range a.vectors {
+			ticks[grid.from.Add(time.Duration(k)*grid.step).UnixMilli()] = k
+		}
+		first, last := grid.from.UnixMilli()-3, grid.from.Add(50*grid.step).UnixMilli()+3
+		for ms := first; ms <= last; ms++ {
+			k, ok := a.tick(ms)
+			want, wantOK := ticks[ms]
+			if ok != wantOK || k != want {
+				t.Errorf("from %s every %s: %d ms is tick %d (%v), want %d (%v)", grid.from, grid.step, ms, k, ok, want, wantOK)
+			}
+		}
+	}
+}

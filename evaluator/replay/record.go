@@ -41,6 +41,10 @@ type Recorder struct {
 	// and the index of the recording it reads.
 	natives   []*nativeAgg
 	nativeSrc []int
+	// queries are the rewritten queries evaluated natively, by query;
+	// nativeRecs, per recording, its nativeQuery where it is one.
+	queries    map[string]*nativeQuery
+	nativeRecs []*nativeQuery
 
 	// mu guards what follows: the first query of a range records it, the
 	// others of that range wait and then read.
@@ -52,6 +56,9 @@ type Recorder struct {
 	series [][]*recSeries
 	// off is set once a recording failed: queries then run as written.
 	off bool
+	// decoded are the loaded series the counter rates of the last range
+	// read.
+	decoded *decodedWindow
 }
 
 // recSeries is one recorded series.
@@ -68,7 +75,39 @@ func NewRecorder(b *Backtest, queries []string, step time.Duration) *Recorder {
 	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
 	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
 	rec.natives, rec.nativeSrc = nativeAggs(plan)
+	rec.queries = nativeQueries(plan, step)
+	rec.nativeRecs = nativeRecordings(plan, step)
 	return rec
+}
+
+// nativeRecordings returns, per recording of plan, the nativeQuery of its
+// expression where it is one, else nil.
+func nativeRecordings(plan *recordingPlan, step time.Duration) []*nativeQuery {
+	ids := map[string]int{}
+	for i, r := range plan.recs {
+		ids[r.id] = i
+	}
+	out := make([]*nativeQuery, len(plan.recs))
+	for i, r := range plan.recs {
+		out[i], _ = compileNativeQuery(r.expr, ids, step)
+	}
+	return out
+}
+
+// nativeQueries returns the nativeQuery of each rewritten query of plan
+// that is one.
+func nativeQueries(plan *recordingPlan, step time.Duration) map[string]*nativeQuery {
+	ids := map[string]int{}
+	for i, r := range plan.recs {
+		ids[r.id] = i
+	}
+	out := map[string]*nativeQuery{}
+	for q, rw := range plan.rewrite {
+		if nq, ok := compileNativeQuery(rw, ids, step); ok {
+			out[q] = nq
+		}
+	}
+	return out
 }
 
 // nativeAggs returns, per recording of plan, its nativeAgg where it is one
@@ -97,6 +136,12 @@ func nativeAggs(plan *recordingPlan) ([]*nativeAgg, []int) {
 func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
+		if nq := rec.queries[q]; nq != nil {
+			if m, ok := nq.evaluate(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
+				out, err := toModelMatrix(m)
+				return out, nil, nil, err
+			}
+		}
 		q = rw
 	}
 	return rec.b.queryRange(ctx, rec, q, r)
@@ -115,6 +160,7 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 	if rec.off {
 		return false
 	}
+	dec := rec.decodeFor(start, end)
 	// Level by level, the recordings of a level at once.
 	errs := make([]error, len(rec.plan.recs))
 	for level := 0; ; level++ {
@@ -123,7 +169,7 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 		for i, rc := range rec.plan.recs {
 			if rc.level == level {
 				found = true
-				wg.Go(func() { errs[i] = rec.cover(ctx, i, start, end) })
+				wg.Go(func() { errs[i] = rec.cover(ctx, i, dec, start, end) })
 			}
 		}
 		wg.Wait()
@@ -138,38 +184,77 @@ func (rec *Recorder) record(ctx context.Context, r v1.Range) bool {
 	return true
 }
 
-// cover records recording i as far as the queries over [start, end] read
-// it, and forgets what they no longer read.
-func (rec *Recorder) cover(ctx context.Context, i int, start, end int64) error {
+// decodeFor returns the loaded series that the counter rates recorded
+// over [start, end] read, to be decoded once for all of them, keeping
+// what the last range decoded.
+func (rec *Recorder) decodeFor(start, end int64) *decodedWindow {
+	if rec.decoded != nil && rec.decoded.end == end {
+		return rec.decoded // the other queries of the range
+	}
+	dec := rec.decoded.nextWindow(end)
+	for i, c := range rec.rates {
+		if c == nil {
+			continue
+		}
+		if _, from, _ := rec.span(i, start, end); from <= end {
+			for _, s := range matchingSeries(rec.b.series, c.matchers) {
+				dec.want(s, from-c.rng)
+			}
+		}
+	}
+	dec.drop()
+	rec.decoded = dec
+	return dec
+}
+
+// span returns the first step the queries over [start, end] read of
+// recording i, and the first step to record: past end if it is covered,
+// first if it must start over (then restart is true).
+func (rec *Recorder) span(i int, start, end int64) (first, from int64, restart bool) {
 	step := rec.step.Milliseconds()
-	first := start - rec.plan.recs[i].back.Milliseconds()
+	first = start - rec.plan.recs[i].back.Milliseconds()
 	first -= ((first % step) + step) % step
-	from := rec.next[i]
+	from = rec.next[i]
+	if from == 0 || first < rec.first[i] || first > from {
+		// Not recorded yet, or not from first on: start over.
+		return first, first, true
+	}
+	return first, from, false
+}
+
+// cover forgets what the queries over [start, end] no longer read of
+// recording i, and records it as far as they read it, reading loaded
+// series from dec.
+func (rec *Recorder) cover(ctx context.Context, i int, dec *decodedWindow, start, end int64) error {
+	step := rec.step.Milliseconds()
+	first, from, restart := rec.span(i, start, end)
 	if from > end && first == rec.first[i] {
 		return nil // covered, and read by the other queries of the range
 	}
-	if from == 0 || first < rec.first[i] || first > from {
-		// Not recorded yet, or not from first on: start over.
-		from = first
+	if restart {
 		rec.series[i] = nil
 	}
+	// Forget first what the queries no longer read: no recording reads
+	// itself, and the arrays then need room for what is kept and the new
+	// range only, not for the range before as well (a third of the
+	// recordings' memory at 100 routes).
+	rec.trim(i, first-lookbackDelta.Milliseconds())
 	if from <= end {
-		if err := rec.evaluate(ctx, i, from, end); err != nil {
+		if err := rec.evaluate(ctx, i, dec, from, end); err != nil {
 			return err
 		}
 		rec.next[i] = end + step
 	}
 	rec.first[i] = first
-	rec.trim(i, first-lookbackDelta.Milliseconds())
 	return nil
 }
 
-// evaluate records recording i over [from, end] and marks the series that
-// ended as stale.
-func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error {
+// evaluate records recording i over [from, end], reading loaded series
+// from dec, and marks the series that ended as stale.
+func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, from, end int64) error {
 	step := rec.step.Milliseconds()
 	if c := rec.rates[i]; c != nil {
-		m, ok, err := c.evaluate(ctx, rec.b, from, end, step)
+		m, ok, err := c.evaluate(ctx, rec.b, dec, from, end, step)
 		if err != nil {
 			return err
 		}
@@ -179,6 +264,11 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, from, end int64) error
 	}
 	if a := rec.natives[i]; a != nil {
 		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step); ok {
+			return rec.store(i, m, end)
+		}
+	}
+	if q := rec.nativeRecs[i]; q != nil {
+		if m, ok := q.evaluate(rec.series, from, end, step); ok {
 			return rec.store(i, m, end)
 		}
 	}
@@ -230,7 +320,8 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 		if need := len(rs.samples) + len(s.Floats) + gaps(s.Floats, step) + 2; need > cap(rs.samples) {
 			// Room for this range's samples and their stale markers,
 			// exactly: trim keeps the array, so it is the series' size for
-			// as long as the ranges are as long.
+			// as long as the ranges are as long (cover trims before it
+			// stores).
 			rs.samples = append(make([]Sample, 0, need), rs.samples...)
 		}
 		for _, p := range s.Floats {

@@ -11,12 +11,10 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
-	"github.com/prometheus/prometheus/tsdb/chunks"
 	"github.com/prometheus/prometheus/util/annotations"
 )
 
@@ -214,9 +212,15 @@ type querier struct {
 
 // matching returns the series whose labels satisfy every matcher, in label order.
 func (q *querier) matching(ms []*labels.Matcher) []*chunkedSeries {
+	return matchingSeries(q.series, ms)
+}
+
+// matchingSeries returns the series whose labels satisfy every matcher,
+// in their order in series (label order in a Backtest).
+func matchingSeries(series []chunkedSeries, ms []*labels.Matcher) []*chunkedSeries {
 	var out []*chunkedSeries
-	for i := range q.series {
-		s := &q.series[i]
+	for i := range series {
+		s := &series[i]
 		ok := true
 		for _, m := range ms {
 			if !m.Matches(s.labels.Get(m.Name)) {
@@ -308,43 +312,9 @@ func (s memSeries) Labels() labels.Labels { return s.labels }
 
 // Iterator returns an iterator over the samples, reusing it if it can.
 func (s memSeries) Iterator(it chunkenc.Iterator) chunkenc.Iterator {
-	if r, ok := it.(interface{ Reset(storage.Samples) }); ok {
-		r.Reset(floatSamples(s.samples))
-		return it
+	if r, ok := it.(*sampleIterator); ok {
+		r.reset(s.samples)
+		return r
 	}
-	return storage.NewListSeriesIterator(floatSamples(s.samples))
+	return &sampleIterator{samples: s.samples, i: -1}
 }
-
-// floatSamples presents float samples as storage.Samples.
-type floatSamples []Sample
-
-// Get returns sample i without copying it.
-func (fs floatSamples) Get(i int) chunks.Sample { return samplePtr{&fs[i]} }
-
-// Len is the number of samples.
-func (fs floatSamples) Len() int { return len(fs) }
-
-// samplePtr is a chunks.Sample view of a float Sample; a single pointer, it
-// fits an interface without allocating.
-type samplePtr struct{ s *Sample }
-
-// T returns the timestamp in milliseconds.
-func (p samplePtr) T() int64 { return p.s.T }
-
-// ST returns 0: the samples have no start timestamp.
-func (samplePtr) ST() int64 { return 0 }
-
-// F returns the value.
-func (p samplePtr) F() float64 { return p.s.F }
-
-// H returns nil: the sample is a float.
-func (samplePtr) H() *histogram.Histogram { return nil }
-
-// FH returns nil: the sample is a float.
-func (samplePtr) FH() *histogram.FloatHistogram { return nil }
-
-// Type is always a float.
-func (samplePtr) Type() chunkenc.ValueType { return chunkenc.ValFloat }
-
-// Copy returns an independent copy.
-func (p samplePtr) Copy() chunks.Sample { c := *p.s; return samplePtr{&c} }

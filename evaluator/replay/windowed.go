@@ -46,10 +46,16 @@ func (b *Backtest) queryRange(ctx context.Context, from storage.Queryable, q str
 	if !ok {
 		return nil, nil, nil, fmt.Errorf("range query returned %s, not a matrix", res.Value.Type())
 	}
+	out, err := toModelMatrix(m)
+	return out, nil, nil, err
+}
+
+// toModelMatrix converts an engine matrix to the client's representation.
+func toModelMatrix(m promql.Matrix) (model.Matrix, error) {
 	out := make(model.Matrix, 0, len(m))
 	for _, s := range m {
 		if len(s.Histograms) > 0 {
-			return nil, nil, nil, fmt.Errorf("series %s: native histogram results are not supported", s.Metric)
+			return nil, fmt.Errorf("series %s: native histogram results are not supported", s.Metric)
 		}
 		metric := make(model.Metric, s.Metric.Len())
 		s.Metric.Range(func(l labels.Label) { metric[model.LabelName(l.Name)] = model.LabelValue(l.Value) })
@@ -59,7 +65,7 @@ func (b *Backtest) queryRange(ctx context.Context, from storage.Queryable, q str
 		}
 		out = append(out, ss)
 	}
-	return out, nil, nil, nil
+	return out, nil
 }
 
 // Windowed answers a backtest's instant queries at its ticks from range
