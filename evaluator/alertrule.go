@@ -52,11 +52,12 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // an instance's previous state is looked up once per target, its key built
 // only when it has a next state.
 //
-// routes are s's route states in p.Routes() order, made says which of
-// them (and of their memos) this tick made; a route state replaced to hold
-// rule results is replaced in routes and recorded in writes. A route's
-// previous alerts are found by its index, the other targets' by name.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+// routes are s's route states in p.Routes() order and splits its splits
+// in p.Config.Services order; made says which of the route states (and of
+// their memos) this tick made; a route state replaced to hold rule results
+// is replaced in routes and recorded in writes. A route's previous alerts
+// are found by its index, the other targets' by name.
+func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, splits []*traffic.Split, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
@@ -164,8 +165,8 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 			chain = append(chain, routes[i])
 		}
 		eval(serviceRules, id, byTarget[id], nil, 0, nil,
-			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, "", chain, nil, sig) })
-		split := s.Services[svc.Name]
+			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, splits[si], "", chain, nil, sig) })
+		split := splits[si]
 		for j, route := range svc.Routes {
 			i := p.serviceRoutes[si][j]
 			var prevs []*Alert
@@ -183,7 +184,9 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				writes.add(i)
 			}
 			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
-				func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, route, nil, routes[i], sig) }); next != rs {
+				func(sig map[string]float64) rules.AlertEnv {
+					return alertEnv(s, svc, split, route, nil, routes[i], sig)
+				}); next != rs {
 				routes[i] = next
 				writes.add(i)
 			}
@@ -276,10 +279,11 @@ func alertEvent(a *Alert, now time.Time) *Event {
 // alertEnv is what an alert rule sees for one service, or one of its
 // routes when route is set; chain are the service's route states in its
 // order (by index, not by name: a fleet's routes map is large), rs the
-// route's. Its Signals are written into signals, an empty map.
-func alertEnv(s State, svc rules.ServiceConfig, route string, chain []*RouteState, rs *RouteState, signals map[string]float64) rules.AlertEnv {
+// route's, ss the service's split. Its Signals are written into signals,
+// an empty map.
+func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string, chain []*RouteState, rs *RouteState, signals map[string]float64) rules.AlertEnv {
 	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
-	if ss := s.Services[svc.Name]; ss != nil {
+	if ss != nil {
 		env.Degraded = ss.Degraded
 		env.Weights = ss.Weights
 	}

@@ -49,10 +49,16 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 	snap := overlayDrills(s.Drills, in.Snapshot)
 
+	// splits are s's splits by service index, looked up once: a fleet's
+	// services map is large. A split the plan replaces is replaced here too.
+	splits := make([]*traffic.Split, len(p.Config.Services))
+	for si, svc := range p.Config.Services {
+		splits[si] = s.Services[svc.Name]
+	}
 	// Which routes get user traffic now decides which signals are idle.
 	share := make([]int, len(routes))
-	for si, svc := range p.Config.Services {
-		if st := s.Services[svc.Name]; st != nil {
+	for si := range p.Config.Services {
+		if st := splits[si]; st != nil {
 			addShare(p, share, si, st.Weights)
 		}
 	}
@@ -108,7 +114,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	var chain []*RouteState // a service's route states, in chain order
 	for si, svc := range p.Config.Services {
 		chain = slices.Grow(chain[:0], len(svc.Routes))[:len(svc.Routes)]
-		old := s.Services[svc.Name]
+		old := splits[si]
 		for j, i := range p.serviceRoutes[si] {
 			chain[j] = routes[i]
 		}
@@ -128,10 +134,11 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			// memo) finds it by pointer.
 			continue
 		}
-		s.Services[svc.Name] = ptr(st) // allocated only for a split that changed
+		splits[si] = ptr(st) // allocated only for a split that changed
+		s.Services[svc.Name] = splits[si]
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, made, &writes, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, splits, made, &writes, snap, now)
 	writes.flush(p, &s, routes)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
