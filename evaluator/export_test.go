@@ -68,3 +68,22 @@ func ReusableRules(p *Policy, prev State, snap Snapshot, route string) ([]string
 	}
 	return names, same
 }
+
+// Every test of the package checks that the route states Step reads by
+// position are those of the state's Routes map by name.
+func init() { checkOrder = verifyOrder }
+
+func verifyOrder(p *Policy, routes map[string]*RouteState, byPos []*RouteState) {
+	for i, r := range p.Routes() {
+		if routes[r] != byPos[i] {
+			panic(fmt.Sprintf("route %s at %d: the route state remembered by position is not the Routes map's", r, i))
+		}
+	}
+}
+
+// WithoutOrderCheck turns verifyOrder off until the returned func is
+// called: benchmarks measure the tick without it.
+func WithoutOrderCheck() func() {
+	checkOrder = func(*Policy, map[string]*RouteState, []*RouteState) {}
+	return func() { checkOrder = verifyOrder }
+}

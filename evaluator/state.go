@@ -3,8 +3,10 @@ package evaluator
 import (
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
 )
@@ -66,6 +68,38 @@ type State struct {
 	// every route state's memo was made from (memo.go); the next Step
 	// compares its own with them. Never changed once a state holds them.
 	inputs *table
+	// order are the route states of Routes in a policy's order, as the
+	// Step that made the state left them (routeOrder).
+	order routeOrder
+}
+
+// routeOrder is a State's route states by position in p.Routes(), valid
+// while the State's Routes is the same map, of the same size, as when
+// Step recorded it: Step then reads its previous route states by position
+// instead of looking 10,000 names up in the map, the part of a large
+// fleet's tick that grew fastest with its size (the map and the states
+// leave the CPU's caches between ticks). Step never writes into a Routes
+// map it did not make this tick (states share it), and neither may anyone
+// else: a map changed in place would not be seen here.
+type routeOrder struct {
+	p      *Policy
+	routes []*RouteState
+	m      unsafe.Pointer
+	n      int
+}
+
+// routesOf returns the route states o holds for p and routes, nil when it
+// holds none for them.
+func (o routeOrder) routesOf(p *Policy, routes map[string]*RouteState) []*RouteState {
+	if o.p != p || o.routes == nil || o.n != len(routes) || o.m != mapID(routes) {
+		return nil
+	}
+	return o.routes
+}
+
+// mapID is the identity of a map.
+func mapID(m map[string]*RouteState) unsafe.Pointer {
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 // Clone returns a deep copy of s, so Step never mutates its input.
@@ -106,6 +140,9 @@ func (s State) clone(deep bool) State {
 	out.Overrides = maps.Clone(s.Overrides)
 	out.Drills = s.Drills
 	out.inputs = s.inputs
+	if !deep {
+		out.order = s.order
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package evaluator_test
 
 import (
+	"maps"
 	"math"
 	"reflect"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // TestSameRouteSeesEveryField changes each field of a route state in turn
@@ -56,5 +58,25 @@ func TestSameRouteSeesEveryField(t *testing.T) {
 		if evaluator.SameRoute(&base, &other) {
 			t.Errorf("%s: a changed route state compares the same", name)
 		}
+	}
+}
+
+// TestRouteOrderFollowsRoutesMap: a state whose Routes is replaced by
+// another map of the same size (as a restore does) is read by name, not
+// by the positions the last Step remembered for the old map.
+func TestRouteOrderFollowsRoutesMap(t *testing.T) {
+	p := testenv.DefaultPolicy(t)
+	now := time.Unix(1_700_000_000, 0)
+	var s evaluator.State
+	s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: testenv.Healthy(p, now)}, now)
+	s.Routes = maps.Clone(s.Routes)
+	s.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Failover, Since: now}}
+	now = now.Add(15 * time.Second)
+	s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: testenv.Healthy(p, now)}, now)
+	if got := s.Routes["free"].Level; got != traffic.Failover {
+		t.Fatalf("free is %s after the tick, want failover: Step read the route states of the map before", got)
+	}
+	if w := s.Services["chat"].Weights["free"]; w != 0 {
+		t.Fatalf("free gets %d %%, want 0", w)
 	}
 }

@@ -22,7 +22,14 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	// route state that changes is replaced there and recorded in writes.
 	routes := make([]*RouteState, len(p.Routes()))
 	var writes routeWrites
+	if known := prev.order.routesOf(p, s.Routes); known != nil {
+		copy(routes, known)
+		checkOrder(p, s.Routes, routes)
+	}
 	for i, r := range p.Routes() {
+		if routes[i] != nil {
+			continue
+		}
 		if routes[i] = s.Routes[r]; routes[i] == nil {
 			routes[i] = &RouteState{SavedRoute: SavedRoute{Level: traffic.Normal, Since: now}}
 			writes.add(i)
@@ -143,8 +150,13 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
 	evs = append(evs, recordDrills(&s, now)...)
+	s.order = routeOrder{p: p, routes: routes, m: mapID(s.Routes), n: len(s.Routes)}
 	return s, evs
 }
+
+// checkOrder, in tests, fails a tick whose route states by position are
+// not those of routes by name.
+var checkOrder = func(p *Policy, routes map[string]*RouteState, byPos []*RouteState) {}
 
 // addShare adds the weights of the split of p.Config.Services[si] to each
 // route's share, by route index. A split planned before a reload may still
