@@ -53,6 +53,10 @@ type RouteState struct {
 // State is the core's whole memory. The zero State means "nothing known":
 // every route starts normal at the first tick.
 type State struct {
+	// Routes are the route states by name. Step replaces the map when a
+	// route state changes and never writes into one it did not make: the
+	// states of consecutive ticks share it, and Step remembers its route
+	// states by position for it (routeOrder). Write a copy, not in place.
 	Routes map[string]*RouteState `json:"routes"`
 	// Services are the planned splits, the actuators' desired state.
 	Services map[string]*traffic.Split `json:"services"`
