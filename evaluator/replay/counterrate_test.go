@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/hermes-failover/hermes/rules"
 	"github.com/prometheus/prometheus/storage"
 )
 
@@ -22,31 +23,22 @@ import (
 // on every scenario, window by window, and rates and increases of random
 // counters with resets, gaps, stale markers and irregular scrapes.
 func TestCounterRateMatchesEngine(t *testing.T) {
-	cfg, files := shippedScenarios(t)
-	step := cfg.Global.EvaluationInterval
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			b, err := OpenFile(path)
-			if err != nil {
-				t.Fatal(err)
+	onScenarios(t, func(t *testing.T, cfg *rules.Config, b *Backtest, rec *Recorder) {
+		step := cfg.Global.EvaluationInterval
+		n := 0
+		for i, c := range rec.rates {
+			if c == nil {
+				continue
 			}
-			rec := NewRecorder(b, cfg.Queries(), step)
-			n := 0
-			for i, c := range rec.rates {
-				if c == nil {
-					continue
-				}
-				n++
-				for from := alignUp(b.Start(), step); !from.After(b.End()); from = from.Add(DefaultWindow) {
-					end := minTime(from.Add(DefaultWindow-step), b.End())
-					sameAsEngine(t, b, rec.plan.recs[i].expr, c, from.UnixMilli(), end.UnixMilli(), step)
-				}
-			}
-			if n == 0 {
-				t.Fatal("no recording of the shipped policy is a counter rate")
-			}
-		})
-	}
+			n++
+			windows(b, step, func(from, end time.Time) {
+				sameAsEngine(t, b, rec.plan.recs[i].expr, c, from.UnixMilli(), end.UnixMilli(), step)
+			})
+		}
+		if n == 0 {
+			t.Fatal("no recording of the shipped policy is a counter rate")
+		}
+	})
 	t.Run("random counters", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		stale := math.Float64frombits(value.StaleNaN)

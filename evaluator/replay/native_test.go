@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestNativeAggMatchesEngine checks that every recording computed as a
@@ -21,42 +22,33 @@ import (
 // recorded series with gaps, stale markers, NaNs, values of very different
 // sizes, unsorted and duplicate bounds and bad le labels.
 func TestNativeAggMatchesEngine(t *testing.T) {
-	cfg, files := shippedScenarios(t)
-	step := cfg.Global.EvaluationInterval
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			b, err := OpenFile(path)
-			if err != nil {
-				t.Fatal(err)
+	onScenarios(t, func(t *testing.T, cfg *rules.Config, b *Backtest, rec *Recorder) {
+		step := cfg.Global.EvaluationInterval
+		var sums, quantiles int
+		for _, a := range rec.natives {
+			switch {
+			case a == nil:
+			case a.isQuantile:
+				quantiles++
+			default:
+				sums++
 			}
-			rec := NewRecorder(b, cfg.Queries(), step)
-			var sums, quantiles int
-			for _, a := range rec.natives {
-				switch {
-				case a == nil:
-				case a.isQuantile:
-					quantiles++
-				default:
-					sums++
-				}
+		}
+		if sums == 0 || quantiles == 0 {
+			t.Fatalf("%d sums and %d quantiles of the shipped policy are native, want both", sums, quantiles)
+		}
+		ctx := context.Background()
+		windows(b, step, func(from, end time.Time) {
+			if !rec.record(ctx, v1.Range{Start: from, End: end, Step: step}) {
+				t.Fatalf("recording failed in the window from %s", from)
 			}
-			if sums == 0 || quantiles == 0 {
-				t.Fatalf("%d sums and %d quantiles of the shipped policy are native, want both", sums, quantiles)
-			}
-			ctx := context.Background()
-			for from := alignUp(b.Start(), step); !from.After(b.End()); from = from.Add(DefaultWindow) {
-				end := minTime(from.Add(DefaultWindow-step), b.End())
-				if !rec.record(ctx, v1.Range{Start: from, End: end, Step: step}) {
-					t.Fatalf("recording failed in the window from %s", from)
-				}
-				for i, a := range rec.natives {
-					if a != nil {
-						sameAggAsEngine(t, rec, rec.plan.recs[i].expr, a, rec.series[rec.nativeSrc[i]], from.UnixMilli(), end.UnixMilli(), step)
-					}
+			for i, a := range rec.natives {
+				if a != nil {
+					sameAggAsEngine(t, rec, rec.plan.recs[i].expr, a, rec.series[rec.nativeSrc[i]], from.UnixMilli(), end.UnixMilli(), step)
 				}
 			}
 		})
-	}
+	})
 	t.Run("random series", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		stale := math.Float64frombits(value.StaleNaN)

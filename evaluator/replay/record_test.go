@@ -19,37 +19,53 @@ import (
 // runs it, returns bit for bit what the engine returns for the query as
 // written.
 func TestRecorderMatchesEngine(t *testing.T) {
+	onScenarios(t, func(t *testing.T, cfg *rules.Config, b *Backtest, rec *Recorder) {
+		step, queries := cfg.Global.EvaluationInterval, cfg.Queries()
+		if len(rec.plan.rewrite) < len(queries)/2 {
+			t.Fatalf("only %d of %d queries read a recording", len(rec.plan.rewrite), len(queries))
+		}
+		ctx := context.Background()
+		windows(b, step, func(from, end time.Time) {
+			r := v1.Range{Start: from, End: end, Step: step}
+			for _, q := range queries {
+				want, _, _, werr := b.QueryRange(ctx, q, r)
+				got, _, _, gerr := rec.QueryRange(ctx, q, r)
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("%s at %s: error %v, want %v", q, from, gerr, werr)
+				}
+				if werr == nil {
+					sameMatrix(t, q, got.(model.Matrix), want.(model.Matrix))
+				}
+			}
+			if rec.off {
+				t.Fatalf("a recording failed in the window from %s", from)
+			}
+		})
+	})
+}
+
+// onScenarios runs f, as a subtest per shipped scenario, with the shipped
+// policy, the scenario's backtest and a Recorder of the policy's queries
+// over it.
+func onScenarios(t *testing.T, f func(t *testing.T, cfg *rules.Config, b *Backtest, rec *Recorder)) {
+	t.Helper()
 	cfg, files := shippedScenarios(t)
-	step := cfg.Global.EvaluationInterval
-	queries := cfg.Queries()
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			b, err := OpenFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := NewRecorder(b, queries, step)
-			if len(rec.plan.rewrite) < len(queries)/2 {
-				t.Fatalf("only %d of %d queries read a recording", len(rec.plan.rewrite), len(queries))
-			}
-			ctx := context.Background()
-			for from := alignUp(b.Start(), step); !from.After(b.End()); from = from.Add(DefaultWindow) {
-				r := v1.Range{Start: from, End: minTime(from.Add(DefaultWindow-step), b.End()), Step: step}
-				for _, q := range queries {
-					want, _, _, werr := b.QueryRange(ctx, q, r)
-					got, _, _, gerr := rec.QueryRange(ctx, q, r)
-					if (werr == nil) != (gerr == nil) {
-						t.Fatalf("%s at %s: error %v, want %v", q, from, gerr, werr)
-					}
-					if werr == nil {
-						sameMatrix(t, q, got.(model.Matrix), want.(model.Matrix))
-					}
-				}
-				if rec.off {
-					t.Fatalf("a recording failed in the window from %s", from)
-				}
-			}
+			f(t, cfg, b, NewRecorder(b, cfg.Queries(), cfg.Global.EvaluationInterval))
 		})
+	}
+}
+
+// windows calls f with the start and last tick of each window a backtest
+// of b at step evaluates.
+func windows(b *Backtest, step time.Duration, f func(from, end time.Time)) {
+	for from := alignUp(b.Start(), step); !from.After(b.End()); from = from.Add(DefaultWindow) {
+		f(from, minTime(from.Add(DefaultWindow-step), b.End()))
 	}
 }
 
