@@ -8,6 +8,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestRuleReuseFollowsInputs steps a healthy fleet, then changes one
@@ -63,9 +64,15 @@ func TestRuleReuseFollowsInputs(t *testing.T) {
 // signals of random routes take a random value among healthy, bad and
 // missing ones, so rules are reused while only what they do not read
 // moved, and rerun when it did. A run carrying its state and one
-// forgetting every memo must give the same events and states.
+// forgetting every memo must give the same events and states. Two more
+// route rules read the service's split, which moves while a route's own
+// inputs may not (a route takes traffic when the one before it fails).
 func TestStepDoesNotDependOnRuleReuse(t *testing.T) {
-	p := testenv.DefaultPolicy(t, memoFleet)
+	p := testenv.DefaultPolicy(t, memoFleet, func(cfg *rules.Config) {
+		cfg.Alerts = append(cfg.Alerts,
+			rules.AlertRuleConfig{Name: "TestRouteCarriesTraffic", Tier: "C", Scope: "route", Expr: "weights[route] > 0", Summary: "{{ .Route }} carries traffic"},
+			rules.AlertRuleConfig{Name: "TestRouteInDegradedService", Tier: "C", Scope: "route", Expr: "degraded", Summary: "{{ .Service }} is degraded"})
+	})
 	rng := rand.New(rand.NewPCG(13, 14))
 	now := time.Unix(1_700_000_000, 0)
 	values := map[string][]float64{

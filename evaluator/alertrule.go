@@ -57,7 +57,7 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // their memos) this tick made; a route state replaced to hold rule results
 // is replaced in routes and recorded in writes. A route's previous alerts
 // are found by its index, the other targets' by name.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, splits []*traffic.Split, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, briefs []routeBrief, reuses []alertReuse, splits []*traffic.Split, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
@@ -93,7 +93,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	// whose alert moves. It returns rs, or a new state of the route whose
 	// memo holds the results.
 	serviceRules, routeRules, actuatorRules := p.scopeAlerts[rules.ScopeService], p.scopeAlerts[rules.ScopeRoute], p.scopeAlerts[rules.ScopeActuator]
-	eval := func(scopeRules []int, id targetID, prevs []*Alert, rs *RouteState, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
+	eval := func(scopeRules []int, id targetID, prevs []*Alert, rs *RouteState, ar alertReuse, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
 		var cache annotationCache
 		built = false
 		envOf := func() *rules.AlertEnv {
@@ -107,7 +107,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		var conds, reuse uint64
 		same := false
 		if rs != nil {
-			conds, reuse, same = routeAlerts(p, rs, split)
+			conds, reuse, same = routeAlerts(p, rs, ar, split)
 		}
 		for _, ri := range scopeRules {
 			r := p.alerts[ri]
@@ -157,14 +157,14 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		}
 		return rs
 	}
-	var chain []*RouteState // a service's route states, in chain order
+	var chain []routeBrief // a service's routes, in chain order
 	for si, svc := range p.Config.Services {
 		id := targetID{service: svc.Name}
 		chain = chain[:0]
 		for _, i := range p.serviceRoutes[si] {
-			chain = append(chain, routes[i])
+			chain = append(chain, briefs[i])
 		}
-		eval(serviceRules, id, byTarget[id], nil, 0, nil,
+		eval(serviceRules, id, byTarget[id], nil, alertReuse{}, 0, nil,
 			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, splits[si], "", chain, nil, sig) })
 		split := splits[si]
 		for j, route := range svc.Routes {
@@ -183,7 +183,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 				routes[i] = next
 				writes.add(i)
 			}
-			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, made[i], split,
+			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, reuses[i], made[i], split,
 				func(sig map[string]float64) rules.AlertEnv {
 					return alertEnv(s, svc, split, route, nil, routes[i], sig)
 				}); next != rs {
@@ -194,7 +194,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	}
 	for _, name := range p.actuators {
 		id := targetID{actuator: name}
-		eval(actuatorRules, id, byTarget[id], nil, 0, nil, func(sig map[string]float64) rules.AlertEnv {
+		eval(actuatorRules, id, byTarget[id], nil, alertReuse{}, 0, nil, func(sig map[string]float64) rules.AlertEnv {
 			return actuatorEnv(snap.Actuators[name], name, sig, now)
 		})
 	}
@@ -277,11 +277,11 @@ func alertEvent(a *Alert, now time.Time) *Event {
 }
 
 // alertEnv is what an alert rule sees for one service, or one of its
-// routes when route is set; chain are the service's route states in its
-// order (by index, not by name: a fleet's routes map is large), rs the
+// routes when route is set; chain are the briefs of the service's routes
+// in its order (by index, not by name: a fleet's routes map is large), rs the
 // route's, ss the service's split. Its Signals are written into signals,
 // an empty map.
-func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string, chain []*RouteState, rs *RouteState, signals map[string]float64) rules.AlertEnv {
+func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string, chain []routeBrief, rs *RouteState, signals map[string]float64) rules.AlertEnv {
 	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if ss != nil {
 		env.Degraded = ss.Degraded
@@ -290,8 +290,8 @@ func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string,
 	if route == "" {
 		// Service scope: the worst route speaks for the service.
 		for j, r := range svc.Routes {
-			if rs := chain[j]; rs != nil && rs.Score.Value < env.Score {
-				env.Score = rs.Score.Value
+			if chain[j].value < env.Score {
+				env.Score = chain[j].value
 			}
 			_, drill := s.Drills[r]
 			env.Drill = env.Drill || drill

@@ -20,10 +20,12 @@ type Policy struct {
 	// target's rules are found without reading every rule.
 	scopeAlerts map[string][]int
 	// alertMemo: rule results may be reused while their inputs are
-	// unchanged (memo.go).
-	alertMemo bool
-	routes    []string // every route of every service, in config order
-	services  map[string]rules.ServiceConfig
+	// unchanged (memo.go). splitRules are the rules (bit i for alerts[i])
+	// that read a service's split.
+	alertMemo  bool
+	splitRules uint64
+	routes     []string // every route of every service, in config order
+	services   map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
@@ -94,6 +96,9 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
 		r.inputs = newRuleInputs(r, p.signalIndex)
+		if r.inputs.parts&partSplit != 0 && len(p.alerts) < 64 {
+			p.splitRules |= 1 << len(p.alerts)
+		}
 		if p.scopeAlerts == nil {
 			p.scopeAlerts = map[string][]int{}
 		}
@@ -127,15 +132,18 @@ func (p *Policy) primaryPercent(rs RouteState) int { return p.PrimaryPercent(rs.
 
 // PrimaryPercent is the share of what reaches it that a route keeps at its
 // level (and failback stage).
-func (p *Policy) PrimaryPercent(rs SavedRoute) int {
+func (p *Policy) PrimaryPercent(rs SavedRoute) int { return p.percentAt(rs.Level, rs.Stage) }
+
+// percentAt is PrimaryPercent of a route at level l and failback stage.
+func (p *Policy) percentAt(l traffic.Level, stage int) int {
 	switch {
-	case rs.Level == traffic.Normal:
+	case l == traffic.Normal:
 		return 100
-	case rs.Level == traffic.Manual:
+	case l == traffic.Manual:
 		return 0
-	case rs.Level == traffic.Failover && rs.Stage > 0:
-		return p.Config.Failback.Stages[rs.Stage-1]
+	case l == traffic.Failover && stage > 0:
+		return p.Config.Failback.Stages[stage-1]
 	default:
-		return p.levels[rs.Level].PrimaryPercent
+		return p.levels[l].PrimaryPercent
 	}
 }

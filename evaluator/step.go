@@ -76,6 +76,8 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 
 	made := make([]owned, len(routes)) // what of each route this tick made
+	briefs := make([]routeBrief, len(routes))
+	reuses := make([]alertReuse, len(routes))
 	// Each route's samples, and those of the last tick its memo was made
 	// from, are read from the tables in place when they are laid out in
 	// the policy's order (the live loop's and a backtest's are).
@@ -106,6 +108,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			writes.add(i)
 			made[i] |= ownState
 		}
+		briefs[i], reuses[i] = briefOf(&next), newAlertReuse(p, &next)
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
 		}
@@ -118,12 +121,12 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
-	var chain []*RouteState // a service's route states, in chain order
+	var chain []routeBrief // a service's routes, in chain order
 	for si, svc := range p.Config.Services {
 		chain = slices.Grow(chain[:0], len(svc.Routes))[:len(svc.Routes)]
 		old := splits[si]
 		for j, i := range p.serviceRoutes[si] {
-			chain[j] = routes[i]
+			chain[j] = briefs[i]
 		}
 		st, same := planService(p, svc.Routes, chain, old)
 		if o, ok := s.Overrides[svc.Name]; ok {
@@ -145,7 +148,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		s.Services[svc.Name] = splits[si]
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, splits, made, &writes, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, briefs, reuses, splits, made, &writes, snap, now)
 	writes.flush(p, &s, routes)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
