@@ -2,9 +2,11 @@ package evaluator
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,7 +59,7 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 // their memos) this tick made; a route state replaced to hold rule results
 // is replaced in routes and recorded in writes. A route's previous alerts
 // are found by its index, the other targets' by name.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, briefs []routeBrief, reuses []alertReuse, splits []*traffic.Split, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, briefs []routeBrief, reuses []alertReuse, splits []*traffic.Split, replanned []bool, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
 	next := make(map[string]*Alert, len(prev))
 	type ordered struct {
 		rule, target int
@@ -65,18 +67,16 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	}
 	type targetID struct{ service, route, actuator string }
 	byTarget := make(map[targetID][]*Alert)
-	var byRoute [][]*Alert
+	var atRoutes []routeAlert
 	for _, a := range prev {
 		if i, ok := p.routeIndex[a.Route]; ok && a.Actuator == "" {
-			if byRoute == nil {
-				byRoute = make([][]*Alert, len(routes))
-			}
-			byRoute[i] = append(byRoute[i], a)
+			atRoutes = append(atRoutes, routeAlert{int32(i), a})
 			continue
 		}
 		t := targetID{a.Service, a.Route, a.Actuator}
 		byTarget[t] = append(byTarget[t], a)
 	}
+	byRoute := groupByRoute(atRoutes, len(routes))
 	var out []ordered
 	var machine vm.VM
 	signals := make(map[string]float64, len(p.Config.Signals))
@@ -93,7 +93,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	// whose alert moves. It returns rs, or a new state of the route whose
 	// memo holds the results.
 	serviceRules, routeRules, actuatorRules := p.scopeAlerts[rules.ScopeService], p.scopeAlerts[rules.ScopeRoute], p.scopeAlerts[rules.ScopeActuator]
-	eval := func(scopeRules []int, id targetID, prevs []*Alert, rs *RouteState, ar alertReuse, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
+	eval := func(scopeRules []int, id targetID, prevs []*Alert, rs *RouteState, ar alertReuse, replanned bool, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
 		var cache annotationCache
 		built = false
 		envOf := func() *rules.AlertEnv {
@@ -107,7 +107,10 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		var conds, reuse uint64
 		same := false
 		if rs != nil {
-			conds, reuse, same = routeAlerts(p, rs, ar, split)
+			conds, reuse, same = ar.conds, ar.reuse, ar.same
+			if ar.set && replanned {
+				conds, reuse, same = routeAlerts(p, rs, split)
+			}
 		}
 		for _, ri := range scopeRules {
 			r := p.alerts[ri]
@@ -164,26 +167,23 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 		for _, i := range p.serviceRoutes[si] {
 			chain = append(chain, briefs[i])
 		}
-		eval(serviceRules, id, byTarget[id], nil, alertReuse{}, 0, nil,
+		eval(serviceRules, id, byTarget[id], nil, alertReuse{}, false, 0, nil,
 			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, splits[si], "", chain, nil, sig) })
 		split := splits[si]
 		for j, route := range svc.Routes {
 			i := p.serviceRoutes[si][j]
-			var prevs []*Alert
-			if byRoute != nil {
-				prevs = byRoute[i]
-			}
+			prevs := byRoute.of(i)
 			// A drilled route's environment says drill, which the memo does
 			// not record: its rules are evaluated afresh, and its memo
 			// forgets the results it held (forgetAlerts).
 			var rs *RouteState
-			if _, drilled := s.Drills[route]; p.soleService[i] && !drilled {
+			if _, drilled := s.Drills[route]; p.soleService[i] >= 0 && !drilled {
 				rs = routes[i]
 			} else if next := forgetAlerts(routes[i], made[i]); next != routes[i] {
 				routes[i] = next
 				writes.add(i)
 			}
-			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, reuses[i], made[i], split,
+			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, reuses[i], replanned[si], made[i], split,
 				func(sig map[string]float64) rules.AlertEnv {
 					return alertEnv(s, svc, split, route, nil, routes[i], sig)
 				}); next != rs {
@@ -194,7 +194,7 @@ func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState
 	}
 	for _, name := range p.actuators {
 		id := targetID{actuator: name}
-		eval(actuatorRules, id, byTarget[id], nil, alertReuse{}, 0, nil, func(sig map[string]float64) rules.AlertEnv {
+		eval(actuatorRules, id, byTarget[id], nil, alertReuse{}, false, 0, nil, func(sig map[string]float64) rules.AlertEnv {
 			return actuatorEnv(snap.Actuators[name], name, sig, now)
 		})
 	}
@@ -411,4 +411,44 @@ func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
 		return fmt.Appendf(b, "%.*"+string(fmtc), prec, v)
 	}
 	return strconv.AppendFloat(b, v, fmtc, prec, 64)
+}
+
+// routeAlert is an alert of the route of index i.
+type routeAlert struct {
+	i int32
+	a *Alert
+}
+
+// alertsByRoute are alerts grouped by route index: route i's are
+// alerts[from[i]:from[i+1]]. One index per route and no pointer: a slice
+// of alerts per route was 24 bytes a route for the garbage collector to
+// scan, at every tick with an alert anywhere in the fleet.
+type alertsByRoute struct {
+	from   []int32
+	alerts []*Alert
+}
+
+// groupByRoute groups as by route index, of n routes.
+func groupByRoute(as []routeAlert, n int) alertsByRoute {
+	if len(as) == 0 {
+		return alertsByRoute{}
+	}
+	slices.SortFunc(as, func(x, y routeAlert) int { return cmp.Compare(x.i, y.i) })
+	g := alertsByRoute{from: make([]int32, n+1), alerts: make([]*Alert, len(as))}
+	for k, ra := range as {
+		g.from[ra.i+1]++
+		g.alerts[k] = ra.a
+	}
+	for i := range n {
+		g.from[i+1] += g.from[i]
+	}
+	return g
+}
+
+// of returns route i's alerts.
+func (g alertsByRoute) of(i int) []*Alert {
+	if g.from == nil {
+		return nil
+	}
+	return g.alerts[g.from[i]:g.from[i+1]]
 }

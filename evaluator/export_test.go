@@ -59,7 +59,7 @@ func ReusableRules(p *Policy, prev State, snap Snapshot, route string) ([]string
 	var memo *routeMemo
 	rs.Score, memo = newTickInputs(p, snap.t, prev.inputs).score(rs.memo, p.routeIndex[route], false)
 	rs.memo = memo
-	_, reuse, same := routeAlerts(p, &rs, newAlertReuse(p, &rs), prev.Services[p.routeServices[route][0]])
+	_, reuse, same := routeAlerts(p, &rs, prev.Services[p.routeServices[route][0]])
 	var names []string
 	for i, r := range p.alerts {
 		if r.cfg.Scope == "route" && reuse&(1<<i) != 0 {

@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"maps"
 	"math"
 
 	"github.com/hermes-failover/hermes/evaluator/traffic"
@@ -103,45 +102,35 @@ func alertsMemoizable(alerts []*alertRule) bool {
 	return true
 }
 
-// alertReuse is what a route's memo says of its route-scope rule results,
-// but for the service's split: Step takes it in its route loop, where the
-// route state and memo are in the CPU's cache, and the alert pass, which
-// runs after the plan, reads it in a row (see routeBrief). set says the
-// memo holds results; split is the split they saw; reuse (by rule index)
-// are the rules whose inputs are the same if the split is, and same says
-// the whole environment then is.
+// alertReuse is routeAlerts's answer for a route in the split its
+// service had before the tick's plan. Step takes it in its route loop,
+// where the route state and memo are in the CPU's cache, and the alert
+// pass, which runs after the plan, reads it in a row (see routeBrief);
+// for a service whose plan replaced the split, the alert pass asks the
+// memo again.
 type alertReuse struct {
-	split        *traffic.Split
 	conds, reuse uint64
 	set, same    bool
 }
 
-// newAlertReuse is rs's alertReuse.
-func newAlertReuse(p *Policy, rs *RouteState) alertReuse {
-	m := rs.memo
-	if !p.alertMemo || m == nil || !m.alerts.set {
-		return alertReuse{}
-	}
-	reuse, same := m.alerts.reusable(p, rs, m.alerts.split)
-	return alertReuse{split: m.alerts.split, conds: m.alerts.conds, reuse: reuse, set: true, same: same}
+// newAlertReuse is routeAlerts(p, rs, split) as an alertReuse.
+func newAlertReuse(p *Policy, rs *RouteState, split *traffic.Split) alertReuse {
+	conds, reuse, same := routeAlerts(p, rs, split)
+	return alertReuse{conds: conds, reuse: reuse, set: rs.memo != nil && rs.memo.alerts.set, same: same}
 }
 
-// routeAlerts returns the route-scope rule results that rs's memo holds
-// (ar is its alertReuse), which of them may be reused for the route's
-// alert environment in the service with split (reuse, by rule index: the
-// rules whose inputs are the same), and whether that environment is
-// exactly the one they were computed from.
-func routeAlerts(p *Policy, rs *RouteState, ar alertReuse, split *traffic.Split) (conds, reuse uint64, same bool) {
-	if !ar.set {
+// routeAlerts returns the route-scope rule results that rs's memo holds,
+// which of them may be reused for the route's alert environment in the
+// service with split (reuse, by rule index: the rules whose inputs are the
+// same), and whether that environment is exactly the one they were
+// computed from.
+func routeAlerts(p *Policy, rs *RouteState, split *traffic.Split) (conds, reuse uint64, same bool) {
+	m := rs.memo
+	if !p.alertMemo || m == nil || !m.alerts.set {
 		return 0, 0, false
 	}
-	if ar.split != split {
-		a := &rs.memo.alerts
-		if degraded, weights := splitEnv(split); a.degraded != degraded || !maps.Equal(a.weights, weights) {
-			return ar.conds, ar.reuse &^ p.splitRules, false
-		}
-	}
-	return ar.conds, ar.reuse, ar.same
+	reuse, same = m.alerts.reusable(p, rs, split)
+	return m.alerts.conds, reuse, same
 }
 
 // owned says what of a route's state the current tick made, so it may

@@ -20,12 +20,10 @@ type Policy struct {
 	// target's rules are found without reading every rule.
 	scopeAlerts map[string][]int
 	// alertMemo: rule results may be reused while their inputs are
-	// unchanged (memo.go). splitRules are the rules (bit i for alerts[i])
-	// that read a service's split.
-	alertMemo  bool
-	splitRules uint64
-	routes     []string // every route of every service, in config order
-	services   map[string]rules.ServiceConfig
+	// unchanged (memo.go).
+	alertMemo bool
+	routes    []string // every route of every service, in config order
+	services  map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
@@ -39,8 +37,9 @@ type Policy struct {
 	// route's share by index.
 	routeIndex    map[string]int
 	serviceRoutes [][]int
-	// soleService, by route index: the route is in one service only.
-	soleService []bool
+	// soleService, by route index: the index in Config.Services of the
+	// route's service when it is in one only, else -1.
+	soleService []int
 	// z and zDecisive are the normal quantiles of scoring.confidence and
 	// scoring.decisive_confidence; evidence is each signal's format of
 	// evidence texts (evidence.go), which its contributions point to;
@@ -96,9 +95,6 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
 		r.inputs = newRuleInputs(r, p.signalIndex)
-		if r.inputs.parts&partSplit != 0 && len(p.alerts) < 64 {
-			p.splitRules |= 1 << len(p.alerts)
-		}
 		if p.scopeAlerts == nil {
 			p.scopeAlerts = map[string][]int{}
 		}
@@ -106,8 +102,12 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		p.alerts = append(p.alerts, r)
 	}
 	p.alertMemo = alertsMemoizable(p.alerts)
-	for _, r := range p.routes {
-		p.soleService = append(p.soleService, len(p.routeServices[r]) == 1)
+	p.soleService = make([]int, len(p.routes))
+	for i, r := range p.routes {
+		p.soleService[i] = -1
+		if len(p.routeServices[r]) == 1 {
+			p.soleService[i] = slices.IndexFunc(cfg.Services, func(s rules.ServiceConfig) bool { return s.Name == p.routeServices[r][0] })
+		}
 	}
 	return p, nil
 }

@@ -58,7 +58,9 @@ type State struct {
 	// states of consecutive ticks share it, and Step remembers its route
 	// states by position for it (routeOrder). Write a copy, not in place.
 	Routes map[string]*RouteState `json:"routes"`
-	// Services are the planned splits, the actuators' desired state.
+	// Services are the planned splits, the actuators' desired state. Like
+	// Routes, the map is shared by consecutive states and Step replaces it
+	// when a split changes: write a copy, not in place.
 	Services map[string]*traffic.Split `json:"services"`
 	// Alerts are the pending, firing and recently resolved alerts, by AlertKey.
 	Alerts map[string]*Alert `json:"alerts,omitempty"`
@@ -110,13 +112,13 @@ func mapID(m map[string]*RouteState) unsafe.Pointer {
 func (s State) Clone() State { return s.clone(true) }
 
 // clone copies s; with deep false the copy shares s's route states (and
-// their map), service splits and Alerts map, for a caller that replaces
-// them rather than changing them (Step: route states through routeWrites,
-// the plan replaces a split that changes, evalAlerts builds a new Alerts
-// map). A deep copy copies the route states into one backing array: one
+// their map), service splits (and their map) and Alerts map, for a caller
+// that replaces them rather than changing them (Step: route states through
+// routeWrites, the plan replaces a split that changes in a copy of the
+// map, evalAlerts builds a new Alerts map). A deep copy copies the route states into one backing array: one
 // allocation instead of one per route.
 func (s State) clone(deep bool) State {
-	out := State{Routes: s.Routes, Services: make(map[string]*traffic.Split, len(s.Services)), Alerts: s.Alerts}
+	out := State{Routes: s.Routes, Services: s.Services, Alerts: s.Alerts}
 	if deep {
 		out.Routes = make(map[string]*RouteState, len(s.Routes))
 		routes := make([]RouteState, 0, len(s.Routes))
@@ -127,12 +129,12 @@ func (s State) clone(deep bool) State {
 			out.Routes[k] = c
 		}
 	}
-	for k, v := range s.Services {
-		if deep {
+	if deep {
+		out.Services = make(map[string]*traffic.Split, len(s.Services))
+		for k, v := range s.Services {
 			c := v.Clone()
-			v = &c
+			out.Services[k] = &c
 		}
-		out.Services[k] = v
 	}
 	if deep {
 		out.Alerts = make(map[string]*Alert, len(s.Alerts))

@@ -63,7 +63,9 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		splits[si] = s.Services[svc.Name]
 	}
 	// Which routes get user traffic now decides which signals are idle.
-	share := make([]int, len(routes))
+	scratch := getScratch(len(routes), len(splits))
+	defer scratch.release()
+	share := scratch.share
 	for si := range p.Config.Services {
 		if st := splits[si]; st != nil {
 			addShare(p, share, si, st.Weights)
@@ -75,9 +77,8 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 		}
 	}
 
-	made := make([]owned, len(routes)) // what of each route this tick made
-	briefs := make([]routeBrief, len(routes))
-	reuses := make([]alertReuse, len(routes))
+	made := scratch.made // what of each route this tick made
+	briefs, reuses := scratch.briefs, scratch.reuses
 	// Each route's samples, and those of the last tick its memo was made
 	// from, are read from the tables in place when they are laid out in
 	// the policy's order (the live loop's and a backtest's are).
@@ -108,7 +109,10 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			writes.add(i)
 			made[i] |= ownState
 		}
-		briefs[i], reuses[i] = briefOf(&next), newAlertReuse(p, &next)
+		briefs[i] = briefOf(&next)
+		if si := p.soleService[i]; si >= 0 {
+			reuses[i] = newAlertReuse(p, &next, splits[si])
+		}
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, next, tr, now)...)
 		}
@@ -121,7 +125,9 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	}
 
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
-	var chain []routeBrief // a service's routes, in chain order
+	replanned := scratch.replanned // the plan replaced the split
+	ownServices := false           // s.Services is this tick's copy
+	var chain []routeBrief         // a service's routes, in chain order
 	for si, svc := range p.Config.Services {
 		chain = slices.Grow(chain[:0], len(svc.Routes))[:len(svc.Routes)]
 		old := splits[si]
@@ -144,11 +150,17 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 			// memo) finds it by pointer.
 			continue
 		}
-		splits[si] = ptr(st) // allocated only for a split that changed
+		splits[si], replanned[si] = ptr(st), true // allocated only for a split that changed
+		if !ownServices {
+			// s shares prev's map (clone): the first change copies it.
+			shared := s.Services
+			s.Services, ownServices = make(map[string]*traffic.Split, max(len(shared), len(p.Config.Services))), true
+			maps.Copy(s.Services, shared)
+		}
 		s.Services[svc.Name] = splits[si]
 	}
 
-	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, briefs, reuses, splits, made, &writes, snap, now)
+	alerts, aevs := evalAlerts(p, s.Alerts, s, routes, briefs, reuses, splits, replanned, made, &writes, snap, now)
 	writes.flush(p, &s, routes)
 	s.Alerts = alerts
 	evs = append(evs, aevs...)
