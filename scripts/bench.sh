@@ -12,9 +12,11 @@
 #     skips it).
 # BENCHTIME (default 400x: five cycles of two 40-tick phases, calm then
 # 10 % degraded, enough ticks at every size for the garbage collector's
-# cycles to average out) and COUNT (default 5 for the tick, whose sizes
-# then run in turn: one run of each is at the mercy of a noisy machine)
-# tune the tick's runs; CHANGING_BENCHTIME (default 80x) those of the two
+# cycles to average out) and COUNT (default 5 for the tick: one run of
+# each size is at the mercy of a noisy machine) tune the tick's runs. The
+# sizes take turns (one test binary run COUNT times, each time every size
+# once: go test -count would run one size COUNT times, then the next, so
+# a slow minute would fall on one size); CHANGING_BENCHTIME (default 80x) those of the two
 # benchmarks where every sample changes. The tick's figures and ratios are
 # medians of the COUNT runs. The raw output is kept in bench.out for
 # benchstat.
@@ -28,9 +30,20 @@ out=bench.out
 run() {
 	go test -run '^$' -benchmem -count "$count" "$@" | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL|---)'
 }
-run -bench 'BenchmarkStep$' -benchtime "$benchtime" ./evaluator/
-run -bench 'BenchmarkStepChanging$' -benchtime "$changing" ./evaluator/
-run -bench 'BenchmarkStepChangingCounted$' -benchtime "$changing" ./evaluator/
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go test -c -o "$tmp/evaluator.test" ./evaluator/
+turns() { # BENCH BENCHTIME: COUNT runs of every size of BENCH, in turn
+	for _ in $(seq "$count"); do
+		status=0
+		"$tmp/evaluator.test" -test.run '^$' -test.benchmem -test.bench "$1" -test.benchtime "$2" >"$tmp/run.out" || status=$?
+		tee -a "$out" <"$tmp/run.out" | grep -E '^(Benchmark|PASS|FAIL|---)'
+		[ "$status" = 0 ] || exit "$status"
+	done
+}
+turns 'BenchmarkStep$' "$benchtime"
+turns 'BenchmarkStepChanging$' "$changing"
+turns 'BenchmarkStepChangingCounted$' "$changing"
 count=1
 run -bench 'BenchmarkScrape$' -benchtime 3x ./evaluator/telemetry/
 run -bench 'BenchmarkBacktest24h$' -benchtime 1x -timeout 60m ./evaluator/replay/
