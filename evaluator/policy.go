@@ -103,10 +103,14 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	}
 	p.alertMemo = alertsMemoizable(p.alerts)
 	p.soleService = make([]int, len(p.routes))
-	for i, r := range p.routes {
+	for i := range p.soleService {
 		p.soleService[i] = -1
-		if len(p.routeServices[r]) == 1 {
-			p.soleService[i] = slices.IndexFunc(cfg.Services, func(s rules.ServiceConfig) bool { return s.Name == p.routeServices[r][0] })
+	}
+	for si, idx := range p.serviceRoutes {
+		for _, i := range idx {
+			if len(p.routeServices[p.routes[i]]) == 1 {
+				p.soleService[i] = si
+			}
 		}
 	}
 	return p, nil

@@ -115,8 +115,8 @@ func (s State) Clone() State { return s.clone(true) }
 // their map), service splits (and their map) and Alerts map, for a caller
 // that replaces them rather than changing them (Step: route states through
 // routeWrites, the plan replaces a split that changes in a copy of the
-// map, evalAlerts builds a new Alerts map). A deep copy copies the route states into one backing array: one
-// allocation instead of one per route.
+// map, evalAlerts builds a new Alerts map). A deep copy copies the route
+// states into one backing array: one allocation instead of one per route.
 func (s State) clone(deep bool) State {
 	out := State{Routes: s.Routes, Services: s.Services, Alerts: s.Alerts}
 	if deep {
