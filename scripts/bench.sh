@@ -16,10 +16,10 @@
 # each size is at the mercy of a noisy machine) tune the tick's runs. The
 # sizes take turns (one test binary run COUNT times, each time every size
 # once: go test -count would run one size COUNT times, then the next, so
-# a slow minute would fall on one size); CHANGING_BENCHTIME (default 80x) those of the two
-# benchmarks where every sample changes. The tick's figures and ratios are
-# medians of the COUNT runs. The raw output is kept in bench.out for
-# benchstat.
+# a slow minute would fall on one size). CHANGING_BENCHTIME (default 80x)
+# tunes the runs of the two benchmarks where every sample changes. The
+# tick's figures and ratios are medians of the COUNT runs. The raw output
+# is kept in bench.out for benchstat.
 set -eu
 cd "$(dirname "$0")/.."
 benchtime=${BENCHTIME:-400x}
