@@ -1,10 +1,13 @@
 package promapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
 
@@ -150,9 +153,9 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 				it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
 					switch name {
 					case RouteLabel:
-						route, hasRoute = it.ReadString(), true
+						route, hasRoute = readLabel(it), true
 					case rules.PartLabel:
-						part = it.ReadString()
+						part = readLabel(it)
 					default:
 						it.Skip()
 					}
@@ -211,4 +214,25 @@ func readSampleValue(it *jsoniter.Iterator) (float64, error) {
 		err = errors.New("a sample without a timestamp and a value")
 	}
 	return v, err
+}
+
+// readLabel reads a label value as encoding/json (and so client_golang)
+// decodes a JSON string. json-iterator differs on bytes that are not valid
+// UTF-8 and on unpaired surrogate escapes, which encoding/json turns into
+// U+FFFD: a label value must read the same whichever decoded the answer
+// (FuzzDecodeAnswer). A plain value, the usual one, is taken as it is.
+func readLabel(it *jsoniter.Iterator) string {
+	raw := it.SkipAndReturnBytes()
+	if it.Error != nil {
+		return ""
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && !bytes.ContainsRune(raw, '\\') && utf8.Valid(raw) {
+		return string(raw[1 : n-1])
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		it.ReportError("label value", err.Error())
+		return ""
+	}
+	return v
 }
