@@ -22,7 +22,7 @@ demo:
 # scenarios regenerates the scenario series and their golden timelines.
 scenarios:
 	go run ./testdata/scenarios/gen
-	go test ./evaluator/replay -run Scenario -rewrite
+	go test ./backtest -run Scenario -rewrite
 
 bench:
 	scripts/bench.sh
@@ -30,7 +30,7 @@ bench:
 # bench-detect prints how the shipped policy and three common baselines
 # detect and act on every scenario (a Markdown table; README quotes it).
 bench-detect:
-	go run ./evaluator/replay/benchdetect
+	go run ./backtest/benchdetect
 
 # bench-prometheus measures the Prometheus CPU per tick of the default and
 # the at-scale policy at 1,000 and 10,000 routes (about 15 minutes).

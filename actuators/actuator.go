@@ -7,7 +7,7 @@ package actuators
 import (
 	"context"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Splits is the traffic split of every service an actuator handles, by

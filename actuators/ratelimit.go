@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // RateLimit limits how much traffic one Apply moves. The share moved from a

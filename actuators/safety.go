@@ -7,7 +7,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Safety refuses, with an error and without applying anything, a desired

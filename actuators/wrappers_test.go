@@ -19,8 +19,8 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // fake is an in-memory backend: Apply stores the state, Current returns

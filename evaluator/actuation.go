@@ -50,23 +50,3 @@ func (a Actuation) String() string {
 	}
 	return fmt.Sprintf("actuator %s applied %s: %s (ok)", a.Actuator, a.Service, strings.Join(parts, ", "))
 }
-
-// AddActuation records an actuation; the oldest go first, beyond the
-// history's event count.
-func (h *History) AddActuation(a Actuation) {
-	h.actuations = append(h.actuations, a)
-	if n := len(h.actuations) - h.maxEvents; n > 0 {
-		h.actuations = append(h.actuations[:0:0], h.actuations[n:]...)
-	}
-}
-
-// Actuations returns copies of the actuations at or after t, oldest first.
-func (h *History) Actuations(t time.Time) []Actuation {
-	var out []Actuation
-	for _, a := range h.actuations {
-		if !a.Time.Before(t) {
-			out = append(out, a)
-		}
-	}
-	return out
-}

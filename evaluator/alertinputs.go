@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // envParts are the parts of a route's alert environment that may differ

@@ -15,8 +15,8 @@ import (
 
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // alertRule is a compiled alert rule of the policy.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // CommandKind names what an operator asks for.

@@ -3,7 +3,7 @@
 // service's traffic split, applies operators' commands and evaluates the
 // alert rules.
 //
-// A tick of the live loop (package evaluator/runner) looks like this:
+// A tick of the live loop (package runner) looks like this:
 //
 //	snap := promapi.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout)
 //	next, events := evaluator.Step(pol, prev, evaluator.Input{Snapshot: snap, Commands: queued}, t)
@@ -13,6 +13,6 @@
 //
 // Step never reads the clock, the network or files: the same code runs live
 // (hermes run), over recorded or synthetic series (hermes backtest) and in
-// tests. What survives a restart is SavedRoute (package evaluator/persist
+// tests. What survives a restart is SavedRoute (package runner/persist
 // exports and restores it); what identifies an alert is alert.go's.
 package evaluator

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Drill commands.

@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 
 	"fmt"
 	"math"

@@ -3,8 +3,8 @@ package evaluator
 import (
 	"math"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // routeMemo is what a tick computed from one route's inputs, kept in the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // TestOverlayDrivesTheCore: an injected error_body_ratio on a healthy

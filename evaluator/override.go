@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Override is an operator's hold on one service's traffic.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Placement explains, for people, what places route state rs at its level

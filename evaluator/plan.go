@@ -1,8 +1,8 @@
 package evaluator
 
 import (
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // routeBrief is what a service's plan and its service-scope alert

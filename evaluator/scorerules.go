@@ -1,8 +1,8 @@
 package evaluator
 
 import (
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // scoreRules are the policy's penalties, caps and floors resolved once, in

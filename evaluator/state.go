@@ -8,12 +8,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // SavedRoute is the part of a route's state that survives a restart: Hermes
 // exports it as its own series and restores it from them (package
-// evaluator/persist), or infers it from the actuators. Times are absolute,
+// runner/persist), or infers it from the actuators. Times are absolute,
 // so dwell and cooldown survive restarts.
 type SavedRoute struct {
 	Level traffic.Level `json:"level"`

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // TestSameRouteSeesEveryField changes each field of a route state in turn

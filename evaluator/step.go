@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Step is one tick of the core. From the previous state and the tick's

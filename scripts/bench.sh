@@ -45,8 +45,8 @@ turns 'BenchmarkStep$' "$benchtime"
 turns 'BenchmarkStepChanging$' "$changing"
 turns 'BenchmarkStepChangingCounted$' "$changing"
 count=1
-run -bench 'BenchmarkScrape$' -benchtime 3x ./evaluator/telemetry/
-run -bench 'BenchmarkBacktest24h$' -benchtime 1x -timeout 60m ./evaluator/replay/
+run -bench 'BenchmarkScrape$' -benchtime 3x ./runner/telemetry/
+run -bench 'BenchmarkBacktest24h$' -benchtime 1x -timeout 60m ./backtest/
 awk '
 function median(x, n,   i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && x[j-1] > x[j]; j--) { t = x[j]; x[j] = x[j-1]; x[j-1] = t }

@@ -15,12 +15,12 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -count=1 -timeout 40m "$@" ./...
-go test -race -count=1 -timeout 20m ./evaluator ./evaluator/runner ./web ./actuators
+go test -race -count=1 -timeout 20m ./evaluator ./runner ./web ./actuators
 # The fuzzer minimizes every input that finds new code (60 s by default)
 # and reports no executions meanwhile; a valid policy costs ~10 ms to parse,
 # so an unbounded minimization used the whole short run and looked like a
 # stall. Minimizing 50 executions keeps the run fuzzing.
-for fuzz in rules:FuzzParse evaluator/replay:FuzzParse evaluator/replay:FuzzSeriesDesc evaluator/promapi:FuzzDecodeAnswer web:FuzzAdminBodies web:FuzzDrillBody; do
+for fuzz in rules:FuzzParse backtest:FuzzParse backtest:FuzzSeriesDesc promapi:FuzzDecodeAnswer web:FuzzAdminBodies web:FuzzDrillBody; do
   go test -run '^$' -fuzz "^${fuzz#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 50x "./${fuzz%%:*}"
 done
 # A short fuzz run of the reply validator on top of its committed seed corpus.

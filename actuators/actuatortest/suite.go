@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Harness adapts one backend to the suite. Run calls New at the start of

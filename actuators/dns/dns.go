@@ -14,7 +14,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Kind is the `type:` of this actuator.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // statePrefix starts the comment line that holds the machine-readable

@@ -33,7 +33,7 @@ import (
 	"sync"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Kind is the `type:` of this actuator.

@@ -48,7 +48,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Kind is the `type:` of this actuator.

@@ -13,10 +13,10 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
-	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/internal/atomicfile"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/web/report"
 )
@@ -47,7 +47,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&releases, "release", "release ROUTE from manual at OFFSET from the start, e.g. free@3h (repeatable)")
 	var injects repeated
 	fs.Var(&injects, "inject", "overlay a fault on the replayed signals: ROUTE:SIGNAL=VALUE@OFFSET[+DURATION] from the start, e.g. free:error_body_ratio=0.4@10m (repeatable)")
-	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each replay")
+	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each backtest")
 	ticks := fs.Bool("ticks", false, "with --format json: add every tick's score and level per route and split per service")
 	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
 	if !ok {
@@ -81,30 +81,30 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	// The report draws every tick; JSON prints them only with --ticks.
 	keep := *ticks || *reportPath != ""
-	var replays []report.Replay
+	var replays []report.Backtest
 	if *promURL != "" {
-		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, replayFlags{releases: releases, injects: injects, ticks: keep}, time.Now())
+		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, backtestFlags{releases: releases, injects: injects, ticks: keep}, time.Now())
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		replays = append(replays, report.Replay{Name: *promURL, Timeline: tl, Policy: pol})
+		replays = append(replays, report.Backtest{Name: *promURL, Timeline: tl, Policy: pol})
 		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
 			return code
 		}
 	}
 	for i, path := range series {
-		bt, err := replay.OpenFile(path)
+		bt, err := backtest.OpenFile(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		tl, err := backtestSeries(ctx, pol, bt, replayFlags{releases: releases, injects: injects, ticks: keep, progress: progressTo(stderr, time.Now)})
+		tl, err := backtestSeries(ctx, pol, bt, backtestFlags{releases: releases, injects: injects, ticks: keep, progress: progressTo(stderr, time.Now)})
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
 			return 1
 		}
-		replays = append(replays, report.Replay{Name: path, Timeline: tl, Policy: pol})
+		replays = append(replays, report.Backtest{Name: path, Timeline: tl, Policy: pol})
 		if len(series) > 1 && *format == "text" {
 			if i > 0 {
 				fmt.Fprintln(stdout)
@@ -125,7 +125,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return 0
 }
 
-// checkWritable fails early, before a long replay, when path cannot be
+// checkWritable fails early, before a long backtest, when path cannot be
 // created.
 func checkWritable(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -136,7 +136,7 @@ func checkWritable(path string) error {
 }
 
 // writeReport writes the HTML report of replays to path, atomically.
-func writeReport(path string, replays []report.Replay) error {
+func writeReport(path string, replays []report.Backtest) error {
 	var b bytes.Buffer
 	if err := report.Write(&b, replays); err != nil {
 		return err
@@ -147,18 +147,18 @@ func writeReport(path string, replays []report.Replay) error {
 	return nil
 }
 
-// replayFlags are the flags that shape a replay: --release, --inject, and
+// backtestFlags are the flags that shape a backtest: --release, --inject, and
 // whether to keep every tick (--ticks, --report).
-type replayFlags struct {
+type backtestFlags struct {
 	releases, injects []string
 	ticks             bool
-	// progress, when set, hears how far a long replay has come.
+	// progress, when set, hears how far a long backtest has come.
 	progress func(done, total time.Duration)
 }
 
 // backtestFile replays a parsed series file through pol.
-func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, rf replayFlags) (*replay.Timeline, error) {
-	bt, err := replay.Open(f)
+func backtestFile(ctx context.Context, pol *evaluator.Policy, f *backtest.File, rf backtestFlags) (*backtest.Timeline, error) {
+	bt, err := backtest.Open(f)
 	if err != nil {
 		return nil, err
 	}
@@ -166,18 +166,18 @@ func backtestFile(ctx context.Context, pol *evaluator.Policy, f *replay.File, rf
 }
 
 // backtestSeries replays the opened series bt through pol, and closes it.
-func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *replay.Backtest, rf replayFlags) (*replay.Timeline, error) {
+func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *backtest.Store, rf backtestFlags) (*backtest.Timeline, error) {
 	defer bt.Close()
 	opts, err := rf.options(pol, bt.Start())
 	if err != nil {
 		return nil, err
 	}
-	return replay.RunBacktest(ctx, pol, bt, rf.progress, opts)
+	return backtest.RunStore(ctx, pol, bt, rf.progress, opts)
 }
 
 // backtestPrometheus replays [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
-func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, rf replayFlags, now time.Time) (*replay.Timeline, error) {
+func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, rf backtestFlags, now time.Time) (*backtest.Timeline, error) {
 	cfg := pol.Config
 	if fromS == "" {
 		return nil, errors.New("--from is required with --prometheus")
@@ -201,7 +201,7 @@ func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, 
 	}
 	step := cfg.Global.EvaluationInterval
 	from = from.Truncate(step)
-	cache, err := replay.NewRangeCache(ctx, api, cfg.Queries(), from, to.Truncate(step), step)
+	cache, err := backtest.NewRangeCache(ctx, api, cfg.Queries(), from, to.Truncate(step), step)
 	if err != nil {
 		return nil, err
 	}
@@ -209,12 +209,12 @@ func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, 
 	if err != nil {
 		return nil, err
 	}
-	return replay.Run(ctx, pol, cache.Query, cache.Start(), cache.End(), opts)
+	return backtest.Run(ctx, pol, cache.Query, cache.Start(), cache.End(), opts)
 }
 
-// options turns the flags into replay options, offsets counted from start.
-func (rf replayFlags) options(pol *evaluator.Policy, start time.Time) (replay.Options, error) {
-	opts := replay.Options{Ticks: rf.ticks}
+// options turns the flags into backtest options, offsets counted from start.
+func (rf backtestFlags) options(pol *evaluator.Policy, start time.Time) (backtest.Options, error) {
+	opts := backtest.Options{Ticks: rf.ticks}
 	for _, s := range rf.injects {
 		o, err := evaluator.ParseOverlay(pol, s, start)
 		if err != nil {
@@ -228,7 +228,7 @@ func (rf replayFlags) options(pol *evaluator.Policy, start time.Time) (replay.Op
 		if !ok || route == "" || err != nil {
 			return opts, fmt.Errorf("--release %q: want ROUTE@OFFSET such as free@3h", r)
 		}
-		opts.Releases = append(opts.Releases, replay.Release{Route: route, At: start.Add(time.Duration(d)), Reason: "--release " + r})
+		opts.Releases = append(opts.Releases, backtest.Release{Route: route, At: start.Add(time.Duration(d)), Reason: "--release " + r})
 	}
 	return opts, nil
 }
@@ -278,9 +278,9 @@ func loadConfig(path string) (*rules.Config, error) {
 
 // writeTimeline prints tl as text or JSON; JSON carries its ticks only when
 // ticks is set.
-func writeTimeline(tl *replay.Timeline, format string, ticks bool, stdout, stderr io.Writer) int {
+func writeTimeline(tl *backtest.Timeline, format string, ticks bool, stdout, stderr io.Writer) int {
 	if !ticks {
-		tl = &replay.Timeline{Start: tl.Start, End: tl.End, Step: tl.Step, Events: tl.Events, Final: tl.Final}
+		tl = &backtest.Timeline{Start: tl.Start, End: tl.End, Step: tl.Step, Events: tl.Events, Final: tl.Final}
 	}
 	var err error
 	if format == "json" {

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/version"
 
-	"github.com/hermes-failover/hermes/evaluator/telemetry"
+	"github.com/hermes-failover/hermes/runner/telemetry"
 )
 
 // hermes runs the command line args in-process and returns its exit code,

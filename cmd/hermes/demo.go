@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/replay"
 )
 
 // demoSeries is testdata/scenarios/content_failure.yaml, copied here by the
@@ -33,7 +33,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
-	f, err := replay.Parse(demoSeries)
+	f, err := backtest.Parse(demoSeries)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
@@ -44,7 +44,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
-	tl, err := backtestFile(ctx, pol, f, replayFlags{})
+	tl, err := backtestFile(ctx, pol, f, backtestFlags{})
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1

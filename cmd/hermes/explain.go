@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/traffic"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 var explainUsage = usage{name: "explain", synopsis: "--route ROUTE [--service SERVICE] [--url URL]",

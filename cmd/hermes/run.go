@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hermes-failover/hermes/evaluator/persist"
+	"github.com/hermes-failover/hermes/runner/persist"
 	"io"
 	"log/slog"
 	"net"
@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/hermes-failover/hermes/evaluator/runner"
-	"github.com/hermes-failover/hermes/evaluator/telemetry"
+	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/runner/telemetry"
 	"github.com/hermes-failover/hermes/web"
 )
 
@@ -84,7 +84,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 1
 	}
-	srv := webf.newServer(withPprof(web.Handler(web.Options{Backend: r, Gatherer: reg, Logger: logger, AdminToken: token,
+	srv := webf.newServer(withPprof(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg, Logger: logger, AdminToken: token,
 		EnableAdminAPI: webf.adminAPI, EnableLifecycle: webf.lifecycle}), *pprofOn))
 	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath,
 		"admin_api", webf.adminAPI, "lifecycle_api", webf.lifecycle)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -36,8 +36,8 @@ func Route(i int) string {
 // repeated reps times end to end. Counter series (_total, _bucket, _count,
 // _sum) continue from their last value at each repetition, so rates stay
 // those of the scenario.
-func Series(f *replay.File, routes, reps int) *replay.File {
-	byRoute := map[string][]replay.Series{}
+func Series(f *backtest.File, routes, reps int) *backtest.File {
+	byRoute := map[string][]backtest.Series{}
 	var span int64
 	for _, s := range f.Series {
 		r := s.Labels.Get("route")
@@ -46,23 +46,23 @@ func Series(f *replay.File, routes, reps int) *replay.File {
 			span = max(span, s.Samples[n-1].T-s.Samples[0].T+f.Interval.Milliseconds())
 		}
 	}
-	out := &replay.File{Interval: f.Interval}
+	out := &backtest.File{Interval: f.Interval}
 	for i := range routes {
 		for _, s := range byRoute[Templates[i%len(Templates)]] {
 			lb := labels.NewBuilder(s.Labels)
 			lb.Set("route", Route(i))
 			counter := isCounter(s.Labels.Get(labels.MetricName))
-			samples := make([]replay.Sample, 0, reps*len(s.Samples))
+			samples := make([]backtest.Sample, 0, reps*len(s.Samples))
 			offset := 0.0
 			for rep := range reps {
 				for _, smp := range s.Samples {
-					samples = append(samples, replay.Sample{T: smp.T + int64(rep)*span, F: smp.F + offset})
+					samples = append(samples, backtest.Sample{T: smp.T + int64(rep)*span, F: smp.F + offset})
 				}
 				if counter && len(s.Samples) > 0 {
 					offset += s.Samples[len(s.Samples)-1].F
 				}
 			}
-			out.Series = append(out.Series, replay.Series{Labels: lb.Labels(), Samples: samples})
+			out.Series = append(out.Series, backtest.Series{Labels: lb.Labels(), Samples: samples})
 		}
 	}
 	return out
@@ -101,7 +101,7 @@ func Services(routes int) func(*rules.Config) {
 // input_series, every value explicit), which `hermes backtest --series`
 // reads. With indent "  " and a tests entry around it, the same lines are
 // a promtool test group's input_series.
-func WriteSeries(w io.Writer, f *replay.File, indent string) error {
+func WriteSeries(w io.Writer, f *backtest.File, indent string) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%sinterval: %s\n%sinput_series:\n", indent, model(f.Interval), indent)
 	for _, s := range f.Series {

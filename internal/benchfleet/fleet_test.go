@@ -7,18 +7,18 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/rules"
 )
 
 func TestSeriesStretchesCountersAndCopiesRoutes(t *testing.T) {
-	src := &replay.File{Interval: 15 * time.Second}
+	src := &backtest.File{Interval: 15 * time.Second}
 	for _, r := range Templates {
 		src.Series = append(src.Series,
-			replay.Series{Labels: labels.FromStrings("__name__", "llm_gateway_requests_total", "route", r),
-				Samples: []replay.Sample{{T: 0, F: 0}, {T: 15000, F: 10}, {T: 30000, F: 20}}},
-			replay.Series{Labels: labels.FromStrings("__name__", "llm_probe_success", "route", r),
-				Samples: []replay.Sample{{T: 0, F: 1}, {T: 15000, F: 0}, {T: 30000, F: 1}}})
+			backtest.Series{Labels: labels.FromStrings("__name__", "llm_gateway_requests_total", "route", r),
+				Samples: []backtest.Sample{{T: 0, F: 0}, {T: 15000, F: 10}, {T: 30000, F: 20}}},
+			backtest.Series{Labels: labels.FromStrings("__name__", "llm_probe_success", "route", r),
+				Samples: []backtest.Sample{{T: 0, F: 1}, {T: 15000, F: 0}, {T: 30000, F: 1}}})
 	}
 	f := Series(src, 5, 2)
 	if len(f.Series) != 10 {

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/alerting"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner/alerting"
 )
 
 // TestShippedConfig checks the example with amtool, and where each tier goes.

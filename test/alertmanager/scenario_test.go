@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/alerting"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/alerting"
 )
 
 // policyYAML is a small Hermes configuration for the scenario: the score is

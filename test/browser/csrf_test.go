@@ -55,7 +55,7 @@ func TestCrossOriginFormCannotPin(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
 	r, reg := startRunner(t, t.TempDir())
 	rec := &recorder{}
-	hermes := httptest.NewServer(rec.wrap(web.Handler(web.Options{Backend: r, Gatherer: reg, EnableAdminAPI: true})))
+	hermes := httptest.NewServer(rec.wrap(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg, EnableAdminAPI: true})))
 	defer hermes.Close()
 
 	// The attacker's page, on another site (localhost, not 127.0.0.1).
@@ -83,9 +83,9 @@ func TestCrossOriginFormCannotPin(t *testing.T) {
 	// Two ticks after the attempt: nothing is pinned.
 	after := time.Now()
 	testenv.Eventually(t, 30*time.Second, "two ticks after the attempt", func() bool {
-		return r.Status().LastTick.After(after.Add(time.Second))
+		return web.StatusOf(r.View()).LastTick.After(after.Add(time.Second))
 	})
-	if o := r.Status().Services[0].Override; o != nil {
+	if o := web.StatusOf(r.View()).Services[0].Override; o != nil {
 		t.Errorf("a cross-origin form set an override: %+v", o)
 	}
 }

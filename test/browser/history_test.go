@@ -17,10 +17,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hermes-failover/hermes/evaluator/promapi"
-	"github.com/hermes-failover/hermes/evaluator/runner"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 )
 
@@ -65,14 +65,14 @@ func TestStatusPageHistoryFromPrometheus(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { _ = r.Run(ctx) }()
-		h := web.Handler(web.Options{Backend: r, Gatherer: reg})
+		h := web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg})
 		current.Store(&h)
 		return r, httptest.NewServer(h), cancel
 	}
 
 	r1, srv1, stop1 := start()
 	testenv.Eventually(t, 30*time.Second, "free failed over", func() bool {
-		st := r1.Status()
+		st := web.StatusOf(r1.View())
 		return len(st.Services) > 0 && st.Services[0].Weights["free"] == 0 && st.Services[0].Weights["paid-standard"] > 0
 	})
 	testenv.EventuallyDetail(t, 60*time.Second, "Prometheus holding the failover", func() (bool, string) {
@@ -84,7 +84,7 @@ func TestStatusPageHistoryFromPrometheus(t *testing.T) {
 
 	r2, srv2, stop2 := start()
 	defer func() { stop2(); srv2.Close() }()
-	testenv.Eventually(t, 30*time.Second, "the new runner's first tick", func() bool { return r2.Status().Ready })
+	testenv.Eventually(t, 30*time.Second, "the new runner's first tick", func() bool { return web.StatusOf(r2.View()).Ready })
 	ticks, _, source := r2.History(context.Background(), time.Now().Add(-time.Hour))
 	if source != "prometheus" || len(ticks) < 5 {
 		t.Fatalf("history after the restart: %d ticks from %s, want Prometheus's", len(ticks), source)

@@ -18,10 +18,10 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
-	"github.com/hermes-failover/hermes/evaluator/runner"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 )
 
@@ -29,12 +29,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
 	dir := t.TempDir()
 	r, reg := startRunner(t, dir)
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: r, Gatherer: reg}))
+	srv := httptest.NewServer(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg}))
 	defer srv.Close()
 
-	weights := func() map[string]int { return r.Status().Services[0].Weights }
+	weights := func() map[string]int { return web.StatusOf(r.View()).Services[0].Weights }
 	testenv.EventuallyDetail(t, 20*time.Second, "free failed over", func() (bool, string) {
-		return len(weights()) > 0 && weights()["free"] == 0, fmt.Sprintf("%+v", r.Status().Services[0])
+		return len(weights()) > 0 && weights()["free"] == 0, fmt.Sprintf("%+v", web.StatusOf(r.View()).Services[0])
 	})
 	if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch <day>", By: "alice"}); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/promapi"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
 )
 

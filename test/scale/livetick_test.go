@@ -12,8 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hermes-failover/hermes/evaluator/runner"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // TestAtScaleLiveTick runs the live runner with the at-scale policy over a
@@ -68,12 +69,13 @@ func TestAtScaleLiveTick(t *testing.T) {
 	if d := testenv.Metric(t, reg, "hermes_tick_duration_seconds", nil); d < 0 {
 		t.Error("no tick duration observed")
 	}
-	st := r.Status()
+	v := r.View()
 	judged := 0
-	for _, svc := range st.Services {
-		for _, rt := range svc.Routes {
-			if rt.Level != "normal" || len(rt.Missing) > 0 {
-				t.Errorf("route %s: level %s, missing %v, reasons %v; want normal with every signal", rt.Name, rt.Level, rt.Missing, rt.Reasons)
+	for _, svc := range v.Config.Services {
+		for _, name := range svc.Routes {
+			rs := v.State.Routes[name]
+			if rs == nil || rs.Level != traffic.Normal || len(rs.Score.Missing) > 0 {
+				t.Errorf("route %s: state %+v; want normal with every signal", name, rs)
 				if judged++; judged > 5 {
 					t.FailNow()
 				}

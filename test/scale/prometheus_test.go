@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/internal/benchfleet"
 	"github.com/hermes-failover/hermes/internal/promfleet"
 	"github.com/hermes-failover/hermes/internal/testenv"
@@ -184,7 +184,7 @@ func (e *env) logRuleGroups(t *testing.T) []promfleet.RuleGroup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := replay.LoadRecordingRules(e.ruleFile)
+	loaded, err := backtest.LoadRecordingRules(e.ruleFile)
 	if err != nil {
 		t.Fatal(err)
 	}

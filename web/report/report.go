@@ -12,8 +12,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/web/charts"
 )
 
@@ -22,11 +22,11 @@ var pageHTML string
 
 var page = template.Must(template.New("report").Parse(pageHTML))
 
-// Replay is one replayed series: its name (a file name), the timeline
+// Backtest is one replayed series: its name (a file name), the timeline
 // (with ticks) and the policy it ran under.
-type Replay struct {
+type Backtest struct {
 	Name     string
-	Timeline *replay.Timeline
+	Timeline *backtest.Timeline
 	Policy   *evaluator.Policy
 }
 
@@ -42,7 +42,7 @@ type section struct {
 }
 
 // Write renders the report of replays to w.
-func Write(w io.Writer, replays []Replay) error {
+func Write(w io.Writer, replays []Backtest) error {
 	var data struct {
 		Generated string
 		Sections  []section
@@ -56,7 +56,7 @@ func Write(w io.Writer, replays []Replay) error {
 	return nil
 }
 
-func build(r Replay) section {
+func build(r Backtest) section {
 	tl, pol := r.Timeline, r.Policy
 	sec := section{Name: r.Name, Start: tl.Start.UTC().Format(time.RFC3339), End: tl.End.UTC().Format(time.RFC3339),
 		Step: tl.Step.String(), Summary: Summarize(tl)}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/replay"
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
@@ -18,7 +18,7 @@ func TestSummaryAndReport(t *testing.T) {
 	lv := func(i int, from, to string) evaluator.Event {
 		return evaluator.Event{Time: at(i), Type: evaluator.EventLevel, Service: "chat", Route: "free", From: from, To: to}
 	}
-	tl := &replay.Timeline{Start: t0, End: at(3), Step: 15 * time.Second, Events: []evaluator.Event{
+	tl := &backtest.Timeline{Start: t0, End: at(3), Step: 15 * time.Second, Events: []evaluator.Event{
 		lv(1, "normal", "warm"), lv(2, "warm", "shed"), lv(3, "shed", "failover"),
 		{Time: at(3), Type: evaluator.EventAlert, Name: "HermesRouteFailedOver", Tier: "A", State: "firing", Service: "chat", Route: "free"},
 		{Time: at(3), Type: evaluator.EventAlert, Name: "HermesWarmStageInUse", Tier: "C", State: "firing", Service: "chat", Route: "free"},
@@ -36,7 +36,7 @@ func TestSummaryAndReport(t *testing.T) {
 		t.Errorf("Summarize = %+v, want %+v", got, want)
 	}
 	var b bytes.Buffer
-	if err := Write(&b, []Replay{{Name: "incident <1>.yaml", Timeline: tl, Policy: pol}}); err != nil {
+	if err := Write(&b, []Backtest{{Name: "incident <1>.yaml", Timeline: tl, Policy: pol}}); err != nil {
 		t.Fatal(err)
 	}
 	html := b.String()

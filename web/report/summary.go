@@ -1,11 +1,11 @@
 package report
 
 import (
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/evaluator/replay"
 )
 
-// Summary counts what a replay did, for the top of a report.
+// Summary counts what a backtest did, for the top of a report.
 type Summary struct {
 	// Detected counts routes leaving normal.
 	Detected int `json:"detected"`
@@ -22,8 +22,8 @@ type Summary struct {
 	DegradedMinutes float64 `json:"degraded_minutes"`
 }
 
-// Summarize reads tl's events and ticks (replay.Options.Ticks).
-func Summarize(tl *replay.Timeline) Summary {
+// Summarize reads tl's events and ticks (backtest.Options.Ticks).
+func Summarize(tl *backtest.Timeline) Summary {
 	var s Summary
 	for _, e := range tl.Events {
 		switch e.Type {

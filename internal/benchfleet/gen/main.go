@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hermes-failover/hermes/evaluator/replay"
+	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/internal/benchfleet"
 )
 
@@ -52,7 +52,7 @@ func run(scenario string, routes, reps int, rulesFile, out string) error {
 	if out == "" {
 		return fmt.Errorf("-out is required")
 	}
-	src, err := replay.ParseFile(scenario)
+	src, err := backtest.ParseFile(scenario)
 	if err != nil {
 		return err
 	}

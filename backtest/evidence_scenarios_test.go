@@ -1,0 +1,145 @@
+package backtest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/backtest"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/traffic"
+)
+
+// The figures of the evidence model (README, "Evidence model"): how soon
+// the shipped policy acts on strong evidence, and that it does not act on
+// thin traffic or noise. Onsets are at 1h, on a scrape.
+
+const onset = time.Hour
+
+// firstMove is the first level change of route at or after from.
+func firstMove(tl *backtest.Timeline, route string, from time.Time) (evaluator.Event, bool) {
+	for _, e := range events(tl, evaluator.EventLevel, route) {
+		if !e.Time.Before(from) {
+			return e, true
+		}
+	}
+	return evaluator.Event{}, false
+}
+
+// failedOverAt is the first tick at or after from at which route gets no
+// traffic of chat; zero if never.
+func failedOverAt(tl *backtest.Timeline, route string, from time.Time) time.Time {
+	for ts := from; !ts.After(tl.End); ts = ts.Add(tl.Step) {
+		if weightsAt(tl, "chat", ts)[route] == 0 {
+			return ts
+		}
+	}
+	return time.Time{}
+}
+
+func assertQuiet(t *testing.T, tl *backtest.Timeline) {
+	t.Helper()
+	for _, e := range events(tl, evaluator.EventLevel, "") {
+		t.Errorf("level change %s %s→%s at %s: %v", e.Route, e.From, e.To, e.Time.Format(time.TimeOnly), e.Reasons)
+	}
+	for _, e := range append(firing(tl, "A"), firing(tl, "B")...) {
+		t.Errorf("alert %s [%s] on %s at %s: %s", e.Name, e.Tier, e.Route, e.Time.Format(time.TimeOnly), e.Annotations["description"])
+	}
+}
+
+func TestScenarioErrorTemplates(t *testing.T) {
+	tl := runScenario(t, "error_templates", backtest.Options{})
+	golden(t, "error_templates", tl)
+	mv, ok := firstMove(tl, "free", at(onset))
+	if !ok {
+		t.Fatal("free never moved")
+	}
+	if d := mv.Time.Sub(at(onset)); d > 30*time.Second {
+		t.Errorf("first traffic move %s after onset (%s→%s), want ≤ 30s", d, mv.From, mv.To)
+	}
+	fo := failedOverAt(tl, "free", at(onset))
+	if fo.IsZero() || fo.Sub(at(onset)) > time.Minute {
+		t.Errorf("full failover at %s, want ≤ 60s after onset", fo.Format(time.TimeOnly))
+	}
+	assertNoFlapping(t, tl)
+}
+
+func TestScenarioUnavailable503(t *testing.T) {
+	tl := runScenario(t, "unavailable_503", backtest.Options{})
+	golden(t, "unavailable_503", tl)
+	// The first tick whose data hold a 503 is the onset's own: the counter
+	// sample at 1h carries the first failed scrape interval.
+	if fo := failedOverAt(tl, "free", at(onset-tl.Step)); !fo.Equal(at(onset)) {
+		t.Errorf("failover at %s, want on the first tick whose data show the 503s (%s)", fo.Format(time.TimeOnly), at(onset).Format(time.TimeOnly))
+	}
+	assertNoFlapping(t, tl)
+}
+
+func TestScenarioHealthy24h(t *testing.T) {
+	if testing.Short() {
+		t.Skip("24 h backtest; run without -short")
+	}
+	tl := runScenario(t, "healthy_24h", backtest.Options{})
+	golden(t, "healthy_24h", tl)
+	assertQuiet(t, tl)
+}
+
+func TestScenarioLowTrafficNight(t *testing.T) {
+	tl := runScenario(t, "low_traffic_night", backtest.Options{})
+	golden(t, "low_traffic_night", tl)
+	assertQuiet(t, tl)
+}
+
+func TestScenarioContent15(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		within time.Duration
+	}{{"content_15", time.Minute}, {"content_15_thin", 15 * time.Minute}} {
+		t.Run(c.name, func(t *testing.T) {
+			tl := runScenario(t, c.name, backtest.Options{})
+			golden(t, c.name, tl)
+			mv, ok := firstMove(tl, "free", at(onset))
+			if !ok {
+				t.Fatal("free never left normal")
+			}
+			if d := mv.Time.Sub(at(onset)); d > c.within || levelOf(mv.To) < traffic.Warm {
+				t.Errorf("first move %s→%s %s after onset, want at least warm within %s", mv.From, mv.To, d, c.within)
+			}
+			for _, e := range events(tl, evaluator.EventLevel, "") {
+				if e.Route != "free" {
+					t.Errorf("%s moved %s→%s at %s", e.Route, e.From, e.To, e.Time.Format(time.TimeOnly))
+				}
+			}
+		})
+	}
+}
+
+// TestScenarioQueryErrorsEveryOtherTick replays the content failure with
+// every query of every other tick failing: the failover comes no later
+// than without the failures plus one tick.
+func TestScenarioQueryErrorsEveryOtherTick(t *testing.T) {
+	base := runScenario(t, "content_failure", backtest.Options{})
+	want := failedOverAt(base, "free", at(onset))
+	if want.IsZero() {
+		t.Fatal("content_failure never fails over")
+	}
+
+	step := 15 * time.Second // the shipped evaluation interval
+	tl := backtestVia(t, "content_failure", backtest.Options{}, func(q promapi.QueryFunc) promapi.QueryFunc {
+		return func(ctx context.Context, query string, ts time.Time) (model.Vector, error) {
+			if ts.Unix()/int64(step.Seconds())%2 == 1 {
+				return nil, errors.New("query timed out in expression evaluation")
+			}
+			return q(ctx, query, ts)
+		}
+	})
+	got := failedOverAt(tl, "free", at(onset))
+	if got.IsZero() || got.After(want.Add(step)) {
+		t.Errorf("with a failing query every other tick free failed over at %s, without at %s: want at most one tick later",
+			got.Format(time.TimeOnly), want.Format(time.TimeOnly))
+	}
+}

@@ -1,0 +1,68 @@
+package backtest
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds of a backtest, so a small file cannot exhaust memory or run for
+// ever: `0+1x100000000` in a 90-byte file would expand to 1.6 GB of
+// samples, and `interval: 10y` to millions of ticks.
+const (
+	// MaxSamples bounds the samples of a series file, over all its series.
+	// Loaded, they are compressed to one to three bytes each (chunks.go):
+	// a day of 15 s samples of 3,400 series, 60 MB at most.
+	MaxSamples = 20_000_000
+	// MaxSeriesSamples bounds the samples of one series, which are
+	// expanded (40 bytes each: 88 MB) before they are compressed: a year
+	// of 15 s samples.
+	MaxSeriesSamples = 2_200_000
+	// MaxTicks bounds the ticks of one backtest (a year of 15 s ticks is
+	// about 2.1 million).
+	MaxTicks = 2_200_000
+	// maxUnixSeconds is 9999-12-31T23:59:59Z, the last time RFC 3339
+	// can write; later times overflow Unix milliseconds soon after.
+	maxUnixSeconds = 253402300799
+)
+
+// countValues returns how many values the promtool expanding notation of
+// values describes (`a+bxN` and `axN` are N+1 values, `_xN` N, any other
+// word one), without expanding it, so a huge count is refused before the
+// parser allocates it. A word it cannot read counts one: the parser then
+// reports it.
+func countValues(values string) int64 {
+	var n int64
+	for _, w := range strings.Fields(values) {
+		i := strings.LastIndexByte(w, 'x')
+		if i < 0 {
+			n++
+			continue
+		}
+		times, err := strconv.ParseInt(w[i+1:], 10, 64)
+		if err != nil || times < 0 {
+			n++
+			continue
+		}
+		if w[:i] == "_" {
+			n += times
+		} else {
+			n += times + 1
+		}
+		if n > math.MaxInt32 {
+			return n
+		}
+	}
+	return n
+}
+
+// checkTicks refuses a backtest of more than MaxTicks ticks.
+func checkTicks(from, to time.Time, step time.Duration) error {
+	if ticks := to.Sub(from) / step; to.After(from) && ticks > MaxTicks {
+		return fmt.Errorf("%s to %s at evaluation_interval %s is %d ticks, more than the %d a backtest may take; shorten the series or raise evaluation_interval",
+			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), step, ticks, MaxTicks)
+	}
+	return nil
+}

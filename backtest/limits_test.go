@@ -1,0 +1,42 @@
+package backtest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+// TestTenYearIntervalIsRefused replays three samples ten years apart: the
+// 63 million ticks of 15 s are refused at once, with what to change,
+// instead of running for ever.
+func TestTenYearIntervalIsRefused(t *testing.T) {
+	f, err := Parse([]byte("interval: 10y\ninput_series: [{series: up, values: '1 2 3'}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = Run(t.Context(), testenv.DefaultPolicy(t), b.Query, b.Start(), b.End(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "ticks, more than the 2200000 a backtest may take") {
+		t.Fatalf("Run over 20 years of 15 s ticks: %v", err)
+	}
+}
+
+func TestCountValues(t *testing.T) {
+	for in, want := range map[string]int64{
+		"":                   0,
+		"1 2 3":              3,
+		"0+1x100000000":      100000001,
+		"_x3 1x2 stale":      3 + 3 + 1,
+		"1+1x bogus 2-1x-4":  3,
+		"1x9223372036854775": 9223372036854776,
+	} {
+		if got := countValues(in); got != want {
+			t.Errorf("countValues(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

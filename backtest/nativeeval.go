@@ -1,0 +1,279 @@
+package backtest
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// evaluate returns the query over [from, end] at step, as the engine's
+// range query would (series in label order, each with its points), from
+// the recorded series; ok is false where the engine must evaluate it.
+// from must be a multiple of step, as the Recorder's ranges are: a
+// subquery's points are then the range's steps.
+func (q *nativeQuery) evaluate(recorded [][]*recSeries, from, end, step int64) (promql.Matrix, bool) {
+	if from%step != 0 {
+		return nil, false
+	}
+	steps := int((end-from)/step) + 1
+	out, ok := q.root.eval(recorded, from, step, steps)
+	if !ok {
+		return nil, false
+	}
+	slices.SortFunc(out, func(x, y nqSeries) int { return labels.Compare(x.labels, y.labels) })
+	var m promql.Matrix
+	for i, s := range out {
+		if i > 0 && labels.Equal(s.labels, out[i-1].labels) {
+			return nil, false // the engine reports the same labels twice
+		}
+		n := 0
+		for _, h := range s.has {
+			if h {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		pts := make([]promql.FPoint, 0, n)
+		for k, h := range s.has {
+			if h {
+				pts = append(pts, promql.FPoint{T: from + int64(k)*step, F: s.vals[k]})
+			}
+		}
+		m = append(m, promql.Series{Metric: s.labels, Floats: pts})
+	}
+	return m, true
+}
+
+// eval returns the node's series over steps steps from from. A number's
+// node is only ever an operand, read by its parent.
+func (n *nqNode) eval(recorded [][]*recSeries, from, step int64, steps int) ([]nqSeries, bool) {
+	switch n.kind {
+	case nqSelect:
+		return selectRecording(recorded[n.rec], from-n.offset, step, steps)
+	case nqMinOverTime:
+		return n.minOverTime(recorded, from, step, steps)
+	case nqAgg:
+		m, ok := n.agg.evaluate(recorded[n.rec], from, from+int64(steps-1)*step, step)
+		if !ok {
+			return nil, false
+		}
+		out := make([]nqSeries, len(m))
+		for i, s := range m {
+			out[i] = nqSeries{labels: s.Metric, vals: make([]float64, steps), has: make([]bool, steps)}
+			for _, p := range s.Floats {
+				k := (p.T - from) / step
+				out[i].vals[k], out[i].has[k] = p.F, true
+			}
+		}
+		return out, true
+	case nqScalarLeft, nqScalarRight:
+		vec := n.lhs
+		if n.kind == nqScalarLeft {
+			vec = n.rhs
+		}
+		ss, ok := vec.eval(recorded, from, step, steps)
+		if !ok {
+			return nil, false
+		}
+		for i := range ss {
+			for k, v := range ss[i].vals {
+				if n.kind == nqScalarLeft {
+					ss[i].vals[k] = arith(n.op, n.lhs.num, v)
+				} else {
+					ss[i].vals[k] = arith(n.op, v, n.rhs.num)
+				}
+			}
+		}
+		return ss, true
+	case nqLabelReplace:
+		ss, ok := n.lhs.eval(recorded, from, step, steps)
+		if !ok {
+			return nil, false
+		}
+		var b labels.Builder
+		for i := range ss {
+			b.Reset(ss[i].labels)
+			ss[i].labels = b.Set(n.dst, n.val).Labels()
+		}
+		return ss, !duplicateLabels(ss)
+	case nqOr, nqBinary:
+		lhs, ok := n.lhs.eval(recorded, from, step, steps)
+		if !ok {
+			return nil, false
+		}
+		rhs, ok := n.rhs.eval(recorded, from, step, steps)
+		if !ok {
+			return nil, false
+		}
+		if n.kind == nqOr {
+			return or(lhs, rhs), true
+		}
+		return binary(n.op, lhs, rhs)
+	}
+	return nil, false
+}
+
+// selectRecording returns the series of a recording as a selector sees
+// them at steps steps from from; not ok if a series has a reserved label.
+func selectRecording(in []*recSeries, from, step int64, steps int) ([]nqSeries, bool) {
+	out := make([]nqSeries, len(in))
+	vals := make([]float64, len(in)*steps)
+	has := make([]bool, len(in)*steps)
+	for i, s := range in {
+		reserved := false
+		s.labels.Range(func(l labels.Label) { reserved = reserved || strings.HasPrefix(l.Name, "__") })
+		if reserved {
+			return nil, false
+		}
+		out[i] = nqSeries{labels: s.labels, vals: vals[i*steps : (i+1)*steps], has: has[i*steps : (i+1)*steps]}
+		selectSteps(s.samples, from, step, out[i].vals, out[i].has)
+	}
+	return out, true
+}
+
+// minOverTime is min_over_time((recording)[rng:step]): at each step, the
+// least of the recording's values at the steps in (t-rng, t], compared in
+// time order as the engine does.
+func (n *nqNode) minOverTime(recorded [][]*recSeries, from, step int64, steps int) ([]nqSeries, bool) {
+	// The subquery's points start at the first step after from-rng.
+	back := int(n.rng / step)
+	if n.rng%step == 0 {
+		back--
+	}
+	in, ok := n.lhs.eval(recorded, from-int64(back)*step, step, steps+back)
+	if !ok {
+		return nil, false
+	}
+	out := make([]nqSeries, len(in))
+	for i, s := range in {
+		o := nqSeries{labels: s.labels, vals: make([]float64, steps), has: make([]bool, steps)}
+		for k := range steps {
+			found := false
+			var least float64
+			for j := k; j <= k+back; j++ {
+				if !s.has[j] {
+					continue
+				}
+				if f := s.vals[j]; !found || f < least || math.IsNaN(least) {
+					least = f
+				}
+				found = true
+			}
+			o.vals[k], o.has[k] = least, found
+		}
+		out[i] = o
+	}
+	return out, true
+}
+
+// binary is lhs op rhs between two vectors, series paired by labels.
+func binary(op parser.ItemType, lhs, rhs []nqSeries) ([]nqSeries, bool) {
+	if duplicateLabels(lhs) || duplicateLabels(rhs) {
+		return nil, false
+	}
+	byLabels := make(map[string]int, len(rhs))
+	for j, s := range rhs {
+		byLabels[s.labels.String()] = j
+	}
+	var out []nqSeries
+	for _, l := range lhs {
+		j, ok := byLabels[l.labels.String()]
+		if !ok {
+			continue
+		}
+		r := rhs[j]
+		o := nqSeries{labels: l.labels, vals: l.vals, has: l.has}
+		for k := range o.has {
+			if !l.has[k] || !r.has[k] {
+				o.has[k] = false
+				continue
+			}
+			if v, keep := binop(op, l.vals[k], r.vals[k]); keep {
+				o.vals[k] = v
+			} else {
+				o.has[k] = false
+			}
+		}
+		out = append(out, o)
+	}
+	return out, true
+}
+
+// or is lhs or rhs: the left series where they have a value, and the right
+// ones whose labels the left lacks at that step.
+func or(lhs, rhs []nqSeries) []nqSeries {
+	byLabels := make(map[string]int, len(lhs))
+	for i, s := range lhs {
+		byLabels[s.labels.String()] = i
+	}
+	out := lhs
+	for _, r := range rhs {
+		i, ok := byLabels[r.labels.String()]
+		if !ok {
+			out = append(out, r)
+			continue
+		}
+		l := lhs[i]
+		for k, h := range r.has {
+			if h && !l.has[k] {
+				l.vals[k], l.has[k] = r.vals[k], true
+			}
+		}
+	}
+	return out
+}
+
+// duplicateLabels says whether two series have the same labels.
+func duplicateLabels(ss []nqSeries) bool {
+	seen := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		k := s.labels.String()
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+// binop is the engine's lhs op rhs between two floats: the value, and for
+// a comparison whether the left value is kept.
+func binop(op parser.ItemType, lhs, rhs float64) (float64, bool) {
+	switch op {
+	case parser.EQLC:
+		return lhs, lhs == rhs
+	case parser.NEQ:
+		return lhs, lhs != rhs
+	case parser.GTR:
+		return lhs, lhs > rhs
+	case parser.LSS:
+		return lhs, lhs < rhs
+	case parser.GTE:
+		return lhs, lhs >= rhs
+	case parser.LTE:
+		return lhs, lhs <= rhs
+	}
+	return arith(op, lhs, rhs), true
+}
+
+// arith is the engine's arithmetic between two floats.
+func arith(op parser.ItemType, lhs, rhs float64) float64 {
+	switch op {
+	case parser.ADD:
+		return lhs + rhs
+	case parser.SUB:
+		return lhs - rhs
+	case parser.MUL:
+		return lhs * rhs
+	case parser.DIV:
+		return lhs / rhs
+	}
+	panic("backtest: arith of " + strconv.Quote(op.String()))
+}

@@ -1,0 +1,198 @@
+package promapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// RouteLabel is the label that names a route in every signal's result (and
+// in Hermes's own series).
+const RouteLabel = "route"
+
+// QueryFunc runs one instant PromQL query at time t. The shell adapts a
+// Prometheus API client, a backtest or a range cache to it.
+type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
+
+// Collect runs each signal's TickQuery once at t (its query and its volume
+// or samples query in one expression, so a tick sends one query per
+// signal), concurrently, each under its own timeout (none if timeout <= 0),
+// and returns a Snapshot holding a Sample for every (route, signal) in
+// routes × signals.
+//
+// A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
+// evaluator.StatusMissing ("NaN", "Inf"); a route absent from the result is
+// evaluator.StatusMissing ("no data"); several series for one route are evaluator.StatusError for
+// that route; a failed query is evaluator.StatusError for every route, with
+// ErrorReason as its reason. Series without a route label, or of routes not
+// configured, are ignored. The evidence half of an answer (series marked
+// rules.PartEvidence) is the count behind the value (see withVolume).
+func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
+	return CollectRoutes(ctx, VectorRoutes(query), signals, routes, t, timeout)
+}
+
+// CollectRoutes is Collect over a RouteQueryFunc, which hands each answer
+// over series by series instead of as a vector (see NewRouteQueryFunc).
+func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
+	// Each distinct query runs once (two signals may be one query). The
+	// evidence half exists for the signals that declare one; signals
+	// sharing a TickQuery share their evidence query too.
+	byQuery := map[string]int{}
+	var queries []string
+	var counted []bool
+	of := make([]int, len(signals)) // of[i]: the query of signals[i]
+	for i, sig := range signals {
+		q := sig.TickQuery()
+		if _, ok := byQuery[q]; !ok {
+			byQuery[q] = len(queries)
+			queries = append(queries, q)
+			counted = append(counted, sig.EvidenceQuery() != "")
+		}
+		of[i] = byQuery[q]
+	}
+	// Answers are held by route position, not in a map per query: at
+	// 10,000 routes a slice of samples takes about half the memory of a
+	// map and needs no hashing.
+	index := make(map[string]int, len(routes))
+	for i, r := range routes {
+		index[r] = i
+	}
+	answers := make([]*Answer, len(queries))
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Go(func() {
+			qctx, cancel := ctx, context.CancelFunc(func() {})
+			if timeout > 0 {
+				qctx, cancel = context.WithTimeout(ctx, timeout)
+			}
+			defer cancel()
+			a := newAnswer(index, len(routes), counted[i])
+			if err := query(qctx, q, t, a); err != nil {
+				a.Fail(err)
+			}
+			answers[i] = a
+		})
+	}
+	wg.Wait()
+
+	names := make([]string, len(signals))
+	for i, sig := range signals {
+		names[i] = sig.Name
+	}
+	snap := evaluator.NewSnapshot(t, routes, names)
+	for j := range routes {
+		for i := range signals {
+			snap.SetCell(j, i, answers[of[i]].sample(j))
+		}
+	}
+	return snap
+}
+
+// RouteQueryFunc runs one instant PromQL query at t and adds every series
+// of its answer to into (Answer.Add); an error fails the whole answer.
+type RouteQueryFunc func(ctx context.Context, q string, t time.Time, into *Answer) error
+
+// VectorRoutes adapts a QueryFunc (a backtest, a fake) to a
+// RouteQueryFunc: the series of its vector are added one by one.
+func VectorRoutes(query QueryFunc) RouteQueryFunc {
+	return func(ctx context.Context, q string, t time.Time, into *Answer) error {
+		vec, err := query(ctx, q, t)
+		if err != nil {
+			return err
+		}
+		for _, s := range vec {
+			if r, ok := s.Metric[RouteLabel]; ok {
+				into.Add(string(r), string(s.Metric[rules.PartLabel]), float64(s.Value))
+			}
+		}
+		return nil
+	}
+}
+
+// maxReasonLen bounds the free-text reason of an unclassified error.
+const maxReasonLen = 80
+
+// ErrorReason classifies a query error into a short reason: "timeout" for
+// deadlines and query timeouts, "canceled", the type of a client_golang
+// *v1.Error ("bad_data", "execution", "server_error", ...; for a non-JSON
+// HTTP error the errorType found in its body wins, so a Prometheus timeout
+// answered with 503 is "timeout"), "response_too_large" and
+// "too_many_series" for answers past the configured bounds, "connection"
+// for network failures, and
+// otherwise the error's first line, cut to 80 characters.
+func ErrorReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	var apiErr *v1.Error
+	var netErr net.Error
+	var series *TooManySeriesError
+	switch {
+	case errors.Is(err, ErrResponseTooLarge):
+		return "response_too_large"
+	case errors.As(err, &series):
+		return "too_many_series"
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &apiErr):
+		return apiErrorReason(apiErr)
+	case isConnectionError(err):
+		return "connection"
+	case strings.Contains(err.Error(), "query timed out"):
+		return "timeout"
+	}
+	return shortText(err.Error())
+}
+
+// apiErrorReason names a Prometheus API error by its type. client_golang
+// decodes the JSON error body only for 400 and 422, so for other status codes
+// the errorType is read from the body kept in Detail.
+func apiErrorReason(e *v1.Error) string {
+	typ := string(e.Type)
+	if e.Detail != "" {
+		var body struct {
+			ErrorType string `json:"errorType"`
+		}
+		if json.Unmarshal([]byte(e.Detail), &body) == nil && body.ErrorType != "" {
+			typ = body.ErrorType
+		}
+	}
+	if typ == "" {
+		return shortText(e.Msg)
+	}
+	return typ
+}
+
+// isConnectionError reports whether err is a failure to reach or keep the server.
+func isConnectionError(err error) bool {
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// shortText returns the first line of s, cut to maxReasonLen runes.
+func shortText(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > maxReasonLen {
+		s = string(r[:maxReasonLen-1]) + "…"
+	}
+	return s
+}

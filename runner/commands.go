@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// pendingCommand is an operator command waiting for its tick.
+type pendingCommand struct {
+	cmd  evaluator.Command
+	done chan commandOutcome // buffered: the tick never blocks on it
+}
+
+type commandOutcome struct {
+	result CommandResult
+	err    error
+}
+
+// Submit queues an operator command for the next tick, which applies it
+// before judging the routes (so no tick undoes it), and waits for that
+// tick. A command that cannot apply to the state as it will be (the
+// current state with the commands already queued) is refused at once.
+//
+// Submit returns when the tick applied the command, with its events; or,
+// when ctx ends first or the tick is more than an evaluation interval late
+// (a slow Prometheus), with Applied false and the tick it is queued for: the
+// command stays queued and will be applied.
+func (r *Runner) Submit(ctx context.Context, cmd evaluator.Command) (CommandResult, error) {
+	r.mu.Lock()
+	now := r.opts.Now()
+	s := r.state
+	for _, p := range r.pending {
+		if next, _, err := evaluator.Apply(r.pol, s, p.cmd, now); err == nil {
+			s = next
+		}
+	}
+	if err := evaluator.Check(r.pol, s, cmd); err != nil {
+		r.mu.Unlock()
+		return CommandResult{}, err
+	}
+	r.nextID++
+	cmd.ID = strconv.FormatUint(r.nextID, 10)
+	p := &pendingCommand{cmd: cmd, done: make(chan commandOutcome, 1)}
+	r.pending = append(r.pending, p)
+	interval := r.cfg.Global.EvaluationInterval
+	r.mu.Unlock()
+
+	tick := now.Truncate(interval).Add(interval)
+	late := time.NewTimer(tick.Add(interval).Sub(now))
+	defer late.Stop()
+	select {
+	case o := <-p.done:
+		return o.result, o.err
+	case <-late.C:
+	case <-ctx.Done():
+	}
+	return CommandResult{Applied: false, Tick: tick}, nil
+}
+
+// answer tells every waiting Submit what its tick did with its command.
+func answer(cmds []*pendingCommand, events []evaluator.Event, tick time.Time) {
+	for _, p := range cmds {
+		o := commandOutcome{result: CommandResult{Applied: true, Tick: tick}}
+		for _, e := range events {
+			if e.Command != p.cmd.ID {
+				continue
+			}
+			if e.Type == evaluator.EventCommand {
+				o.err = errors.New(e.Reasons[0])
+				o.result.Applied = false
+			}
+			o.result.Events = append(o.result.Events, e)
+		}
+		p.done <- o
+	}
+}
+
+// CommandResult is what became of an operator command: applied by a tick
+// (its events say what changed), or still queued for the tick at Tick
+// when the caller could not wait for it.
+type CommandResult struct {
+	// Applied is false while the command waits for its tick, or when the
+	// tick refused it.
+	Applied bool
+	// Tick is the tick that applied it, or the one it will apply at.
+	Tick   time.Time
+	Events []evaluator.Event
+}

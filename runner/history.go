@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/runner/persist"
+)
+
+// The in-memory history: 6 hours of ticks at the default 15 s interval,
+// and the last events (level changes, alerts, traffic, overrides).
+const (
+	historyTicks  = 1440
+	historyEvents = 500
+)
+
+// historyTimeout bounds the range queries of one status page.
+const historyTimeout = 3 * time.Second
+
+// History returns the ticks since t, oldest first, from Hermes's own series
+// in Prometheus (so they survive restarts and merge replicas; source
+// "prometheus"), or from what this process evaluated when Prometheus cannot
+// answer (source "memory"); and the recent events this process saw.
+func (r *Runner) History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string) {
+	r.mu.Lock()
+	memTicks, memEvents := r.history.Since(since)
+	r.mu.Unlock()
+	err := r.readHistory(ctx, since, func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error {
+		var err error
+		ticks, err = persist.History(ctx, api, from, to, step, r.opts.Restore)
+		if err == nil && len(ticks) == 0 {
+			err = errors.New("no tick in Prometheus yet")
+		}
+		return err
+	})
+	if err != nil {
+		return memTicks, memEvents, "memory"
+	}
+	return ticks, memEvents, "prometheus"
+}
+
+// readHistory calls read with the Prometheus API of the configuration and
+// the range of the status page's history (from since, on the tick grid,
+// to the last tick), bounded by historyTimeout. An error (no tick yet, no
+// API, or read's) means the caller draws this process's memory instead.
+func (r *Runner) readHistory(ctx context.Context, since time.Time, read func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error) error {
+	r.mu.Lock()
+	cfg, now := r.cfg, r.lastTick
+	r.mu.Unlock()
+	if now.IsZero() {
+		return errors.New("no tick yet")
+	}
+	api, err := promapi.NewAPI(cfg.Prometheus)
+	if err == nil {
+		qctx, cancel := context.WithTimeout(ctx, historyTimeout)
+		defer cancel()
+		step := cfg.Global.EvaluationInterval
+		err = read(qctx, api, since.Truncate(step), now, step)
+	}
+	if err != nil {
+		r.log.Debug("history from Prometheus failed; drawing this process's", "err", err)
+	}
+	return err
+}

@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// View is a consistent copy of what the live loop holds, in the core's own
+// types: the status page (package web) builds its wire types from it. The
+// configuration, policy and state it holds are never written in place by
+// the loop (a tick or a reload replaces them), so a View stays valid after
+// the loop moves on.
+type View struct {
+	// Ticked is set by the first tick, Ready by the first tick that had
+	// data (see Runner.Ready).
+	Ticked, Ready bool
+	LastTick      time.Time
+	ConfigFile    string
+	LoadedAt      time.Time
+	Config        *rules.Config
+	Policy        *evaluator.Policy
+	State         evaluator.State
+	// Actuators is each actuator's last outcome, by name.
+	Actuators []ActuatorOutcome
+}
+
+// ActuatorOutcome is the last outcome of one actuator.
+type ActuatorOutcome struct {
+	Actuator string
+	At       time.Time
+	OK       bool
+	Error    string
+	// FailingSince is when the actuator started failing without a success.
+	FailingSince time.Time
+}
+
+// View returns a consistent copy of the current state.
+func (r *Runner) View() View {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := View{Ticked: r.ticked.Load(), Ready: r.ready.Load(), LastTick: r.lastTick, ConfigFile: r.opts.ConfigPath,
+		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state,
+		Actuators: make([]ActuatorOutcome, 0, len(r.lastActs))}
+	for _, name := range slices.Sorted(maps.Keys(r.lastActs)) {
+		v.Actuators = append(v.Actuators, r.lastActs[name])
+	}
+	return v
+}
+
+// ActiveAlerts returns the pending and firing alerts of v, by tier, then
+// name and labels.
+func (v View) ActiveAlerts() []*evaluator.Alert {
+	var out []*evaluator.Alert
+	for _, a := range v.State.Alerts {
+		if a.Active() {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b *evaluator.Alert) int {
+		if a.Tier != b.Tier {
+			return strings.Compare(a.Tier, b.Tier)
+		}
+		return strings.Compare(a.Rule+a.Service+a.Route+a.Actuator, b.Rule+b.Service+b.Route+b.Actuator)
+	})
+	return out
+}

@@ -1,0 +1,96 @@
+package web
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/traffic"
+	"github.com/hermes-failover/hermes/web/api"
+)
+
+// Loop is what the endpoints ask the live loop; *runner.Runner is one.
+// Like Prometheus's web package asking its rule manager through
+// RulesRetriever, the web side defines what it needs and builds its own
+// wire types from the loop's.
+type Loop interface {
+	Ready() bool
+	View() runner.View
+	Reload(ctx context.Context) error
+	Submit(ctx context.Context, cmd evaluator.Command) (runner.CommandResult, error)
+}
+
+// Live serves the live loop l: it is the Backend of `hermes run`.
+func Live(l Loop) Backend { return live{l} }
+
+type live struct{ l Loop }
+
+func (b live) Ready() bool                      { return b.l.Ready() }
+func (b live) Reload(ctx context.Context) error { return b.l.Reload(ctx) }
+func (b live) Status() api.Status               { return StatusOf(b.l.View()) }
+
+func (b live) Submit(ctx context.Context, cmd evaluator.Command) (api.CommandResult, error) {
+	res, err := b.l.Submit(ctx, cmd)
+	return api.CommandResult{Applied: res.Applied, Tick: res.Tick, Events: res.Events}, err
+}
+
+// StatusOf builds the status API's answer from a view of the live loop.
+func StatusOf(v runner.View) api.Status {
+	st := api.Status{Ready: v.Ready, Ticked: v.Ticked, LastTick: v.LastTick, Interval: v.Config.Global.EvaluationInterval.String(),
+		ConfigFile: v.ConfigFile, LoadedAt: v.LoadedAt, Services: []api.Service{}, Alerts: []api.Alert{}, Actuators: []api.Actuator{}}
+	for _, l := range v.Config.Levels {
+		st.Levels = append(st.Levels, api.Level{Name: l.Name, Below: l.Below})
+	}
+	for _, svc := range v.Config.Services {
+		st.Services = append(st.Services, serviceOf(v, svc.Name, svc.Routes))
+	}
+	for _, route := range slices.Sorted(maps.Keys(v.State.Drills)) {
+		st.Drills = append(st.Drills, v.State.Drills[route])
+	}
+	for _, a := range v.ActiveAlerts() {
+		st.Alerts = append(st.Alerts, api.Alert{Name: a.Rule, Tier: a.Tier, State: a.State.String(), Service: a.Service,
+			Route: a.Route, Actuator: a.Actuator, ActiveAt: a.ActiveAt, Summary: a.Annotations["summary"], Runbook: a.Annotations["runbook_url"], Labels: a.Labels})
+	}
+	for _, a := range v.Actuators {
+		st.Actuators = append(st.Actuators, api.Actuator{Actuator: a.Actuator, At: a.At, OK: a.OK, Error: a.Error, FailingSince: a.FailingSince})
+	}
+	return st
+}
+
+// notEvaluated is the level the status API gives a route no tick judged.
+const notEvaluated = "unknown"
+
+func serviceOf(v runner.View, name string, routes []string) api.Service {
+	ss := api.Service{Name: name, Weights: map[string]int{}}
+	if cur := v.State.Services[name]; cur != nil {
+		ss.Weights, ss.Degraded, ss.RetriesEnabled = cur.Weights, cur.Degraded, cur.RetriesEnabled
+	}
+	if o, ok := v.State.Overrides[name]; ok {
+		ss.Override = &o
+	}
+	for _, route := range routes {
+		rs := v.State.Routes[route]
+		if rs == nil {
+			ss.Routes = append(ss.Routes, api.Route{Name: route, Level: notEvaluated, Reasons: []string{"not evaluated yet"}})
+			continue
+		}
+		rt := api.Route{Name: route, Score: rs.Score.Value, Level: rs.Level.String(), Since: rs.Since,
+			FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[route],
+			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: rs.Score.Reasons(),
+			Placement: evaluator.Placement(v.Policy, *rs, v.LastTick)}
+		if rt.Reasons == nil {
+			rt.Reasons = []string{}
+		}
+		if rs.Stage > 0 {
+			rt.FailbackPercent = v.Config.Failback.Stages[rs.Stage-1]
+			rt.StageSince = rs.StageSince
+		}
+		if rs.Level == traffic.Failover && rs.Stage == 0 {
+			rt.NextFailback = evaluator.NextFailbackAllowed(v.Policy, *rs)
+		}
+		ss.Routes = append(ss.Routes, rt)
+	}
+	return ss
+}
