@@ -22,7 +22,7 @@ type Store struct {
 	ticks      []packedTick
 	events     []evaluator.Event
 	actuations []evaluator.Actuation // see AddActuation
-	levels     []string    // level names, interned
+	levels     []string              // level names, interned
 	maxTicks   int
 	maxEvents  int
 	// MaxRouteTicks bounds the sum of the ticks' routes, so memory does not
