@@ -2,11 +2,9 @@ package evaluator
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,7 +21,6 @@ import (
 type alertRule struct {
 	cfg         rules.AlertRuleConfig
 	prog        *vm.Program
-	inputs      ruleInputs // what the condition reads (alertinputs.go)
 	summary     *template.Template
 	description *template.Template
 }
@@ -43,182 +40,132 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 	return r, nil
 }
 
-// evalAlerts moves every alert instance by one tick and returns its events:
-// rule by rule, then services (service scope before its routes) in config
-// order, then actuators in config order. Each target's environment is built
-// once and shared by the rules.
-//
-// What a tick costs here grows with the routes times the rules, so the
-// loop does per target only what its result needs: one expr VM and one
-// signals map serve every evaluation (nothing keeps the environment), and
-// an instance's previous state is looked up once per target, its key built
-// only when it has a next state.
-//
-// routes are s's route states in p.Routes() order and splits its splits
-// in p.Config.Services order; made says which of the route states (and of
-// their memos) this tick made; a route state replaced to hold rule results
-// is replaced in routes and recorded in writes. A route's previous alerts
-// are found by its index, the other targets' by name.
-func evalAlerts(p *Policy, prev map[string]*Alert, s State, routes []*RouteState, briefs []routeBrief, reuses []alertReuse, splits []*traffic.Split, replanned []bool, made []owned, writes *routeWrites, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
-	next := make(map[string]*Alert, len(prev))
-	type ordered struct {
-		rule, target int
-		ev           Event
-	}
-	type targetID struct{ service, route, actuator string }
-	byTarget := make(map[targetID][]*Alert)
-	var atRoutes []routeAlert
-	for _, a := range prev {
-		if i, ok := p.routeIndex[a.Route]; ok && a.Actuator == "" {
-			atRoutes = append(atRoutes, routeAlert{int32(i), a})
-			continue
-		}
-		t := targetID{a.Service, a.Route, a.Actuator}
-		byTarget[t] = append(byTarget[t], a)
-	}
-	byRoute := groupByRoute(atRoutes, len(routes))
-	var out []ordered
-	var machine vm.VM
-	signals := make(map[string]float64, len(p.Config.Signals))
-	target := 0
-	// One environment serves every target in turn (nothing keeps it), so a
-	// target whose rules need none costs no allocation.
-	var env rules.AlertEnv
-	var built bool
-	// eval evaluates the rules of one scope (scopeRules, indexes in
-	// p.alerts) for one target. For a route in a
-	// single service, rs and split are its state and the service's split:
-	// the route's memo then gives the rule results while their environment
-	// is unchanged (memo.go), and the environment is built only for a rule
-	// whose alert moves. It returns rs, or a new state of the route whose
-	// memo holds the results.
-	serviceRules, routeRules, actuatorRules := p.scopeAlerts[rules.ScopeService], p.scopeAlerts[rules.ScopeRoute], p.scopeAlerts[rules.ScopeActuator]
-	eval := func(scopeRules []int, id targetID, prevs []*Alert, rs *RouteState, ar alertReuse, replanned bool, own owned, split *traffic.Split, build func(signals map[string]float64) rules.AlertEnv) *RouteState {
-		var cache annotationCache
-		built = false
-		envOf := func() *rules.AlertEnv {
-			if !built {
-				clear(signals)
-				env, built = build(signals), true
-			}
-			return &env
-		}
-		memoized, failed := uint64(0), false
-		var conds, reuse uint64
-		same := false
-		if rs != nil {
-			conds, reuse, same = ar.conds, ar.reuse, ar.same
-			if ar.set && replanned {
-				conds, reuse, same = routeAlerts(p, rs, split)
-			}
-		}
-		for _, ri := range scopeRules {
-			r := p.alerts[ri]
-			var cond bool
-			if reuse&(1<<ri) != 0 {
-				cond = conds&(1<<ri) != 0
-			} else {
-				res, err := machine.Run(r.prog, envOf())
-				var isBool bool
-				cond, isBool = res.(bool)
-				if err == nil && !isBool {
-					err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
-				}
-				if err != nil {
-					cond, failed = false, true
-					out = append(out, ordered{ri, target, Event{Time: now, Type: EventAlertError, Name: r.cfg.Name,
-						Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
-				}
-			}
-			if cond {
-				memoized |= 1 << ri
-			}
-			var was *Alert // the target's alert at the previous tick
-			for _, a := range prevs {
-				if a.Rule == r.cfg.Name && a.Service == id.service {
-					was = a
-				}
-			}
-			if !cond && was == nil {
-				continue
-			}
-			a, ev := stepAlert(r, was, cond, envOf, same, &cache, now)
-			if a != nil {
-				next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
-			}
-			if ev != nil {
-				out = append(out, ordered{ri, target, *ev})
-			}
-		}
-		target++
-		switch {
-		case rs == nil:
-		case failed:
-			return forgetAlerts(rs, own)
-		default:
-			return rememberAlerts(p, rs, own, split, memoized, same)
-		}
-		return rs
-	}
-	var chain []routeBrief // a service's routes, in chain order
+// evalAlerts moves every alert instance by one tick and returns its events,
+// ordered by rule, then by target: services (service scope before its
+// routes) in config order, then actuators in config order. routes are the
+// route states of this tick by route index.
+func evalAlerts(p *Policy, s State, routes []RouteState, snap Snapshot, now time.Time) (map[string]*Alert, []Event) {
+	e := newAlertEval(p, s.Alerts, now)
 	for si, svc := range p.Config.Services {
-		id := targetID{service: svc.Name}
-		chain = chain[:0]
-		for _, i := range p.serviceRoutes[si] {
-			chain = append(chain, briefs[i])
-		}
-		eval(serviceRules, id, byTarget[id], nil, alertReuse{}, false, 0, nil,
-			func(sig map[string]float64) rules.AlertEnv { return alertEnv(s, svc, splits[si], "", chain, nil, sig) })
-		split := splits[si]
+		split := s.Services[svc.Name]
+		chain := chainBriefs(p, si, routes)
+		e.target(rules.ScopeService, alertTarget{service: svc.Name}, func(sig map[string]float64) rules.AlertEnv {
+			return alertEnv(s, svc, split, "", chain, nil, sig)
+		})
 		for j, route := range svc.Routes {
-			i := p.serviceRoutes[si][j]
-			prevs := byRoute.of(i)
-			// A drilled route's environment says drill, which the memo does
-			// not record: its rules are evaluated afresh, and its memo
-			// forgets the results it held (forgetAlerts).
-			var rs *RouteState
-			if _, drilled := s.Drills[route]; p.soleService[i] >= 0 && !drilled {
-				rs = routes[i]
-			} else if next := forgetAlerts(routes[i], made[i]); next != routes[i] {
-				routes[i] = next
-				writes.add(i)
-			}
-			if next := eval(routeRules, targetID{svc.Name, route, ""}, prevs, rs, reuses[i], replanned[si], made[i], split,
-				func(sig map[string]float64) rules.AlertEnv {
-					return alertEnv(s, svc, split, route, nil, routes[i], sig)
-				}); next != rs {
-				routes[i] = next
-				writes.add(i)
-			}
+			rs := &routes[p.serviceRoutes[si][j]]
+			e.target(rules.ScopeRoute, alertTarget{service: svc.Name, route: route}, func(sig map[string]float64) rules.AlertEnv {
+				return alertEnv(s, svc, split, route, nil, rs, sig)
+			})
 		}
 	}
 	for _, name := range p.actuators {
-		id := targetID{actuator: name}
-		eval(actuatorRules, id, byTarget[id], nil, alertReuse{}, false, 0, nil, func(sig map[string]float64) rules.AlertEnv {
+		e.target(rules.ScopeActuator, alertTarget{actuator: name}, func(sig map[string]float64) rules.AlertEnv {
 			return actuatorEnv(snap.Actuators[name], name, sig, now)
 		})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	return e.next, e.events()
+}
+
+// alertTarget is what an alert instance is about: a service, a route of a
+// service, or an actuator.
+type alertTarget struct{ service, route, actuator string }
+
+// alertEval is one tick's evaluation of the alert rules, target by target.
+// One expr VM and one signals map serve every target in turn: nothing
+// keeps an environment once its target's rules ran.
+type alertEval struct {
+	p       *Policy
+	now     time.Time
+	prev    map[alertTarget][]*Alert
+	next    map[string]*Alert
+	out     []orderedEvent
+	targets int
+	machine vm.VM
+	signals map[string]float64
+}
+
+// orderedEvent is an event with the rule and target it came from.
+type orderedEvent struct {
+	rule, target int
+	ev           Event
+}
+
+func newAlertEval(p *Policy, prev map[string]*Alert, now time.Time) *alertEval {
+	e := &alertEval{p: p, now: now, prev: make(map[alertTarget][]*Alert), next: make(map[string]*Alert, len(prev)),
+		signals: make(map[string]float64, len(p.Config.Signals))}
+	for _, a := range prev {
+		t := alertTarget{a.Service, a.Route, a.Actuator}
+		e.prev[t] = append(e.prev[t], a)
+	}
+	return e
+}
+
+// target evaluates the rules of scope for one target, whose environment
+// build writes into an empty signals map.
+func (e *alertEval) target(scope string, id alertTarget, build func(signals map[string]float64) rules.AlertEnv) {
+	target := e.targets
+	e.targets++
+	scoped := e.p.scopeAlerts[scope]
+	if len(scoped) == 0 {
+		return
+	}
+	clear(e.signals)
+	env := build(e.signals)
+	var cache annotationCache
+	for _, ri := range scoped {
+		r := e.p.alerts[ri]
+		res, err := e.machine.Run(r.prog, &env)
+		cond, isBool := res.(bool)
+		if err == nil && !isBool {
+			err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
+		}
+		if err != nil {
+			cond = false
+			e.out = append(e.out, orderedEvent{ri, target, Event{Time: e.now, Type: EventAlertError, Name: r.cfg.Name,
+				Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
+		}
+		var was *Alert // the target's alert at the previous tick
+		for _, a := range e.prev[id] {
+			if a.Rule == r.cfg.Name {
+				was = a
+			}
+		}
+		if !cond && was == nil {
+			continue
+		}
+		a, ev := stepAlert(r, was, cond, &env, &cache, e.now)
+		if a != nil {
+			e.next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
+		}
+		if ev != nil {
+			e.out = append(e.out, orderedEvent{ri, target, *ev})
+		}
+	}
+}
+
+// events are the tick's alert events, by rule, then target.
+func (e *alertEval) events() []Event {
+	sort.SliceStable(e.out, func(i, j int) bool {
+		a, b := e.out[i], e.out[j]
 		if a.rule != b.rule {
 			return a.rule < b.rule
 		}
 		return a.target < b.target
 	})
-	evs := make([]Event, len(out))
-	for i, o := range out {
+	evs := make([]Event, len(e.out))
+	for i, o := range e.out {
 		evs[i] = o.ev
 	}
-	return next, evs
+	return evs
 }
 
 // stepAlert moves one alert instance by one tick, as Prometheus's alerting
 // rule does: inactive → pending when the condition holds, pending → firing
 // after for, firing → inactive once it has not held for keep_firing_for.
-// env builds the target's environment when the alert needs it; unchanged
-// says it is the one the previous tick saw, so an active alert keeps the
-// annotations rendered from it.
-func stepAlert(r *alertRule, prev *Alert, cond bool, envOf func() *rules.AlertEnv, unchanged bool, cache *annotationCache, now time.Time) (*Alert, *Event) {
+// env is the target's environment; an active alert's annotations are
+// rendered from it every tick.
+func stepAlert(r *alertRule, prev *Alert, cond bool, env *rules.AlertEnv, cache *annotationCache, now time.Time) (*Alert, *Event) {
 	var a Alert
 	if prev != nil {
 		a = *prev
@@ -232,20 +179,15 @@ func stepAlert(r *alertRule, prev *Alert, cond bool, envOf func() *rules.AlertEn
 	if cond {
 		a.LastTrue = now
 		if a.State == StateInactive {
-			env := envOf()
 			a = Alert{Rule: r.cfg.Name, Tier: r.cfg.Tier, Service: env.Service, Route: env.Route, Actuator: env.Actuator,
 				State: StatePending, ActiveAt: now, LastTrue: now}
-			unchanged = false
 		}
 		// Labels are fixed when the alert becomes active, so its identity
 		// (fingerprint) in Alertmanager does not change while it fires.
 		if a.Labels == nil {
-			env := envOf()
 			a.Labels = alertLabels(r.cfg, env.Service, env.Route, env.Level, env.Actuator, env.Drill)
 		}
-		if !unchanged || a.Annotations == nil {
-			a.Annotations = renderAnnotations(r, *envOf(), cache)
-		}
+		a.Annotations = renderAnnotations(r, *env, cache)
 		if a.State == StatePending && now.Sub(a.ActiveAt) >= r.cfg.For {
 			a.State = StateFiring
 			a.FiredAt = now
@@ -412,43 +354,17 @@ func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
 	}
 	return strconv.AppendFloat(b, v, fmtc, prec, 64)
 }
-
-// routeAlert is an alert of the route of index i.
-type routeAlert struct {
-	i int32
-	a *Alert
+// envSignal is what an alert environment's signals map holds for c.
+func envSignal(c *Contribution) float64 {
+	if c.Status != StatusOK {
+		return math.NaN()
+	}
+	return c.AlertValue
 }
 
-// alertsByRoute are alerts grouped by route index: route i's are
-// alerts[from[i]:from[i+1]]. One index per route and no pointer: a slice
-// of alerts per route was 24 bytes a route for the garbage collector to
-// scan, at every tick with an alert anywhere in the fleet.
-type alertsByRoute struct {
-	from   []int32
-	alerts []*Alert
-}
-
-// groupByRoute groups as by route index, of n routes.
-func groupByRoute(as []routeAlert, n int) alertsByRoute {
-	if len(as) == 0 {
-		return alertsByRoute{}
-	}
-	slices.SortFunc(as, func(x, y routeAlert) int { return cmp.Compare(x.i, y.i) })
-	g := alertsByRoute{from: make([]int32, n+1), alerts: make([]*Alert, len(as))}
-	for k, ra := range as {
-		g.from[ra.i+1]++
-		g.alerts[k] = ra.a
-	}
-	for i := range n {
-		g.from[i+1] += g.from[i]
-	}
-	return g
-}
-
-// of returns route i's alerts.
-func (g alertsByRoute) of(i int) []*Alert {
-	if g.from == nil {
-		return nil
-	}
-	return g.alerts[g.from[i]:g.from[i+1]]
+// hasEvidence reports whether c gives a line of an alert environment's
+// evidence (its signal and reason).
+func hasEvidence(c *Contribution) bool {
+	return c.Status == StatusOK && c.Counted && (c.evidence != nil || c.Reason != "") &&
+		(c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven)
 }

@@ -77,7 +77,6 @@ func counted(p *evaluator.Policy, snap evaluator.Snapshot) evaluator.Snapshot {
 // runChanging steps b.N ticks from now, 40 calm then 40 degraded, each
 // phase alternating its two snapshots tick by tick.
 func runChanging(b *testing.B, p *evaluator.Policy, snaps [2][2]evaluator.Snapshot, now time.Time) {
-	defer evaluator.WithoutOrderCheck()()
 	var s evaluator.State
 	b.ReportAllocs()
 	b.ResetTimer()

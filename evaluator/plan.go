@@ -1,17 +1,15 @@
 package evaluator
 
 import (
+	"maps"
+	"time"
+
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
 // routeBrief is what a service's plan and its service-scope alert
-// environment read of a route's state. Step gathers the briefs in the
-// policy's order as it decides each route, while the route state is in the
-// CPU's cache: at 10,000 routes the route states (6 cache lines each) no
-// longer stay cached from one pass of a tick to the next, and reading them
-// again in the plan and the alerts was a fifth of a tick's cache misses
-// (cachegrind with a 4 MiB last level, README "Scale").
+// environment read of a route's state.
 type routeBrief struct {
 	value float64 // Score.Value
 	level traffic.Level
@@ -45,31 +43,52 @@ func (b routeBrief) failed() bool {
 // The split also names each route's level for the actuators, with a route
 // being failed back as traffic.Failback: it carries traffic by design.
 func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteState) traffic.Split {
-	var buf [8]routeBrief // a usual chain's briefs stay on the stack
-	rss := buf[:0]
+	rss := make([]routeBrief, 0, len(svc.Routes))
 	for _, name := range svc.Routes {
 		rss = append(rss, briefOf(routes[name]))
 	}
-	st, _ := planService(p, svc.Routes, rss, nil)
-	return st
+	return planService(p, svc.Routes, rss, nil)
 }
 
-// planService is PlanService over the briefs rss of the chain's routes. A split
-// whose weights, levels or reasons come out as those of old shares old's
-// (splits are never changed in place), so a calm fleet's plan allocates
-// nothing. same says all three are old's, so Step need not compare them
-// again.
-func planService(p *Policy, chain []string, rss []routeBrief, old *traffic.Split) (st traffic.Split, same bool) {
-	const onStack = 8
-	var keepBuf [onStack]int
-	var lvlBuf [onStack]traffic.Level
-	var okBuf [onStack + 1]bool
-	keep, lvls, okAfter := keepBuf[:0], lvlBuf[:0], okBuf[:0] // okAfter[i]: some route after i is not failed
-	if len(chain) > onStack {
-		keep, lvls, okAfter = make([]int, 0, len(chain)), make([]traffic.Level, 0, len(chain)), make([]bool, 0, len(chain)+1)
+// planServices plans every service's split from its routes' new states
+// (routes, by route index), the override on it and the split it had (old
+// splits of services no longer configured stay). A split whose weights,
+// retries, degraded flag or override changed is an EventTraffic.
+func planServices(p *Policy, s State, routes []RouteState, now time.Time) (map[string]*traffic.Split, []Event) {
+	out := make(map[string]*traffic.Split, max(len(s.Services), len(p.Config.Services)))
+	maps.Copy(out, s.Services)
+	var evs []Event
+	for si, svc := range p.Config.Services {
+		old := s.Services[svc.Name]
+		st := planService(p, svc.Routes, chainBriefs(p, si, routes), old)
+		if o, ok := s.Overrides[svc.Name]; ok {
+			st = applyOverride(o, st, old)
+		}
+		if old == nil || !old.Equal(st) || old.Override != st.Override {
+			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
+				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
+		}
+		out[svc.Name] = &st
 	}
-	keep, lvls, okAfter = keep[:len(chain)], lvls[:len(chain)], okAfter[:len(chain)+1]
-	okAfter[len(chain)] = false
+	return out, evs
+}
+
+// chainBriefs are the briefs of service si's routes, in chain order, from
+// the route states by route index.
+func chainBriefs(p *Policy, si int, routes []RouteState) []routeBrief {
+	chain := make([]routeBrief, len(p.serviceRoutes[si]))
+	for j, i := range p.serviceRoutes[si] {
+		chain[j] = briefOf(&routes[i])
+	}
+	return chain
+}
+
+// planService is PlanService over the briefs rss of the chain's routes;
+// old is the split the service had, if any (see the degraded hysteresis).
+func planService(p *Policy, chain []string, rss []routeBrief, old *traffic.Split) (st traffic.Split) {
+	keep := make([]int, len(chain))
+	lvls := make([]traffic.Level, len(chain))
+	okAfter := make([]bool, len(chain)+1) // okAfter[i]: some route after i is not failed
 	for i := len(chain) - 1; i >= 0; i-- {
 		okAfter[i] = okAfter[i+1] || !rss[i].failed()
 	}
@@ -109,77 +128,22 @@ func planService(p *Policy, chain []string, rss []routeBrief, old *traffic.Split
 		keep[best] += remaining
 		st.Degraded = true
 	}
-	degraded := 0 // routes not normal: one reason each
 	for i, rs := range rss {
 		lvls[i] = rs.level
 		if rs.level == traffic.Failover && rs.stage > 0 {
 			lvls[i] = traffic.Failback
 		}
+	}
+	st.Weights = make(map[string]int, len(chain))
+	st.Levels = make(map[string]traffic.Level, len(chain))
+	for i, name := range chain {
+		st.Weights[name] = keep[i]
+		st.Levels[name] = lvls[i]
 		if lvls[i] != traffic.Normal {
-			degraded++
-		}
-	}
-
-	same = old != nil
-	if old != nil && sameEntries(old.Weights, chain, keep) {
-		st.Weights = old.Weights
-	} else {
-		same = false
-		st.Weights = make(map[string]int, len(chain))
-		for i, name := range chain {
-			st.Weights[name] = keep[i]
-		}
-	}
-	if old != nil && sameEntries(old.Levels, chain, lvls) {
-		st.Levels = old.Levels
-	} else {
-		same = false
-		st.Levels = make(map[string]traffic.Level, len(chain))
-		for i, name := range chain {
-			st.Levels[name] = lvls[i]
-		}
-	}
-	if old != nil && degraded > 0 && len(old.Reasons) == degraded && sameReasons(old.Reasons, chain, lvls) {
-		st.Reasons = old.Reasons[:degraded:degraded] // an append must not write into old's
-	} else {
-		same = same && degraded == 0 && len(old.Reasons) == 0
-		for i, name := range chain {
-			if lvls[i] != traffic.Normal {
-				st.Reasons = append(st.Reasons, name+": "+lvls[i].String())
-			}
+			st.Reasons = append(st.Reasons, name+": "+lvls[i].String())
 		}
 	}
 	primary := rss[0]
 	st.RetriesEnabled = !st.Degraded && (primary.level == traffic.Normal || p.level(min(primary.level, traffic.Failover)).Retries)
-	return st, same
-}
-
-// sameEntries reports whether m maps exactly chain[i] to vals[i].
-func sameEntries[V comparable](m map[string]V, chain []string, vals []V) bool {
-	if len(m) != len(chain) {
-		return false
-	}
-	for i, name := range chain {
-		if v, ok := m[name]; !ok || v != vals[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// sameReasons reports whether reasons are, in order, "name: level" for
-// each route of chain at a level other than normal.
-func sameReasons(reasons []string, chain []string, lvls []traffic.Level) bool {
-	k := 0
-	for i, name := range chain {
-		if lvls[i] == traffic.Normal {
-			continue
-		}
-		r, lv := reasons[k], lvls[i].String()
-		if len(r) != len(name)+2+len(lv) || r[:len(name)] != name || r[len(name):len(name)+2] != ": " || r[len(name)+2:] != lv {
-			return false
-		}
-		k++
-	}
-	return true
+	return st
 }

@@ -19,9 +19,6 @@ type Policy struct {
 	// scopeAlerts are the indexes in alerts of each scope's rules, so a
 	// target's rules are found without reading every rule.
 	scopeAlerts map[string][]int
-	// alertMemo: rule results may be reused while their inputs are
-	// unchanged (memo.go).
-	alertMemo bool
 	routes    []string // every route of every service, in config order
 	services  map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
@@ -37,9 +34,6 @@ type Policy struct {
 	// route's share by index.
 	routeIndex    map[string]int
 	serviceRoutes [][]int
-	// soleService, by route index: the index in Config.Services of the
-	// route's service when it is in one only, else -1.
-	soleService []int
 	// z and zDecisive are the normal quantiles of scoring.confidence and
 	// scoring.decisive_confidence; evidence is each signal's format of
 	// evidence texts (evidence.go), which its contributions point to;
@@ -94,24 +88,11 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
 		}
-		r.inputs = newRuleInputs(r, p.signalIndex)
 		if p.scopeAlerts == nil {
 			p.scopeAlerts = map[string][]int{}
 		}
 		p.scopeAlerts[r.cfg.Scope] = append(p.scopeAlerts[r.cfg.Scope], len(p.alerts))
 		p.alerts = append(p.alerts, r)
-	}
-	p.alertMemo = alertsMemoizable(p.alerts)
-	p.soleService = make([]int, len(p.routes))
-	for i := range p.soleService {
-		p.soleService[i] = -1
-	}
-	for si, idx := range p.serviceRoutes {
-		for _, i := range idx {
-			if len(p.routeServices[p.routes[i]]) == 1 {
-				p.soleService[i] = si
-			}
-		}
 	}
 	return p, nil
 }

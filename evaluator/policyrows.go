@@ -90,3 +90,24 @@ func (r policyRows) samples(cells []cell, smps []Sample) []Sample {
 	}
 	return smps
 }
+
+// routeSamples scores a snapshot's routes by index in the policy's order,
+// reading each route's samples from the table in place where it can.
+type routeSamples struct {
+	p     *Policy
+	rows  policyRows
+	cells []cell
+	smps  []Sample
+}
+
+func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
+	n := len(p.Config.Signals)
+	return &routeSamples{p: p, rows: readRows(p, snap.t), cells: make([]cell, 0, n), smps: make([]Sample, 0, n)}
+}
+
+// score is ComputeScore of the policy's route i.
+func (r *routeSamples) score(i int, idle bool) Score {
+	n := len(r.p.Config.Signals)
+	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps[:0])
+	return scoreSamples(r.p, r.smps, idle)
+}

@@ -144,14 +144,10 @@ func (s *Snapshot) SetCell(row, col int, v Sample) {
 	s.t.row(row)[col] = s.t.cellOf(v)
 }
 
-// own makes s's table one it may write: a new one when it has none, a
-// copy when a state holds it (Step keeps the samples it scored).
+// own gives s a table to write when it has none.
 func (s *Snapshot) own() {
-	switch {
-	case s.t == nil:
+	if s.t == nil {
 		s.t = newTable(nil, nil)
-	case s.t.kept.Load():
-		s.t = s.t.clone()
 	}
 }
 

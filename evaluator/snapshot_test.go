@@ -62,22 +62,22 @@ func TestSnapshotTable(t *testing.T) {
 // TestSnapshotLayoutsScoreAlike steps one run on snapshots laid out in
 // the policy's order and another on the same samples in shuffled rows and
 // columns, with rows and columns the policy does not have, cells left
-// unset and reasons interned in another order, the second carrying its
-// memos: both give the same events and states at every tick.
+// unset and reasons interned in another order: both give the same events
+// and states at every tick.
 func TestSnapshotLayoutsScoreAlike(t *testing.T) {
-	p := testenv.DefaultPolicy(t, memoFleet)
+	p := testenv.DefaultPolicy(t, mixedFleet)
 	rng := rand.New(rand.NewPCG(7, 7))
 	now := time.Unix(1_700_000_000, 0)
 	var ordered, shuffled evaluator.State
 	for tick := 0; tick < 200; {
 		kind, n := rng.IntN(6), 1+rng.IntN(20)
-		snap := memoSnapshot(p, kind, now)
+		snap := mixedSnapshot(p, kind, now)
 		for range n {
 			now = now.Add(15 * time.Second)
 			snap.Time = now
 			other := shuffledLike(rng, snap)
 			var evsO, evsS []evaluator.Event
-			ordered, evsO = evaluator.Step(p, evaluator.ForgetMemos(ordered), evaluator.Input{Snapshot: snap}, now)
+			ordered, evsO = evaluator.Step(p, ordered, evaluator.Input{Snapshot: snap}, now)
 			shuffled, evsS = evaluator.Step(p, shuffled, evaluator.Input{Snapshot: other}, now)
 			if a, b := jsonOf(t, evsO), jsonOf(t, evsS); a != b {
 				t.Fatalf("tick %d (kind %d): events differ\nordered:  %s\nshuffled: %s", tick, kind, a, b)

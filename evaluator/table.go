@@ -2,9 +2,7 @@ package evaluator
 
 import (
 	"maps"
-	"math"
 	"slices"
-	"sync/atomic"
 )
 
 // table is a Snapshot's samples: cells[row*len(signals)+col]. A cell holds
@@ -18,9 +16,6 @@ type table struct {
 	routes  []string
 	signals []string
 	owned   bool
-	// kept: a State holds the table (State.inputs), so it is never
-	// written again; Snapshot.own writes a copy instead.
-	kept  atomic.Bool
 	rowOf map[string]int
 	colOf map[string]int
 	cells []cell
@@ -125,27 +120,4 @@ func (t *table) addColumn(signal string) {
 func (t *table) clone() *table {
 	return &table{routes: t.routes, signals: t.signals, rowOf: maps.Clone(t.rowOf), colOf: maps.Clone(t.colOf),
 		cells: slices.Clone(t.cells), reasons: slices.Clone(t.reasons), reasonOf: maps.Clone(t.reasonOf)}
-}
-
-// sameCells reports whether the cells a of table ta hold exactly the
-// samples the cells b of tb hold, floats bit for bit (-0 prints
-// differently from 0, and a NaN is not equal to itself).
-func sameCells(ta *table, a []cell, tb *table, b []cell) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := &a[i], &b[i]
-		if math.Float64bits(x.value) != math.Float64bits(y.value) || math.Float64bits(x.volume) != math.Float64bits(y.volume) ||
-			x.status != y.status || x.counted != y.counted {
-			return false
-		}
-		// Reasons 0 ("") and 1 (noSample's) are the same in every table.
-		if x.reason != y.reason || x.reason > 1 {
-			if ta.reasons[x.reason] != tb.reasons[y.reason] {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package evaluator_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,18 +13,18 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// memoFleet is a fleet of 12 services of 3 routes, one route shared by two
-// services (its alerts are never memoised), with an actuator.
-func memoFleet(cfg *rules.Config) {
+// mixedFleet is a fleet of 12 services of 3 routes, one route shared by two
+// services, with an actuator.
+func mixedFleet(cfg *rules.Config) {
 	testenv.Fleet(36)(cfg)
 	cfg.Services[1].Routes = append(cfg.Services[1].Routes, cfg.Services[0].Routes[2])
 	cfg.Actuators = []rules.ActuatorConfig{{Name: "split", Type: "file"}}
 }
 
-// memoSnapshot is one of a few kinds of tick, chosen by kind: calm,
+// mixedSnapshot is one of a few kinds of tick, chosen by kind: calm,
 // degraded, failing, blind (signals missing or in error), counted (ratios
 // with their volumes) and -0 values.
-func memoSnapshot(p *evaluator.Policy, kind int, now time.Time) evaluator.Snapshot {
+func mixedSnapshot(p *evaluator.Policy, kind int, now time.Time) evaluator.Snapshot {
 	snap := evaluator.Snapshot{Time: now, Actuators: map[string]evaluator.ActuatorHealth{"split": {OK: true}}}
 	for i, r := range p.Routes() {
 		for _, sig := range p.Config.Signals {
@@ -56,21 +57,19 @@ func memoSnapshot(p *evaluator.Policy, kind int, now time.Time) evaluator.Snapsh
 	return snap
 }
 
-// TestStepDoesNotDependOnMemo runs the same ticks twice, one run carrying
-// its state (and so the memos of its routes) from tick to tick, the other
-// forgetting every memo before each tick, and wants the same events and
-// the same state at every tick, and the state given to Step unchanged
-// (route states are shared between ticks, never changed in place). Ticks repeat a snapshot for a while, so the
-// memos are used, and change kind, so they are left.
-func TestStepDoesNotDependOnMemo(t *testing.T) {
-	p := testenv.DefaultPolicy(t, memoFleet)
+// TestStepNeverWritesItsInputs runs ticks of every kind, with commands
+// and drills now and then, and wants the state and the snapshot given to
+// each Step unchanged after it: Step replaces what changes, so a caller
+// may keep the last state (the live loop's status page does) and a
+// snapshot (a backtest's drill overlay starts from it).
+func TestStepNeverWritesItsInputs(t *testing.T) {
+	p := testenv.DefaultPolicy(t, mixedFleet)
 	rng := rand.New(rand.NewPCG(13, 13))
 	now := time.Unix(1_700_000_000, 0)
-	var carried, fresh evaluator.State
-	hits := 0
+	var s evaluator.State
 	for tick := 0; tick < 400; {
 		kind, n := rng.IntN(6), 1+rng.IntN(30)
-		snap := memoSnapshot(p, kind, now)
+		snap := mixedSnapshot(p, kind, now)
 		for range n {
 			now = now.Add(15 * time.Second)
 			in := evaluator.Input{Snapshot: snap}
@@ -81,30 +80,29 @@ func TestStepDoesNotDependOnMemo(t *testing.T) {
 				// A drill, real or dry run, on a route of svc2: its alerts
 				// say drill, and a dry run's end puts the route back.
 				r := p.Config.Services[2].Routes[rng.IntN(3)]
-				in.Commands = []evaluator.Command{{Kind: evaluator.CommandDrill, Route: r, Reason: "memo", DryRun: rng.IntN(2) == 0,
+				in.Commands = []evaluator.Command{{Kind: evaluator.CommandDrill, Route: r, Reason: "step", DryRun: rng.IntN(2) == 0,
 					Signals: map[string]float64{"hard_fail_ratio": 0.5}, Expires: now.Add(time.Duration(1+rng.IntN(8)) * time.Minute)}}
 			}
-			prev, prevText := carried, evaluator.StateText(carried)
-			var evsC, evsF []evaluator.Event
-			carried, evsC = evaluator.Step(p, carried, in, now)
+			prev, prevText, snapText := s, evaluator.StateText(s), jsonOf(t, snapCells(snap))
+			s, _ = evaluator.Step(p, s, in, now)
 			if evaluator.StateText(prev) != prevText {
 				t.Fatalf("tick %d: Step changed the state it was given (commands %+v, drills %d)", tick, in.Commands, len(prev.Drills))
 			}
-			fresh, evsF = evaluator.Step(p, evaluator.ForgetMemos(fresh), in, now)
-			hits += evaluator.ReusedMemos(prev, carried)
-			if a, b := jsonOf(t, evsC), jsonOf(t, evsF); a != b {
-				t.Fatalf("tick %d (kind %d): events differ\ncarried: %s\nfresh:   %s", tick, kind, a, b)
-			}
-			if a, b := evaluator.StateText(carried), evaluator.StateText(fresh); a != b {
-				t.Fatalf("tick %d (kind %d): states differ\ncarried: %s\nfresh:   %s", tick, kind, a, b)
+			if jsonOf(t, snapCells(snap)) != snapText {
+				t.Fatalf("tick %d: Step changed the snapshot it was given (drills %d)", tick, len(s.Drills))
 			}
 			tick++
 		}
 	}
-	t.Logf("%d route ticks reused their score and alert results", hits)
-	if hits == 0 {
-		t.Fatal("no route reused its score and alert results: the memo was never exercised")
+}
+
+// snapCells is every cell of snap, as text.
+func snapCells(snap evaluator.Snapshot) []string {
+	var out []string
+	for k, smp := range snap.All() {
+		out = append(out, k[0]+"/"+k[1]+": "+fmt.Sprintf("%+v", smp))
 	}
+	return out
 }
 
 func jsonOf(t *testing.T, v any) string {
