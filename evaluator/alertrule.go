@@ -354,6 +354,7 @@ func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
 	}
 	return strconv.AppendFloat(b, v, fmtc, prec, 64)
 }
+
 // envSignal is what an alert environment's signals map holds for c.
 func envSignal(c *Contribution) float64 {
 	if c.Status != StatusOK {

@@ -19,8 +19,8 @@ type Policy struct {
 	// scopeAlerts are the indexes in alerts of each scope's rules, so a
 	// target's rules are found without reading every rule.
 	scopeAlerts map[string][]int
-	routes    []string // every route of every service, in config order
-	services  map[string]rules.ServiceConfig
+	routes      []string // every route of every service, in config order
+	services    map[string]rules.ServiceConfig
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string

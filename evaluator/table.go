@@ -16,9 +16,9 @@ type table struct {
 	routes  []string
 	signals []string
 	owned   bool
-	rowOf map[string]int
-	colOf map[string]int
-	cells []cell
+	rowOf   map[string]int
+	colOf   map[string]int
+	cells   []cell
 	// reasons are the cells' distinct reasons, reasonOf their indexes:
 	// index 0 is "" and 1 is noSample's in every table.
 	reasons  []string
