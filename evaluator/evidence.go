@@ -199,21 +199,6 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 	return append(b, f.confidence...)
 }
 
-// sameReason reports whether c and d give the same ReasonText, from the
-// numbers it is made of when both are evidence of the same format (floats
-// bit for bit), else from the texts.
-func sameReason(c, d *Contribution) bool {
-	if c.evidence != nil && c.evidence == d.evidence {
-		return c.evidenceKind == d.evidenceKind && c.Unproven == d.Unproven &&
-			math.Float64bits(c.Value) == math.Float64bits(d.Value) &&
-			math.Float64bits(c.Volume) == math.Float64bits(d.Volume)
-	}
-	if c.evidence == nil && d.evidence == nil {
-		return c.Reason == d.Reason
-	}
-	return c.ReasonText() == d.ReasonText()
-}
-
 // fmtConfidence writes a confidence as a percentage with all its nines:
 // 99.9 %, 99.9999 %.
 func fmtConfidence(c float64) string {

@@ -9,16 +9,12 @@ import (
 
 // TestEvidenceTextOnDemand checks the evidence texts that scoring leaves to
 // ReasonText: one for every ok counted signal with a count, none made
-// otherwise; the same after a JSON round trip; and sameReason, which the
-// alert memo compares instead of the texts, never says two contributions
-// give the same text when they do not.
+// otherwise; the same after a JSON round trip.
 func TestEvidenceTextOnDemand(t *testing.T) {
 	p := defaultPolicy(t)
 	rng := rand.New(rand.NewPCG(13, 2))
 	values := []float64{0, 0.0002, 0.02, 0.25, 0.4, 1, 1.5}
 	volumes := []float64{0, 1, 4, 36, 300, 5000}
-	byText := map[int][]Contribution{}
-	same, sameChecked := 0, 0
 	for range 400 {
 		smps := make([]Sample, len(p.Config.Signals))
 		for i := range smps {
@@ -60,31 +56,7 @@ func TestEvidenceTextOnDemand(t *testing.T) {
 			if back.ReasonText() != text {
 				t.Fatalf("%s: reason %q after JSON, was %q", c.Signal, back.ReasonText(), text)
 			}
-			if !sameReason(c, &back) {
-				t.Fatalf("%s: %q not the same reason as itself read back", c.Signal, text)
-			}
-			for _, o := range byText[i] {
-				s := sameReason(c, &o)
-				if s != sameReason(&o, c) {
-					t.Fatalf("%s: sameReason(%q, %q) not symmetric", c.Signal, text, o.ReasonText())
-				}
-				if s && o.ReasonText() != text {
-					t.Fatalf("%s: sameReason says %q is %q", c.Signal, text, o.ReasonText())
-				}
-				if c.evidence != nil && o.evidence != nil {
-					sameChecked++
-					if s {
-						same++
-					}
-				}
-			}
-			if len(byText[i]) < 20 {
-				byText[i] = append(byText[i], *c)
-			}
 		}
-	}
-	if same == 0 || same == sameChecked {
-		t.Fatalf("sameReason of evidence: %d of %d pairs the same; the test exercises neither side", same, sameChecked)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
-	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -86,111 +84,24 @@ func CompileAlertExpr(src string) (*vm.Program, error) {
 // AlertSignalRefs returns the signal names a compiled alert condition reads
 // through a constant key (signals.x or signals["x"]), in order of appearance.
 func AlertSignalRefs(program *vm.Program) []string {
-	return alertInputsOf(program).refs
-}
-
-// AlertInputs is what of its AlertEnv a compiled alert condition reads, as
-// far as its syntax shows: a condition reading nothing else gives the same
-// result for environments equal in these.
-type AlertInputs struct {
-	// Fields are the expr names of the fields it reads, signals aside.
-	Fields []string
-	// Signals are the signals it reads through a constant key, each once.
-	Signals []string
-	// AllSignals: it reads the signals map otherwise (a computed key, the
-	// whole map), so it may read any signal.
-	AllSignals bool
-	// All: it reads the environment in a way not listed above ($env, a
-	// method, a variable): take it as reading every field.
-	All bool
-}
-
-// AlertExprInputs returns what a compiled alert condition reads of its
-// environment. An identifier that is no field of AlertEnv (a variable of
-// let, $env, a method) makes it All: conservative, never too little.
-func AlertExprInputs(program *vm.Program) AlertInputs {
-	v := alertInputsOf(program)
-	in := AlertInputs{All: v.other, AllSignals: v.signalsRead > len(v.refs)}
-	for _, name := range v.refs {
-		if !slices.Contains(in.Signals, name) {
-			in.Signals = append(in.Signals, name)
-		}
-	}
-	for _, name := range v.fields {
-		if !slices.Contains(in.Fields, name) {
-			in.Fields = append(in.Fields, name)
-		}
-	}
-	return in
-}
-
-// alertEnvFields are the expr names of AlertEnv's fields.
-var alertEnvFields = func() map[string]bool {
-	t := reflect.TypeFor[AlertEnv]()
-	names := make(map[string]bool, t.NumField())
-	for i := range t.NumField() {
-		names[t.Field(i).Tag.Get("expr")] = true
-	}
-	return names
-}()
-
-func alertInputsOf(program *vm.Program) *alertInputs {
-	v := &alertInputs{}
+	v := &signalRefs{}
 	node := program.Node()
 	ast.Walk(&node, v)
-	return v
+	return v.refs
 }
 
-// alertInputs is an ast.Visitor collecting what a condition reads of its
-// environment: the keys read from signals through a constant key (refs),
-// how often signals is read at all, the other fields, and whether any
-// other identifier appears.
-type alertInputs struct {
-	refs        []string
-	signalsRead int
-	fields      []string
-	other       bool
-}
+// signalRefs is an ast.Visitor collecting the keys a condition reads from
+// signals through a constant key.
+type signalRefs struct{ refs []string }
 
-// Visit records n when it reads the environment.
-func (v *alertInputs) Visit(n *ast.Node) {
-	switch n := (*n).(type) {
-	case *ast.IdentifierNode:
-		switch {
-		case n.Value == "signals":
-			v.signalsRead++
-		case alertEnvFields[n.Value]:
-			v.fields = append(v.fields, n.Value)
-		default:
-			v.other = true
-		}
-	case *ast.MemberNode:
-		if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "signals" {
-			if key, ok := n.Property.(*ast.StringNode); ok {
+// Visit records n when it reads signals through a constant key.
+func (v *signalRefs) Visit(n *ast.Node) {
+	if m, ok := (*n).(*ast.MemberNode); ok {
+		if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "signals" {
+			if key, ok := m.Property.(*ast.StringNode); ok {
 				v.refs = append(v.refs, key.Value)
 			}
 		}
-	}
-}
-
-// AlertExprReadsClock reports whether a compiled alert condition calls
-// now(), the one expr built-in whose result is not a function of the
-// environment: a condition that does not may be taken as unchanged while
-// its environment is.
-func AlertExprReadsClock(program *vm.Program) bool {
-	v := &clockCalls{}
-	node := program.Node()
-	ast.Walk(&node, v)
-	return v.found
-}
-
-// clockCalls is an ast.Visitor looking for calls of now().
-type clockCalls struct{ found bool }
-
-// Visit records a call of the now built-in.
-func (v *clockCalls) Visit(n *ast.Node) {
-	if b, ok := (*n).(*ast.BuiltinNode); ok && b.Name == "now" {
-		v.found = true
 	}
 }
 
