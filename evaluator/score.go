@@ -15,9 +15,9 @@ import (
 // its fields are ordered to leave no padding (96 bytes): its status is
 // written as text only in JSON (MarshalJSON).
 type Contribution struct {
-	Signal string  `json:"signal"`
-	Value  float64 `json:"value"`
-	Status Status  `json:"-"`
+	Signal string       `json:"signal"`
+	Value  float64      `json:"value"`
+	Status SampleStatus `json:"-"`
 	// Idle: the signal needs user traffic and the route gets none.
 	Idle bool `json:"idle,omitempty"`
 	// Counted: Volume is the count behind Value (calls or samples).

@@ -5,17 +5,17 @@ import (
 	"time"
 )
 
-// Status says whether a signal answered for a route.
-type Status uint8
+// SampleStatus says whether a signal answered for a route.
+type SampleStatus uint8
 
 // Signal statuses.
 const (
-	StatusOK      Status = iota // a finite value
-	StatusMissing               // no sample for the route (or NaN/±Inf)
-	StatusError                 // the query failed or its result was ambiguous
+	StatusOK      SampleStatus = iota // a finite value
+	StatusMissing                     // no sample for the route (or NaN/±Inf)
+	StatusError                       // the query failed or its result was ambiguous
 )
 
-func (s Status) String() string {
+func (s SampleStatus) String() string {
 	switch s {
 	case StatusOK:
 		return "ok"
@@ -37,7 +37,7 @@ type Sample struct {
 	Volume float64
 	// Reason explains a missing or erroring sample.
 	Reason string
-	Status Status
+	Status SampleStatus
 	// Counted: the source measured Volume. A signal that declares a volume
 	// but arrives uncounted is taken at its value, as one without.
 	Counted bool

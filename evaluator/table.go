@@ -29,7 +29,7 @@ type table struct {
 type cell struct {
 	value, volume float64
 	reason        uint32
-	status        Status
+	status        SampleStatus
 	counted       bool
 }
 

@@ -76,7 +76,7 @@ func TestCollect(t *testing.T) {
 	}
 	want := []struct {
 		route, signal string
-		status        evaluator.Status
+		status        evaluator.SampleStatus
 		value         float64 // checked when status is OK
 		reason        string
 	}{

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"github.com/hermes-failover/hermes/traffic"
+
 	"errors"
 	"fmt"
 	"io"
@@ -25,10 +27,10 @@ const (
 )
 
 // LevelNames are the configured levels, mildest first, as levels must list them.
-var LevelNames = []string{"warm", "shed", "failover"}
+var LevelNames = []string{traffic.Warm.String(), traffic.Shed.String(), traffic.Failover.String()}
 
 // FloorLevels are the levels a scoring floor may force.
-var FloorLevels = []string{"warm", "shed", "failover", "manual"}
+var FloorLevels = []string{traffic.Warm.String(), traffic.Shed.String(), traffic.Failover.String(), traffic.Manual.String()}
 
 var (
 	signalNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -318,7 +320,7 @@ func (c *Config) validateLevels(ch *checker) {
 		}
 	}
 	for i, l := range c.Levels {
-		if l.Name == "failover" && l.PrimaryPercent != 0 {
+		if l.Name == traffic.Failover.String() && l.PrimaryPercent != 0 {
 			ch.errorf(lv.item(i, "").field("primary_percent"), "must be 0 for failover, got %d", l.PrimaryPercent)
 		}
 	}
@@ -458,7 +460,7 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 // sampleTemplateData is TemplateData with every configured signal (also
 // listed as missing) and route, to try templates on.
 func (c *Config) sampleTemplateData() TemplateData {
-	d := TemplateData{Route: "route", Service: "service", Level: "normal", Score: 100,
+	d := TemplateData{Route: "route", Service: "service", Level: traffic.Normal.String(), Score: 100,
 		Signals: map[string]float64{}, Weights: map[string]int{}}
 	for _, s := range c.Signals {
 		d.Signals[s.Name] = 0

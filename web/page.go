@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 	"github.com/hermes-failover/hermes/web/charts"
 )
@@ -52,11 +53,11 @@ var scoreClasses = []string{"fair", "poor", "bad"}
 // nextStep is what an operator can do about a route, as the exact command.
 func nextStep(svc api.Service, rt api.Route) string {
 	switch {
-	case rt.Level == "manual":
+	case rt.Level == traffic.Manual.String():
 		return "hermes ctl release " + rt.Name + ` --reason "…"`
 	case svc.Override != nil:
 		return "hermes ctl clear " + svc.Name + ` --reason "…"`
-	case rt.Level == "failover" || rt.Level == "shed" || rt.Level == "warm":
+	case rt.Level == traffic.Failover.String() || rt.Level == traffic.Shed.String() || rt.Level == traffic.Warm.String():
 		return "hermes explain --route " + rt.Name
 	}
 	return ""

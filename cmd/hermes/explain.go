@@ -67,7 +67,7 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 	case !rt.NextFailback.IsZero():
 		fmt.Fprintf(w, "failback budget spent: the next failback may start after %s\n", rt.NextFailback.UTC().Format(time.RFC3339))
 	}
-	if rt.Level == "manual" {
+	if rt.Level == traffic.Manual.String() {
 		fmt.Fprintf(w, "manual: no automatic failback; release with: hermes ctl release %s --reason …\n", rt.Name)
 	}
 	if svc.Override != nil {

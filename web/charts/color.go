@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // palette holds colours that stay apart from each other and from the level
@@ -35,13 +36,13 @@ func RouteColors(routes []string) map[string]string {
 
 // LevelColors are the colours of levels and alert states.
 var LevelColors = map[string]string{
-	"normal":   "#2e7d32",
-	"warm":     "#f9a825",
-	"shed":     "#ef6c00",
-	"failover": "#c62828",
-	"manual":   "#6a1b9a", // not a shade of failover: a person must act
-	"pending":  "#fbc02d",
-	"firing":   "#b71c1c",
+	traffic.Normal.String():   "#2e7d32",
+	traffic.Warm.String():     "#f9a825",
+	traffic.Shed.String():     "#ef6c00",
+	traffic.Failover.String(): "#c62828",
+	traffic.Manual.String():   "#6a1b9a", // not a shade of failover: a person must act
+	"pending":                 "#fbc02d",
+	"firing":                  "#b71c1c",
 }
 
 // ActuationColors are the colours of actuation markers, apart from the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Threshold is a degraded level's threshold: a score below Below moves a
@@ -21,7 +22,7 @@ type Threshold struct {
 // next one's threshold.
 func LevelBands(thresholds []Threshold) []Band {
 	top := 100.0
-	name := "normal"
+	name := traffic.Normal.String()
 	var out []Band
 	for i := 0; i <= len(thresholds); i++ {
 		below := 0.0
@@ -78,7 +79,7 @@ func ScoreChart(route string, ticks []evaluator.Tick, bands []Band, events []eva
 			if e.Percent != nil {
 				label += fmt.Sprintf(" (%d%%)", *e.Percent)
 			}
-			c.Markers = append(c.Markers, Marker{At: e.Time, Label: label, Color: LevelColors["warm"], Kind: MarkerLevel})
+			c.Markers = append(c.Markers, Marker{At: e.Time, Label: label, Color: LevelColors[traffic.Warm.String()], Kind: MarkerLevel})
 		case e.Type == evaluator.EventAlert && e.State == "firing":
 			c.Markers = append(c.Markers, Marker{At: e.Time, Label: e.Name + " firing (tier " + e.Tier + ")", Color: LevelColors["firing"], Kind: MarkerAlert})
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Summary counts what a backtest did, for the top of a report.
@@ -29,15 +30,15 @@ func Summarize(tl *backtest.Timeline) Summary {
 		switch e.Type {
 		case evaluator.EventLevel:
 			switch {
-			case e.From == "normal":
+			case e.From == traffic.Normal.String():
 				s.Detected++
-			case e.From == "failover" && e.To == "normal":
+			case e.From == traffic.Failover.String() && e.To == traffic.Normal.String():
 				s.FailedBack++
 			}
 			switch e.To {
-			case "shed":
+			case traffic.Shed.String():
 				s.Shed++
-			case "failover":
+			case traffic.Failover.String():
 				s.FailedOver++
 			}
 		case evaluator.EventAlert:
@@ -48,7 +49,7 @@ func Summarize(tl *backtest.Timeline) Summary {
 	}
 	for _, tk := range tl.Ticks {
 		for route, rt := range tk.Routes {
-			if rt.Level == "normal" {
+			if rt.Level == traffic.Normal.String() {
 				continue
 			}
 			for _, split := range tk.Splits {
