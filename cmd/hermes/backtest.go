@@ -28,7 +28,7 @@ func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 var backtestUsage = usage{name: "backtest", synopsis: "--series FILE [FILE…] | --prometheus URL --from T [--to T]  [flags]",
-	summary: "replay series files (promtool notation) or a Prometheus's history through the policy",
+	summary: "run the policy over series files (promtool notation) or a Prometheus's history",
 	details: `Each series file is replayed and reported on its own, in the order given
 (with --format json, one JSON document per line). Times for --from and --to
 are RFC 3339, Unix seconds, "now", or relative to now: -10m, now-6h.
@@ -81,14 +81,14 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	// The report draws every tick; JSON prints them only with --ticks.
 	keep := *ticks || *reportPath != ""
-	var replays []report.Backtest
+	var backtests []report.Backtest
 	if *promURL != "" {
 		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, backtestFlags{releases: releases, injects: injects, ticks: keep}, time.Now())
 		if err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
-		replays = append(replays, report.Backtest{Name: *promURL, Timeline: tl, Policy: pol})
+		backtests = append(backtests, report.Backtest{Name: *promURL, Timeline: tl, Policy: pol})
 		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
 			return code
 		}
@@ -104,7 +104,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
 			return 1
 		}
-		replays = append(replays, report.Backtest{Name: path, Timeline: tl, Policy: pol})
+		backtests = append(backtests, report.Backtest{Name: path, Timeline: tl, Policy: pol})
 		if len(series) > 1 && *format == "text" {
 			if i > 0 {
 				fmt.Fprintln(stdout)
@@ -116,7 +116,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 	if *reportPath != "" {
-		if err := writeReport(*reportPath, replays); err != nil {
+		if err := writeReport(*reportPath, backtests); err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
@@ -135,10 +135,10 @@ func checkWritable(path string) error {
 	return f.Close()
 }
 
-// writeReport writes the HTML report of replays to path, atomically.
-func writeReport(path string, replays []report.Backtest) error {
+// writeReport writes the HTML report of backtests to path, atomically.
+func writeReport(path string, backtests []report.Backtest) error {
 	var b bytes.Buffer
-	if err := report.Write(&b, replays); err != nil {
+	if err := report.Write(&b, backtests); err != nil {
 		return err
 	}
 	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
@@ -156,7 +156,7 @@ type backtestFlags struct {
 	progress func(done, total time.Duration)
 }
 
-// backtestFile replays a parsed series file through pol.
+// backtestFile backtests a parsed series file through pol.
 func backtestFile(ctx context.Context, pol *evaluator.Policy, f *backtest.File, rf backtestFlags) (*backtest.Timeline, error) {
 	bt, err := backtest.Open(f)
 	if err != nil {
@@ -165,7 +165,7 @@ func backtestFile(ctx context.Context, pol *evaluator.Policy, f *backtest.File, 
 	return backtestSeries(ctx, pol, bt, rf)
 }
 
-// backtestSeries replays the opened series bt through pol, and closes it.
+// backtestSeries backtests the opened series bt through pol, and closes it.
 func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *backtest.Store, rf backtestFlags) (*backtest.Timeline, error) {
 	defer bt.Close()
 	opts, err := rf.options(pol, bt.Start())
@@ -175,7 +175,7 @@ func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *backtest.Sto
 	return backtest.RunStore(ctx, pol, bt, rf.progress, opts)
 }
 
-// backtestPrometheus replays [from, to] of a Prometheus: one range query per
+// backtestPrometheus backtests [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
 func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, rf backtestFlags, now time.Time) (*backtest.Timeline, error) {
 	cfg := pol.Config

@@ -41,13 +41,13 @@ type section struct {
 	Events   []string
 }
 
-// Write renders the report of replays to w.
-func Write(w io.Writer, replays []Backtest) error {
+// Write renders the report of backtests to w.
+func Write(w io.Writer, backtests []Backtest) error {
 	var data struct {
 		Generated string
 		Sections  []section
 	}
-	for _, r := range replays {
+	for _, r := range backtests {
 		data.Sections = append(data.Sections, build(r))
 	}
 	if err := page.Execute(w, data); err != nil {
