@@ -28,7 +28,7 @@ bench:
 	scripts/bench.sh
 
 # bench-detect prints how the shipped policy and three common baselines
-# detect and act on every scenario (a Markdown table; README quotes it).
+# detect and act on every scenario (a Markdown table; docs/detection.md quotes it).
 bench-detect:
 	go run ./backtest/benchdetect
 

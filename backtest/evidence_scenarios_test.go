@@ -14,7 +14,7 @@ import (
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// The figures of the evidence model (README, "Evidence model"): how soon
+// The figures of the evidence model (docs/detection.md, "Evidence model"): how soon
 // the shipped policy acts on strong evidence, and that it does not act on
 // thin traffic or noise. Onsets are at 1h, on a scrape.
 

@@ -9,27 +9,6 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-// BenchmarkStepChanging is BenchmarkStep's workload with one change: every
-// route's p99_ratio moves a little every tick (it alternates between 1.00
-// and 1.01, both healthy), as a live fleet's values do, so no route's
-// samples repeat from one tick to the next. Its 10,000-route figure is the
-// core's budget in make bench (100 ms).
-func BenchmarkStepChanging(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
-			now := time.Unix(0, 0)
-			healthy := testenv.Healthy(p, now)
-			var snaps [2][2]evaluator.Snapshot // [calm or degraded][even or odd tick]
-			for k, base := range []evaluator.Snapshot{healthy, testenv.Degraded(p, healthy, 10, "soft_fail_ratio", 0.12)} {
-				snaps[k][0] = base
-				snaps[k][1] = withSignal(base, "p99_ratio", 1.01)
-			}
-			runChanging(b, p, snaps, now)
-		})
-	}
-}
-
 // withSignal is a copy of snap with signal set to v for every route.
 func withSignal(snap evaluator.Snapshot, signal string, v float64) evaluator.Snapshot {
 	out := snap.Clone()
@@ -39,10 +18,13 @@ func withSignal(snap evaluator.Snapshot, signal string, v float64) evaluator.Sna
 	return out
 }
 
-// BenchmarkStepChangingCounted is BenchmarkStepChanging with every signal
-// that has a volume or samples query counted, as the live loop and
-// backtests deliver them (300 calls, 300 samples): each counted signal's
-// interval and evidence text is computed for every route every tick.
+// BenchmarkStepChangingCounted is BenchmarkStep's workload with every
+// route's samples changing every tick, as a live fleet's do: p99_ratio
+// alternates between 1.00 and 1.01 (both healthy), and every signal that
+// has a volume or samples query is counted, as the live loop and
+// backtests deliver them (300 calls, 300 samples), so each counted
+// signal's interval and evidence text is computed for every route. Its
+// 10,000-route figure is the core's budget in make bench (100 ms).
 func BenchmarkStepChangingCounted(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {

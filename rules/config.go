@@ -213,7 +213,8 @@ type AlertRuleConfig struct {
 	Tier string `yaml:"tier" mapstructure:"tier"`
 	// Scope is "route" (default), "service" or "actuator".
 	Scope string `yaml:"scope" mapstructure:"scope"`
-	// Expr is an expr-lang boolean condition; see the README for its variables.
+	// Expr is an expr-lang boolean condition; docs/configuration.md ("Alert
+	// variables") lists its variables.
 	Expr          string            `yaml:"expr" mapstructure:"expr"`
 	For           time.Duration     `yaml:"for" mapstructure:"for"`
 	KeepFiringFor time.Duration     `yaml:"keep_firing_for" mapstructure:"keep_firing_for"`

@@ -7,7 +7,7 @@
 # policy (rules/hermes.yaml) and of the at-scale policy
 # (rules/hermes-at-scale.yaml with the shipped recording rules loaded, their
 # evaluation included), the slowest tick and the signals in error, as the
-# Markdown table README.md ("Scale") quotes. Then the live check: a runner
+# Markdown table docs/scale.md quotes. Then the live check: a runner
 # with the at-scale policy over 10,000 routes ticks with no signal in error.
 # TICKS (default 4) is the ticks per measured phase. Takes about 15 minutes.
 set -eu

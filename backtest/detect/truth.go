@@ -1,7 +1,7 @@
 // Package detect scores detection methods on the backtest scenarios: the
 // shipped Hermes policy and the rules people use today, on the same series
 // through the same embedded PromQL engine. `make bench-detect` prints the
-// table; see the README ("Detection benchmark").
+// table; see docs/detection.md ("Detection benchmark").
 package detect
 
 import (
