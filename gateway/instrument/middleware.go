@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
@@ -18,13 +19,15 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 			return
 		}
 		start := m.now()
-		rec := &recorder{ResponseWriter: w, v: v}
+		rec := &recorder{ResponseWriter: w, v: v, now: m.now}
 		next.ServeHTTP(rec, r)
 		if rec.c == nil {
 			rec.WriteHeader(http.StatusOK)
 		}
 		res := rec.c.Finish()
-		m.Observe(routeOf(r.Context(), route), statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
+		rt := routeOf(r.Context(), route)
+		m.Observe(rt, statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
+		rec.first.observe(m, rt, res, start)
 	})
 }
 
@@ -34,6 +37,8 @@ type recorder struct {
 	v      *validate.Validator
 	c      *validate.Classifier
 	status int
+	now    func() time.Time
+	first  firstToken
 }
 
 func (r *recorder) WriteHeader(status int) {
@@ -50,6 +55,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 		r.WriteHeader(http.StatusOK)
 	}
 	r.c.Write(p)
+	r.first.check(r.c, r.now)
 	return r.ResponseWriter.Write(p)
 }
 
