@@ -179,6 +179,10 @@ func New(r Rules) (*Validator, error) {
 	return v, nil
 }
 
+// MaxBodyBytes is the most of a body the Validator keeps
+// (Rules.MaxBodyBytes, or its default).
+func (v *Validator) MaxBodyBytes() int { return v.maxBody }
+
 // MustNew is New for rules known to be valid; it panics otherwise.
 func MustNew(r Rules) *Validator {
 	v, err := New(r)
