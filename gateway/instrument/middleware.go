@@ -10,8 +10,10 @@ import (
 // Middleware returns a handler that serves with next (typically an
 // httputil.ReverseProxy to the upstream of route) and records what next
 // wrote, judged by v, when next returns. Writes and flushes pass straight
-// through, so streams are not held back. Requests carrying ProbeHeader are
-// served unrecorded.
+// through, so streams are not held back. A handler that aborts (panics,
+// as httputil.ReverseProxy does when the upstream's body breaks) is
+// recorded with what it wrote judged as cut. Requests carrying ProbeHeader
+// are served unrecorded.
 func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(ProbeHeader) != "" {
@@ -20,14 +22,30 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 		}
 		start := m.now()
 		rec := &recorder{ResponseWriter: w, v: v, now: m.now}
-		next.ServeHTTP(rec, r)
-		if rec.c == nil {
-			rec.WriteHeader(http.StatusOK)
+		record := func() {
+			if rec.c == nil {
+				rec.WriteHeader(http.StatusOK)
+			}
+			res := rec.c.Finish()
+			rt := routeOf(r.Context(), route)
+			m.Observe(rt, statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
+			rec.first.observe(m, rt, res, start)
 		}
-		res := rec.c.Finish()
-		rt := routeOf(r.Context(), route)
-		m.Observe(rt, statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
-		rec.first.observe(m, rt, res, start)
+		defer func() {
+			// httputil.ReverseProxy aborts with http.ErrAbortHandler when
+			// copying the upstream's body fails (the upstream broke the
+			// connection, or stalled until the client left): what was
+			// written is judged as cut, then the abort goes on.
+			if p := recover(); p != nil {
+				if rec.c != nil {
+					rec.c.Interrupted()
+				}
+				record()
+				panic(p)
+			}
+		}()
+		next.ServeHTTP(rec, r)
+		record()
 	})
 }
 
