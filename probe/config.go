@@ -266,7 +266,11 @@ func (c *Config) Validate() error {
 		}
 		if _, err := validate.New(p.Validation); err != nil {
 			for _, e := range strings.Split(err.Error(), "\n") {
-				add(at+".validation", "%s", e)
+				path := at + ".validation"
+				if strings.HasPrefix(e, "rejected_codes[") {
+					path += ".rejected_codes" // its line, not the validation block's
+				}
+				add(path, "%s", e)
 			}
 		}
 	}
