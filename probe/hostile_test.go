@@ -32,6 +32,19 @@ prompts:
 	return cfg
 }
 
+// probeOnce runs the e2e layer of route "free" once against a fault of
+// srv with one prompt and returns the prober's series.
+func probeOnce(t *testing.T, srv *faults.Server, f faults.Fault, prompt string) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	p, err := New(hostileConfig(t, srv.BaseURL(f), prompt), reg, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RunLayer(context.Background(), "free", E2E)
+	return gather(t, reg)
+}
+
 const hostilePrompt = `  - name: hello
     messages: [{role: user, content: "Say hello."}]
     max_tokens: 40
@@ -45,13 +58,7 @@ func TestTokensCappedAtMaxTokens(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			prompt := hostilePrompt + fmt.Sprintf("    stream: %v\n", stream)
-			reg := prometheus.NewRegistry()
-			p, err := New(hostileConfig(t, srv.BaseURL(faults.Endless), prompt), reg, nil, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.RunLayer(context.Background(), "free", E2E)
-			got := gather(t, reg)
+			got := probeOnce(t, srv, faults.Endless, prompt)
 			most := float64(utf8.RuneCountInString("Say hello.")/4 + 1 + 40)
 			if tokens := got["llm_probe_tokens_total{probe=hello,route=free}"]; tokens <= 0 || tokens > most {
 				t.Errorf("tokens %v, want 1..%v", tokens, most)
@@ -71,13 +78,7 @@ func TestBodyTooLarge(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			prompt := hostilePrompt + fmt.Sprintf("    stream: %v\n    validation: {max_body_bytes: 65536}\n", stream)
-			reg := prometheus.NewRegistry()
-			p, err := New(hostileConfig(t, srv.BaseURL(faults.Oversized), prompt), reg, nil, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.RunLayer(context.Background(), "free", E2E)
-			got := gather(t, reg)
+			got := probeOnce(t, srv, faults.Oversized, prompt)
 			if got[verdictKey("hello", "soft_fail", string(ReasonBodyTooLarge))] != 1 || got[successKey("hello", E2E)] != 0 {
 				t.Errorf("series: %v", got)
 			}
@@ -113,13 +114,7 @@ func TestBudgetPauseWarns(t *testing.T) {
 func TestProbeTimeToFirstToken(t *testing.T) {
 	srv := faults.Start(t)
 	prompt := hostilePrompt + "    stream: true\n"
-	reg := prometheus.NewRegistry()
-	p, err := New(hostileConfig(t, srv.BaseURL(faults.SlowFirstToken), prompt), reg, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.RunLayer(context.Background(), "free", E2E)
-	got := gather(t, reg)
+	got := probeOnce(t, srv, faults.SlowFirstToken, prompt)
 	ttft, ok := got["llm_probe_time_to_first_token_seconds{layer=e2e,probe=hello,route=free}"]
 	if !ok || ttft < srv.FirstTokenDelay.Seconds() {
 		t.Errorf("time to first token %v (present %v), want at least %v: %v", ttft, ok, srv.FirstTokenDelay, got)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/hermes-failover/hermes/gateway/instrument"
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -38,39 +38,35 @@ var (
 
 func hard(code string) outcome { return outcome{code, "hard_fail", ""} }
 
-// expected is the outcome of a fault on the transport; the middleware
-// differs where the reverse proxy answers for an upstream that did not
-// (502), the prober where its code is "timeout" or "conn_error" too.
-func expected(f faults.Fault, stream bool) (transport, middleware outcome) {
-	switch f {
-	case faults.Healthy, faults.SlowFirstToken, faults.NoDone:
-		return ok, ok
-	case faults.RateLimitedRetry, faults.RateLimited:
-		return hard("429"), hard("429")
-	case faults.InternalError:
-		return hard("500"), hard("500")
-	case faults.Unavailable:
-		return hard("503"), hard("503")
-	case faults.ResetBeforeHeaders:
-		return hard(instrument.CodeConnError), hard("502")
-	case faults.NoResponse:
-		return hard(instrument.CodeTimeout), hard("502")
-	case faults.StreamCut, faults.Stall:
-		return truncated, truncated
-	case faults.MalformedChunk:
-		o := outcome{"200", "soft_fail", "invalid_json"}
-		return o, o
-	case faults.ContextLength:
-		o := outcome{"400", "rejected", "context_length"}
-		return o, o
-	case faults.ContentFilter:
-		o := outcome{"400", "rejected", "content_policy"}
-		return o, o
-	case faults.ErrorInOK:
-		o := outcome{"200", "soft_fail", "error_body"}
-		return o, o
+// expected is the outcome of a fault on the transport and the prober; the
+// middleware differs where the reverse proxy answers for an upstream that
+// did not answer (502).
+func expected(f faults.Fault) (transport, middleware outcome) {
+	transport = map[faults.Fault]outcome{
+		faults.Healthy:            ok,
+		faults.SlowFirstToken:     ok,
+		faults.NoDone:             ok,
+		faults.RateLimitedRetry:   hard("429"),
+		faults.RateLimited:        hard("429"),
+		faults.InternalError:      hard("500"),
+		faults.Unavailable:        hard("503"),
+		faults.ResetBeforeHeaders: hard(instrument.CodeConnError),
+		faults.NoResponse:         hard(instrument.CodeTimeout),
+		faults.StreamCut:          truncated,
+		faults.Stall:              truncated,
+		faults.MalformedChunk:     {"200", "soft_fail", "invalid_json"},
+		faults.ContextLength:      {"400", "rejected", "context_length"},
+		faults.ContentFilter:      {"400", "rejected", "content_policy"},
+		faults.ErrorInOK:          {"200", "soft_fail", "error_body"},
+	}[f]
+	if transport == (outcome{}) {
+		panic("no expectation for " + f)
 	}
-	panic("no expectation for " + f)
+	middleware = transport
+	if f == faults.ResetBeforeHeaders || f == faults.NoResponse {
+		middleware = hard("502")
+	}
+	return transport, middleware
 }
 
 // clientTimeout is how long a client waits for a fault that never ends.
@@ -84,46 +80,36 @@ func TestCatalogue(t *testing.T) {
 	v := validate.MustNew(validate.Rules{MinLength: 5})
 	t.Run("transport", func(t *testing.T) {
 		t.Parallel()
-		for _, f := range faults.Catalogue {
-			for _, stream := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
-					t.Parallel()
-					reg := prometheus.NewRegistry()
-					m := instrument.MustNewMetrics(reg)
-					client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
-					call(t, client, srv.BaseURL(f), stream)
-					want, _ := expected(f, stream)
-					assertRecorded(t, reg, want)
-					assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
-				})
-			}
-		}
+		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
+			call(t, client, srv.BaseURL(f), stream)
+			want, _ := expected(f)
+			assertRecorded(t, reg, want)
+			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
+		})
 	})
 	t.Run("middleware", func(t *testing.T) {
 		t.Parallel()
 		up, _ := url.Parse(srv.URL)
-		for _, f := range faults.Catalogue {
-			for _, stream := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
-					t.Parallel()
-					reg := prometheus.NewRegistry()
-					m := instrument.MustNewMetrics(reg)
-					proxy := httputil.NewSingleHostReverseProxy(up)
-					proxy.FlushInterval = -1
-					proxy.Transport = &http.Transport{DisableKeepAlives: true}
-					proxy.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
-					gw := serve(t, m.Middleware("r", v, proxy))
-					client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: clientTimeout}
-					call(t, client, gw+"/"+string(f)+"/v1", stream)
-					_, want := expected(f, stream)
-					// The middleware records once the handler has returned,
-					// which may be after the client has the reply or gave up.
-					waitRecorded(t, reg, want)
-					assertRecorded(t, reg, want)
-					assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
-				})
-			}
-		}
+		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			proxy := httputil.NewSingleHostReverseProxy(up)
+			proxy.FlushInterval = -1
+			proxy.Transport = &http.Transport{DisableKeepAlives: true}
+			proxy.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
+			gw := serve(t, m.Middleware("r", v, proxy))
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: clientTimeout}
+			call(t, client, gw+"/"+string(f)+"/v1", stream)
+			_, want := expected(f)
+			// The middleware records once the handler has returned, which
+			// may be after the client has the reply or gave up.
+			waitRecorded(t, reg)
+			assertRecorded(t, reg, want)
+			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
+		})
 	})
 	t.Run("prober", func(t *testing.T) {
 		t.Parallel()
@@ -154,10 +140,10 @@ targets:
 		for _, f := range faults.Catalogue {
 			for _, stream := range []bool{false, true} {
 				name := map[bool]string{false: "plain", true: "streamed"}[stream]
-				want, _ := expected(f, stream)
+				want, _ := expected(f)
 				labels := map[string]string{"route": string(f), "probe": name, "verdict": want.verdict, "reason": want.reason}
 				if got := testenv.Metric(t, reg, "llm_probe_verdict_total", labels); got != 1 {
-					t.Errorf("%s/%s: llm_probe_verdict_total%v = %v; have %s", f, name, labels, got, dump(t, reg, "llm_probe_verdict_total", string(f)))
+					t.Errorf("%s/%s: llm_probe_verdict_total%v = %v; have %s", f, name, labels, got, dump(t, reg, "llm_probe_verdict_total"))
 				}
 				wantOK := 0.0
 				if want.verdict == "ok" {
@@ -173,6 +159,18 @@ targets:
 			}
 		}
 	})
+}
+
+// eachCase runs test for every fault, plain and streamed, in parallel.
+func eachCase(t *testing.T, test func(t *testing.T, f faults.Fault, stream bool)) {
+	for _, f := range faults.Catalogue {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
+				t.Parallel()
+				test(t, f, stream)
+			})
+		}
+	}
 }
 
 // call sends one chat request and reads the reply to its end (or to the
@@ -200,11 +198,12 @@ func assertRecorded(t *testing.T, reg *prometheus.Registry, want outcome) {
 	t.Helper()
 	labels := map[string]string{"route": "r", "code": want.code, "verdict": want.verdict, "reason": want.reason}
 	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", labels); got != 1 {
-		t.Errorf("llm_gateway_requests_total{%s} = %v; have %s", want, got, dump(t, reg, "llm_gateway_requests_total", "r"))
+		t.Errorf("llm_gateway_requests_total{%s} = %v; have %s", want, got, dump(t, reg, "llm_gateway_requests_total"))
 	}
 }
 
-func waitRecorded(t *testing.T, reg *prometheus.Registry, want outcome) {
+// waitRecorded waits until the request is recorded (its duration is).
+func waitRecorded(t *testing.T, reg *prometheus.Registry) {
 	t.Helper()
 	labels := map[string]string{"route": "r"}
 	deadline := time.Now().Add(10 * time.Second)
@@ -246,34 +245,21 @@ func ttftSum(t *testing.T, reg *prometheus.Registry) float64 {
 	return -1
 }
 
-// dump lists the series of a metric of route, for failure messages.
-func dump(t *testing.T, reg *prometheus.Registry, name, route string) string {
+// dump is a metric's family in the text exposition format, for failure
+// messages.
+func dump(t *testing.T, reg *prometheus.Registry, name string) string {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var b strings.Builder
 	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if labelValue(m, "route") == route {
-				out = append(out, fmt.Sprintf("{code=%s verdict=%s reason=%s} %v", labelValue(m, "code"), labelValue(m, "verdict"), labelValue(m, "reason"), m.GetCounter().GetValue()))
-			}
+		if mf.GetName() == name {
+			_, _ = expfmt.MetricFamilyToText(&b, mf)
 		}
 	}
-	return strings.Join(out, ", ")
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, lp := range m.GetLabel() {
-		if lp.GetName() == name {
-			return lp.GetValue()
-		}
-	}
-	return ""
+	return b.String()
 }
 
 // serve serves h on a real port of 127.0.0.1 until the test ends.
