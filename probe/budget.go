@@ -24,12 +24,13 @@ func (b *budget) roll(now time.Time) {
 	}
 }
 
-// allow says whether a probe may run now.
-func (b *budget) allow(now time.Time) bool {
+// allow says whether a probe may run now and, if not, when the next
+// window begins.
+func (b *budget) allow(now time.Time) (bool, time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.roll(now)
-	return b.limit == 0 || b.used < b.limit
+	return b.limit == 0 || b.used < b.limit, b.window.Add(b.per)
 }
 
 // spend counts tokens and returns what is left (-1: no limit).

@@ -31,6 +31,8 @@ type outcome struct {
 	code   string // HTTP status, timeout or conn_error
 	took   time.Duration
 	tokens int
+	// ttft is the time to the first token of a streamed reply (0: none).
+	ttft time.Duration
 }
 
 func (p *Prober) request(ctx context.Context, t *target, method, url, probe string, body []byte) (*http.Request, error) {
@@ -178,20 +180,61 @@ func (p *Prober) chat(ctx context.Context, t *target, layer, probe string, body 
 	}
 	defer resp.Body.Close()
 	c := v.Start(resp.StatusCode, resp.Header)
-	if _, err := io.Copy(c, resp.Body); err != nil {
+	w := &tokenWatch{c: c, now: p.now}
+	// One byte more than the limit tells a reply at the limit from one
+	// over it; what is over is never read.
+	limit := int64(v.MaxBodyBytes())
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
+	if err != nil {
 		c.Interrupted()
 	}
 	res := c.Finish()
-	o := outcome{probe: probe, res: res, code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start), ok: res.Verdict == validate.OK}
-	o.tokens = res.Usage.TotalTokens
-	if o.tokens == 0 { // no usage reported: estimate four characters a token
-		chars := 0
-		for _, m := range body.Messages {
-			chars += utf8.RuneCountInString(m.Content)
-		}
-		o.tokens = (chars+res.Chars)/4 + 1
+	if n > limit && res.Verdict != validate.HardFail && res.Verdict != validate.Rejected {
+		res.Verdict, res.Reason = validate.SoftFail, ReasonBodyTooLarge
+		res.Detail = fmt.Sprintf("the reply is longer than max_body_bytes (%d)", limit)
 	}
+	o := outcome{probe: probe, res: res, code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start), ok: res.Verdict == validate.OK}
+	if res.Stream && w.seen {
+		o.ttft = w.at.Sub(start)
+	}
+	o.tokens = tokens(body, res)
 	return o
+}
+
+// tokens is what a probe spent: the reply's usage or, without it, an
+// estimate of four characters a token, the completion's part capped at
+// the request's max_tokens (a provider stops there; a reply that goes on,
+// or is cut by the timeout, must not spend the budget beyond it).
+func tokens(req chatRequest, res validate.Result) int {
+	if res.Usage.TotalTokens > 0 {
+		return res.Usage.TotalTokens
+	}
+	chars := 0
+	for _, m := range req.Messages {
+		chars += utf8.RuneCountInString(m.Content)
+	}
+	completion := res.Chars / 4
+	if req.MaxTokens > 0 {
+		completion = min(completion, req.MaxTokens)
+	}
+	return chars/4 + 1 + completion
+}
+
+// tokenWatch feeds a reply to its classifier and notes when the first
+// token arrived.
+type tokenWatch struct {
+	c    *validate.Classifier
+	now  func() time.Time
+	at   time.Time
+	seen bool
+}
+
+func (w *tokenWatch) Write(p []byte) (int, error) {
+	n, err := w.c.Write(p)
+	if !w.seen && w.c.FirstToken() {
+		w.at, w.seen = w.now(), true
+	}
+	return n, err
 }
 
 // prompt runs one e2e prompt.

@@ -115,13 +115,20 @@ type Message struct {
 	Content string `mapstructure:"content"`
 }
 
+// ReasonBodyTooLarge fails a probe whose reply is longer than the
+// prompt's validation.max_body_bytes (a gzip bomb, an endless body).
+const ReasonBodyTooLarge validate.Reason = "body_too_large"
+
 // The defaults a configuration starts from.
 var defaultDefaults = Defaults{
-	Liveness:    LayerConfig{Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
-	Readiness:   LayerConfig{Interval: 10 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
-	E2E:         LayerConfig{Interval: 2 * time.Minute, Timeout: 60 * time.Second, FailureThreshold: 2},
-	Boundary:    LayerConfig{Interval: 24 * time.Hour, Timeout: 60 * time.Second, FailureThreshold: 1},
-	TokenBudget: Budget{Tokens: 200000, Per: 24 * time.Hour},
+	Liveness:  LayerConfig{Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
+	Readiness: LayerConfig{Interval: 10 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
+	E2E:       LayerConfig{Interval: 2 * time.Minute, Timeout: 60 * time.Second, FailureThreshold: 2},
+	Boundary:  LayerConfig{Interval: 24 * time.Hour, Timeout: 60 * time.Second, FailureThreshold: 1},
+	// The built-in prompts cost about 321 tokens a run, 231,000 a day at
+	// the 2m interval, and at most 403,000 if every reply used all its
+	// max_tokens: a million leaves room for both (TestDefaultScheduleFitsBudget).
+	TokenBudget: Budget{Tokens: 1000000, Per: 24 * time.Hour},
 }
 
 // Limits the configuration is held to.
@@ -259,7 +266,11 @@ func (c *Config) Validate() error {
 		}
 		if _, err := validate.New(p.Validation); err != nil {
 			for _, e := range strings.Split(err.Error(), "\n") {
-				add(at+".validation", "%s", e)
+				path := at + ".validation"
+				if strings.HasPrefix(e, "rejected_codes[") {
+					path += ".rejected_codes" // its line, not the validation block's
+				}
+				add(path, "%s", e)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ type metrics struct {
 	tokens    *prometheus.CounterVec
 	remaining *prometheus.GaugeVec
 	paused    *prometheus.GaugeVec
+	ttft      *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -32,7 +33,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"route", "probe", "verdict", "reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llm_probe_tokens_total",
-			Help: "Tokens spent by probes (reported usage, or estimated from characters).",
+			Help: "Tokens spent by probes (reported usage, or estimated from characters, the reply's part at most max_tokens).",
 		}, []string{"route", "probe"}),
 		remaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "llm_probe_budget_remaining_tokens",
@@ -43,7 +44,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "1 while the route's e2e and boundary probes are paused because its token budget is spent.",
 		}, []string{"route"}),
 	}
-	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.tokens, m.remaining, m.paused} {
+	m.ttft = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "llm_probe_time_to_first_token_seconds",
+		Help: "Time to the first token of the last run of a streamed probe.",
+	}, []string{"route", "probe", "layer"})
+	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.tokens, m.remaining, m.paused, m.ttft} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering probe metrics: %w", err)
 		}

@@ -40,8 +40,9 @@ type target struct {
 	prompts    []Prompt
 	validators map[string]*validate.Validator
 
-	mu    sync.Mutex
-	fails map[string]int // layer/probe → failures in a row
+	mu     sync.Mutex
+	fails  map[string]int // layer/probe → failures in a row
+	paused bool           // the budget is spent: e2e and boundary wait for the next window
 }
 
 // New prepares a prober: it reads the API keys, compiles the validators
@@ -192,16 +193,31 @@ func (p *Prober) RunLayer(ctx context.Context, route, layer string) {
 // allow checks the route's token budget; a spent budget pauses the
 // route's e2e and boundary probes and withdraws their success series
 // (stale results are not health).
+// The pause is logged at warn once, when it begins, and exported as
+// llm_probe_paused (the shipped rule HermesProbeBudgetSpent alerts on it).
 func (p *Prober) allow(t *target) bool {
-	if t.budget.allow(p.now()) {
+	now := p.now()
+	ok, resume := t.budget.allow(now)
+	t.mu.Lock()
+	began, ended := !ok && !t.paused, ok && t.paused
+	t.paused = !ok
+	t.mu.Unlock()
+	if ok {
 		p.m.paused.WithLabelValues(t.Route).Set(0)
+		if ended {
+			p.log.Info("token budget renewed: e2e and boundary probes resumed", "route", t.Route)
+		}
 		return true
 	}
 	p.m.paused.WithLabelValues(t.Route).Set(1)
 	for _, layer := range []string{E2E, Boundary} {
 		p.m.success.DeletePartialMatch(prometheus.Labels{"route": t.Route, "layer": layer})
+		p.m.ttft.DeletePartialMatch(prometheus.Labels{"route": t.Route, "layer": layer})
 	}
-	p.log.Debug("token budget spent: e2e and boundary probes paused", "route", t.Route)
+	if began {
+		p.log.Warn("token budget spent: e2e and boundary probes paused", "route", t.Route,
+			"budget", t.TokenBudget.Tokens, "per", t.TokenBudget.Per, "resume", resume)
+	}
 	return false
 }
 
@@ -209,6 +225,9 @@ func (p *Prober) allow(t *target) bool {
 func (p *Prober) record(t *target, layer string, lc LayerConfig, o outcome) {
 	route := t.Route
 	p.m.duration.WithLabelValues(route, o.probe, layer).Set(o.took.Seconds())
+	if o.ttft > 0 {
+		p.m.ttft.WithLabelValues(route, o.probe, layer).Set(o.ttft.Seconds())
+	}
 	p.m.verdicts.WithLabelValues(route, o.probe, string(o.res.Verdict), string(o.res.Reason)).Inc()
 	if o.tokens > 0 {
 		p.m.tokens.WithLabelValues(route, o.probe).Add(float64(o.tokens))

@@ -160,7 +160,7 @@ func TestProbeModes(t *testing.T) {
 						t.Errorf("no tokens counted for %s", probe)
 					}
 				}
-				if left := got["llm_probe_budget_remaining_tokens{route=free}"]; left <= 0 || left >= 200000 {
+				if left := got["llm_probe_budget_remaining_tokens{route=free}"]; left <= 0 || left >= float64(defaultDefaults.TokenBudget.Tokens) {
 					t.Errorf("budget remaining %v", left)
 				}
 			}

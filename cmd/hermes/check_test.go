@@ -166,3 +166,35 @@ func TestCheckActuators(t *testing.T) {
 		t.Errorf("good: exit %d, stderr %s", code, errb)
 	}
 }
+
+// TestCheckProbeReplyRules: hermes check validates a prober
+// configuration's reply rules (rejected_codes, max_body_bytes), each
+// problem with its file and line.
+func TestCheckProbeReplyRules(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := checkCmd([]string{"--config", "../../probe/testdata/probe_rejected_codes.good.yaml"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("good: exit %d, stderr:\n%s", code, stderr.String())
+	}
+	path := "../../probe/testdata/probe_rejected_codes.bad.yaml"
+	stdout.Reset()
+	if code := checkCmd([]string{"--config", path}, &stdout, &stderr); code != 1 {
+		t.Fatalf("bad: exit %d, want 1; stdout %q", code, stdout.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		want, ok := strings.CutPrefix(strings.TrimSpace(line), "# want:")
+		if !ok {
+			break
+		}
+		line := "12"
+		if strings.Contains(want, "rejected_codes") {
+			line = "14"
+		}
+		if !strings.Contains(stderr.String(), "probe_rejected_codes.bad.yaml:"+line+": "+strings.TrimSpace(want)) {
+			t.Errorf("stderr does not contain %q at line %s:\n%s", want, line, stderr.String())
+		}
+	}
+}

@@ -6,6 +6,7 @@
 //	llm_gateway_requests_total{route,code,verdict,reason}
 //	llm_gateway_request_duration_seconds{route}   (histogram)
 //	llm_gateway_response_size_bytes{route}        (histogram)
+//	llm_gateway_time_to_first_token_seconds{route} (histogram, streams)
 //
 // on a registry the caller passes in.
 //

@@ -253,3 +253,66 @@ func TestMiddleware(t *testing.T) {
 		t.Errorf("duration count %v, want 4", got)
 	}
 }
+
+// TestTimeToFirstToken: a streamed reply records its time to first token,
+// through the Transport and through the Middleware; a plain one does not.
+func TestTimeToFirstToken(t *testing.T) {
+	srv := fakeopenai.Start(t)
+	v := validate.MustNew(validate.Rules{})
+	up, _ := url.Parse(srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(up)
+	proxy.FlushInterval = -1
+	for _, path := range []string{"transport", "middleware"} {
+		t.Run(path, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			client, base := http.DefaultClient, srv.URL
+			if path == "transport" {
+				client = &http.Client{Transport: m.Transport("free", v, nil)}
+			} else {
+				base = serve(t, m.Middleware("free", v, proxy))
+			}
+			ttft := map[string]string{"route": "free"}
+			for _, stream := range []bool{false, true} {
+				resp, err := client.Do(chatRequest(t, base, stream))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			waitMetric(t, reg, "llm_gateway_request_duration_seconds", ttft, 2)
+			if got := testenv.Metric(t, reg, "llm_gateway_time_to_first_token_seconds", ttft); got != 1 {
+				t.Errorf("time to first token count %v, want 1 (the stream only)", got)
+			}
+		})
+	}
+}
+
+// serve serves h on a real port of 127.0.0.1 until the test ends and
+// returns its base URL.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go gw.Serve(l)
+	t.Cleanup(func() { gw.Close() })
+	return "http://" + l.Addr().String()
+}
+
+// waitMetric waits until the series has the value: the middleware records
+// once the handler has returned, which may be just after the client has
+// the whole reply.
+func waitMetric(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for testenv.Metric(t, reg, name, labels) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%v = %v, want %v", name, labels, testenv.Metric(t, reg, name, labels), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -26,11 +26,15 @@ var DefaultDurationBuckets = []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 1
 // DefaultSizeBuckets cover an empty reply to a few megabytes.
 var DefaultSizeBuckets = prometheus.ExponentialBuckets(64, 4, 10)
 
+// DefaultTTFTBuckets cover a first token at once to one after a minute.
+var DefaultTTFTBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+
 // Metrics holds the contract's series; one Metrics serves every route.
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	size     *prometheus.HistogramVec
+	ttft     *prometheus.HistogramVec
 
 	now func() time.Time
 }
@@ -52,9 +56,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Size of each upstream reply body.",
 			Buckets: DefaultSizeBuckets,
 		}, []string{"route"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "llm_gateway_time_to_first_token_seconds",
+			Help:    "Time from sending the request to the first token (content or tool call) of a streamed upstream reply.",
+			Buckets: DefaultTTFTBuckets,
+		}, []string{"route"}),
 		now: time.Now,
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.size} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.size, m.ttft} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering gateway metrics: %w", err)
 		}
@@ -84,6 +93,34 @@ func (m *Metrics) Observe(route, code string, res validate.Result, took time.Dur
 	m.duration.WithLabelValues(route).Observe(took.Seconds())
 	if code != CodeTimeout && code != CodeConnError {
 		m.size.WithLabelValues(route).Observe(float64(bytes))
+	}
+}
+
+// ObserveTimeToFirstToken records how long a streamed reply of route took
+// to deliver its first token. The transport and middleware call it for
+// every stream that delivered one.
+func (m *Metrics) ObserveTimeToFirstToken(route string, took time.Duration) {
+	m.ttft.WithLabelValues(route).Observe(took.Seconds())
+}
+
+// firstToken notes when a reply's first token arrived; the zero value has
+// seen none. The transport's body and the middleware's recorder embed it.
+type firstToken struct {
+	at   time.Time
+	seen bool
+}
+
+// check notes the time of the first token once c has seen it.
+func (f *firstToken) check(c *validate.Classifier, now func() time.Time) {
+	if !f.seen && c.FirstToken() {
+		f.at, f.seen = now(), true
+	}
+}
+
+// observe records the time to first token of a stream that had one.
+func (f *firstToken) observe(m *Metrics, route string, res validate.Result, start time.Time) {
+	if f.seen && res.Stream {
+		m.ObserveTimeToFirstToken(route, f.at.Sub(start))
 	}
 }
 

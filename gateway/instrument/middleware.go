@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
@@ -9,8 +10,10 @@ import (
 // Middleware returns a handler that serves with next (typically an
 // httputil.ReverseProxy to the upstream of route) and records what next
 // wrote, judged by v, when next returns. Writes and flushes pass straight
-// through, so streams are not held back. Requests carrying ProbeHeader are
-// served unrecorded.
+// through, so streams are not held back. A handler that aborts (panics,
+// as httputil.ReverseProxy does when the upstream's body breaks) is
+// recorded with what it wrote judged as cut. Requests carrying ProbeHeader
+// are served unrecorded.
 func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(ProbeHeader) != "" {
@@ -18,13 +21,31 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 			return
 		}
 		start := m.now()
-		rec := &recorder{ResponseWriter: w, v: v}
-		next.ServeHTTP(rec, r)
-		if rec.c == nil {
-			rec.WriteHeader(http.StatusOK)
+		rec := &recorder{ResponseWriter: w, v: v, now: m.now}
+		record := func() {
+			if rec.c == nil {
+				rec.WriteHeader(http.StatusOK)
+			}
+			res := rec.c.Finish()
+			rt := routeOf(r.Context(), route)
+			m.Observe(rt, statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
+			rec.first.observe(m, rt, res, start)
 		}
-		res := rec.c.Finish()
-		m.Observe(routeOf(r.Context(), route), statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
+		defer func() {
+			// httputil.ReverseProxy aborts with http.ErrAbortHandler when
+			// copying the upstream's body fails (the upstream broke the
+			// connection, or stalled until the client left): what was
+			// written is judged as cut, then the abort goes on.
+			if p := recover(); p != nil {
+				if rec.c != nil {
+					rec.c.Interrupted()
+				}
+				record()
+				panic(p)
+			}
+		}()
+		next.ServeHTTP(rec, r)
+		record()
 	})
 }
 
@@ -34,6 +55,8 @@ type recorder struct {
 	v      *validate.Validator
 	c      *validate.Classifier
 	status int
+	now    func() time.Time
+	first  firstToken
 }
 
 func (r *recorder) WriteHeader(status int) {
@@ -50,6 +73,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 		r.WriteHeader(http.StatusOK)
 	}
 	r.c.Write(p)
+	r.first.check(r.c, r.now)
 	return r.ResponseWriter.Write(p)
 }
 

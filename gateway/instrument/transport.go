@@ -62,12 +62,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	resp.Body = &body{
-		rc: resp.Body, c: t.v.Start(resp.StatusCode, resp.Header),
-		record: func(res validate.Result) {
-			t.m.Observe(route, statusCode(resp.StatusCode), res, t.m.now().Sub(start), res.Bytes)
-		},
+	b := &body{rc: resp.Body, c: t.v.Start(resp.StatusCode, resp.Header), now: t.m.now}
+	b.record = func(res validate.Result) {
+		t.m.Observe(route, statusCode(resp.StatusCode), res, t.m.now().Sub(start), res.Bytes)
+		b.first.observe(t.m, route, res, start)
 	}
+	resp.Body = b
 	return resp, nil
 }
 
@@ -94,12 +94,15 @@ type body struct {
 	c      *validate.Classifier
 	record func(validate.Result)
 	once   sync.Once
+	now    func() time.Time
+	first  firstToken
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.c.Write(p[:n])
+		b.first.check(b.c, b.now)
 	}
 	switch {
 	case err == io.EOF:

@@ -21,7 +21,12 @@ const (
 	modePlain               // one body, kept up to MaxBodyBytes
 	modeSSE                 // server-sent events, parsed line by line
 	modeSkip                // not 2xx: the body is only counted
+	modeError               // HTTP 400: the error body is kept, to tell a rejection from a failure
 )
+
+// maxErrorBody bounds what is kept of an HTTP 400 body: an error object is
+// a few hundred bytes.
+const maxErrorBody = 64 << 10
 
 // Classifier judges one reply fed to it piece by piece. It keeps a plain
 // body (up to Rules.MaxBodyBytes) but only the current line and the
@@ -50,6 +55,8 @@ type Classifier struct {
 	problem   Reason
 	detail    string
 	usage     Usage
+	// firstToken says an event with content or a tool call has arrived.
+	firstToken bool
 }
 
 // Start begins judging a reply with this status and header; feed the body
@@ -58,6 +65,8 @@ func (v *Validator) Start(status int, header http.Header) *Classifier {
 	c := &Classifier{v: v, status: status}
 	c.content.max = v.maxBody
 	switch {
+	case status == http.StatusBadRequest:
+		c.mode = modeError
 	case status < 200 || status > 299:
 		c.mode = modeSkip
 	case v.format != FormatOpenAIChat:
@@ -91,6 +100,10 @@ func (c *Classifier) Write(p []byte) (int, error) {
 	c.size += int64(n)
 	switch c.mode {
 	case modeSkip:
+	case modeError:
+		if len(c.body)+len(p) <= maxErrorBody {
+			c.body = append(c.body, p...)
+		}
 	case modeSSE:
 		c.sseWrite(p)
 	case modePlain:
@@ -163,6 +176,8 @@ func (c *Classifier) Finish() Result {
 	switch c.mode {
 	case modeSkip:
 		r = Result{Verdict: HardFail, Detail: fmt.Sprintf("HTTP %d", c.status)}
+	case modeError:
+		r = c.finishError()
 	case modeSSE:
 		r = c.finishStream()
 	default:
@@ -308,3 +323,7 @@ func usageOf(doc any) Usage {
 	}
 	return u
 }
+
+// FirstToken reports whether the stream has delivered its first token:
+// an event with content or a tool call. It is false for a plain body.
+func (c *Classifier) FirstToken() bool { return c.firstToken }

@@ -16,6 +16,8 @@ func FuzzClassify(f *testing.F) {
 	f.Add(200, []byte(sse(delta("Paris"), finishChunk("stop"), "[DONE]")), uint(3), uint(60), true)
 	f.Add(200, []byte(sse(delta("系统繁忙"), delta("请稍后重试"))), uint(10), uint(11), true)
 	f.Add(503, []byte(`{"error":{"message":"overloaded"}}`), uint(0), uint(0), false)
+	f.Add(400, []byte(`{"error":{"type":"invalid_request_error","code":"context_length_exceeded"}}`), uint(5), uint(9), false)
+	f.Add(200, []byte(sse(`{"code":500,"msg":"系统繁忙"}`)), uint(4), uint(8), true)
 	v := MustNew(Rules{MinLength: 3, Schema: `{"type":"object","required":["a"]}`})
 	plain := MustNew(Rules{MinLength: 3})
 	f.Fuzz(func(t *testing.T, status int, body []byte, cut1, cut2 uint, stream bool) {
@@ -25,16 +27,20 @@ func FuzzClassify(f *testing.F) {
 		}
 		for _, val := range []*Validator{v, plain} {
 			whole := val.Classify(status, header, body)
-			if !slices.Contains([]Verdict{OK, SoftFail, HardFail}, whole.Verdict) {
+			if !slices.Contains([]Verdict{OK, SoftFail, HardFail, Rejected}, whole.Verdict) {
 				t.Fatalf("unknown verdict %q", whole.Verdict)
 			}
-			if (whole.Verdict == SoftFail) != (whole.Reason != ReasonNone) {
+			if (whole.Verdict == SoftFail || whole.Verdict == Rejected) != (whole.Reason != ReasonNone) {
 				t.Fatalf("verdict %s with reason %q", whole.Verdict, whole.Reason)
 			}
-			if whole.Reason != ReasonNone && !slices.Contains(Reasons, whole.Reason) {
-				t.Fatalf("unknown reason %q", whole.Reason)
+			if whole.Verdict == SoftFail && !slices.Contains(Reasons, whole.Reason) ||
+				whole.Verdict == Rejected && !slices.Contains(RejectedReasons, whole.Reason) {
+				t.Fatalf("unknown reason %q of %s", whole.Reason, whole.Verdict)
 			}
-			if (status < 200 || status > 299) != (whole.Verdict == HardFail) {
+			if (status < 200 || status > 299) != (whole.Verdict == HardFail || whole.Verdict == Rejected) {
+				t.Fatalf("status %d judged %s", status, whole.Verdict)
+			}
+			if whole.Verdict == Rejected && status != 400 {
 				t.Fatalf("status %d judged %s", status, whole.Verdict)
 			}
 			if whole.Bytes != int64(len(body)) {

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"bytes"
+	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -46,6 +48,9 @@ func (c *Classifier) finishPlain() Result {
 		return soft(ReasonErrorBody, "the body is an error object")
 	}
 	if v.format == FormatOpenAIChat && isObj && obj["choices"] == nil {
+		if errorEnvelope(obj) {
+			return soft(ReasonErrorBody, "the body is an error object")
+		}
 		if p, ok := errorInStrings(obj, v.errorPatterns); ok {
 			return soft(ReasonErrorBody, "the body is an error template (%q)", p)
 		}
@@ -101,6 +106,34 @@ func errorInStrings(obj map[string]any, patterns []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// errorEnvelope reports whether an object that is not a completion is a
+// provider's error envelope: the code of an HTTP error (400–599, as a
+// number or as text) next to a message, as in {"code":500,"msg":"…"}.
+func errorEnvelope(obj map[string]any) bool {
+	hasCode := false
+	for _, k := range []string{"code", "status", "status_code", "error_code"} {
+		var s string
+		switch v := obj[k].(type) {
+		case json.Number:
+			s = v.String()
+		case string:
+			s = v
+		}
+		if n, err := strconv.Atoi(s); err == nil && n >= 400 && n <= 599 {
+			hasCode = true
+		}
+	}
+	if !hasCode {
+		return false
+	}
+	for _, k := range []string{"msg", "message", "error_msg", "errmsg", "detail"} {
+		if _, ok := obj[k].(string); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonschemaUnmarshal decodes a document the way the schema library wants

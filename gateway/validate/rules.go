@@ -94,6 +94,11 @@ type Rules struct {
 	// content (default DefaultMaxBodyBytes). A larger plain body is judged
 	// only on what does not need it whole: it is ok unless it is empty.
 	MaxBodyBytes int `mapstructure:"max_body_bytes"`
+	// RejectedCodes add OpenAI-style error codes (error.code, or
+	// error.type) that make an HTTP 400 a rejection the caller caused, with
+	// its reason (context_length, content_policy or invalid_request), to
+	// DefaultRejectedCodes; a code mapped to "" is a route failure again.
+	RejectedCodes map[string]Reason `mapstructure:"rejected_codes"`
 }
 
 // Validator judges replies by its Rules. It is safe for concurrent use.
@@ -106,6 +111,7 @@ type Validator struct {
 	errorPatterns    []string // lower case
 	schema           *jsonschema.Schema
 	maxBody          int
+	rejected         map[string]Reason // error code → rejection reason
 }
 
 // New compiles rules into a Validator; it reports every invalid rule.
@@ -157,6 +163,9 @@ func New(r Rules) (*Validator, error) {
 			errs = append(errs, fmt.Errorf("error_patterns[%d] is empty", i))
 		}
 	}
+	var codeErrs []error
+	v.rejected, codeErrs = rejectedCodes(r.RejectedCodes)
+	errs = append(errs, codeErrs...)
 	if r.Schema != "" {
 		s, err := compileSchema(r.Schema)
 		if err != nil {
@@ -169,6 +178,10 @@ func New(r Rules) (*Validator, error) {
 	}
 	return v, nil
 }
+
+// MaxBodyBytes is the most of a body the Validator keeps
+// (Rules.MaxBodyBytes, or its default).
+func (v *Validator) MaxBodyBytes() int { return v.maxBody }
 
 // MustNew is New for rules known to be valid; it panics otherwise.
 func MustNew(r Rules) *Validator {

@@ -86,12 +86,16 @@ func (c *Classifier) dispatch() {
 		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
 		return
 	}
-	if obj["error"] != nil {
+	if obj["error"] != nil || obj["choices"] == nil && errorEnvelope(obj) {
 		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
 		return
 	}
 	choices, ok := obj["choices"].([]any)
 	if !ok {
+		if p, ok := errorInStrings(obj, c.v.errorPatterns); ok {
+			c.streamProblem(ReasonErrorBody, "event %d is an error template (%q)", c.events, p)
+			return
+		}
 		c.streamProblem(ReasonMissingField, "event %d has no choices", c.events)
 		return
 	}
@@ -104,9 +108,10 @@ func (c *Classifier) dispatch() {
 		}
 		if s, ok := getString(ch, "delta", "content"); ok {
 			c.content.add(s)
+			c.firstToken = c.firstToken || s != ""
 		}
 		if hasAny(ch, "delta", "tool_calls") || hasAny(ch, "delta", "function_call") {
-			c.toolCalls = true
+			c.toolCalls, c.firstToken = true, true
 		}
 		if f, ok := getString(ch, "finish_reason"); ok && f != "" {
 			c.finish = f
@@ -163,8 +168,10 @@ func (c *Classifier) finishStream() Result {
 		return soft(c.problem, "%s", c.detail)
 	case c.events == 0 && c.content.chars == 0 && !cut:
 		return soft(ReasonEmpty, "a stream without events")
-	case cut || !c.done:
-		return soft(ReasonTruncated, "the stream ended before [DONE] after %d events", c.events)
+	case cut || !c.done && c.finish == "":
+		// A stream that ended cleanly after its final finish_reason is
+		// whole: some OpenAI-compatible providers never send [DONE].
+		return soft(ReasonTruncated, "the stream ended before a finish_reason or [DONE] after %d events", c.events)
 	case c.finish == "length":
 		return soft(ReasonTruncated, "finish_reason length")
 	}

@@ -94,6 +94,39 @@ func TestClassify(t *testing.T) {
 		{"stream too short", Rules{MinLength: 10}, 200, sseHeader, sse(delta("Par"), finishChunk("stop"), "[DONE]"), SoftFail, ReasonTooShort},
 		{"stream schema", Rules{Schema: schema}, 200, sseHeader, sse(delta(`{"city":"Paris",`), delta(`"country":"France"}`), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"stream 500", Rules{}, 500, sseHeader, "data: oops\n\n", HardFail, ""},
+
+		// A stream that ends cleanly after a final finish_reason is
+		// complete, with or without [DONE]; one cut before it is not.
+		{"stream stop without done", Rules{}, 200, sseHeader, sse(delta("Paris is the capital."), finishChunk("stop")), OK, ""},
+		{"stream stop, usage, without done", Rules{}, 200, sseHeader, sse(delta("Paris is the capital."), finishChunk("stop"), `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}`), OK, ""},
+		{"stream tool calls without done", Rules{}, 200, sseHeader, sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"1"}]}}]}`, finishChunk("tool_calls")), OK, ""},
+		{"stream content filter without done", Rules{}, 200, sseHeader, sse(delta("Paris is the capital."), finishChunk("content_filter")), OK, ""},
+		{"stream length without done", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("length")), SoftFail, ReasonTruncated},
+		{"stream stop then cut mid event", Rules{}, 200, sseHeader, sse(delta("Paris is the capital."), finishChunk("stop")) + `data: {"choi`, SoftFail, ReasonTruncated},
+
+		// Error objects are error bodies wherever they arrive.
+		{"error object without pattern", Rules{}, 200, jsonHeader, `{"code":500,"msg":"busy"}`, SoftFail, ReasonErrorBody},
+		{"error object with string code", Rules{}, 200, jsonHeader, `{"code":"503","message":"upstream busy"}`, SoftFail, ReasonErrorBody},
+		{"success envelope is not an error", Rules{}, 200, jsonHeader, `{"code":0,"msg":"ok"}`, SoftFail, ReasonMissingField},
+		{"stream error template object only", Rules{}, 200, sseHeader, sse(`{"code":500,"msg":"系统繁忙，请稍后重试"}`), SoftFail, ReasonErrorBody},
+		{"stream error template object and done", Rules{}, 200, sseHeader, sse(`{"code":500,"msg":"系统繁忙，请稍后重试"}`, "[DONE]"), SoftFail, ReasonErrorBody},
+		{"stream error object after deltas", Rules{}, 200, sseHeader, sse(delta("Par"), `{"code":500,"msg":"busy"}`, "[DONE]"), SoftFail, ReasonErrorBody},
+		{"stream error object without blank line", Rules{}, 200, sseHeader, `data: {"code":500,"msg":"系统繁忙，请稍后重试"}`, SoftFail, ReasonErrorBody},
+
+		// Rejections the caller caused (HTTP 400 with an OpenAI-style error
+		// code) are not route failures; every other 4xx and 5xx is.
+		{"400 context length", Rules{}, 400, jsonHeader, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, Rejected, ReasonContextLength},
+		{"400 content policy", Rules{}, 400, jsonHeader, `{"error":{"message":"Your request was rejected by the safety system.","type":"invalid_request_error","code":"content_policy_violation"}}`, Rejected, ReasonContentPolicy},
+		{"400 content filter", Rules{}, 400, jsonHeader, `{"error":{"message":"filtered","code":"content_filter","status":400}}`, Rejected, ReasonContentPolicy},
+		{"400 invalid request", Rules{}, 400, jsonHeader, `{"error":{"message":"messages: field required","type":"invalid_request_error","code":null}}`, Rejected, ReasonInvalidRequest},
+		{"400 streamed context length", Rules{}, 400, sseHeader, `{"error":{"type":"invalid_request_error","code":"context_length_exceeded"}}`, Rejected, ReasonContextLength},
+		{"400 custom code", Rules{RejectedCodes: map[string]Reason{"model_context_window_exceeded": ReasonContextLength}}, 400, jsonHeader, `{"error":{"code":"model_context_window_exceeded"}}`, Rejected, ReasonContextLength},
+		{"400 without error object", Rules{}, 400, jsonHeader, `<html>Bad Request</html>`, HardFail, ""},
+		{"400 unknown code", Rules{}, 400, jsonHeader, `{"error":{"code":"upstream_error","type":"server_error"}}`, HardFail, ""},
+		{"401 invalid request", Rules{}, 401, jsonHeader, `{"error":{"type":"invalid_request_error","code":"invalid_api_key"}}`, HardFail, ""},
+		{"404 model not found", Rules{}, 404, jsonHeader, `{"error":{"type":"invalid_request_error","code":"model_not_found"}}`, HardFail, ""},
+		{"429 context length", Rules{}, 429, jsonHeader, `{"error":{"code":"context_length_exceeded"}}`, HardFail, ""},
+		{"500 content policy", Rules{}, 500, jsonHeader, `{"error":{"code":"content_policy_violation"}}`, HardFail, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,11 +186,12 @@ func TestOverflow(t *testing.T) {
 }
 
 func TestNewRejects(t *testing.T) {
-	_, err := New(Rules{Format: "xml", RequiredFields: []string{"a[x]", ""}, Schema: `{"type": 3}`, MinLength: -1, FallbackPhrases: []string{""}})
+	_, err := New(Rules{Format: "xml", RequiredFields: []string{"a[x]", ""}, Schema: `{"type": 3}`, MinLength: -1, FallbackPhrases: []string{""},
+		RejectedCodes: map[string]Reason{"": ReasonContextLength, "too_long": "bogus"}})
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"format", "required_fields[0]", "required_fields[1]", "schema", "negative", "fallback_phrases[0]"} {
+	for _, want := range []string{"format", "required_fields[0]", "required_fields[1]", "schema", "negative", "fallback_phrases[0]", `rejected_codes[""]`, `rejected_codes["too_long"]: "bogus"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
@@ -177,5 +211,34 @@ func TestParsePath(t *testing.T) {
 		if err != nil || p.String() != want {
 			t.Errorf("parsePath(%q) = %v, %v; want %s", in, p, err, want)
 		}
+	}
+}
+
+// TestFirstToken: a stream's first token is the first event with content
+// or a tool call; a role-only chunk is not one, nor is a plain body.
+func TestFirstToken(t *testing.T) {
+	v := MustNew(Rules{})
+	c := v.Start(200, sseHeader)
+	c.Write([]byte(sse(`{"choices":[{"index":0,"delta":{"role":"assistant"}}]}`)))
+	if c.FirstToken() {
+		t.Fatal("a role chunk counted as the first token")
+	}
+	c.Write([]byte("data: " + delta("Par")))
+	if c.FirstToken() {
+		t.Fatal("an event without its blank line counted")
+	}
+	c.Write([]byte("\n\n"))
+	if !c.FirstToken() {
+		t.Fatal("content not seen as the first token")
+	}
+	c = v.Start(200, sseHeader)
+	c.Write([]byte(sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"1"}]}}]}`)))
+	if !c.FirstToken() {
+		t.Fatal("a tool call is not the first token")
+	}
+	c = v.Start(200, jsonHeader)
+	c.Write([]byte(completion("Paris", "stop")))
+	if c.FirstToken() {
+		t.Fatal("a plain body has a first token")
 	}
 }

@@ -10,13 +10,20 @@ const (
 	OK Verdict = "ok"
 	// SoftFail is a 2xx reply whose content failed a rule; Reason says which.
 	SoftFail Verdict = "soft_fail"
-	// HardFail is any reply that is not 2xx (also a timeout or a
-	// connection error, which callers classify themselves).
+	// HardFail is any reply that is not 2xx and not Rejected (also a
+	// timeout or a connection error, which callers classify themselves).
 	HardFail Verdict = "hard_fail"
+	// Rejected is an HTTP 400 whose OpenAI-style error code says the
+	// caller caused it (a prompt over the context length, one the content
+	// policy refused, an invalid request); Reason says which. The route
+	// answered as it should: the shipped policy does not count it as a
+	// failure of the route.
+	Rejected Verdict = "rejected"
 )
 
-// Reason says why a reply is a soft failure; it is empty for the other
-// verdicts. The values are the reason label of the gateway metric contract.
+// Reason says why a reply is a soft failure or a rejection; it is empty
+// for the other verdicts. The values are the reason label of the gateway
+// metric contract.
 type Reason string
 
 // The reasons, in the order the checks run: the first that applies wins.
@@ -30,6 +37,16 @@ const (
 	ReasonFallbackPhrase Reason = "fallback_phrase" // a short completion that is a canned phrase ("系统繁忙")
 	ReasonTooShort       Reason = "too_short"       // fewer characters than Rules.MinLength
 )
+
+// The reasons of a rejection (verdict Rejected).
+const (
+	ReasonContextLength  Reason = "context_length"  // the prompt (with max_tokens) is over the model's context length
+	ReasonContentPolicy  Reason = "content_policy"  // the content policy or filter refused the prompt
+	ReasonInvalidRequest Reason = "invalid_request" // another invalid request (a missing or bad parameter)
+)
+
+// RejectedReasons lists every rejection reason.
+var RejectedReasons = []Reason{ReasonContextLength, ReasonContentPolicy, ReasonInvalidRequest}
 
 // Reasons lists every soft-failure reason.
 var Reasons = []Reason{

@@ -1,0 +1,276 @@
+package faults_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/hermes-failover/hermes/gateway/instrument"
+	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/internal/faults"
+	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/probe"
+)
+
+// outcome is what one path records for one reply.
+type outcome struct{ code, verdict, reason string }
+
+func (o outcome) String() string { return fmt.Sprintf("%s %s/%s", o.code, o.verdict, o.reason) }
+
+var (
+	ok        = outcome{"200", "ok", ""}
+	truncated = outcome{"200", "soft_fail", "truncated"}
+)
+
+func hard(code string) outcome { return outcome{code, "hard_fail", ""} }
+
+// expected is the outcome of a fault on the transport and the prober; the
+// middleware differs where the reverse proxy answers for an upstream that
+// did not answer (502).
+func expected(f faults.Fault) (transport, middleware outcome) {
+	transport = map[faults.Fault]outcome{
+		faults.Healthy:            ok,
+		faults.SlowFirstToken:     ok,
+		faults.NoDone:             ok,
+		faults.RateLimitedRetry:   hard("429"),
+		faults.RateLimited:        hard("429"),
+		faults.InternalError:      hard("500"),
+		faults.Unavailable:        hard("503"),
+		faults.ResetBeforeHeaders: hard(instrument.CodeConnError),
+		faults.NoResponse:         hard(instrument.CodeTimeout),
+		faults.StreamCut:          truncated,
+		faults.Stall:              truncated,
+		faults.MalformedChunk:     {"200", "soft_fail", "invalid_json"},
+		faults.ContextLength:      {"400", "rejected", "context_length"},
+		faults.ContentFilter:      {"400", "rejected", "content_policy"},
+		faults.ErrorInOK:          {"200", "soft_fail", "error_body"},
+	}[f]
+	if transport == (outcome{}) {
+		panic("no expectation for " + f)
+	}
+	middleware = transport
+	if f == faults.ResetBeforeHeaders || f == faults.NoResponse {
+		middleware = hard("502")
+	}
+	return transport, middleware
+}
+
+// clientTimeout is how long a client waits for a fault that never ends.
+const clientTimeout = time.Second
+
+// TestCatalogue runs every fault of the catalogue, plain and streamed,
+// through the instrumented Transport, the Middleware around a reverse
+// proxy and the prober, and asserts what each records.
+func TestCatalogue(t *testing.T) {
+	srv := faults.Start(t)
+	v := validate.MustNew(validate.Rules{MinLength: 5})
+	t.Run("transport", func(t *testing.T) {
+		t.Parallel()
+		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
+			call(t, client, srv.BaseURL(f), stream)
+			want, _ := expected(f)
+			assertRecorded(t, reg, want)
+			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
+		})
+	})
+	t.Run("middleware", func(t *testing.T) {
+		t.Parallel()
+		up, _ := url.Parse(srv.URL)
+		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			proxy := httputil.NewSingleHostReverseProxy(up)
+			proxy.FlushInterval = -1
+			proxy.Transport = &http.Transport{DisableKeepAlives: true}
+			proxy.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
+			gw := serve(t, m.Middleware("r", v, proxy))
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: clientTimeout}
+			call(t, client, gw+"/"+string(f)+"/v1", stream)
+			_, want := expected(f)
+			// The middleware records once the handler has returned, which
+			// may be after the client has the reply or gave up.
+			waitRecorded(t, reg)
+			assertRecorded(t, reg, want)
+			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
+		})
+	})
+	t.Run("prober", func(t *testing.T) {
+		t.Parallel()
+		var targets strings.Builder
+		for _, f := range faults.Catalogue {
+			fmt.Fprintf(&targets, "  - {route: %q, base_url: %q, model: %s}\n", f, srv.BaseURL(f), faults.Model)
+		}
+		cfg, err := probe.Parse([]byte(fmt.Sprintf(`defaults:
+  e2e: {interval: 1m, timeout: %s, failure_threshold: 1}
+targets:
+%sprompts:
+  - {name: plain, messages: [{role: user, content: "Say hello."}], max_tokens: 40, validation: {min_length: 5}}
+  - {name: streamed, messages: [{role: user, content: "Say hello."}], max_tokens: 40, stream: true, validation: {min_length: 5}}
+`, clientTimeout, targets.String())), "catalogue.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := prometheus.NewRegistry()
+		p, err := probe.New(cfg, reg, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, f := range faults.Catalogue {
+			wg.Go(func() { p.RunLayer(context.Background(), string(f), probe.E2E) })
+		}
+		wg.Wait()
+		for _, f := range faults.Catalogue {
+			for _, stream := range []bool{false, true} {
+				name := map[bool]string{false: "plain", true: "streamed"}[stream]
+				want, _ := expected(f)
+				labels := map[string]string{"route": string(f), "probe": name, "verdict": want.verdict, "reason": want.reason}
+				if got := testenv.Metric(t, reg, "llm_probe_verdict_total", labels); got != 1 {
+					t.Errorf("%s/%s: llm_probe_verdict_total%v = %v; have %s", f, name, labels, got, dump(t, reg, "llm_probe_verdict_total"))
+				}
+				wantOK := 0.0
+				if want.verdict == "ok" {
+					wantOK = 1
+				}
+				if got := testenv.Metric(t, reg, "llm_probe_success", map[string]string{"route": string(f), "probe": name, "layer": "e2e"}); got != wantOK {
+					t.Errorf("%s/%s: llm_probe_success = %v, want %v", f, name, got, wantOK)
+				}
+			}
+			ttft := testenv.Metric(t, reg, "llm_probe_time_to_first_token_seconds", map[string]string{"route": string(f), "probe": "streamed"})
+			if f == faults.SlowFirstToken && ttft < srv.FirstTokenDelay.Seconds() {
+				t.Errorf("%s: time to first token %v, want at least %s", f, ttft, srv.FirstTokenDelay)
+			}
+		}
+	})
+}
+
+// eachCase runs test for every fault, plain and streamed, in parallel.
+func eachCase(t *testing.T, test func(t *testing.T, f faults.Fault, stream bool)) {
+	for _, f := range faults.Catalogue {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
+				t.Parallel()
+				test(t, f, stream)
+			})
+		}
+	}
+}
+
+// call sends one chat request and reads the reply to its end (or to the
+// client's timeout).
+func call(t *testing.T, client *http.Client, base string, stream bool) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"model": faults.Model, "stream": stream, "max_tokens": 40,
+		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
+	})
+	req, err := http.NewRequest(http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return // recorded as timeout or conn_error (transport), or by the proxy
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+func assertRecorded(t *testing.T, reg *prometheus.Registry, want outcome) {
+	t.Helper()
+	labels := map[string]string{"route": "r", "code": want.code, "verdict": want.verdict, "reason": want.reason}
+	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", labels); got != 1 {
+		t.Errorf("llm_gateway_requests_total{%s} = %v; have %s", want, got, dump(t, reg, "llm_gateway_requests_total"))
+	}
+}
+
+// waitRecorded waits until the request is recorded (its duration is).
+func waitRecorded(t *testing.T, reg *prometheus.Registry) {
+	t.Helper()
+	labels := map[string]string{"route": "r"}
+	deadline := time.Now().Add(10 * time.Second)
+	for testenv.Metric(t, reg, "llm_gateway_request_duration_seconds", labels) < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// assertTTFT wants a time to first token for the streams that delivered
+// a token, at least the delay for SlowFirstToken, and none for the rest.
+func assertTTFT(t *testing.T, reg *prometheus.Registry, f faults.Fault, stream bool, delay time.Duration) {
+	t.Helper()
+	delivered := stream && (f == faults.Healthy || f == faults.SlowFirstToken || f == faults.NoDone ||
+		f == faults.StreamCut || f == faults.Stall || f == faults.MalformedChunk)
+	count := testenv.Metric(t, reg, "llm_gateway_time_to_first_token_seconds", map[string]string{"route": "r"})
+	switch {
+	case delivered && count != 1:
+		t.Errorf("time to first token count %v, want 1", count)
+	case !delivered && count != -1:
+		t.Errorf("time to first token count %v, want none", count)
+	case f == faults.SlowFirstToken && stream:
+		if sum := ttftSum(t, reg); sum < delay.Seconds() {
+			t.Errorf("time to first token %vs, want at least %s", sum, delay)
+		}
+	}
+}
+
+func ttftSum(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "llm_gateway_time_to_first_token_seconds" {
+			return mf.GetMetric()[0].GetHistogram().GetSampleSum()
+		}
+	}
+	return -1
+}
+
+// dump is a metric's family in the text exposition format, for failure
+// messages.
+func dump(t *testing.T, reg *prometheus.Registry, name string) string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			_, _ = expfmt.MetricFamilyToText(&b, mf)
+		}
+	}
+	return b.String()
+}
+
+// serve serves h on a real port of 127.0.0.1 until the test ends.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	go gw.Serve(l)
+	t.Cleanup(func() { gw.Close() })
+	return "http://" + l.Addr().String()
+}

@@ -1,0 +1,301 @@
+// Package faults is a real HTTP server, for tests, that answers OpenAI
+// chat completions with one behaviour of a fault catalogue per path: the
+// faults a route to a model provider shows (429 with and without
+// Retry-After, 500, 503, a reset before the headers, no response, a slow
+// first token, a stream cut or stalled, a malformed chunk, a stream
+// without [DONE], a context length exceeded, a content-filter rejection,
+// an error template inside HTTP 200), each plain or streamed as the
+// request's "stream" asks, plus the hostile replies the prober must
+// survive (one that never ends, one far over its size limit).
+//
+// A client reaches a fault at its base URL, Server.BaseURL(fault), which
+// ends in /v1 like an OpenAI-compatible API; /v1/models lists Model there.
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Fault is one behaviour of the server.
+type Fault string
+
+// The catalogue.
+const (
+	Healthy            Fault = "healthy"              // a correct answer
+	RateLimitedRetry   Fault = "429_retry_after"      // HTTP 429 with Retry-After
+	RateLimited        Fault = "429"                  // HTTP 429 without Retry-After
+	InternalError      Fault = "500"                  // HTTP 500
+	Unavailable        Fault = "503"                  // HTTP 503
+	ResetBeforeHeaders Fault = "reset_before_headers" // the connection is reset before any header
+	NoResponse         Fault = "no_response"          // no answer at all until the client gives up
+	SlowFirstToken     Fault = "slow_first_token"     // a healthy answer whose first token comes after FirstTokenDelay
+	StreamCut          Fault = "stream_cut"           // the connection breaks in the middle of the body
+	Stall              Fault = "stall"                // the body stops in the middle until the client gives up
+	MalformedChunk     Fault = "malformed_chunk"      // stream: one event is not JSON; plain: the body is not JSON
+	NoDone             Fault = "no_done"              // stream: complete (finish_reason stop) but no data: [DONE]; plain: healthy
+	ContextLength      Fault = "context_length"       // HTTP 400 context_length_exceeded
+	ContentFilter      Fault = "content_filter"       // HTTP 400 content_policy_violation
+	ErrorInOK          Fault = "error_in_200"         // HTTP 200 whose body (stream: first and only event) is {"code":500,"msg":"系统繁忙，请稍后重试"}
+	Endless            Fault = "endless"              // far more content than max_tokens, then no end until the client gives up
+	Oversized          Fault = "oversized"            // a complete reply of OversizedBytes
+)
+
+// Catalogue lists the faults every path is tested with.
+var Catalogue = []Fault{
+	Healthy, RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse,
+	SlowFirstToken, StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK,
+}
+
+// Model is the model the server lists and serves.
+const Model = "fault-model"
+
+// Content is what a healthy answer says.
+const Content = "Hello! I am here and ready to help you today."
+
+// ErrorTemplate is the body ErrorInOK sends with HTTP 200.
+const ErrorTemplate = `{"code":500,"msg":"系统繁忙，请稍后重试"}`
+
+// Sizes of the hostile replies.
+const (
+	EndlessBytes   = 256 << 10 // what Endless sends before it stalls
+	OversizedBytes = 1 << 20   // the content of Oversized
+)
+
+// Server is a running fault server on 127.0.0.1.
+type Server struct {
+	URL string
+	// FirstTokenDelay is how long SlowFirstToken holds its first token
+	// (default 200ms); set it before requests arrive.
+	FirstTokenDelay time.Duration
+
+	srv  *http.Server
+	done chan struct{}
+}
+
+// Start starts a server; it is closed when t ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{URL: "http://" + l.Addr().String(), FirstTokenDelay: 200 * time.Millisecond, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{fault}/v1/models", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{"id": Model, "object": "model"}}})
+	})
+	mux.HandleFunc("POST /{fault}/v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /{fault}/v1", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(l) }()
+	t.Cleanup(func() {
+		close(s.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.srv.Shutdown(ctx)
+		_ = s.srv.Close()
+	})
+	return s
+}
+
+// BaseURL is the OpenAI-compatible base URL (ending in /v1) of a fault.
+func (s *Server) BaseURL(f Fault) string { return s.URL + "/" + string(f) + "/v1" }
+
+// wait blocks until the client has gone or the server is closing: the
+// server never gives up first.
+func (s *Server) wait(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-s.done:
+	}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "", "the body is not JSON"))
+		return
+	}
+	f := Fault(r.PathValue("fault"))
+	switch f {
+	case Healthy, NoDone:
+		answer(w, req.Stream, f == NoDone, false, Content)
+	case RateLimitedRetry, RateLimited:
+		if f == RateLimitedRetry {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeJSON(w, http.StatusTooManyRequests, apiError("requests", "rate_limit_exceeded", "Rate limit reached for requests"))
+	case InternalError:
+		writeJSON(w, http.StatusInternalServerError, apiError("server_error", "", "The server had an error while processing your request."))
+	case Unavailable:
+		writeJSON(w, http.StatusServiceUnavailable, apiError("server_error", "", "The engine is currently overloaded."))
+	case ResetBeforeHeaders:
+		reset(w)
+	case NoResponse:
+		s.wait(r)
+	case SlowFirstToken:
+		if req.Stream {
+			startStream(w)
+		}
+		select {
+		// The delay is the fault itself, not a wait for a condition.
+		case <-time.After(s.FirstTokenDelay):
+		case <-r.Context().Done():
+			return
+		}
+		answer(w, req.Stream, false, true, Content)
+	case StreamCut, Stall:
+		s.cutOrStall(w, r, req.Stream, f == Stall)
+	case MalformedChunk:
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hel`+"\n")
+			return
+		}
+		startStream(w)
+		event(w, chunk("Hello! "))
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"I am`+"\n\n")
+		event(w, chunk("here."))
+		event(w, finish("stop"))
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	case ContextLength:
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "context_length_exceeded",
+			"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."))
+	case ContentFilter:
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "content_policy_violation",
+			"Your request was rejected as a result of our safety system."))
+	case ErrorInOK:
+		if req.Stream {
+			startStream(w)
+			fmt.Fprint(w, "data: "+ErrorTemplate+"\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, ErrorTemplate)
+	case Endless:
+		if req.Stream {
+			startStream(w)
+			for sent := 0; sent < EndlessBytes; sent += 1024 {
+				event(w, chunk(strings.Repeat("x", 1024)))
+			}
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"`+strings.Repeat("x", EndlessBytes))
+		}
+		flush(w)
+		s.wait(r)
+	case Oversized:
+		answer(w, req.Stream, false, false, strings.Repeat("x", OversizedBytes))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// answer writes a healthy completion of content, plain or streamed (then
+// without [DONE] when noDone; started: its header and role chunk are sent).
+func answer(w http.ResponseWriter, stream, noDone, started bool, content string) {
+	if !stream {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": "chatcmpl-fault", "object": "chat.completion", "model": Model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 12, "completion_tokens": 11, "total_tokens": 23},
+		})
+		return
+	}
+	if !started {
+		startStream(w)
+	}
+	half := len(content) / 2
+	event(w, chunk(content[:half]))
+	event(w, chunk(content[half:]))
+	event(w, finish("stop"))
+	event(w, `{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":11,"total_tokens":23}}`)
+	if !noDone {
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+// cutOrStall sends half a reply, then breaks the connection (cut) or
+// waits for the client to give up (stall).
+func (s *Server) cutOrStall(w http.ResponseWriter, r *http.Request, stream, stall bool) {
+	if stream {
+		startStream(w)
+		event(w, chunk("Hello! I am "))
+		event(w, chunk("here and"))
+	} else {
+		body := fmt.Sprintf(`{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, Content)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		fmt.Fprint(w, body[:len(body)/2])
+	}
+	flush(w)
+	if stall {
+		s.wait(r)
+		return
+	}
+	// The server closes the connection without ending the body (no last
+	// chunk, fewer bytes than Content-Length).
+	panic(http.ErrAbortHandler)
+}
+
+// reset closes the connection with a TCP reset before writing anything.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+func startStream(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	event(w, `{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}`)
+}
+
+func event(w http.ResponseWriter, data string) {
+	fmt.Fprint(w, "data: "+data+"\n\n")
+	flush(w)
+}
+
+func flush(w http.ResponseWriter) { _ = http.NewResponseController(w).Flush() }
+
+func chunk(content string) string {
+	b, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-fault", "object": "chat.completion.chunk",
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}, "finish_reason": nil}},
+	})
+	return string(b)
+}
+
+func finish(reason string) string {
+	return fmt.Sprintf(`{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":%q}]}`, reason)
+}
+
+func apiError(typ, code, msg string) map[string]any {
+	e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
+	if code != "" {
+		e["code"] = code
+	}
+	return map[string]any{"error": e}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
