@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/runner"
@@ -20,6 +21,7 @@ type Loop interface {
 	View() runner.View
 	Reload(ctx context.Context) error
 	Submit(ctx context.Context, cmd evaluator.Command) (runner.CommandResult, error)
+	Historian
 }
 
 // Live serves the live loop l: it is the Backend of `hermes run`.
@@ -30,6 +32,14 @@ type live struct{ l Loop }
 func (b live) Ready() bool                      { return b.l.Ready() }
 func (b live) Reload(ctx context.Context) error { return b.l.Reload(ctx) }
 func (b live) Status() api.Status               { return StatusOf(b.l.View()) }
+
+func (b live) History(ctx context.Context, since time.Time) ([]evaluator.Tick, []evaluator.Event, string) {
+	return b.l.History(ctx, since)
+}
+
+func (b live) Actuations(ctx context.Context, since time.Time) ([]evaluator.Actuation, string) {
+	return b.l.Actuations(ctx, since)
+}
 
 func (b live) Submit(ctx context.Context, cmd evaluator.Command) (api.CommandResult, error) {
 	res, err := b.l.Submit(ctx, cmd)
@@ -94,3 +104,7 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 	}
 	return ss
 }
+
+// live draws the status page's charts: the page finds a Backend's past
+// through Historian.
+var _ Historian = live{}

@@ -92,9 +92,9 @@ const historyWindow = 3 * time.Hour
 // recentEvents is how many events the status page lists.
 const recentEvents = 30
 
-// Historian is a Backend that can tell its past ticks and events
-// (runner.Runner does, from Prometheus or its memory); the status page
-// draws them.
+// Historian is a Backend that can tell its past ticks and events (Live
+// does: the runner tells them from Prometheus or its memory); the status
+// page draws them.
 type Historian interface {
 	History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string)
 	// Actuations are the actuators' applies that changed a split or
