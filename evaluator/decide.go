@@ -30,7 +30,9 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		// Bad enough to fail over again during a failback: back to no
 		// traffic at once, not one stage per tick.
 		why = "failback aborted: " + why
-		return moveTo(p, rs, traffic.Failover, now), []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
+		next := moveTo(p, rs, traffic.Failover, now)
+		next.FailingSince = failingAfterAbort(prev, now)
+		return next, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
 	}
 
 	if rs.Level == traffic.Failover {
@@ -63,19 +65,20 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 }
 
 // updateBelow tracks, per degraded level, since when the score has been
-// continuously bad enough for it (or a floor has demanded it). A blind tick
-// (see Score.Held) holds the clocks: what is missing neither shows the
-// route bad nor good, so it neither restarts nor ends a dwell.
+// continuously bad enough for it (or a floor has demanded it). On a tick
+// with signals missing (see Score.Held) the score is that of the data
+// present: missing data add no penalty, so a score below a threshold shows
+// the route at least that bad, and its clock runs; a score above shows
+// nothing (the missing signals may hide the cost), so the clock is held,
+// neither restarted nor ended.
 func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
-	if sc.Held() {
-		return
-	}
 	for l := traffic.Warm; l <= traffic.Failover; l++ {
-		if sc.Value < p.level(l).Below || sc.Floor >= l {
+		switch {
+		case sc.Value < p.level(l).Below || sc.Floor >= l:
 			if rs.BelowSince[l].IsZero() {
 				rs.BelowSince[l] = now
 			}
-		} else {
+		case !sc.Held():
 			rs.BelowSince[l] = time.Time{}
 		}
 	}
@@ -93,16 +96,16 @@ func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (traffic.Leve
 	if sc.ImmediateLevel > cur {
 		return sc.ImmediateLevel, "immediate (cap or floor, no dwell)"
 	}
-	if sc.Held() {
-		// A blind tick completes no dwell; its clock runs on.
-		return cur, ""
-	}
+	// The evidence present moves a route down even when other signals are
+	// missing (their absence can only hide a cost, never add health); a
+	// tick that shows nothing for a level completes no dwell.
 	if sc.DecisiveLevel > cur {
 		return sc.DecisiveLevel, fmt.Sprintf("decisive evidence at %s (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
 	}
 	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]
-		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell {
+		shown := sc.Value < p.level(l).Below || sc.Floor >= l
+		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell && shown {
 			if sc.Floor >= l && sc.Value >= p.level(l).Below {
 				return l, fmt.Sprintf("floor demands %s for %s", l, p.level(l).Dwell)
 			}
@@ -140,9 +143,9 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 			rs.StageSince = now
 			why := fmt.Sprintf("score %.1f < %g during failback stage %d", sc.Value, fb.MinScore, prev.Stage)
 			if rs.Stage == 0 {
-				// Back to no traffic: the manual_after clock starts again.
+				// Back to no traffic: the manual_after clock runs again.
 				rs.RecoverSince = time.Time{}
-				rs.FailingSince = now
+				rs.FailingSince = failingAfterAbort(prev, now)
 			}
 			return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
 		}
@@ -159,6 +162,9 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 			// Not shown bad, not yet shown good: the stage waits.
 			return rs, nil
 		}
+		// Users' own calls showed the route healthy at this stage: it is
+		// no longer failing (the manual_after clock ends).
+		rs.FailingSince = time.Time{}
 		if rs.Stage < len(fb.Stages) {
 			rs.Stage++
 			rs.StageSince = now
@@ -178,9 +184,19 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	if sc.Held() {
 		return rs, nil
 	}
-	recovering := max(sc.Floor, sc.LowFloor) < traffic.Failover && sc.Low >= fo.RecoverAbove
-	if !recovering {
+	// A route whose own score is good but that a floor holds (an empty
+	// quota) is waiting, not failing: it never goes to manual, and fails
+	// back once the floor lifts. One whose score is bad is failing, and a
+	// person is called once it has failed for manual_after since its
+	// failover, failbacks that did not get past their first stage included.
+	healthy := sc.Low >= fo.RecoverAbove
+	floored := max(sc.Floor, sc.LowFloor) >= traffic.Failover
+	if !healthy || floored {
 		rs.RecoverSince = time.Time{}
+		if healthy {
+			rs.FailingSince = time.Time{} // waiting for the floor, not failing
+			return rs, nil
+		}
 		if rs.FailingSince.IsZero() {
 			rs.FailingSince = now
 		}
@@ -190,7 +206,6 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		}
 		return rs, nil
 	}
-	rs.FailingSince = time.Time{}
 	if rs.RecoverSince.IsZero() {
 		rs.RecoverSince = now
 	}
@@ -198,12 +213,27 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		return rs, nil
 	}
 	if !rs.Released && len(rs.Failbacks) >= fb.MaxCompleted {
-		return rs, nil // budget spent; the failback waits (reported by status)
+		// Budget spent; the failback waits (reported by status). The route
+		// has shown its recovery for recover_for and no failback can undo
+		// that: it is no longer failing.
+		rs.FailingSince = time.Time{}
+		return rs, nil
 	}
 	rs.Stage = 1
 	rs.StageSince = now
 	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Low, fo.RecoverAbove, fo.RecoverFor)
 	return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: 0, stageTo: 1, why: why}}
+}
+
+// failingAfterAbort is when a route whose failback was given up at now
+// has been failing since: since before the failback when it never got past
+// its first stage (users' calls never showed it healthy, so the
+// manual_after clock was never stopped), else from now.
+func failingAfterAbort(prev RouteState, now time.Time) time.Time {
+	if prev.Stage == 1 && !prev.FailingSince.IsZero() {
+		return prev.FailingSince
+	}
+	return now
 }
 
 // NextFailbackAllowed is when the failback budget allows the next failback

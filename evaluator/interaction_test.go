@@ -82,6 +82,10 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			case "error":
 				h.over[a.Key] = Sample{Value: math.NaN(), Status: StatusError, Reason: "timeout"}
 				continue
+			case "nocalls":
+				// Counters there and flat: no calls in the window.
+				h.over[a.Key] = Sample{Value: math.NaN(), Status: StatusMissing, Reason: "no calls", Counted: true}
+				continue
 			}
 			val, count, counted := strings.Cut(a.Vals[0], "@")
 			v, err := strconv.ParseFloat(val, 64)
@@ -166,6 +170,15 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		for _, r := range sc.Reasons() {
 			b.WriteString("\n  " + r)
+		}
+		var idle []string
+		for _, c := range sc.Contributions {
+			if c.Idle {
+				idle = append(idle, c.Signal)
+			}
+		}
+		if len(idle) > 0 {
+			b.WriteString("\n  idle: " + strings.Join(idle, ", "))
 		}
 		return b.String()
 	case "restart":

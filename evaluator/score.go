@@ -153,7 +153,9 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
 			switch {
-			case sig.RequiresTraffic && idle:
+			case sig.RequiresTraffic && (idle || smp.noCalls()):
+				// No user traffic, whether the plan gives the route none or
+				// its callers sent none: the probes judge it alone.
 				c.Idle = true
 			case sig.Missing != rules.MissingIgnore:
 				sc.Missing = append(sc.Missing, sig.Name)

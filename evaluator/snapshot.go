@@ -8,6 +8,12 @@ import (
 // SampleStatus says whether a signal answered for a route.
 type SampleStatus uint8
 
+// noCalls reports whether s is a counted signal without a value because
+// its route had no calls in the window: its counters are there and did
+// not move. Unlike a signal without data, that is known: the route had no
+// user traffic.
+func (s Sample) noCalls() bool { return s.Status == StatusMissing && s.Counted && s.Volume == 0 }
+
 // Signal statuses.
 const (
 	StatusOK      SampleStatus = iota // a finite value

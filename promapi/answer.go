@@ -73,6 +73,10 @@ func (a *Answer) sample(i int) evaluator.Sample {
 	return withVolume(s, seriesSample(a.evidence[i], a.nEvidence[i]))
 }
 
+// NoCalls is the reason of a counted signal whose route had no calls in
+// the window.
+const NoCalls = "no calls"
+
 // seriesSample classifies what n series answered for one route, the last
 // with value v.
 func seriesSample(v float64, n int32) evaluator.Sample {
@@ -87,8 +91,14 @@ func seriesSample(v float64, n int32) evaluator.Sample {
 
 // withVolume adds the count behind a signal's value. A value without its
 // count is no evidence: a failed count query makes the signal an error, a
-// missing count makes it missing, each with a reason naming the count.
+// missing count makes it missing, each with a reason naming the count. A
+// value missing beside a count of 0 is a route without calls in the
+// window (its counters are there and flat): missing, counted, of volume
+// 0, which the core reads as idle, not blind.
 func withVolume(s, count evaluator.Sample) evaluator.Sample {
+	if s.Status == evaluator.StatusMissing && count.Status == evaluator.StatusOK && count.Value == 0 {
+		return evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: NoCalls, Counted: true}
+	}
 	if s.Status != evaluator.StatusOK {
 		return s
 	}

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"math"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -57,5 +58,31 @@ func TestCollectVolume(t *testing.T) {
 	}
 	if s := snap.Get("free", "d"); s.Status != evaluator.StatusOK || s.Counted {
 		t.Errorf("free.d = %+v, want an uncounted value", s)
+	}
+}
+
+// TestCollectNoCalls: a ratio without a value (0/0 is NaN) beside a count
+// of 0 is a route whose counters are there and flat: missing, counted, of
+// volume 0 (the core's idle), not missing data; without its count it stays
+// missing data.
+func TestCollectNoCalls(t *testing.T) {
+	signals := []rules.SignalConfig{{Name: "a", Query: "ratio", Volume: "calls[1m]"}}
+	part := func(s *model.Sample, p string) *model.Sample {
+		s.Metric[rules.PartLabel] = model.LabelValue(p)
+		return s
+	}
+	query := func(_ context.Context, q string, _ time.Time) (model.Vector, error) {
+		return model.Vector{
+			part(sample(math.NaN(), "route", "free"), rules.PartValue),
+			part(sample(0, "route", "free"), rules.PartEvidence),
+			part(sample(math.NaN(), "route", "paid"), rules.PartValue),
+		}, nil
+	}
+	snap := Collect(context.Background(), query, signals, []string{"free", "paid"}, time.Unix(0, 0), 0)
+	if s := snap.Get("free", "a"); s.Status != evaluator.StatusMissing || !s.Counted || s.Volume != 0 || s.Reason != NoCalls {
+		t.Errorf("free.a = %+v, want missing, counted, volume 0, %q", s, NoCalls)
+	}
+	if s := snap.Get("paid", "a"); s.Status != evaluator.StatusMissing || s.Counted || s.Reason != "NaN" {
+		t.Errorf("paid.a = %+v, want missing data (NaN), not counted", s)
 	}
 }
