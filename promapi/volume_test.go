@@ -2,8 +2,8 @@ package promapi
 
 import (
 	"context"
-	"math"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
