@@ -23,6 +23,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto v0.58.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

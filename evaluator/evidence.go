@@ -53,15 +53,15 @@ type interval struct {
 }
 
 // evidenceInterval is the interval of contribution c of signal sig at the
-// confidence whose normal quantile is z. A signal without a volume (or one
+// confidence of b. A signal without a volume (or one
 // whose volume was not measured) is taken at its value; one with samples
 // counts only from min_samples on.
-func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, z float64) interval {
+func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, b *proportionBounds) interval {
 	switch {
 	case c.Status != StatusOK:
 		return interval{}
 	case sig.Volume != "" && c.Counted:
-		return proportionInterval(c.Value, c.Volume, z)
+		return proportionInterval(c.Value, c.Volume, b)
 	case sig.Samples != "" && c.Counted && c.Volume < p.Config.Scoring.MinSamples:
 		return interval{lo: c.Value, hi: c.Value}
 	}
@@ -69,10 +69,10 @@ func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, z flo
 }
 
 // proportionInterval is the interval of a proportion v of n calls at the
-// confidence whose normal quantile is z: its Wilson bounds, never further
+// confidence of b (exact at a few calls, Wilson's above), never further
 // from the value than it is.
-func proportionInterval(v, n, z float64) interval {
-	lo, hi := wilson(v, n, z)
+func proportionInterval(v, n float64, b *proportionBounds) interval {
+	lo, hi := b.of(v, n)
 	return interval{lo: math.Min(lo, v), hi: math.Max(hi, v), counts: true}
 }
 
@@ -103,15 +103,16 @@ type evidenceFormat struct {
 	// samples: the count is of samples, not calls.
 	samples    bool
 	minSamples float64
-	// z is the normal quantile of scoring.confidence, confidence its text.
-	z          float64
+	// bounds are those at scoring.confidence, confidence its text.
+	bounds     *proportionBounds
 	confidence string
 }
 
-// newEvidenceFormat is the evidence format of signal sig of cfg.
-func newEvidenceFormat(cfg *rules.Config, sig *rules.SignalConfig) evidenceFormat {
+// newEvidenceFormat is the evidence format of signal sig of cfg, whose
+// bounds at scoring.confidence are b.
+func newEvidenceFormat(cfg *rules.Config, sig *rules.SignalConfig, b *proportionBounds) evidenceFormat {
 	f := evidenceFormat{samples: sig.Samples != "", minSamples: cfg.Scoring.MinSamples,
-		z: zScore(cfg.Scoring.Confidence), confidence: fmtConfidence(cfg.Scoring.Confidence)}
+		bounds: b, confidence: fmtConfidence(cfg.Scoring.Confidence)}
 	if w := rules.QueryWindow(sig.EvidenceQuery()); w > 0 {
 		f.in = " in " + fmtWindow(w)
 	}
@@ -187,7 +188,7 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 		return append(b, ": not enough evidence"...)
 	}
 	// Proven past: the bound nearest to health; within: the farthest.
-	iv := proportionInterval(c.Value, c.Volume, f.z)
+	iv := proportionInterval(c.Value, c.Volume, f.bounds)
 	if c.evidenceKind == evidenceAtLeast {
 		b = append(b, ": ≥ "...)
 		b = appendFloat(b, iv.lo*100, 'g', 3)

@@ -34,25 +34,26 @@ type Policy struct {
 	// route's share by index.
 	routeIndex    map[string]int
 	serviceRoutes [][]int
-	// z and zDecisive are the normal quantiles of scoring.confidence and
-	// scoring.decisive_confidence; evidence is each signal's format of
-	// evidence texts (evidence.go), which its contributions point to;
-	// scoring the penalties, caps and floors by signal index.
-	z, zDecisive float64
-	evidence     []evidenceFormat
-	scoring      scoreRules
+	// shown and decisive are the bounds of a proportion of calls at
+	// scoring.confidence and scoring.decisive_confidence (bounds.go);
+	// evidence is each signal's format of evidence texts (evidence.go),
+	// which its contributions point to; scoring the penalties, caps and
+	// floors by signal index.
+	shown, decisive *proportionBounds
+	evidence        []evidenceFormat
+	scoring         scoreRules
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
 func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
-	p.z, p.zDecisive = zScore(cfg.Scoring.Confidence), zScore(cfg.Scoring.DecisiveConfidence)
+	p.shown, p.decisive = newProportionBounds(zScore(cfg.Scoring.Confidence)), newProportionBounds(zScore(cfg.Scoring.DecisiveConfidence))
 	p.evidence = make([]evidenceFormat, len(cfg.Signals))
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
-		p.evidence[i] = newEvidenceFormat(cfg, &cfg.Signals[i])
+		p.evidence[i] = newEvidenceFormat(cfg, &cfg.Signals[i], p.shown)
 	}
 	p.scoring = newScoreRules(cfg, p.signalIndex)
 	for _, l := range cfg.Levels {

@@ -173,9 +173,9 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	shown, decisive = shown[:n], decisive[:n]
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
-		shown[i] = evidenceInterval(p, sig, c, p.z)
+		shown[i] = evidenceInterval(p, sig, c, p.shown)
 		if sig.Volume != "" && c.Counted {
-			decisive[i] = evidenceInterval(p, sig, c, p.zDecisive)
+			decisive[i] = evidenceInterval(p, sig, c, p.decisive)
 		}
 	}
 	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, true)
