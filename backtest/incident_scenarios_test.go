@@ -215,6 +215,40 @@ func TestScenarioLatencyLongTail(t *testing.T) {
 	assertNoFlapping(t, tl)
 }
 
+// TestScenarioRetrySurge: retries per call 1 % → 25 %, latency ×1.7 and
+// 422s ×5 at once, no reply failing otherwise (the incident write-ups' "the
+// upstream is changing its rules or overloaded"): the route is degraded
+// and a person gets a ticket (tier B) within 15 minutes, from the retries.
+func TestScenarioRetrySurge(t *testing.T) {
+	const name = "retry_surge"
+	tl := runScenario(t, name, backtest.Options{})
+	golden(t, name, tl)
+	assertCalmBefore(t, tl, at(onset))
+	assertMovedWithin(t, tl, "free", at(onset), 10*time.Minute, traffic.Warm)
+	var b *evaluator.Event
+	for _, e := range events(tl, evaluator.EventAlert, "free") {
+		if e.State == "firing" && (e.Tier == "A" || e.Tier == "B") && !e.Time.Before(at(onset)) {
+			b = &e
+			break
+		}
+	}
+	switch {
+	case b == nil:
+		t.Fatal("no A or B alert for the retry surge")
+	case b.Time.Sub(at(onset)) > 15*time.Minute:
+		t.Errorf("first A or B alert %s at %s, more than 15 min after the onset", b.Name, b.Time.Format(time.TimeOnly))
+	}
+	fired := false
+	for _, e := range events(tl, evaluator.EventAlert, "free") {
+		fired = fired || (e.Name == "HermesRetryStorm" && e.State == "firing")
+	}
+	if !fired {
+		t.Error("HermesRetryStorm never fired")
+	}
+	assertOnlyFreeMoves(t, tl)
+	assertNoFlapping(t, tl)
+}
+
 func TestScenarioRetryStorm(t *testing.T) {
 	const name = "retry_storm"
 	calls := func(d time.Duration) float64 {
@@ -235,6 +269,15 @@ func TestScenarioRetryStorm(t *testing.T) {
 	}
 	if !namesSignal(mv, "hard_fail_ratio") {
 		t.Errorf("first move does not name hard_fail_ratio: %v", mv.Reasons)
+	}
+	// The page names its cause, the heaviest first.
+	for _, e := range events(tl, evaluator.EventAlert, "free") {
+		if e.Name == "HermesRouteFailedOver" && e.State == "firing" {
+			if d := e.Annotations["description"]; !strings.HasPrefix(d, "Moved by hard_fail_ratio") {
+				t.Errorf("the failover page's description %q does not name hard_fail_ratio first", d)
+			}
+			break
+		}
 	}
 	// Timeouts pass the 20 % hard-failure cap at 1h10: no traffic after,
 	// and retries are turned off with the failover, ending the storm.

@@ -246,6 +246,7 @@ func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string,
 	}
 	env.Score, env.Level, env.Stage = rs.Score.Value, rs.Level.String(), rs.Stage
 	env.Missing = rs.Score.Missing
+	env.Causes = rs.Score.Causes()
 	for i := range rs.Score.Contributions {
 		c := &rs.Score.Contributions[i]
 		env.Signals[c.Signal] = envSignal(c)

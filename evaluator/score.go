@@ -1,11 +1,13 @@
 package evaluator
 
 import (
+	"cmp"
 	"github.com/hermes-failover/hermes/traffic"
 
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -80,29 +82,73 @@ func (s Score) Held() bool { return len(s.Missing) > 0 }
 // Reasons explains the score: every penalty, cap, floor and missing signal.
 func (s Score) Reasons() []string {
 	var out []string
-	for _, c := range s.Contributions {
-		if c.Status != StatusOK {
-			continue
-		}
-		ev := ""
-		if t := c.ReasonText(); c.Counted && t != "" {
-			ev = ": " + t
-		}
-		if c.Penalty > 0 {
-			out = append(out, fmt.Sprintf("%s %s (-%.1f)%s", c.Signal, fmtValue(c.Value), c.Penalty, ev))
-		}
-		if c.CapsAt >= 0 {
-			out = append(out, fmt.Sprintf("%s %s caps score at %g%s", c.Signal, fmtValue(c.Value), c.CapsAt, ev))
-		}
-		if c.Floor > traffic.Normal {
-			out = append(out, fmt.Sprintf("%s %s forces at least %s%s", c.Signal, fmtValue(c.Value), c.Floor, ev))
-		}
-		if c.Unproven {
-			out = append(out, fmt.Sprintf("%s %s held%s", c.Signal, fmtValue(c.Value), ev))
-		}
+	for i := range s.Contributions {
+		out = append(out, s.Contributions[i].reasons()...)
 	}
 	for _, m := range s.Missing {
 		out = append(out, m+" missing (level held)")
+	}
+	return out
+}
+
+// Causes are the signals that cost the route its score, what moves it
+// down, the heaviest first: floors (the most severe level first), then
+// caps (the lowest first), then penalties (the most points first). Pages
+// name them (AlertEnv.Causes).
+func (s Score) Causes() []string {
+	var cs []*Contribution
+	for i := range s.Contributions {
+		if c := &s.Contributions[i]; c.Status == StatusOK && (c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal) {
+			cs = append(cs, c)
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b *Contribution) int {
+		if a.Floor != b.Floor {
+			return cmp.Compare(b.Floor, a.Floor)
+		}
+		if ac, bc := capOrder(a), capOrder(b); ac != bc {
+			return cmp.Compare(ac, bc)
+		}
+		return cmp.Compare(b.Penalty, a.Penalty)
+	})
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.reasons()...)
+	}
+	return out
+}
+
+// capOrder ranks a contribution by the cap it imposes, lowest first; one
+// without a cap last.
+func capOrder(c *Contribution) float64 {
+	if c.CapsAt < 0 {
+		return math.Inf(1)
+	}
+	return c.CapsAt
+}
+
+// reasons are what c says of the score: its penalty, cap, floor, or that
+// it holds the route without proof.
+func (c *Contribution) reasons() []string {
+	if c.Status != StatusOK {
+		return nil
+	}
+	var out []string
+	ev := ""
+	if t := c.ReasonText(); c.Counted && t != "" {
+		ev = ": " + t
+	}
+	if c.Penalty > 0 {
+		out = append(out, fmt.Sprintf("%s %s (-%.1f)%s", c.Signal, fmtValue(c.Value), c.Penalty, ev))
+	}
+	if c.CapsAt >= 0 {
+		out = append(out, fmt.Sprintf("%s %s caps score at %g%s", c.Signal, fmtValue(c.Value), c.CapsAt, ev))
+	}
+	if c.Floor > traffic.Normal {
+		out = append(out, fmt.Sprintf("%s %s forces at least %s%s", c.Signal, fmtValue(c.Value), c.Floor, ev))
+	}
+	if c.Unproven {
+		out = append(out, fmt.Sprintf("%s %s held%s", c.Signal, fmtValue(c.Value), ev))
 	}
 	return out
 }

@@ -28,6 +28,10 @@ type AlertEnv struct {
 	// Evidence is what the counted signals showed, one line each
 	// ("error_body_ratio: 120 of 300 calls in 2m: ≥ 31.7 % at 99.9 %").
 	Evidence []string `expr:"evidence"`
+	// Causes are the signals that cost the route its score, the heaviest
+	// first ("soft_fail_ratio 0.28 (-58.2): 339 of 1200 calls in 1m: ≥ 24.4
+	// % at 99.9 %"): what a page about a move names as its cause.
+	Causes []string `expr:"causes"`
 	// Drill: the route (service scope: a route of the service) is in a
 	// fault drill; its alerts carry the label drill="true".
 	Drill bool `expr:"drill"`
@@ -51,6 +55,7 @@ type TemplateData struct {
 	Degraded bool
 	Weights  map[string]int
 	Evidence []string
+	Causes   []string
 	Drill    bool
 
 	Actuator   string

@@ -36,6 +36,7 @@ func incidentTruth() map[string][]window {
 		"status_422_surge":  {{"free", 60 * m, 2 * h}},
 		"latency_long_tail": {{"free", 90 * m, 2 * h}},
 		"retry_storm":       {{"free", 60 * m, 100 * m}},
+		"retry_surge":       {{"free", 60 * m, 85 * m}},
 		"flapping":          flaps,
 		"all_routes_bad":    {{"free", 60 * m, 90 * m}, {"paid-standard", 60 * m, 90 * m}, {"paid-premium", 60 * m, 90 * m}},
 		"content_rise_slow": {{"free", 60 * m, 5 * h}},
@@ -108,6 +109,15 @@ func incidents() []scenario {
 	}
 	storm.probeFail = timeouts
 
+	// The incident write-ups' sign that the upstream is changing its rules
+	// or overloaded: from 1h retries per call climb from 1 % to 25 %,
+	// latency to 1.7 × its baseline and HTTP 422 from 0.2 % to 1 %, all
+	// within 5 minutes, with no reply failing otherwise; until 1h25.
+	surge := healthyFree()
+	surge.retries = sum(func(time.Duration) float64 { return 0.01 }, ramp(0, 60*m, 5*m, 85*m, 0, 0.24))
+	surge.latency = sum(func(time.Duration) float64 { return 1 }, ramp(0, 60*m, 5*m, 85*m, 0, 0.7))
+	surge.faults = []fault{hardFault("422", sum(func(time.Duration) float64 { return 0.002 }, ramp(0, 60*m, 5*m, 85*m, 0, 0.008)))}
+
 	// I2: the free route's quality swings: 40 % of replies fail for 4
 	// minutes of every 8 from 1h to 3h, then it is healthy.
 	flap := healthyFree()
@@ -145,6 +155,7 @@ func incidents() []scenario {
 		{"status_422_surge", "The free route answers 0.2 % HTTP 422 until a silent parameter change refuses 30 % of calls with 422 from 1h to 2h.", 3 * h, withPaid(s422)},
 		{"latency_long_tail", "From 1h30 to 2h 3 % of the free route's calls take ten times longer: P99 far above its baseline, P50 flat.", 3 * h, withPaid(tail)},
 		{"retry_storm", "A healthy surge (×3 calls) at 30m–45m; from 1h timeouts climb to 30 % of the free route's calls and retries triple its calls, until 1h40.", 3 * h, withPaid(storm)},
+		{"retry_surge", "From 1h to 1h25 the free route's retries per call climb from 1 % to 25 %, its latency to 1.7 × and its HTTP 422 from 0.2 % to 1 %, within 5 minutes; no reply fails otherwise.", 3 * h, withPaid(surge)},
 		{"flapping", "From 1h to 3h the free route is bad (40 % soft-fail) for 4 minutes of every 8, then healthy.", 6 * h, withPaid(flap)},
 		{"all_routes_bad", "From 1h to 1h30 every route fails: free 60 % and paid-standard 40 % HTTP 503, paid-premium 20 % error templates in HTTP 200.", 3 * h,
 			map[string]model{"free": allFree, "paid-standard": allStd, "paid-premium": allPrem}},
