@@ -38,7 +38,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := backtestUsage.newFlags()
 	var series repeated
 	fs.Var(&series, "series", "series `file` in promtool input_series notation (or a promtool test file); repeatable, and further files may follow as arguments")
-	configPath := fs.String("config", "", "Hermes configuration (default: the embedded rules/hermes.yaml)")
+	configPath := configFlag(fs, "Hermes configuration (default: the embedded rules/hermes.yaml)")
 	format := fs.String("format", "text", "output format: text or json")
 	promURL := fs.String("prometheus", "", "replay what this Prometheus (or any engine with its query API) holds, instead of --series")
 	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339, Unix seconds, now or -DURATION (e.g. -6h)")
