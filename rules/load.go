@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,6 +34,7 @@ const (
 	DefaultEvaluationInterval  = 15 * time.Second
 	DefaultQueryTimeout        = 10 * time.Second
 	DefaultExternalURL         = "http://localhost:9797"
+	DefaultRunbookBaseURL      = "https://github.com/hermes-failover/hermes/blob/main/docs/runbooks.md"
 	DefaultQueueCapacity       = 10000
 	DefaultAlertmanagerTimeout = 10 * time.Second
 	DefaultConfidence          = 0.999
@@ -140,6 +142,23 @@ func decode(data []byte) (*Config, error) {
 	return cfg, nil
 }
 
+// resolveRunbooks resolves every relative runbook_url against
+// alerting.runbook_base_url; Validate reports a base or a link that is not
+// a URL.
+func (c *Config) resolveRunbooks() {
+	base, err := url.Parse(c.Alerting.RunbookBaseURL)
+	if err != nil || !base.IsAbs() {
+		return
+	}
+	for i := range c.Alerts {
+		ref, err := url.Parse(c.Alerts[i].RunbookURL)
+		if err != nil || ref.IsAbs() || c.Alerts[i].RunbookURL == "" {
+			continue
+		}
+		c.Alerts[i].RunbookURL = base.ResolveReference(ref).String()
+	}
+}
+
 // setDefaults fills the per-item defaults after decoding.
 func (c *Config) setDefaults() {
 	for i := range c.Signals {
@@ -161,6 +180,10 @@ func (c *Config) setDefaults() {
 	if al.ExternalURL == "" {
 		al.ExternalURL = DefaultExternalURL
 	}
+	if al.RunbookBaseURL == "" {
+		al.RunbookBaseURL = DefaultRunbookBaseURL
+	}
+	c.resolveRunbooks()
 	if al.ResendDelay == 0 {
 		al.ResendDelay = c.Global.EvaluationInterval
 	}
