@@ -92,20 +92,22 @@ func Parse(data []byte, source string) (*Config, error) {
 		return nil, yamlError(source, err)
 	}
 	cfg, err := decode(data)
-	if err != nil {
+	if cfg == nil {
 		return nil, locate(source, &root, err)
 	}
+	// Unknown keys (err) do not stop the check: what was read is
+	// validated too, so that every problem is reported at once.
 	cfg.setDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, locate(source, &root, err)
+	if verr := cfg.Validate(); verr != nil || err != nil {
+		return nil, locate(source, &root, errors.Join(err, verr))
 	}
 	cfg.src = &configSource{name: source, doc: &root}
 	return cfg, nil
 }
 
 // decode reads data through viper, applies environment overrides and
-// decodes strictly into a Config pre-filled with the defaults that a zero
-// value cannot express.
+// decodes strictly into a newConfig. With unknown keys it returns them as
+// its error together with the Config the other keys make.
 func decode(data []byte) (*Config, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
@@ -122,7 +124,25 @@ func decode(data []byte) (*Config, error) {
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
-	cfg := &Config{
+	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
+	cfg := newConfig()
+	err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks))
+	if err == nil {
+		return cfg, nil
+	}
+	// Unknown keys aside, the file may decode: return it with the error,
+	// so that it is validated too.
+	cfg = newConfig()
+	if v.Unmarshal(cfg, viper.DecodeHook(hooks)) != nil {
+		return nil, err
+	}
+	return cfg, err
+}
+
+// newConfig is a Config pre-filled with the defaults that a zero value
+// cannot express.
+func newConfig() *Config {
+	return &Config{
 		Global: GlobalConfig{
 			EvaluationInterval: DefaultEvaluationInterval,
 			QueryTimeout:       DefaultQueryTimeout,
@@ -135,11 +155,6 @@ func decode(data []byte) (*Config, error) {
 			MinSamples:         DefaultMinSamples,
 		},
 	}
-	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
-	if err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks)); err != nil {
-		return nil, err
-	}
-	return cfg, nil
 }
 
 // resolveRunbooks resolves every relative runbook_url against
