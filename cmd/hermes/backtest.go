@@ -297,13 +297,17 @@ func writeTimeline(tl *backtest.Timeline, format string, ticks bool, stdout, std
 	if !ticks {
 		tl = &backtest.Timeline{Start: tl.Start, End: tl.End, Step: tl.Step, Events: tl.Events, Final: tl.Final}
 	}
-	var err error
+	return writeFormat(format, tl.WriteText, tl.WriteJSON, stdout, stderr)
+}
+
+// writeFormat prints with asText or asJSON as format says; a closed pipe
+// (| head) is no failure.
+func writeFormat(format string, asText, asJSON func(io.Writer) error, stdout, stderr io.Writer) int {
+	write := asText
 	if format == "json" {
-		err = tl.WriteJSON(stdout)
-	} else {
-		err = tl.WriteText(stdout)
+		write = asJSON
 	}
-	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
+	if err := write(stdout); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
 	}

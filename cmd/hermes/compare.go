@@ -94,15 +94,5 @@ func backtestPolicies(configPath, comparePath string) (cur, cand *evaluator.Poli
 
 // writeComparison prints c as text or one JSON object.
 func writeComparison(c backtest.Comparison, format string, stdout, stderr io.Writer) int {
-	var err error
-	if format == "json" {
-		err = c.WriteJSON(stdout)
-	} else {
-		err = c.WriteText(stdout)
-	}
-	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
-		fmt.Fprintf(stderr, "backtest: %v\n", err)
-		return 1
-	}
-	return 0
+	return writeFormat(format, c.WriteText, c.WriteJSON, stdout, stderr)
 }
