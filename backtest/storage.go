@@ -318,3 +318,15 @@ func (s memSeries) Iterator(it chunkenc.Iterator) chunkenc.Iterator {
 	}
 	return &sampleIterator{samples: s.samples, i: -1}
 }
+
+// Routes returns the sorted values of the route label among the series:
+// the routes the history speaks of.
+func (b *Store) Routes() []string {
+	var out []string
+	for _, s := range b.series {
+		if v := s.labels.Get("route"); v != "" {
+			out = append(out, v)
+		}
+	}
+	return limit(out, nil)
+}

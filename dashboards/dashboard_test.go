@@ -20,7 +20,7 @@ const dsVar = "${datasource}"
 // metrics, plus Prometheus's up and ALERTS.
 var exported = []string{
 	"hermes_route_score", "hermes_route_level", "hermes_route_level_since_timestamp_seconds",
-	"hermes_route_traffic_percent", "hermes_signal_value", "hermes_signal_penalty",
+	"hermes_route_traffic_ratio", "hermes_signal_value", "hermes_signal_penalty",
 	"hermes_failback_stage", "hermes_failbacks_total",
 	"hermes_tick_duration_seconds_bucket", "hermes_tick_duration_seconds_count", "hermes_tick_duration_seconds_sum",
 	"hermes_ticks_total", "hermes_ticks_skipped_total", "hermes_query_errors_total",

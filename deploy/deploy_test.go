@@ -37,26 +37,41 @@ func TestSystemdUnit(t *testing.T) {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
 
-	args := execStart(t, text)
+	args := unitCommand(t, text, hermes, dir, "127.0.0.1:0")
+	cmd := exec.Command(args[0], args[1:]...)
+	out, err = cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), filepath.Join(dir, "hermes.yaml")) {
+		t.Errorf("%q: exit %d (%v), want 1 for the missing configuration:\n%s", args, code, err, out)
+	}
+}
+
+// unitCommand is the unit's ExecStart command line (unit is its text, the
+// binary already replaced by hermes) with /etc/hermes and /var/lib/hermes
+// moved to dir, the listen address to addr, and the admin token written
+// to dir/admin-token as the unit's comment says.
+func unitCommand(t *testing.T, unit, hermes, dir, addr string) []string {
+	t.Helper()
+	args := execStart(t, unit)
 	if len(args) < 2 || args[0] != hermes || args[1] != "run" {
 		t.Fatalf("ExecStart = %q, want %s run …", args, hermes)
 	}
 	if !slices.Contains(args, `--restore.selector=job="hermes"`) {
 		t.Errorf("ExecStart = %q: want --restore.selector=job=\"hermes\" as one word", args)
 	}
+	for _, want := range []string{"--web.enable-admin-api", "--web.enable-lifecycle", "--web.admin-token-file"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("ExecStart = %q: want %s (docs/runbooks.md uses hermes ctl and POST /-/reload)", args, want)
+		}
+	}
 	token := filepath.Join(dir, "admin-token")
-	if err := os.WriteFile(token, []byte("secret\n"), 0o600); err != nil {
+	if err := os.WriteFile(token, []byte("secret\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	moved := strings.NewReplacer("/etc/hermes/admin-token", token, "/etc/hermes", dir, "/var/lib/hermes", dir, ":9797", "127.0.0.1:0")
+	moved := strings.NewReplacer("/etc/hermes/admin-token", token, "/etc/hermes", dir, "/var/lib/hermes", dir, ":9797", addr)
 	for i := range args {
 		args[i] = moved.Replace(args[i])
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	out, err = cmd.CombinedOutput()
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), filepath.Join(dir, "hermes.yaml")) {
-		t.Errorf("%q: exit %d (%v), want 1 for the missing configuration:\n%s", args, code, err, out)
-	}
+	return args
 }
 
 // execStart returns the words of the unit's ExecStart=, continuation lines

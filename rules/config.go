@@ -233,6 +233,10 @@ type AlertingConfig struct {
 	// ExternalURL is Hermes's own address as people reach it; alerts link
 	// to its status page there (generatorURL). Default DefaultExternalURL.
 	ExternalURL string `yaml:"external_url" mapstructure:"external_url"`
+	// RunbookBaseURL is where relative runbook_url annotations of alerts
+	// ("#hermesroutefailedover", "other.html#x") point: they are resolved
+	// against it, as links in a page are. Default DefaultRunbookBaseURL.
+	RunbookBaseURL string `yaml:"runbook_base_url" mapstructure:"runbook_base_url"`
 	// ResendDelay is the least time between two sends of an unchanged
 	// alert; firing alerts are valid for 4 × max(evaluation interval,
 	// ResendDelay). Default: global.evaluation_interval.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,6 +34,7 @@ const (
 	DefaultEvaluationInterval  = 15 * time.Second
 	DefaultQueryTimeout        = 10 * time.Second
 	DefaultExternalURL         = "http://localhost:9797"
+	DefaultRunbookBaseURL      = "https://github.com/hermes-failover/hermes/blob/main/docs/runbooks.md"
 	DefaultQueueCapacity       = 10000
 	DefaultAlertmanagerTimeout = 10 * time.Second
 	DefaultConfidence          = 0.999
@@ -90,20 +92,22 @@ func Parse(data []byte, source string) (*Config, error) {
 		return nil, yamlError(source, err)
 	}
 	cfg, err := decode(data)
-	if err != nil {
+	if cfg == nil {
 		return nil, locate(source, &root, err)
 	}
+	// Unknown keys (err) do not stop the check: what was read is
+	// validated too, so that every problem is reported at once.
 	cfg.setDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, locate(source, &root, err)
+	if verr := cfg.Validate(); verr != nil || err != nil {
+		return nil, locate(source, &root, errors.Join(err, verr))
 	}
 	cfg.src = &configSource{name: source, doc: &root}
 	return cfg, nil
 }
 
 // decode reads data through viper, applies environment overrides and
-// decodes strictly into a Config pre-filled with the defaults that a zero
-// value cannot express.
+// decodes strictly into a newConfig. With unknown keys it returns them as
+// its error together with the Config the other keys make.
 func decode(data []byte) (*Config, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
@@ -120,7 +124,25 @@ func decode(data []byte) (*Config, error) {
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
-	cfg := &Config{
+	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
+	cfg := newConfig()
+	err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks))
+	if err == nil {
+		return cfg, nil
+	}
+	// Unknown keys aside, the file may decode: return it with the error,
+	// so that it is validated too.
+	cfg = newConfig()
+	if v.Unmarshal(cfg, viper.DecodeHook(hooks)) != nil {
+		return nil, err
+	}
+	return cfg, err
+}
+
+// newConfig is a Config pre-filled with the defaults that a zero value
+// cannot express.
+func newConfig() *Config {
+	return &Config{
 		Global: GlobalConfig{
 			EvaluationInterval: DefaultEvaluationInterval,
 			QueryTimeout:       DefaultQueryTimeout,
@@ -133,11 +155,23 @@ func decode(data []byte) (*Config, error) {
 			MinSamples:         DefaultMinSamples,
 		},
 	}
-	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
-	if err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks)); err != nil {
-		return nil, err
+}
+
+// resolveRunbooks resolves every relative runbook_url against
+// alerting.runbook_base_url; Validate reports a base or a link that is not
+// a URL.
+func (c *Config) resolveRunbooks() {
+	base, err := url.Parse(c.Alerting.RunbookBaseURL)
+	if err != nil || !base.IsAbs() {
+		return
 	}
-	return cfg, nil
+	for i := range c.Alerts {
+		ref, err := url.Parse(c.Alerts[i].RunbookURL)
+		if err != nil || ref.IsAbs() || c.Alerts[i].RunbookURL == "" {
+			continue
+		}
+		c.Alerts[i].RunbookURL = base.ResolveReference(ref).String()
+	}
 }
 
 // setDefaults fills the per-item defaults after decoding.
@@ -161,6 +195,10 @@ func (c *Config) setDefaults() {
 	if al.ExternalURL == "" {
 		al.ExternalURL = DefaultExternalURL
 	}
+	if al.RunbookBaseURL == "" {
+		al.RunbookBaseURL = DefaultRunbookBaseURL
+	}
+	c.resolveRunbooks()
 	if al.ResendDelay == 0 {
 		al.ResendDelay = c.Global.EvaluationInterval
 	}

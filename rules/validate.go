@@ -451,7 +451,7 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 		}
 		if a.RunbookURL != "" {
 			if u, err := url.Parse(a.RunbookURL); err != nil || !u.IsAbs() {
-				ch.errorf(where.field("runbook_url"), "%q is not an absolute URL", a.RunbookURL)
+				ch.errorf(where.field("runbook_url"), "%q is not a URL, nor one relative to alerting.runbook_base_url", a.RunbookURL)
 			}
 		}
 	}
@@ -566,6 +566,9 @@ func (c *Config) validateAlerting(ch *checker) {
 	}
 	if err := checkHTTPURL(al.ExternalURL); err != nil {
 		ch.errorf(where.field("external_url"), "%v", err)
+	}
+	if err := checkHTTPURL(al.RunbookBaseURL); err != nil {
+		ch.errorf(where.field("runbook_base_url"), "%v", err)
 	}
 	if al.ResendDelay < 0 {
 		ch.errorf(where.field("resend_delay"), "must not be negative, got %s", al.ResendDelay)

@@ -36,7 +36,7 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants after applying (0 when it matches; absent when it cannot be read).",
 		}, []string{"actuator"}),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: persist.MetricActuatorTrafficPercent, Help: "Share of a service's traffic the actuator's backend holds for a route after its last successful apply.",
+			Name: persist.MetricActuatorTrafficRatio, Help: "Share (0 to 1) of a service's traffic the actuator's backend holds for a route after its last successful apply.",
 		}, []string{persist.ActuatorLabel, persist.ServiceLabel, persist.RouteLabel}),
 		changed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: persist.MetricActuatorChanged, Help: "Unix time the actuator's backend last took a new split for the service.",

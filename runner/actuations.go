@@ -65,7 +65,7 @@ func (r *Runner) noteActuation(name string, at time.Time, held actuators.Splits,
 	for _, svc := range slices.Sorted(maps.Keys(held)) {
 		w := held[svc].Weights
 		for route, pct := range w {
-			r.acts.held.WithLabelValues(name, svc, route).Set(float64(pct))
+			r.acts.held.WithLabelValues(name, svc, route).Set(float64(pct) / 100)
 		}
 		if old, ok := prev[svc]; ok && !maps.Equal(old.Weights, w) {
 			r.acts.changed.WithLabelValues(name, svc).Set(float64(at.UnixMilli()) / 1e3)

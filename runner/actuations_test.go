@@ -60,7 +60,7 @@ func TestActuationsAreExportedAndRemembered(t *testing.T) {
 			return r.history.Actuations(time.Time{})
 		}
 		held := func(route string) float64 {
-			return testenv.Metric(t, reg, persist.MetricActuatorTrafficPercent, map[string]string{"actuator": "flaky", "service": "chat", "route": route})
+			return testenv.Metric(t, reg, persist.MetricActuatorTrafficRatio, map[string]string{"actuator": "flaky", "service": "chat", "route": route})
 		}
 		failingSince := func() float64 {
 			return testenv.Metric(t, reg, persist.MetricActuatorFailingSince, map[string]string{"actuator": "flaky"})
@@ -68,7 +68,7 @@ func TestActuationsAreExportedAndRemembered(t *testing.T) {
 		stop := start(t, r)
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		if acts := remembered(); len(acts) != 0 || held("free") != 100 || failingSince() != 0 {
+		if acts := remembered(); len(acts) != 0 || held("free") != 1 || failingSince() != 0 {
 			t.Fatalf("healthy ticks: %v remembered, free held at %v, failing since %v", acts, held("free"), failingSince())
 		}
 
@@ -86,7 +86,7 @@ func TestActuationsAreExportedAndRemembered(t *testing.T) {
 		if changed != float64(last.Time.UnixMilli())/1e3 {
 			t.Errorf("%s = %v, want the last apply's %s", persist.MetricActuatorChanged, changed, last.Time)
 		}
-		if held("free") != 0 || held("paid-standard") != 100 {
+		if held("free") != 0 || held("paid-standard") != 1 {
 			t.Errorf("held after the failover: free %v, paid-standard %v", held("free"), held("paid-standard"))
 		}
 		applied := len(acts)
@@ -206,7 +206,7 @@ func TestActuationsFromPrometheusWithTheLatest(t *testing.T) {
 		switch {
 		case strings.Contains(q, persist.MetricActuatorChanged):
 			result = fmt.Sprintf(`[{"metric":{"actuator":"flaky","service":"chat"},"values":[[%d,"%d"]]}]`, t0.Add(-time.Minute).Unix(), t1.Unix())
-		case strings.Contains(q, persist.MetricActuatorTrafficPercent):
+		case strings.Contains(q, persist.MetricActuatorTrafficRatio):
 			result = fmt.Sprintf(`[{"metric":{"actuator":"flaky","service":"chat","route":"free"},"values":[[%d,"0"]]}]`, t0.Add(-time.Minute).Unix())
 		}
 		w.Header().Set("Content-Type", "application/json")

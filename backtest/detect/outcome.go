@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/hermes-failover/hermes/backtest"
 )
 
 // Tick is what a method did at one evaluation: the share of the service's
@@ -25,8 +27,8 @@ type Outcome struct {
 	// FalseAlerts and FalseMoves count alerts raised and traffic taken from
 	// a route that was not degraded (nor within Grace of a degradation).
 	FalseAlerts, FalseMoves int
-	// DegradedMinutes is user-minutes on a degraded route: for each tick,
-	// the share of traffic on degraded routes × the tick.
+	// DegradedMinutes is user-minutes on a degraded route
+	// (backtest.UserMinutes against the ground truth).
 	DegradedMinutes float64
 }
 
@@ -49,10 +51,6 @@ func Score(scenario, method string, ticks []Tick, step time.Duration, truth []Wi
 	for i, tk := range ticks {
 		for ri, route := range routes {
 			w := tk.Weights[route]
-			deg := degradedAt(truth, route, tk.At, 0)
-			if deg {
-				o.DegradedMinutes += float64(w) / 100 * step.Minutes()
-			}
 			reacting := degradedAt(truth, route, tk.At, Grace)
 			if i > 0 && w < prevW[route] && downstream(tk.Weights, routes[ri+1:]) > downstream(prevW, routes[ri+1:]) {
 				if !reacting {
@@ -62,6 +60,7 @@ func Score(scenario, method string, ticks []Tick, step time.Duration, truth []Wi
 				}
 			}
 		}
+		o.DegradedMinutes += backtest.UserMinutes(step, tk.Weights, func(route string) bool { return degradedAt(truth, route, tk.At, 0) })
 		// Full failover: after a move away, no degraded route keeps traffic.
 		if o.FirstMove >= 0 && o.FullFailover < 0 && degradedShare(truth, tk) == 0 {
 			o.FullFailover = tk.At - on

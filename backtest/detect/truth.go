@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hermes-failover/hermes/backtest"
 )
 
 // Window is a time, relative to a scenario's start, during which a route
@@ -64,4 +66,10 @@ func onset(truth []Window) (time.Duration, bool) {
 		first = min(first, w.From)
 	}
 	return first, true
+}
+
+// Degraded is truth as the report's ground truth: whether route is
+// degraded at t, for a scenario that starts at start.
+func Degraded(truth []Window, start time.Time) backtest.Degraded {
+	return func(route string, t time.Time) bool { return degradedAt(truth, route, t.Sub(start), 0) }
 }

@@ -38,7 +38,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := backtestUsage.newFlags()
 	var series repeated
 	fs.Var(&series, "series", "series `file` in promtool input_series notation (or a promtool test file); repeatable, and further files may follow as arguments")
-	configPath := fs.String("config", "", "Hermes configuration (default: the embedded rules/hermes.yaml)")
+	configPath := configFlag(fs, "Hermes configuration (default: the embedded rules/hermes.yaml)")
 	format := fs.String("format", "text", "output format: text or json")
 	promURL := fs.String("prometheus", "", "replay what this Prometheus (or any engine with its query API) holds, instead of --series")
 	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339, Unix seconds, now or -DURATION (e.g. -6h)")
@@ -49,6 +49,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&injects, "inject", "overlay a fault on the replayed signals: ROUTE:SIGNAL=VALUE@OFFSET[+DURATION] from the start, e.g. free:error_body_ratio=0.4@10m (repeatable)")
 	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each backtest")
 	ticks := fs.Bool("ticks", false, "with --format json: add every tick's score and level per route and split per service")
+	comparePath := fs.String("compare", "", "replay the same history through this candidate configuration `file` too, and report where it decides differently from --config")
 	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
 	if !ok {
 		return code
@@ -66,7 +67,10 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *ticks && *format != "json" {
 		return backtestUsage.fail(stderr, fs, "--ticks needs --format json")
 	}
-	cfg, err := loadConfig(*configPath)
+	if *ticks && *comparePath != "" {
+		return backtestUsage.fail(stderr, fs, "--ticks does not apply to --compare (the report draws both policies' ticks)")
+	}
+	pol, cand, err := backtestPolicies(*configPath, *comparePath)
 	if err == nil && *reportPath != "" {
 		err = checkWritable(*reportPath)
 	}
@@ -74,49 +78,55 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
 	}
-	pol, err := evaluator.NewPolicy(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "backtest: %v\n", err)
-		return 1
-	}
-	// The report draws every tick; JSON prints them only with --ticks.
-	keep := *ticks || *reportPath != ""
-	var backtests []report.Backtest
+	// The report and a comparison draw every tick; JSON prints them only
+	// with --ticks.
+	rf := backtestFlags{releases: releases, injects: injects, ticks: *ticks || *reportPath != "" || cand != nil}
+	var histories []*history
 	if *promURL != "" {
-		tl, err := backtestPrometheus(ctx, pol, *promURL, *fromS, *toS, backtestFlags{releases: releases, injects: injects, ticks: keep}, time.Now())
-		if err != nil {
-			fmt.Fprintf(stderr, "backtest: %v\n", err)
-			return 1
-		}
-		backtests = append(backtests, report.Backtest{Name: *promURL, Timeline: tl, Policy: pol})
-		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
-			return code
-		}
+		histories = append(histories, &history{name: *promURL, close: func() {}, replay: func(p *evaluator.Policy) (*backtest.Timeline, error) {
+			return backtestPrometheus(ctx, p, *promURL, *fromS, *toS, rf, time.Now())
+		}})
 	}
-	for i, path := range series {
-		bt, err := backtest.OpenFile(path)
+	for _, path := range series {
+		histories = append(histories, seriesHistory(ctx, path, pol, rf, stderr))
+	}
+	var backtests []report.Backtest
+	var compares []report.Compare
+	for i, h := range histories {
+		tl, err := h.replay(pol)
 		if err != nil {
-			fmt.Fprintf(stderr, "backtest: %v\n", err)
+			h.close()
+			fmt.Fprintf(stderr, "backtest: %s: %v\n", h.name, err)
 			return 1
 		}
-		tl, err := backtestSeries(ctx, pol, bt, backtestFlags{releases: releases, injects: injects, ticks: keep, progress: progressTo(stderr, time.Now)})
-		if err != nil {
-			fmt.Fprintf(stderr, "backtest: %s: %v\n", path, err)
-			return 1
-		}
-		backtests = append(backtests, report.Backtest{Name: path, Timeline: tl, Policy: pol})
-		if len(series) > 1 && *format == "text" {
+		cur := report.Backtest{Name: h.name, Timeline: tl, Policy: pol, Degraded: h.degraded}
+		if len(histories) > 1 && *format == "text" {
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
-			fmt.Fprintf(stdout, "== %s\n", path)
+			fmt.Fprintf(stdout, "== %s\n", h.name)
 		}
-		if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
+		if cand == nil {
+			h.close()
+			backtests = append(backtests, cur)
+			if code := writeTimeline(tl, *format, *ticks, stdout, stderr); code != 0 {
+				return code
+			}
+			continue
+		}
+		ctl, err := h.replay(cand)
+		h.close()
+		if err != nil {
+			fmt.Fprintf(stderr, "backtest: %s: candidate %s: %v\n", h.name, *comparePath, err)
+			return 1
+		}
+		compares = append(compares, report.Compare{Current: cur, Candidate: report.Backtest{Name: h.name, Timeline: ctl, Policy: cand, Degraded: h.degraded}})
+		if code := writeComparison(backtest.Compare(tl, ctl, h.degraded), *format, stdout, stderr); code != 0 {
 			return code
 		}
 	}
 	if *reportPath != "" {
-		if err := writeReport(*reportPath, backtests); err != nil {
+		if err := writeReport(*reportPath, backtests, compares); err != nil {
 			fmt.Fprintf(stderr, "backtest: %v\n", err)
 			return 1
 		}
@@ -135,10 +145,15 @@ func checkWritable(path string) error {
 	return f.Close()
 }
 
-// writeReport writes the HTML report of backtests to path, atomically.
-func writeReport(path string, backtests []report.Backtest) error {
+// writeReport writes the HTML report of backtests, or of comparisons, to
+// path, atomically.
+func writeReport(path string, backtests []report.Backtest, compares []report.Compare) error {
 	var b bytes.Buffer
-	if err := report.Write(&b, backtests); err != nil {
+	write := func() error { return report.Write(&b, backtests) }
+	if len(compares) > 0 {
+		write = func() error { return report.WriteCompare(&b, compares) }
+	}
+	if err := write(); err != nil {
 		return err
 	}
 	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
@@ -162,12 +177,12 @@ func backtestFile(ctx context.Context, pol *evaluator.Policy, f *backtest.File, 
 	if err != nil {
 		return nil, err
 	}
+	defer bt.Close()
 	return backtestSeries(ctx, pol, bt, rf)
 }
 
-// backtestSeries backtests the opened series bt through pol, and closes it.
+// backtestSeries backtests the opened series bt through pol.
 func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *backtest.Store, rf backtestFlags) (*backtest.Timeline, error) {
-	defer bt.Close()
 	opts, err := rf.options(pol, bt.Start())
 	if err != nil {
 		return nil, err
@@ -282,13 +297,17 @@ func writeTimeline(tl *backtest.Timeline, format string, ticks bool, stdout, std
 	if !ticks {
 		tl = &backtest.Timeline{Start: tl.Start, End: tl.End, Step: tl.Step, Events: tl.Events, Final: tl.Final}
 	}
-	var err error
+	return writeFormat(format, tl.WriteText, tl.WriteJSON, stdout, stderr)
+}
+
+// writeFormat prints with asText or asJSON as format says; a closed pipe
+// (| head) is no failure.
+func writeFormat(format string, asText, asJSON func(io.Writer) error, stdout, stderr io.Writer) int {
+	write := asText
 	if format == "json" {
-		err = tl.WriteJSON(stdout)
-	} else {
-		err = tl.WriteText(stdout)
+		write = asJSON
 	}
-	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
+	if err := write(stdout); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		fmt.Fprintf(stderr, "backtest: %v\n", err)
 		return 1
 	}

@@ -23,7 +23,7 @@ var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only]
 // is not, and returns 2 on a usage error.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs := checkUsage.newFlags()
-	configFile := fs.String("config", "", "configuration `file` (default: the embedded default policy)")
+	configFile := configFlag(fs, "configuration `file` (default: the embedded default policy)")
 	syntaxOnly := fs.Bool("syntax-only", false, "skip what depends on this machine (directories, binaries): for checking a configuration meant for another host")
 	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code

@@ -50,9 +50,44 @@ func (u usage) write(w io.Writer, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintln(w, "\nflags:")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	printFlags(w, fs)
+}
+
+// printFlags prints fs's flags as flag.PrintDefaults does, but with two
+// dashes, the spelling of Prometheus's help and of Hermes's documentation
+// (one dash works too).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, help := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		if len(line) <= 5 {
+			line += "\t"
+		} else {
+			line += "\n    \t"
+		}
+		line += strings.ReplaceAll(help, "\n", "\n    \t")
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			format := " (default %s)"
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					format = " (default %q)"
+				}
+			}
+			line += fmt.Sprintf(format, f.DefValue)
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// configFlag defines --config and its Prometheus spelling --config.file,
+// one value for both.
+func configFlag(fs *flag.FlagSet, help string) *string {
+	p := fs.String("config", "", help)
+	fs.StringVar(p, "config.file", "", "the configuration `file`: --config in Prometheus's spelling")
+	return p
 }
 
 // parse parses args with flags allowed before and after positional

@@ -62,7 +62,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any, out a
 	if resp.StatusCode/100 != 2 {
 		var e struct{ Error string }
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s %s: %s", method, path, e.Error)
+			return fmt.Errorf("%s %s: %s%s", method, path, e.Error, c.hint(resp.StatusCode))
 		}
 		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(b)))
 	}
@@ -72,6 +72,18 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any, out a
 		}
 	}
 	return nil
+}
+
+// hint says which flag would have avoided an answer of code: the token
+// for a 401, and for a 403 the server flag that opens the API.
+func (c *apiClient) hint(code int) string {
+	switch {
+	case code == http.StatusUnauthorized && c.token == "":
+		return "; give --token-file FILE (or set " + envTokenFile + ") with the token of hermes run's --web.admin-token-file"
+	case code == http.StatusUnauthorized:
+		return "; the token in --token-file (or " + envTokenFile + ") is not the one of hermes run's --web.admin-token-file"
+	}
+	return ""
 }
 
 // status returns what /api/v1/status says, or an error when Hermes cannot

@@ -2,17 +2,19 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hermes-failover/hermes/web/api"
 )
 
-var ctlUsage = usage{name: "ctl", synopsis: "[--url URL] [--token-file FILE] <action> [arguments] [flags]",
+var ctlUsage = usage{name: "ctl", synopsis: "<action> [arguments] [--url URL] [--token-file FILE] [flags]",
 	summary: "operator controls of a running Hermes: status, release, pin, pause, clear, drill, drills"}
 
 // ctlAction is one "hermes ctl" action.
@@ -41,15 +43,43 @@ func ctlDetails() string {
 	for _, a := range ctlActions {
 		s += fmt.Sprintf("  %-8s %s\n", a.name[len("ctl "):], a.summary)
 	}
-	return s + "\nRun \"hermes ctl <action> --help\" for an action's arguments.\n"
+	return s + "\nFlags may come before or after the action. HERMES_URL and HERMES_TOKEN_FILE\n" +
+		"set --url and --token-file when they are not given.\n" +
+		"Run \"hermes ctl <action> --help\" for an action's arguments.\n"
+}
+
+// ctlTarget are the flags that say which Hermes to talk to: --url and
+// --token-file, defaulting to $HERMES_URL and $HERMES_TOKEN_FILE. They are
+// defined on ctl's flag set and on every action's, so that they may come
+// before or after the action.
+type ctlTarget struct{ url, tokenFile string }
+
+// Environment variables that set ctl's --url and --token-file.
+const (
+	envURL       = "HERMES_URL"
+	envTokenFile = "HERMES_TOKEN_FILE"
+)
+
+func newCtlTarget() *ctlTarget {
+	t := &ctlTarget{url: "http://127.0.0.1:9797"}
+	if v := os.Getenv(envURL); v != "" {
+		t.url = v
+	}
+	t.tokenFile = os.Getenv(envTokenFile)
+	return t
+}
+
+func (t *ctlTarget) define(fs *flag.FlagSet) {
+	fs.StringVar(&t.url, "url", t.url, "address of a running Hermes ($"+envURL+")")
+	fs.StringVar(&t.tokenFile, "token-file", t.tokenFile, "`file` holding the admin bearer token ($"+envTokenFile+")")
 }
 
 func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	u := ctlUsage
 	u.details = ctlDetails()
 	fs := u.newFlags()
-	base := fs.String("url", "http://127.0.0.1:9797", "address of a running Hermes")
-	tokenFile := fs.String("token-file", "", "file holding the admin bearer token")
+	target := newCtlTarget()
+	target.define(fs)
 	// The action's own flags come after it: parse up to the first argument.
 	if err := fs.Parse(args); err != nil {
 		return u.flagError(err, fs, stdout, stderr)
@@ -65,9 +95,16 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if act == nil {
-		return u.fail(stderr, fs, "unknown action %q", name)
+		var names []string
+		for _, a := range ctlActions {
+			names = append(names, strings.TrimPrefix(a.name, "ctl "))
+		}
+		return u.fail(stderr, fs, "unknown action %q; the actions are %s", name, strings.Join(names, ", "))
 	}
 	af := act.newFlags()
+	if name != "drills" {
+		target.define(af)
+	}
 	var reason, by, forDur *string
 	if act.reason {
 		reason = af.String("reason", "", "why (required; kept in the audit log)")
@@ -106,7 +143,7 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	c, err := newAPIClient(*base, *tokenFile)
+	c, err := newAPIClient(target.url, target.tokenFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes ctl: %v\n", err)
 		return 2

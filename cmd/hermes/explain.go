@@ -6,6 +6,8 @@ import (
 	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +20,8 @@ var explainUsage = usage{name: "explain", synopsis: "--route ROUTE [--service SE
 
 func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := explainUsage.newFlags()
-	url := fs.String("url", "http://127.0.0.1:9797", "address of a running Hermes")
+	target := newCtlTarget()
+	fs.StringVar(&target.url, "url", target.url, "address of a running Hermes ($"+envURL+")")
 	route := fs.String("route", "", "route to explain (required)")
 	service := fs.String("service", "", "only this service (default: every service holding the route)")
 	if _, code, ok := explainUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
@@ -27,7 +30,7 @@ func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *route == "" {
 		return explainUsage.fail(stderr, fs, "--route is required")
 	}
-	c, err := newAPIClient(*url, "")
+	c, err := newAPIClient(target.url, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes explain: %v\n", err)
 		return 2
@@ -38,7 +41,13 @@ func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	found := false
+	var known []string
 	for _, svc := range st.Services {
+		for _, rt := range svc.Routes {
+			if !slices.Contains(known, rt.Name) {
+				known = append(known, rt.Name)
+			}
+		}
 		if *service != "" && svc.Name != *service {
 			continue
 		}
@@ -51,10 +60,24 @@ func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	if !found {
-		fmt.Fprintf(stderr, "hermes explain: route %q is in no service of the running configuration\n", *route)
+		where := "no service of the running configuration"
+		if *service != "" {
+			where = fmt.Sprintf("service %q", *service)
+		}
+		fmt.Fprintf(stderr, "hermes explain: route %q is in %s; the routes are %s\n", *route, where, quoteList(known))
 		return 1
 	}
 	return 0
+}
+
+// quoteList is names quoted and joined with commas, for an error that
+// lists the valid choices.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route) {

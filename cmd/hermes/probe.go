@@ -23,7 +23,7 @@ var probeUsage = usage{name: "probe", synopsis: "--config FILE [--web.listen-add
 // serving its llm_probe_* series on /metrics until ctx ends.
 func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := probeUsage.newFlags()
-	configPath := fs.String("config", "", "prober configuration `file` (required)")
+	configPath := configFlag(fs, "prober configuration `file` (required)")
 	listen := fs.String("web.listen-address", ":9798", "address serving /metrics, /-/healthy and /-/ready")
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")

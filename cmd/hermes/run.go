@@ -27,7 +27,7 @@ var runUsage = usage{name: "run", synopsis: "--config FILE [flags]",
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := runUsage.newFlags()
-	configPath := fs.String("config", "", "Hermes configuration file (required)")
+	configPath := configFlag(fs, "Hermes configuration `file` (required)")
 	webf := addWebFlags(fs)
 	auditPath := fs.String("audit.file", "-", `audit log (JSON lines) file, or "-" for standard output`)
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")

@@ -41,6 +41,11 @@ func addWebFlags(fs *flag.FlagSet) *webFlags {
 // start-up rather than at the first request.
 func (w *webFlags) check() (token string, err error) {
 	if w.tokenFile != "" {
+		if !w.adminAPI && !w.lifecycle {
+			// The token would guard nothing: `hermes ctl` would answer
+			// "the admin API is not enabled" to someone holding it.
+			return "", errors.New("--web.admin-token-file is set but neither --web.enable-admin-api nor --web.enable-lifecycle is: add --web.enable-admin-api (hermes ctl) and --web.enable-lifecycle (POST /-/reload) to open what the token guards, or drop the token file")
+		}
 		if token, err = readToken(w.tokenFile); err != nil {
 			return "", fmt.Errorf("--web.admin-token-file: %w", err)
 		}

@@ -1,6 +1,9 @@
 package testenv
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +86,27 @@ func Healthy(p *evaluator.Policy, at time.Time) evaluator.Snapshot {
 		}
 	}
 	return s
+}
+
+// CandidateFile writes a candidate policy for `backtest --compare` to a
+// temporary file and returns its path: the shipped policy with warm and
+// shed quicker to move (dwell 15 s, shed below 80), as an operator would
+// edit a copy of rules/hermes.yaml.
+func CandidateFile(t testing.TB) string {
+	t.Helper()
+	src := string(rules.DefaultYAML)
+	for old, repl := range map[string]string{
+		"{name: warm, below: 85, recover_above: 90, dwell: 1m,": "{name: warm, below: 85, recover_above: 90, dwell: 15s,",
+		"{name: shed, below: 75, recover_above: 82, dwell: 1m,": "{name: shed, below: 80, recover_above: 84, dwell: 15s,",
+	} {
+		if !strings.Contains(src, old) {
+			t.Fatalf("rules/hermes.yaml no longer holds %q: update testenv.CandidateFile", old)
+		}
+		src = strings.Replace(src, old, repl, 1)
+	}
+	path := filepath.Join(t.TempDir(), "candidate.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

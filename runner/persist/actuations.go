@@ -17,10 +17,10 @@ import (
 // Series of the actuators that the live loop exports and Actuations reads
 // back.
 const (
-	// MetricActuatorTrafficPercent is the share of a service's traffic an
-	// actuator's backend holds for a route after its last successful
+	// MetricActuatorTrafficRatio is the share (0–1) of a service's traffic
+	// an actuator's backend holds for a route after its last successful
 	// apply (as read back from the backend, else as applied).
-	MetricActuatorTrafficPercent = "hermes_actuator_traffic_percent"
+	MetricActuatorTrafficRatio = "hermes_actuator_traffic_ratio"
 	// MetricActuatorChanged is the Unix time an actuator's backend last
 	// took a new split for a service (when the apply returned); absent
 	// until the process saw a change (its first apply after start-up is
@@ -35,7 +35,7 @@ const (
 
 // Actuations reads back from Prometheus the actuations from from to to,
 // oldest first: the applies that gave a service a new split, at the time
-// MetricActuatorChanged holds, with the split MetricActuatorTrafficPercent
+// MetricActuatorChanged holds, with the split MetricActuatorTrafficRatio
 // shows with it; and the failures, at the time MetricActuatorFailingSince
 // holds, for each service the actuator held. Times are exact whatever the
 // step and scrape interval; only an actuation overwritten before a scrape
@@ -46,7 +46,7 @@ func Actuations(ctx context.Context, api v1.API, from, to time.Time, step time.D
 	r := v1.Range{Start: from, End: to, Step: step}
 	var m [3]model.Matrix
 	for i, q := range []string{
-		fmt.Sprintf("max by (%s, %s, %s) (%s%s)", ActuatorLabel, ServiceLabel, RouteLabel, MetricActuatorTrafficPercent, opt.selector()),
+		opt.ratioQuery("%s", MetricActuatorTrafficRatio, LegacyActuatorTrafficPercent, ActuatorLabel, ServiceLabel, RouteLabel),
 		fmt.Sprintf("max by (%s, %s) (%s%s)", ActuatorLabel, ServiceLabel, MetricActuatorChanged, opt.selector()),
 		fmt.Sprintf("max by (%s) (%s%s)", ActuatorLabel, MetricActuatorFailingSince, opt.selector()),
 	} {
@@ -70,7 +70,7 @@ func Actuations(ctx context.Context, api v1.API, from, to time.Time, step time.D
 			if splits[k][p.Timestamp] == nil {
 				splits[k][p.Timestamp] = map[string]int{}
 			}
-			splits[k][p.Timestamp][string(ss.Metric[RouteLabel])] = int(p.Value)
+			splits[k][p.Timestamp][string(ss.Metric[RouteLabel])] = int(math.Round(float64(p.Value) * 100))
 		}
 	}
 	// at calls f once per distinct time in [from, to] that ss holds, with

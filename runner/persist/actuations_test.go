@@ -22,13 +22,13 @@ import (
 // they happened (not at a step's), not one per sample.
 func TestActuationsFromPrometheus(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	held := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorTrafficPercent, Help: "h"}, []string{"actuator", "service", "route"})
+	held := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorTrafficRatio, Help: "h"}, []string{"actuator", "service", "route"})
 	changed := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorChanged, Help: "c"}, []string{"actuator", "service"})
 	failing := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: persist.MetricActuatorFailingSince, Help: "f"}, []string{"actuator"})
 	reg.MustRegister(held, changed, failing)
 	set := func(free, paid int) {
-		held.WithLabelValues("file", "chat", "free").Set(float64(free))
-		held.WithLabelValues("file", "chat", "paid").Set(float64(paid))
+		held.WithLabelValues("file", "chat", "free").Set(float64(free) / 100)
+		held.WithLabelValues("file", "chat", "paid").Set(float64(paid) / 100)
 	}
 	set(100, 0)
 	failing.WithLabelValues("file").Set(0)
@@ -45,7 +45,7 @@ func TestActuationsFromPrometheus(t *testing.T) {
 		return persist.Actuations(ctx, prom.API, start, time.Now(), time.Second, opt)
 	}
 	testenv.EventuallyDetail(t, 60*time.Second, "three samples of the healthy split", func() (bool, string) {
-		v, err := prom.QueryValue(`count_over_time(` + persist.MetricActuatorTrafficPercent + `{route="free"}[1m])`)
+		v, err := prom.QueryValue(`count_over_time(` + persist.MetricActuatorTrafficRatio + `{route="free"}[1m])`)
 		return err == nil && v >= 3, fmt.Sprintf("%v %v", v, err)
 	})
 	if acts, found, err := read(); err != nil || !found || len(acts) != 0 {
@@ -57,8 +57,8 @@ func TestActuationsFromPrometheus(t *testing.T) {
 	changed.WithLabelValues("file", "chat").Set(float64(movedAt.UnixMilli()) / 1e3)
 	failedAt := time.Now().Add(2 * time.Second).Truncate(time.Second)
 	testenv.Eventually(t, 60*time.Second, "the new split scraped", func() bool {
-		v, err := prom.QueryValue(persist.MetricActuatorTrafficPercent + `{route="paid"}`)
-		return err == nil && v == 100
+		v, err := prom.QueryValue(persist.MetricActuatorTrafficRatio + `{route="paid"}`)
+		return err == nil && v == 1
 	})
 	failing.WithLabelValues("file").Set(float64(failedAt.Unix()))
 	var acts []evaluator.Actuation

@@ -202,3 +202,38 @@ func TestRestoreQueryFails(t *testing.T) {
 		t.Errorf("err = %v, want the failed query (default tolerance 1h) named", err)
 	}
 }
+
+// TestAlertSeriesHaveNoEmptyLabels: a route's alert is exported without
+// actuator="" (nor any other empty label), a service's without route.
+func TestAlertSeriesHaveNoEmptyLabels(t *testing.T) {
+	p := testenv.Policy(t, testPolicy)
+	var st evaluator.State
+	var now time.Time
+	for i := range 6 {
+		now = t0.Add(time.Duration(i) * 15 * time.Second)
+		st, _ = evaluator.Step(p, st, snapshot(p, now, map[string]float64{"free": 0.5, "paid": 0.5}), now)
+	}
+	reg := prometheus.NewRegistry()
+	NewExporter(reg).Export(p, st, now)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		if mf.GetName() != MetricAlertActiveSince {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n++
+			for _, lp := range m.GetLabel() {
+				if lp.GetValue() == "" {
+					t.Errorf("%s has the empty label %s=\"\"", MetricAlertActiveSince, lp.GetName())
+				}
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d active alerts exported, want a route's and a service's", n)
+	}
+}

@@ -23,9 +23,9 @@ type Exporter struct {
 	failingSince                    *prometheus.GaugeVec
 	failbacksInWindow, lastFailback *prometheus.GaugeVec
 	released                        *prometheus.GaugeVec
-	trafficPercent                  *prometheus.GaugeVec
+	trafficRatio                    *prometheus.GaugeVec
 	serviceDegraded, serviceRetries *prometheus.GaugeVec
-	alertActiveSince                *prometheus.GaugeVec
+	alertActiveSince                *alertSeries
 	routes                          map[string]bool
 	services                        map[string][]string  // service → routes of its chain
 	alerts                          map[string][]string  // alert key → label values of its series
@@ -39,6 +39,10 @@ func NewExporter(reg prometheus.Registerer) *Exporter {
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 	}
+	alerts := newAlertSeries()
+	if reg != nil {
+		reg.MustRegister(alerts)
+	}
 	return &Exporter{
 		level:             gauge(MetricRouteLevel, "Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.", RouteLabel),
 		levelSince:        gauge(MetricRouteLevelSince, "Unix time the route's current level began.", RouteLabel),
@@ -48,16 +52,14 @@ func NewExporter(reg prometheus.Registerer) *Exporter {
 		failbacksInWindow: gauge(MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window; absent when none.", RouteLabel),
 		lastFailback:      gauge(MetricRouteLastFailback, "Unix time of the route's last completed failback within the failback window; absent when none.", RouteLabel),
 		released:          gauge(MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget; absent otherwise.", RouteLabel),
-		trafficPercent:    gauge(MetricRouteTrafficPercent, "Planned share of the service's traffic sent to the route, in percent.", ServiceLabel, RouteLabel),
+		trafficRatio:      gauge(MetricRouteTrafficRatio, "Planned share of the service's traffic sent to the route, 0 to 1.", ServiceLabel, RouteLabel),
 		serviceDegraded:   gauge(MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it; absent otherwise.", ServiceLabel),
 		serviceRetries:    gauge(MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", ServiceLabel),
-		alertActiveSince: gauge(MetricAlertActiveSince,
-			"Unix time a pending or firing alert became active, like ALERTS_FOR_STATE; read back at start-up to restore alerts.",
-			evaluator.ForStateLabels...),
-		routes:           map[string]bool{},
-		services:         map[string][]string{},
-		alerts:           map[string][]string{},
-		lastFailbackSeen: map[string]time.Time{},
+		alertActiveSince:  alerts,
+		routes:            map[string]bool{},
+		services:          map[string][]string{},
+		alerts:            map[string][]string{},
+		lastFailbackSeen:  map[string]time.Time{},
 	}
 }
 
@@ -84,7 +86,7 @@ func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Tim
 			continue
 		}
 		for _, r := range svc.Routes {
-			e.trafficPercent.WithLabelValues(svc.Name, r).Set(float64(st.Weights[r]))
+			e.trafficRatio.WithLabelValues(svc.Name, r).Set(float64(st.Weights[r]) / 100)
 		}
 		setOrDelete(e.serviceDegraded, 1, st.Degraded, svc.Name)
 		e.serviceRetries.WithLabelValues(svc.Name).Set(boolValue(st.RetriesEnabled))
@@ -140,16 +142,13 @@ func (e *Exporter) exportAlerts(alerts map[string]*evaluator.Alert) {
 			continue
 		}
 		vals := a.ForStateValues()
-		if old, ok := e.alerts[k]; ok && !slices.Equal(old, vals) {
-			e.alertActiveSince.DeleteLabelValues(old...)
-		}
-		e.alertActiveSince.WithLabelValues(vals...).Set(seconds(a.ActiveAt))
+		e.alertActiveSince.set(k, vals, seconds(a.ActiveAt))
 		e.alerts[k] = vals
 		seen[k] = true
 	}
-	for k, vals := range e.alerts {
+	for k := range e.alerts {
 		if !seen[k] {
-			e.alertActiveSince.DeleteLabelValues(vals...)
+			e.alertActiveSince.delete(k)
 			delete(e.alerts, k)
 		}
 	}
@@ -179,7 +178,7 @@ func (e *Exporter) forgetRemoved(pol *evaluator.Policy) {
 		}
 		for _, r := range old {
 			if !slices.Contains(chain, r) {
-				e.trafficPercent.DeleteLabelValues(name, r)
+				e.trafficRatio.DeleteLabelValues(name, r)
 			}
 		}
 	}
@@ -188,7 +187,7 @@ func (e *Exporter) forgetRemoved(pol *evaluator.Policy) {
 func (e *Exporter) deleteRoute(route string) {
 	match := prometheus.Labels{RouteLabel: route}
 	for _, v := range []*prometheus.GaugeVec{e.level, e.levelSince, e.stage, e.stageSince, e.failingSince,
-		e.failbacksInWindow, e.lastFailback, e.released, e.trafficPercent} {
+		e.failbacksInWindow, e.lastFailback, e.released, e.trafficRatio} {
 		v.DeletePartialMatch(match)
 	}
 	delete(e.routes, route)
@@ -197,7 +196,7 @@ func (e *Exporter) deleteRoute(route string) {
 
 func (e *Exporter) deleteService(service string) {
 	match := prometheus.Labels{ServiceLabel: service}
-	for _, v := range []*prometheus.GaugeVec{e.trafficPercent, e.serviceDegraded, e.serviceRetries} {
+	for _, v := range []*prometheus.GaugeVec{e.trafficRatio, e.serviceDegraded, e.serviceRetries} {
 		v.DeletePartialMatch(match)
 	}
 	delete(e.services, service)

@@ -3,6 +3,7 @@ package persist
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -48,15 +49,18 @@ func History(ctx context.Context, api v1.API, from, to time.Time, step time.Dura
 			rt.Level = traffic.Level(int(v)).String()
 			tk.Routes[string(m[RouteLabel])] = rt
 		}},
-		{MetricRouteTrafficPercent, []string{ServiceLabel, RouteLabel}, func(tk *evaluator.Tick, m model.Metric, v float64) {
+		{MetricRouteTrafficRatio, []string{ServiceLabel, RouteLabel}, func(tk *evaluator.Tick, m model.Metric, v float64) {
 			svc := string(m[ServiceLabel])
 			if tk.Splits[svc] == nil {
 				tk.Splits[svc] = map[string]int{}
 			}
-			tk.Splits[svc][string(m[RouteLabel])] = int(v)
+			tk.Splits[svc][string(m[RouteLabel])] = int(math.Round(v * 100))
 		}},
 	} {
 		expr := fmt.Sprintf("max by (%s) (%s%s)", strings.Join(q.by, ", "), q.name, opt.selector())
+		if q.name == MetricRouteTrafficRatio {
+			expr = opt.ratioQuery("%s", MetricRouteTrafficRatio, LegacyRouteTrafficPercent, q.by...)
+		}
 		m, err := rangeQuery(ctx, api, expr, r)
 		if err != nil {
 			return nil, err

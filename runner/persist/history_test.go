@@ -3,6 +3,7 @@ package persist_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"net/url"
 	"testing"
@@ -13,11 +14,18 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
 // replica serves the series one Hermes replica exports.
 func replica(t *testing.T, score, level float64, free int) string {
+	return replicaOf(t, persist.MetricRouteTrafficRatio, 100, score, level, free)
+}
+
+// replicaOf serves the series of a replica that exports the split as
+// traffic (free / per, paid the rest).
+func replicaOf(t *testing.T, traffic string, per, score, level float64, free int) string {
 	reg := prometheus.NewRegistry()
 	g := func(name string, labels ...string) *prometheus.GaugeVec {
 		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: name}, labels)
@@ -26,9 +34,9 @@ func replica(t *testing.T, score, level float64, free int) string {
 	}
 	g(persist.MetricRouteScore, "route").WithLabelValues("free").Set(score)
 	g(persist.MetricRouteLevel, "route").WithLabelValues("free").Set(level)
-	tp := g(persist.MetricRouteTrafficPercent, "service", "route")
-	tp.WithLabelValues("chat", "free").Set(float64(free))
-	tp.WithLabelValues("chat", "paid").Set(float64(100 - free))
+	tp := g(traffic, "service", "route")
+	tp.WithLabelValues("chat", "free").Set(float64(free) / per)
+	tp.WithLabelValues("chat", "paid").Set(float64(100-free) / per)
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
@@ -64,5 +72,40 @@ func TestHistoryFromPrometheus(t *testing.T) {
 	}
 	if _, err := persist.History(context.Background(), prom.API, start, time.Now(), time.Second, persist.RestoreOptions{Selector: `job=~"("`}); err == nil {
 		t.Error("a bad selector: no error")
+	}
+}
+
+// TestLegacyPercentSeries: a Hermes from before the 0–1 ratios exported
+// hermes_route_traffic_percent; after an upgrade in the middle of an
+// incident, the charts and the restore read its split from that series.
+func TestLegacyPercentSeries(t *testing.T) {
+	old := replicaOf(t, persist.LegacyRouteTrafficPercent, 1, 30, 3, 20)
+	cfg := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: hermes\n    static_configs: [{targets: ['%s']}]\n", old)
+	prom := testenv.StartTSDB(t, testenv.Prometheus, cfg, "")
+	opt := persist.RestoreOptions{Selector: `job="hermes"`}
+	start := time.Now().Truncate(time.Second)
+	testenv.EventuallyDetail(t, 60*time.Second, "the legacy split in the history", func() (bool, string) {
+		ticks, err := persist.History(context.Background(), prom.API, start, time.Now(), time.Second, opt)
+		if err != nil || len(ticks) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		last := ticks[len(ticks)-1]
+		return last.Splits["chat"]["free"] == 20 && last.Splits["chat"]["paid"] == 80, fmt.Sprint(last.Splits)
+	})
+	pol := testenv.Policy(t, testenv.HardFailScoring+`
+levels:
+  - {name: warm, below: 85, recover_above: 90, dwell: 1m, recover_for: 5m, cooldown: 5m, primary_percent: 95}
+  - {name: shed, below: 75, recover_above: 82, dwell: 1m, recover_for: 5m, cooldown: 5m, primary_percent: 50}
+  - {name: failover, below: 60, recover_above: 80, dwell: 2m, recover_for: 10m, cooldown: 10m, primary_percent: 0}
+failback: {stages: [10, 50, 100], observe: 15m, min_score: 80, max_completed: 1, window: 1d, manual_after: 30m}
+services: [{name: chat, routes: [free, paid]}]
+`)
+	query := promapi.NewQueryFunc(prom.API, 5*time.Second, 0, slog.New(slog.DiscardHandler))
+	st, report, err := persist.Restore(context.Background(), query, pol, time.Now(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chat := st.Services["chat"]; chat == nil || chat.Weights["free"] != 20 || chat.Weights["paid"] != 80 {
+		t.Errorf("restored split %+v from the legacy series; report %q", st.Services["chat"], report)
 	}
 }

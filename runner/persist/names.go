@@ -24,13 +24,21 @@ const (
 	MetricRouteFailbacksInWindow = "hermes_route_failbacks_in_window"
 	MetricRouteLastFailback      = "hermes_route_last_failback_timestamp_seconds"
 	MetricRouteReleased          = "hermes_route_released"
-	MetricRouteTrafficPercent    = "hermes_route_traffic_percent"
+	MetricRouteTrafficRatio      = "hermes_route_traffic_ratio"
 	MetricServiceDegraded        = "hermes_service_degraded"
 	MetricServiceRetriesEnabled  = "hermes_service_retries_enabled"
 	// MetricAlertActiveSince carries each pending or firing alert, labelled
 	// with evaluator.ForStateLabels; its value is the Unix time the alert
 	// became active.
 	MetricAlertActiveSince = "hermes_alert_active_since_timestamp_seconds"
+)
+
+// Names of the series before ratios were 0–1 (CHANGELOG.md). Restore and
+// the charts still read them where the new series have no data, so that
+// an upgrade in the middle of an incident restores the split.
+const (
+	LegacyRouteTrafficPercent    = "hermes_route_traffic_percent"
+	LegacyActuatorTrafficPercent = "hermes_actuator_traffic_percent"
 )
 
 // Labels that name a route and a service in Hermes's own series.
@@ -64,6 +72,15 @@ func (o RestoreOptions) tolerance() time.Duration {
 // The max merges the replicas of an HA pair.
 func (o RestoreOptions) query(name string, by ...string) string {
 	return fmt.Sprintf("max by (%s) (last_over_time(%s%s[%s]))", strings.Join(by, ", "), name, o.selector(), model.Duration(o.tolerance()))
+}
+
+// ratioQuery returns `max by (by) (F(ratio{selector}))`, or where it has
+// no series `max by (by) (F(legacy{selector})) / 100`: a 0–1 ratio read
+// from the series or from its 0–100 predecessor. f wraps the selector
+// (a range function, or nothing when it is "%s").
+func (o RestoreOptions) ratioQuery(f, ratio, legacy string, by ...string) string {
+	b := strings.Join(by, ", ")
+	return fmt.Sprintf("max by (%s) (%s) or max by (%s) (%s) / 100", b, fmt.Sprintf(f, ratio+o.selector()), b, fmt.Sprintf(f, legacy+o.selector()))
 }
 
 // selector is Selector as "{…}", or "" when it is empty.

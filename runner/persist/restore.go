@@ -41,7 +41,8 @@ import (
 // long as it was. Scores, the per-level dwell timers (BelowSince,
 // RecoverSince) and alerts are not restored: they start again.
 //
-// Services whose routes have hermes_route_traffic_percent series get their
+// Services whose routes have hermes_route_traffic_ratio series (or, from
+// before the ratios, hermes_route_traffic_percent) get their
 // weights (and degraded and retries flags) back, so the first tick knows
 // which routes had traffic.
 func Restore(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, now time.Time, opt RestoreOptions) (evaluator.State, []string, error) {
@@ -65,7 +66,8 @@ func Restore(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, 
 		}
 		byRoute[name] = vals
 	}
-	shares, err := queryBy(ctx, query, opt.query(MetricRouteTrafficPercent, ServiceLabel, RouteLabel), now, ServiceLabel, RouteLabel)
+	lastOver := "last_over_time(%s[" + model.Duration(tol).String() + "])"
+	shares, err := queryBy(ctx, query, opt.ratioQuery(lastOver, MetricRouteTrafficRatio, LegacyRouteTrafficPercent, ServiceLabel, RouteLabel), now, ServiceLabel, RouteLabel)
 	if err != nil {
 		return evaluator.State{}, nil, err
 	}
@@ -105,12 +107,12 @@ func Restore(ctx context.Context, query promapi.QueryFunc, p *evaluator.Policy, 
 			switch {
 			case !ok:
 				st.Weights[r] = 0
-			case math.IsNaN(v) || v < 0 || v > 100:
+			case math.IsNaN(v) || v < 0 || v > 1:
 				st.Weights[r] = 0
-				notes = append(notes, fmt.Sprintf("bad traffic percent %g for %s taken as 0", v, r))
+				notes = append(notes, fmt.Sprintf("bad traffic ratio %g for %s taken as 0", v, r))
 				found = true
 			default:
-				st.Weights[r] = int(math.Round(v))
+				st.Weights[r] = int(math.Round(v * 100))
 				found = true
 			}
 		}

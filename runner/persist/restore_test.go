@@ -60,6 +60,16 @@ func (f *fakeQuery) set(opt RestoreOptions, name string, v float64, labels ...st
 	f.setScraped(opt, f.scraped, name, v, labels...)
 }
 
+// setTraffic answers the restore query of chat's split (the ratio, or the
+// legacy percent series) with route's share v.
+func (f *fakeQuery) setTraffic(opt RestoreOptions, v float64, route string) {
+	if f.answers == nil {
+		f.answers = map[string]model.Vector{}
+	}
+	q := opt.ratioQuery("last_over_time(%s["+model.Duration(opt.tolerance()).String()+"])", MetricRouteTrafficRatio, LegacyRouteTrafficPercent, ServiceLabel, RouteLabel)
+	f.answers[q] = append(f.answers[q], &model.Sample{Metric: model.Metric{ServiceLabel: "chat", RouteLabel: model.LabelValue(route)}, Value: model.SampleValue(v)})
+}
+
 // setScraped is set for a series last scraped at scraped, as Restore's
 // lastSeenQuery of the shipped 15 s evaluation interval answers it (and,
 // for the level series, the last export of any route).
@@ -136,9 +146,9 @@ func TestRestoreMidFailback(t *testing.T) {
 	f.setScraped(opt, now.Add(-20*time.Minute), MetricRouteReleased, 1, "route", "paid-standard")
 	// paid-premium: nothing within the tolerance. gone: no longer configured.
 	f.set(opt, MetricRouteLevel, 3, "route", "gone")
-	f.set(opt, MetricRouteTrafficPercent, 30, "service", "chat", "route", "free")
-	f.set(opt, MetricRouteTrafficPercent, 0, "service", "chat", "route", "paid-standard")
-	f.set(opt, MetricRouteTrafficPercent, 70, "service", "chat", "route", "paid-premium")
+	f.setTraffic(opt, 0.3, "free")
+	f.setTraffic(opt, 0, "paid-standard")
+	f.setTraffic(opt, 0.7, "paid-premium")
 	f.set(opt, MetricServiceRetriesEnabled, 0, "service", "chat")
 
 	s, report, err := Restore(context.Background(), f.query, p, now, opt)
@@ -218,7 +228,7 @@ func TestRestoreBadValues(t *testing.T) {
 	f.set(opt, MetricRouteLevelSince, unix(now.Add(time.Hour)), "route", "paid-premium")
 	f.set(opt, MetricFailbackStage, 9, "route", "paid-premium")
 	f.set(opt, MetricRouteFailingSince, unix(now.Add(-time.Minute)), "route", "paid-premium")
-	f.set(opt, MetricRouteTrafficPercent, 250, "service", "chat", "route", "free")
+	f.setTraffic(opt, 2.5, "free")
 
 	s, report, err := Restore(context.Background(), f.query, p, now, opt)
 	if err != nil {
@@ -237,7 +247,7 @@ func TestRestoreBadValues(t *testing.T) {
 		"paid-standard: bad level 2.5 (want 0..4); not restored",
 		"paid-premium: restored failover, level since 2026-03-01T12:00:00Z, failing since 2026-03-01T11:59:00Z " +
 			"(since 2026-03-01T13:00:00Z is in the future, taken as now; bad failback stage 9 (want 0..4), taken as 0)",
-		"service chat: restored split free=0% paid-standard=0% paid-premium=0% (bad traffic percent 250 for free taken as 0)",
+		"service chat: restored split free=0% paid-standard=0% paid-premium=0% (bad traffic ratio 2.5 for free taken as 0)",
 	}
 	if !slices.Equal(report, wantReport) {
 		t.Errorf("report:\n%s\nwant:\n%s", strings.Join(report, "\n"), strings.Join(wantReport, "\n"))

@@ -24,7 +24,7 @@ import (
 // docs/design.md documents them: its score, level, level since and its
 // traffic share in the one service it belongs to.
 var calmSeries = []string{
-	"hermes_route_level", "hermes_route_level_since_timestamp_seconds", "hermes_route_score", "hermes_route_traffic_percent",
+	"hermes_route_level", "hermes_route_level_since_timestamp_seconds", "hermes_route_score", "hermes_route_traffic_ratio",
 }
 
 // scrapeRoutes scrapes reg over HTTP as Prometheus does and returns, for

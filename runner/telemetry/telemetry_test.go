@@ -85,11 +85,11 @@ hermes_failback_stage_since_timestamp_seconds{route="free"} 1.77236580025e+09
 # TYPE hermes_route_failing_since_timestamp_seconds gauge
 hermes_route_failing_since_timestamp_seconds{route="paid-premium"} 1.77236628e+09
 hermes_route_failing_since_timestamp_seconds{route="paid-standard"} 1.7723634e+09
-# HELP hermes_route_traffic_percent Planned share of the service's traffic sent to the route, in percent.
-# TYPE hermes_route_traffic_percent gauge
-hermes_route_traffic_percent{route="free",service="chat"} 30
-hermes_route_traffic_percent{route="paid-premium",service="chat"} 70
-hermes_route_traffic_percent{route="paid-standard",service="chat"} 0
+# HELP hermes_route_traffic_ratio Planned share of the service's traffic sent to the route, 0 to 1.
+# TYPE hermes_route_traffic_ratio gauge
+hermes_route_traffic_ratio{route="free",service="chat"} 0.3
+hermes_route_traffic_ratio{route="paid-premium",service="chat"} 0.7
+hermes_route_traffic_ratio{route="paid-standard",service="chat"} 0
 # HELP hermes_route_released 1 when a person released the route from manual and its next failback ignores the budget; absent otherwise.
 # TYPE hermes_route_released gauge
 hermes_route_released{route="paid-premium"} 1
@@ -106,7 +106,7 @@ hermes_route_failbacks_in_window{route="free"} 1
 `
 	names := []string{"hermes_route_level", "hermes_route_level_info", "hermes_failback_stage",
 		"hermes_failback_stage_since_timestamp_seconds", "hermes_route_failing_since_timestamp_seconds",
-		"hermes_route_traffic_percent", "hermes_route_released", "hermes_failbacks_total", "hermes_route_failbacks_in_window",
+		"hermes_route_traffic_ratio", "hermes_route_released", "hermes_failbacks_total", "hermes_route_failbacks_in_window",
 		"hermes_service_degraded"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
@@ -273,8 +273,8 @@ func TestUpdateAfterReload(t *testing.T) {
 	if n := testutil.CollectAndCount(reg, persist.MetricRouteLevel); n != 2 {
 		t.Errorf("%d %s series, want 2", n, persist.MetricRouteLevel)
 	}
-	if n := testutil.CollectAndCount(reg, persist.MetricRouteTrafficPercent); n != 2 {
-		t.Errorf("%d %s series, want 2", n, persist.MetricRouteTrafficPercent)
+	if n := testutil.CollectAndCount(reg, persist.MetricRouteTrafficRatio); n != 2 {
+		t.Errorf("%d %s series, want 2", n, persist.MetricRouteTrafficRatio)
 	}
 }
 

@@ -51,8 +51,8 @@ func TestStatusPageThroughFailoverAndFailback(t *testing.T) {
 	held := func(pct int) {
 		t.Helper()
 		testenv.EventuallyDetail(t, 60*time.Second, fmt.Sprintf("Prometheus holding the file actuator's %d%% for free", pct), func() (bool, string) {
-			v, err := prom.QueryValue(`hermes_actuator_traffic_percent{job="hermes",actuator="file",service="chat",route="free"}`)
-			return err == nil && v == float64(pct), fmt.Sprintf("%v %v; %s", v, err, free())
+			v, err := prom.QueryValue(`hermes_actuator_traffic_ratio{job="hermes",actuator="file",service="chat",route="free"}`)
+			return err == nil && v == float64(pct)/100, fmt.Sprintf("%v %v; %s", v, err, free())
 		})
 	}
 	testenv.EventuallyDetail(t, time.Minute, "free normal with every signal answering", func() (bool, string) {

@@ -127,3 +127,21 @@ func TestLevelMarkersFromTicks(t *testing.T) {
 		t.Errorf("level markers %q\nwant %q", got, want)
 	}
 }
+
+// TestEventLineNamesOverridesAndSplits: an operator's pause or pin, and a
+// split change, read as what they are, not as an empty level change.
+func TestEventLineNamesOverridesAndSplits(t *testing.T) {
+	at := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	until := at.Add(time.Hour)
+	cases := map[string]evaluator.Event{
+		"2026-12-01 03:00:00  override pause chat set by alice until 2026-12-01 04:00:00  [test pause over pin]": {Time: at, Type: evaluator.EventOverride,
+			Service: "chat", Name: "pause", State: "set", By: "alice", Expires: &until, Reasons: []string{"test pause over pin"}},
+		"2026-12-01 03:00:00  override pin chat/paid expired  [launch]": {Time: at, Type: evaluator.EventOverride, Service: "chat", Route: "paid", Name: "pin", State: "expired", Reasons: []string{"launch"}},
+		"2026-12-01 03:00:00  traffic chat free=95% paid=5%":            {Time: at, Type: evaluator.EventTraffic, Service: "chat", Weights: map[string]int{"paid": 5, "free": 95}},
+	}
+	for want, e := range cases {
+		if got := EventLine(e); got != want {
+			t.Errorf("EventLine = %q, want %q", got, want)
+		}
+	}
+}

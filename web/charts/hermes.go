@@ -2,8 +2,10 @@ package charts
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -139,6 +141,10 @@ func tickTimes(ticks []evaluator.Tick) []time.Time {
 // EventLine is one event for people, with its time and reasons.
 func EventLine(e evaluator.Event) string {
 	at := e.Time.UTC().Format("2006-01-02 15:04:05")
+	target := e.Service
+	if e.Route != "" {
+		target += "/" + e.Route
+	}
 	switch e.Type {
 	case evaluator.EventAlert:
 		return fmt.Sprintf("%s  alert %s [%s] %s  %s %s", at, e.Name, e.Tier, e.State, e.Service, e.Route)
@@ -148,6 +154,23 @@ func EventLine(e evaluator.Event) string {
 			stage = *e.Stage
 		}
 		return fmt.Sprintf("%s  failback %s/%s stage %d  %v", at, e.Service, e.Route, stage, e.Reasons)
+	case evaluator.EventTraffic:
+		parts := make([]string, 0, len(e.Weights))
+		for _, r := range slices.Sorted(maps.Keys(e.Weights)) {
+			parts = append(parts, fmt.Sprintf("%s=%d%%", r, e.Weights[r]))
+		}
+		return fmt.Sprintf("%s  traffic %s %s", at, e.Service, strings.Join(parts, " "))
+	case evaluator.EventOverride, evaluator.EventCommand:
+		// An operator's pin or pause: set, cleared, expired, or a command
+		// rejected when its tick came.
+		line := fmt.Sprintf("%s  %s %s %s %s", at, e.Type, e.Name, target, e.State)
+		if e.By != "" {
+			line += " by " + e.By
+		}
+		if e.Expires != nil {
+			line += " until " + e.Expires.UTC().Format("2006-01-02 15:04:05")
+		}
+		return fmt.Sprintf("%s  %v", line, e.Reasons)
 	}
 	return fmt.Sprintf("%s  level %s/%s %s → %s  %v", at, e.Service, e.Route, e.From, e.To, e.Reasons)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Series is one named line or area; Values are aligned with the chart's
@@ -17,6 +18,9 @@ type Series struct {
 	Name   string
 	Color  string
 	Values []float64
+	// Dashed draws a line dashed and leaves it out of the legend: the
+	// second of two series compared on one chart (Chart.DashedNote).
+	Dashed bool
 }
 
 // Band is a horizontal range of the y axis, such as the scores of a level.
@@ -59,6 +63,9 @@ type Chart struct {
 	// Stacked draws the series as stacked areas (a traffic split) instead
 	// of lines.
 	Stacked bool
+	// DashedNote, when set, ends the legend and says what the dashed
+	// series are ("dashed: candidate").
+	DashedNote string
 }
 
 const (
@@ -105,7 +112,9 @@ func (c Chart) SVG() template.HTML {
 	}
 
 	base := make([]float64, len(c.Times))
-	for i, s := range c.Series {
+	// The legend starts after the title (13 px bold: about 7.5 px a letter).
+	legend, lx := 0, left+max(300, int(7.5*float64(utf8.RuneCountInString(c.Title)))+16)
+	for _, s := range c.Series {
 		var pts []string
 		if c.Stacked {
 			var lower []string
@@ -138,11 +147,22 @@ func (c Chart) SVG() template.HTML {
 			if len(pts) > 0 {
 				segs = append(segs, "M"+strings.Join(pts, " L"))
 			}
-			fmt.Fprintf(&b, `<path class="series" data-name="%s" d="%s" fill="none" stroke="%s" stroke-width="2"/>`,
-				esc(s.Name), strings.Join(segs, " "), s.Color)
+			dash := ""
+			if s.Dashed {
+				dash = ` stroke-dasharray="6,4"`
+			}
+			fmt.Fprintf(&b, `<path class="series" data-name="%s" d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`,
+				esc(s.Name), strings.Join(segs, " "), s.Color, dash)
+		}
+		if s.Dashed {
+			continue
 		}
 		fmt.Fprintf(&b, `<rect x="%d" y="7" width="10" height="10" fill="%s"/><text x="%d" y="16" font-size="11">%s</text>`,
-			left+300+i*130, s.Color, left+314+i*130, esc(s.Name))
+			lx+legend*130, s.Color, lx+14+legend*130, esc(s.Name))
+		legend++
+	}
+	if c.DashedNote != "" {
+		fmt.Fprintf(&b, `<text x="%d" y="16" font-size="11" class="dashed-note">%s</text>`, lx+legend*130, esc(c.DashedNote))
 	}
 	// Actuations first, thin and solid, so that a level change in the same
 	// tick stays visible on top of them, dashed.

@@ -28,28 +28,48 @@ type Backtest struct {
 	Name     string
 	Timeline *backtest.Timeline
 	Policy   *evaluator.Policy
+	// Degraded is the ground truth that minutes on a degraded route count
+	// against (a scenario's "# degraded:" lines); nil counts the routes
+	// Hermes held below normal.
+	Degraded backtest.Degraded
+}
+
+// degradedBy says what "degraded" meant in the summary.
+func (r Backtest) degradedBy() string {
+	if r.Degraded != nil {
+		return "the scenario's ground truth (# degraded: lines)"
+	}
+	return "the routes' levels below normal"
 }
 
 type section struct {
-	Name     string
-	Start    string
-	End      string
-	Step     string
-	Summary  Summary
-	Services []template.HTML
-	Routes   []template.HTML
-	Events   []string
+	Name       string
+	Start      string
+	End        string
+	Step       string
+	Summary    backtest.Summary
+	DegradedBy string
+	Services   []template.HTML
+	Routes     []template.HTML
+	Events     []string
+}
+
+// pageData is what report.html renders: plain backtests, or comparisons.
+type pageData struct {
+	Sections []section
+	Compares []compareSection
 }
 
 // Write renders the report of backtests to w.
 func Write(w io.Writer, backtests []Backtest) error {
-	var data struct {
-		Generated string
-		Sections  []section
-	}
+	var data pageData
 	for _, r := range backtests {
 		data.Sections = append(data.Sections, build(r))
 	}
+	return execute(w, data)
+}
+
+func execute(w io.Writer, data pageData) error {
 	if err := page.Execute(w, data); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
@@ -59,7 +79,7 @@ func Write(w io.Writer, backtests []Backtest) error {
 func build(r Backtest) section {
 	tl, pol := r.Timeline, r.Policy
 	sec := section{Name: r.Name, Start: tl.Start.UTC().Format(time.RFC3339), End: tl.End.UTC().Format(time.RFC3339),
-		Step: tl.Step.String(), Summary: Summarize(tl)}
+		Step: tl.Step.String(), Summary: backtest.Summarize(tl, r.Degraded), DegradedBy: r.degradedBy()}
 	colors := charts.RouteColors(pol.Routes())
 	for _, svc := range pol.Config.Services {
 		sec.Services = append(sec.Services, charts.SplitChart(svc.Name, svc.Routes, tl.Ticks, colors).SVG())

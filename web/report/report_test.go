@@ -30,9 +30,9 @@ func TestSummaryAndReport(t *testing.T) {
 			Routes: map[string]evaluator.TickRoute{"free": {Score: 100 - 30*float64(i), Level: levels[i]}, "paid-standard": {Score: 100, Level: "normal"}},
 			Splits: map[string]map[string]int{"chat": {"free": shares[i], "paid-standard": 100 - shares[i]}}})
 	}
-	// warm and shed carried traffic for one tick each: 2 × 15 s.
-	want := Summary{Detected: 1, Shed: 1, FailedOver: 1, Pages: 1, DegradedMinutes: 0.5}
-	if got := Summarize(tl); got != want {
+	// warm (95 %) and shed (50 %) carried traffic for one tick each: user-minutes 0.25 × (0.95 + 0.5).
+	want := backtest.Summary{Detected: 1, Shed: 1, FailedOver: 1, Pages: 1, DegradedMinutes: 0.25 * (0.95 + 0.5)}
+	if got := backtest.Summarize(tl, nil); got != want {
 		t.Errorf("Summarize = %+v, want %+v", got, want)
 	}
 	var b bytes.Buffer
@@ -40,7 +40,7 @@ func TestSummaryAndReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
-	for _, w := range []string{"<h2>incident &lt;1&gt;.yaml</h2>", `<td id="pages">1</td>`, `<td id="degraded-minutes">0.5</td>`,
+	for _, w := range []string{"<h2>incident &lt;1&gt;.yaml</h2>", `<td id="pages">1</td>`, `<td id="degraded-minutes">0.4</td>`,
 		`aria-label="service chat: traffic split"`, `aria-label="route free: score"`, `data-label="warm ≥ 75"`, `data-label="failover ≥ 0"`,
 		"normal → warm", "HermesRouteFailedOver firing (tier A)"} {
 		if !strings.Contains(html, w) {
