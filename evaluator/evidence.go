@@ -12,19 +12,21 @@ import (
 // Evidence model. A ratio without the count behind it is not evidence: one
 // failure in 4 calls and 120 in 300 are both 25 %, but only the second shows
 // that a route fails. A signal with a volume is a proportion of calls, and
-// the core acts on the one-sided Wilson score bounds of that proportion at
-// scoring.confidence: a route moves down only when the bound nearest to
-// health is past a threshold, and up only when the bound farthest from it is
+// the core acts on the one-sided bounds of that proportion at
+// scoring.confidence (proportionBounds: exact binomial up to 100 calls,
+// Wilson's above): a route moves down only when the bound nearest to health
+// is past a threshold, and up only when the bound farthest from it is
 // within. At scoring.decisive_confidence the same bounds, from the calls
 // alone, skip the dwell. A signal with samples (a latency quantile) counts
 // only from scoring.min_samples samples on.
 //
-// Wilson rather than Wald: it stays inside [0, 1] and keeps its coverage at
-// 0 or all failures and at a few calls, where the normal approximation of
-// Wald collapses to a zero-width interval; rather than Clopper-Pearson it is
-// closed-form (no inverse beta) and less conservative. A sequential test
-// (SPRT, CUSUM) would need per-route memory that a restart loses; the
-// bound is recomputed from each tick's window, so Hermes stays stateless.
+// Wilson rather than Wald above 100 calls: it stays inside [0, 1] and keeps
+// its coverage at 0 or all failures, where the normal approximation of Wald
+// collapses to a zero-width interval, and it is closed-form. At a few calls
+// and an extreme confidence it overstates the evidence, so the exact
+// (Clopper–Pearson) bounds take over there (bounds.go). A sequential test
+// (SPRT, CUSUM) would need per-route memory that a restart loses; the bound
+// is recomputed from each tick's window, so Hermes stays stateless.
 
 // zScore is the standard normal quantile of a one-sided confidence c.
 func zScore(c float64) float64 { return math.Sqrt2 * math.Erfinv(2*c-1) }
