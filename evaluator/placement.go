@@ -39,6 +39,9 @@ func Placement(p *Policy, rs RouteState, now time.Time) []string {
 	if sc.Held() {
 		out = append(out, fmt.Sprintf("hold: no data for %v; the level cannot improve until they answer", sc.Missing))
 	}
+	if idle := idleSignals(sc); len(idle) > 0 && len(idle) == countRequiringTraffic(p) {
+		out = append(out, "idle: no user traffic; judged by its probes alone")
+	}
 
 	switch rs.Level {
 	case traffic.Manual:
@@ -82,13 +85,23 @@ func Placement(p *Policy, rs RouteState, now time.Time) []string {
 func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.Time) string) []string {
 	fb, fo, sc := p.Config.Failback, p.level(traffic.Failover), rs.Score
 	if rs.Stage > 0 {
+		next := rs.StageSince.Add(fb.Observe)
+		if !now.Before(next) && sc.Low < fb.MinScore {
+			// Observed long enough: the stage waits for its calls to show
+			// the route healthy, not for a time.
+			return []string{fmt.Sprintf("failback stage %d of %d since %s, observed for %s: the next stage once its calls show a score ≥ %g (they show at least %.1f)",
+				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, fb.MinScore, sc.Low)}
+		}
 		return []string{fmt.Sprintf("failback stage %d of %d since %s: the next stage at %s if the score stays ≥ %g (observe %s)",
-			rs.Stage, len(fb.Stages), stamp(rs.StageSince), stamp(rs.StageSince.Add(fb.Observe)), fb.MinScore, fb.Observe)}
+			rs.Stage, len(fb.Stages), stamp(rs.StageSince), stamp(next), fb.MinScore, fb.Observe)}
 	}
 	var out []string
 	if !rs.FailingSince.IsZero() {
-		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s unless the score reaches %g",
-			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter)), fo.RecoverAbove))
+		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s unless it recovers and users' calls confirm a failback stage",
+			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter))))
+	}
+	if sc.Low >= fo.RecoverAbove && max(sc.Floor, sc.LowFloor) >= traffic.Failover {
+		out = append(out, fmt.Sprintf("waiting: a floor holds the route at %s while its score is good; it fails back once the floor lifts, never to manual", max(sc.Floor, sc.LowFloor)))
 	}
 	switch {
 	case sc.Held() || sc.Floor >= traffic.Failover:
@@ -111,4 +124,26 @@ func laterOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// idleSignals are the signals of sc without user traffic.
+func idleSignals(sc Score) []string {
+	var out []string
+	for _, c := range sc.Contributions {
+		if c.Idle {
+			out = append(out, c.Signal)
+		}
+	}
+	return out
+}
+
+// countRequiringTraffic is how many signals of p need user traffic.
+func countRequiringTraffic(p *Policy) int {
+	n := 0
+	for _, s := range p.Config.Signals {
+		if s.RequiresTraffic {
+			n++
+		}
+	}
+	return n
 }
