@@ -316,7 +316,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
 	// every tick until it succeeds, so a restart does not lose an override.
-	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) ||
+	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, evaluator.Override.Equal) ||
 		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) {
 		err := saveOverrides(r.opts.OverridesPath, next)
 		r.overridesUnsaved = err != nil
