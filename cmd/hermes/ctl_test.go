@@ -184,3 +184,16 @@ func TestNotReadyWhileBlind(t *testing.T) {
 		}
 	}
 }
+
+// TestCtlWaitsAsLongAsTheServer: the admin API may hold a command for up
+// to web.HandlerWait before answering that it is still queued; ctl must
+// not give up first and report a failure for a command that then applies.
+func TestCtlWaitsAsLongAsTheServer(t *testing.T) {
+	c, err := newAPIClient("http://127.0.0.1:1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.http.Timeout <= web.HandlerWait {
+		t.Errorf("ctl gives up after %v, the server may wait %v", c.http.Timeout, web.HandlerWait)
+	}
+}
