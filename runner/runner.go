@@ -93,6 +93,9 @@ type Runner struct {
 	history *history.Store
 	// pending are the operator commands the next tick applies, in order.
 	pending []*pendingCommand
+	// inflight are the commands the running tick took, until it stores
+	// its state: Submit checks a new command against them too.
+	inflight []*pendingCommand
 	// overridesUnsaved: the last write of the overrides file failed.
 	overridesUnsaved bool
 	nextID           uint64
@@ -282,7 +285,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	cfg, pol, query, acts, prev := r.cfg, r.pol, r.ticks, r.actuators, r.state
 	cmds := r.pending
-	r.pending = nil
+	r.pending, r.inflight = nil, cmds
 	health := make(map[string]evaluator.ActuatorHealth, len(r.lastActs))
 	for name, a := range r.lastActs {
 		health[name] = evaluator.ActuatorHealth{OK: a.OK, FailingSince: a.FailingSince, Error: a.Error}
@@ -297,7 +300,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		// tick is dropped rather than judged, counted and exported as if
 		// every signal had failed; its commands go back to the queue.
 		r.mu.Lock()
-		r.pending = append(cmds, r.pending...)
+		r.pending, r.inflight = append(cmds, r.pending...), nil
 		r.mu.Unlock()
 		r.log.Info("tick dropped: stopping", "tick", ts)
 		return
@@ -311,7 +314,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	next, events := evaluator.Step(pol, prev, in, ts)
 
 	r.mu.Lock()
-	r.state, r.lastTick = next, ts
+	r.state, r.lastTick, r.inflight = next, ts, nil
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
