@@ -96,6 +96,12 @@ type Runner struct {
 	// inflight are the commands the running tick took, until it stores
 	// its state: Submit checks a new command against them too.
 	inflight []*pendingCommand
+	// unknownSplit are the services whose split no backend could say at
+	// the restart: held until the core decides them on data (hold.go).
+	unknownSplit    map[string]bool
+	holds           *holdMetrics
+	lastHeld        map[string]string
+	lastPauseFailed string
 	// overridesUnsaved: the last write of the overrides file failed.
 	overridesUnsaved bool
 	nextID           uint64
@@ -135,6 +141,7 @@ func New(opts Options) (*Runner, error) {
 		log:      opts.Logger,
 		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
 		acts:     newActuationMetrics(opts.Registerer),
+		holds:    newHoldMetrics(opts.Registerer),
 		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
 		lastActs: map[string]ActuatorOutcome{},
 		newQuery: prometheusQueries,
@@ -219,10 +226,10 @@ func (r *Runner) swap(ld *loaded) {
 	r.loadedAt = r.opts.Now()
 }
 
-// Ready reports whether the state was restored and a tick had data: at
-// least one of its signal queries answered (a value or no sample), not all
-// of them failed. Until then the levels are placeholders, not
-// measurements. The runner is the one owner of this notion: /-/ready, the
+// Ready reports whether the state was restored and the last tick had
+// data: at least one of its signal queries answered (a value or no
+// sample), not all of them failed. Otherwise the levels are placeholders
+// or stale, and the actuators write nothing (hold.go). The runner is the one owner of this notion: /-/ready, the
 // status API and `hermes ctl` ask it.
 func (r *Runner) Ready() bool { return r.ready.Load() }
 
@@ -333,18 +340,21 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		r.audit(e)
 	}
 	r.auditDryRuns(prev, next, ts)
-	r.actuate(tctx, acts, next, ts)
+	data := hadData(snap)
+	r.mu.Lock()
+	held := r.heldServices(next, data)
+	r.mu.Unlock()
+	r.noteHolds(next, held)
+	r.actuate(tctx, acts, next, ts, held)
 	r.alerts.Notify(ctx, next.Alerts, ts)
 	if !r.ticked.Load() {
 		r.ticked.Store(true)
 		r.log.Info("first tick done", "tick", ts)
 	}
-	if !r.ready.Load() {
-		if hadData(snap) {
-			r.ready.Store(true)
-			r.log.Info("ready: a tick had data from Prometheus", "tick", ts)
-		} else {
-			r.log.Warn("not ready yet: every signal query of the tick failed", "tick", ts)
-		}
+	switch was := r.ready.Swap(data); {
+	case data && !was:
+		r.log.Info("ready: the tick had data from Prometheus", "tick", ts)
+	case !data:
+		r.log.Warn("not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses", "tick", ts)
 	}
 }

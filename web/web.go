@@ -85,7 +85,7 @@ func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
 	if !h.o.Backend.Ready() {
 		msg := "Hermes is not ready: restoring state or waiting for the first tick."
 		if h.o.Backend.Status().Ticked {
-			msg = "Hermes is not ready: restored, but no tick has had data from Prometheus yet (every signal query failed)."
+			msg = "Hermes is not ready: restored, but the last tick had no data from Prometheus (every signal query failed), so nothing is written to the backends but pins and pauses."
 		}
 		http.Error(w, msg, http.StatusServiceUnavailable)
 		return

@@ -179,7 +179,7 @@ func TestNotReadyWhileBlind(t *testing.T) {
 	_, url := serve(t, &backend{blind: true}, "")
 	for _, args := range [][]string{{"ctl", "--url", url, "status"}, {"explain", "--url", url, "--route", "free"}} {
 		code, out, errb := hermes(t, args...)
-		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but no tick has had data from Prometheus yet") {
+		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but the last tick had no data from Prometheus") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errb)
 		}
 	}
