@@ -135,6 +135,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.OverridesPath == "" {
 		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
 	}
+	opts.Audit.register(opts.Registerer, opts.Logger)
 	r := &Runner{
 		history:  history.New(historyTicks, historyEvents),
 		opts:     opts,
