@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/actuators/file"
@@ -98,12 +100,7 @@ func TestUnknownSplitHoldsRatherThanPrimary(t *testing.T) {
 func TestPauseWithALostSplitHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.5}
-		flaky := &flakyActuator{}
-		r, reg := newFlakyRunner(t, fp, flaky)
-		if err := os.WriteFile(r.opts.OverridesPath, []byte(`{"overrides":{"chat":{"kind":"pause","reason":"r","since":"2000-01-01T00:00:00Z"}}}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		stop := start(t, r)
+		_, reg, flaky, stop := startWithOverrides(t, fp, `{"chat":{"kind":"pause","reason":"r","since":"2000-01-01T00:00:00Z"}}`)
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
 		flaky.mu.Lock()
@@ -125,13 +122,8 @@ func TestPauseWithALostSplitHolds(t *testing.T) {
 func TestPauseOnAFailedRouteIsLoud(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
-		flaky := &flakyActuator{}
-		r, reg := newFlakyRunner(t, fp, flaky)
-		frozen := `{"overrides":{"chat":{"kind":"pause","reason":"r","since":"2000-01-01T00:00:00Z","frozen":{"weights":{"free":100,"paid-standard":0,"paid-premium":0},"retries_enabled":true,"degraded_mode":false}}}}`
-		if err := os.WriteFile(r.opts.OverridesPath, []byte(frozen), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		stop := start(t, r)
+		_, reg, flaky, stop := startWithOverrides(t, fp, `{"chat":{"kind":"pause","reason":"r","since":"2000-01-01T00:00:00Z",
+"frozen":{"weights":{"free":100,"paid-standard":0,"paid-premium":0},"retries_enabled":true,"degraded_mode":false}}}`)
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
 		fp.mu.Lock()
@@ -150,4 +142,17 @@ func TestPauseOnAFailedRouteIsLoud(t *testing.T) {
 		}
 		stop()
 	})
+}
+
+// startWithOverrides starts a runner over a flakyActuator (a backend that
+// cannot say what it holds after a restart) whose overrides file holds
+// overrides (JSON, by service).
+func startWithOverrides(t *testing.T, fp *fakeProm, overrides string) (*Runner, *prometheus.Registry, *flakyActuator, func()) {
+	t.Helper()
+	flaky := &flakyActuator{}
+	r, reg := newFlakyRunner(t, fp, flaky)
+	if err := os.WriteFile(r.opts.OverridesPath, []byte(`{"overrides":`+overrides+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return r, reg, flaky, start(t, r)
 }

@@ -161,8 +161,8 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if len(changed) == 0 {
 		switch {
 		case a.cfg.StateListen != "":
-			ok, got, err := a.serves(ctx, want)
-			if ok {
+			got, drift, err := actuators.Compare(ctx, a, want)
+			if err == nil && !drift {
 				a.logger.Debug("nginx serves the upstreams", "files", len(files))
 				return nil
 			}

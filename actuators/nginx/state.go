@@ -107,28 +107,14 @@ func (a *Actuator) getState(ctx context.Context, upstream string) ([]byte, int, 
 	return body, resp.StatusCode, nil
 }
 
-// serves reports whether nginx serves want for every service of want.
-func (a *Actuator) serves(ctx context.Context, want actuators.Splits) (bool, actuators.Splits, error) {
-	got, err := a.served(ctx)
-	if err != nil {
-		return false, got, err
-	}
-	for svc, w := range want {
-		if have, ok := got[svc]; !ok || !have.Equal(w) {
-			return false, got, nil
-		}
-	}
-	return true, got, nil
-}
-
 // waitServed waits, within command_timeout, until nginx serves want after
 // a reload (old workers finish their requests and close their sockets).
 func (a *Actuator) waitServed(ctx context.Context, want actuators.Splits) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CommandTimeout)
 	defer cancel()
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		ok, got, err := a.serves(ctx, want)
-		if ok {
+		got, drift, err := actuators.Compare(ctx, a, want)
+		if err == nil && !drift {
 			return nil
 		}
 		t := time.NewTimer(wait)
