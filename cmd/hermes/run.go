@@ -101,8 +101,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				logger.Info("SIGHUP: reopening the audit log and reloading configuration")
-				if err := audit.Reopen(); err != nil {
+				logger.Info("SIGHUP: reloading configuration")
+				if err := audit.Reopen(); err != nil { // logrotate's create
 					logger.Error("cannot reopen the audit log", "err", err)
 				}
 				_ = r.Reload(ctx)
