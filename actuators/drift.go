@@ -8,9 +8,10 @@ import "context"
 // comes from Registry.Build it knows its services and desired may hold
 // every service; for a bare backend, pass Filter(desired, services).
 //
-// Drift is as good as a's Current: a backend that cannot be read back (a
-// webhook) reports the state it last applied, so only a failed Apply
-// shows as drift. While a rate limit walks a service toward a new split,
+// Drift is as good as a's Current: nginx with state_listen reports what
+// nginx serves; a backend that cannot be read back (a webhook) reports the
+// state its receiver acknowledged, so a failed Apply, or one whose outcome
+// is unknown, shows as drift. While a rate limit walks a service toward a new split,
 // and on a dry-run actuator, Drift reports true: the backend does not hold
 // the decision yet.
 func Drift(ctx context.Context, a Actuator, desired Splits) (bool, error) {

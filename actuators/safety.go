@@ -32,7 +32,8 @@ func (s *safety) Current(ctx context.Context) (Splits, error) { return s.a.Curre
 // CheckSafety reports every service of d whose weights do not sum to 100,
 // hold a negative weight, or give 100 % to a route whose Levels entry is
 // failover or manual (traffic.Level.Failed) while Degraded is unset and no
-// operator pinned it (only a degraded service, every route of which is
+// operator pinned or paused it (a pause keeps the split a person froze,
+// and the runner alerts while it holds traffic on a failed route; only a degraded service, every route of which is
 // bad, may send everything to a failed route; a route being failed back is
 // traffic.Failback, which may get 100 %), or give traffic to a route that
 // is not one of the service's (Levels names every route of the service the
@@ -52,7 +53,7 @@ func CheckSafety(d Splits) error {
 			if _, ok := st.Levels[r]; w > 0 && st.Levels != nil && !ok {
 				errs = append(errs, fmt.Errorf("service %s: route %s is not a route of the service (routes %v) but would get %d%% of the traffic", svc, r, slices.Sorted(maps.Keys(st.Levels)), w))
 			}
-			if w >= 100 && st.Levels[r].Failed() && !st.Degraded && st.Override != traffic.Pin {
+			if w >= 100 && st.Levels[r].Failed() && !st.Degraded && st.Override != traffic.Pin && st.Override != traffic.Pause {
 				errs = append(errs, fmt.Errorf("service %s: route %s is at level %s but would get %d%% of the traffic without degraded mode", svc, r, st.Levels[r], w))
 			}
 		}

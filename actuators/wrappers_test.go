@@ -252,6 +252,16 @@ func TestSafety(t *testing.T) {
 	if err := actuators.CheckSafety(d); err != nil {
 		t.Errorf("degraded: %v", err)
 	}
+	// A pause holds the split a person froze, also once its route has
+	// failed (the runner says so loudly): refusing it would leave the
+	// backend on whatever it held and fail every later apply.
+	d = chat(map[string]int{"free": 100, "paid": 0}, map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Normal})
+	st = d["chat"]
+	st.Override = traffic.Pause
+	d["chat"] = st
+	if err := actuators.CheckSafety(d); err != nil {
+		t.Errorf("pause: %v", err)
+	}
 }
 
 func TestRateLimitSteps(t *testing.T) {

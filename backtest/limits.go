@@ -66,3 +66,16 @@ func checkTicks(from, to time.Time, step time.Duration) error {
 	}
 	return nil
 }
+
+// seriesTail is what follows the metric name and label set in a series
+// field: the parser reads series and values as one text, so values
+// written there must be counted as well.
+func seriesTail(series string) string {
+	if i := strings.LastIndexByte(series, '}'); i >= 0 {
+		return series[i+1:]
+	}
+	if f := strings.Fields(series); len(f) > 1 {
+		return strings.Join(f[1:], " ")
+	}
+	return ""
+}

@@ -40,3 +40,21 @@ func TestCountValues(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesInTheSeriesFieldAreBounded: values written into `series:`
+// (the parser reads series and values as one text) count like those of
+// `values:`, so `0+0x20000000` there is refused before it is expanded.
+func TestValuesInTheSeriesFieldAreBounded(t *testing.T) {
+	for _, series := range []string{`x{route="free"} 0+0x20000000`, `x 1 0+0x20000000`} {
+		f, err := Parse([]byte("input_series: [{series: '" + series + "'}]\n"))
+		if err == nil {
+			var b *Store
+			if b, err = Open(f); err == nil {
+				b.Close()
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), "more than the 2200000 one series may have") {
+			t.Errorf("series %q: %v", series, err)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func parse(data []byte, each func(Series) error) (time.Duration, error) {
 	// Count first, so that nothing is expanded from a file that is too big.
 	var samples int64
 	for i, in := range input {
-		n := countValues(in.Values)
+		n := countValues(seriesTail(in.Series) + " " + in.Values)
 		if n > MaxSeriesSamples {
 			return 0, fmt.Errorf("%sinput_series[%d]: the series describes %d samples, more than the %d one series may have", prefix, i, n, MaxSeriesSamples)
 		}

@@ -106,6 +106,9 @@ func Apply(p *Policy, prev State, cmd Command, now time.Time) (State, []Event, e
 		}
 	case CommandPin, CommandPause:
 		o := Override{Kind: traffic.OverrideKind(cmd.Kind), Route: cmd.Route, Reason: cmd.Reason, By: cmd.By, Since: now, Expires: cmd.Expires}
+		if o.Kind == traffic.Pause {
+			o.Frozen = freeze(s.Services[cmd.Service])
+		}
 		if s.Overrides == nil {
 			s.Overrides = map[string]Override{}
 		}

@@ -18,6 +18,28 @@ type Override struct {
 	Since  time.Time            `json:"since"`
 	// Expires is when the override lapses by itself; zero means never.
 	Expires time.Time `json:"expires,omitzero"`
+	// Frozen is the split a pause froze (weights and flags), saved with the
+	// override so that a restart that learns nothing else keeps it rather
+	// than planning the primary's 100 % afresh. Nil when the pause began
+	// before any split was known; a pin needs none (its route says it).
+	Frozen *traffic.Split `json:"frozen,omitempty"`
+}
+
+// Equal reports whether two overrides are the same hold.
+func (o Override) Equal(p Override) bool {
+	if (o.Frozen == nil) != (p.Frozen == nil) || o.Frozen != nil && !o.Frozen.Equal(*p.Frozen) {
+		return false
+	}
+	o.Frozen, p.Frozen = nil, nil
+	return o == p
+}
+
+// freeze is the part of a split a pause keeps: weights and flags.
+func freeze(s *traffic.Split) *traffic.Split {
+	if s == nil {
+		return nil
+	}
+	return &traffic.Split{Weights: maps.Clone(s.Weights), RetriesEnabled: s.RetriesEnabled, Degraded: s.Degraded}
 }
 
 // Active reports whether the override is in force at now.
@@ -38,6 +60,9 @@ func applyOverride(o Override, planned traffic.Split, prev *traffic.Split) traff
 		planned.Weights = w
 		planned.Degraded = false
 	case traffic.Pause:
+		if o.Frozen != nil {
+			prev = o.Frozen
+		}
 		if prev != nil {
 			planned.Weights = maps.Clone(prev.Weights)
 			planned.Degraded = prev.Degraded

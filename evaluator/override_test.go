@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -51,5 +52,39 @@ func TestReloadClearsAPinToARemovedRoute(t *testing.T) {
 	if cleared == nil || cleared.Route != "paid-premium" || cleared.By != "alice" ||
 		!strings.Contains(cleared.Reasons[0], `route "paid-premium" is no longer in service "chat"`) {
 		t.Errorf("override event after the reload: %+v (all: %+v)", cleared, evs)
+	}
+}
+
+// TestPauseKeepsItsSplitAcrossARestart pauses chat while it is pinned to
+// paid-premium, saves the override as the runner does (JSON) and steps a
+// state that knows nothing else (a restart that restored nothing): the
+// pause must keep the split it froze, not plan free=100 afresh.
+func TestPauseKeepsItsSplitAcrossARestart(t *testing.T) {
+	p := defaultPolicy(t)
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	pin := Command{ID: "1", Kind: CommandPin, Service: "chat", Route: "paid-premium", Reason: "incident"}
+	s, _ := Step(p, State{}, Input{Snapshot: snap(p, t0, nil), Commands: []Command{pin}}, t0)
+	t1 := t0.Add(15 * time.Second)
+	pause := Command{ID: "2", Kind: CommandPause, Service: "chat", Reason: "hold"}
+	s, _ = Step(p, s, Input{Snapshot: snap(p, t1, nil), Commands: []Command{pause}}, t1)
+	if w := s.Services["chat"].Weights; w["paid-premium"] != 100 {
+		t.Fatalf("setup: paused split %v", w)
+	}
+
+	b, err := json.Marshal(s.Overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]Override
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if !saved["chat"].Equal(s.Overrides["chat"]) {
+		t.Errorf("override after a JSON round trip %+v, want %+v", saved["chat"], s.Overrides["chat"])
+	}
+	t2 := t1.Add(15 * time.Second)
+	s2, _ := Step(p, State{Overrides: saved}, Input{Snapshot: snap(p, t2, nil)}, t2)
+	if w := s2.Services["chat"].Weights; w["paid-premium"] != 100 || w["free"] != 0 {
+		t.Errorf("paused split after a restart that restored nothing: %v (saved %s), want the frozen paid-premium=100", w, b)
 	}
 }

@@ -63,15 +63,19 @@ func desired(s evaluator.State) actuators.Splits {
 }
 
 // actuate re-asserts the desired state on every actuator, in a stable
-// order. A failure leaves the decision standing; the next tick applies it
-// again (level-triggered), so nothing is forgotten.
-func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evaluator.State, now time.Time) {
-	desired := desired(s)
+// order; held services (heldServices) keep what each backend holds. A
+// failure leaves the decision standing; the next tick applies it again
+// (level-triggered), so nothing is forgotten.
+func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evaluator.State, now time.Time, held map[string]string) {
+	all := desired(s)
 	sorted := append([]actuators.Actuator(nil), acts...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
 		start := r.opts.Now()
-		err := a.Apply(ctx, desired)
+		desired, err := withHeld(ctx, a, all, held)
+		if err == nil {
+			err = a.Apply(ctx, desired)
+		}
 		applied := r.opts.Now()
 		r.acts.duration.WithLabelValues(a.Name()).Observe(applied.Sub(start).Seconds())
 		r.mu.Lock()

@@ -1,28 +1,10 @@
 package runner
 
 import (
-	"encoding/json"
-	"io"
-	"sync"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 )
-
-// AuditLog writes one JSON object per line: every level change, failback
-// step, traffic change, alert transition, override and actuation, with its
-// reasons. A nil *AuditLog discards.
-type AuditLog struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-// NewAuditLog writes JSON lines to w.
-func NewAuditLog(w io.Writer) *AuditLog {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &AuditLog{enc: enc}
-}
 
 // auditRecord is an actuation, reload or operator action; core decisions
 // are written as evaluator.Event.
@@ -40,16 +22,6 @@ type auditRecord struct {
 	Error  string         `json:"error,omitempty"`
 	Reason string         `json:"reason,omitempty"`
 	By     string         `json:"by,omitempty"`
-}
-
-// Write appends one record.
-func (a *AuditLog) Write(v any) {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_ = a.enc.Encode(v) // the audit log must never stop the evaluator
 }
 
 func (r *Runner) audit(e evaluator.Event) {

@@ -23,7 +23,8 @@ type commandOutcome struct {
 // Submit queues an operator command for the next tick, which applies it
 // before judging the routes (so no tick undoes it), and waits for that
 // tick. A command that cannot apply to the state as it will be (the
-// current state with the commands already queued) is refused at once.
+// current state with the commands of a tick in flight and those already
+// queued) is refused at once.
 //
 // Submit returns when the tick applied the command, with its events; or,
 // when ctx ends first or the tick is more than an evaluation interval late
@@ -33,7 +34,7 @@ func (r *Runner) Submit(ctx context.Context, cmd evaluator.Command) (CommandResu
 	r.mu.Lock()
 	now := r.opts.Now()
 	s := r.state
-	for _, p := range r.pending {
+	for _, p := range append(r.inflight, r.pending...) {
 		if next, _, err := evaluator.Apply(r.pol, s, p.cmd, now); err == nil {
 			s = next
 		}

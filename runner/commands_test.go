@@ -112,3 +112,29 @@ func newRunnerWithManualFree(t *testing.T, fp *fakeProm) (*Runner, string) {
 	r, _ := newFileRunner(t, fp, dir, Options{})
 	return r, split
 }
+
+// TestCommandCheckedAgainstTheTickInFlight: a pin queued just before a
+// slow tick has been taken by that tick but not applied yet when a clear
+// arrives; the clear must be checked against the state with the pin, not
+// refused with "no override".
+func TestCommandCheckedAgainstTheTickInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02, delay: 8 * time.Second}
+		r, _ := newRunnerWithManualFree(t, fp)
+		start(t, r)
+		time.Sleep(14 * time.Second)
+		pinned := make(chan error, 1)
+		go func() {
+			_, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "r"})
+			pinned <- err
+		}()
+		time.Sleep(2 * time.Second) // the tick at 15 s took the pin and waits for Prometheus
+		synctest.Wait()
+		if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "r"}); err != nil {
+			t.Errorf("clear during the tick that applies the pin: %v", err)
+		}
+		if err := <-pinned; err != nil {
+			t.Errorf("pin: %v", err)
+		}
+	})
+}

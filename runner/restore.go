@@ -34,8 +34,11 @@ func (r *Runner) restore(ctx context.Context) error {
 	}
 	// FanOut.Current takes each service from the first actuator (by name)
 	// that can say, and reports those that cannot.
+	var known map[string]traffic.Split
 	current := func(ctx context.Context) (map[string]traffic.Split, error) {
-		return actuators.FanOut("actuators", acts...).Current(ctx)
+		var err error
+		known, err = actuators.FanOut("actuators", acts...).Current(ctx)
+		return known, err
 	}
 	got := persist.Load(ctx, pol, bounded, current, holds.Overrides, now, r.opts.Restore)
 	got.State.Drills = holds.Drills // the first tick ends those that expired meanwhile
@@ -48,6 +51,15 @@ func (r *Runner) restore(ctx context.Context) error {
 	r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
 	r.mu.Lock()
 	r.state = got.State
+	r.unknownSplit = map[string]bool{}
+	if got.Source == "actuators" && len(acts) > 0 {
+		for _, svc := range pol.Config.Services {
+			if _, ok := known[svc.Name]; !ok {
+				r.unknownSplit[svc.Name] = true
+				r.log.Warn("no backend can say what it holds for the service and Prometheus has no saved state: writing nothing for it until the core decides it on data", "service", svc.Name)
+			}
+		}
+	}
 	r.mu.Unlock()
 	r.restored.Store(true)
 	return nil

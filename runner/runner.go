@@ -93,6 +93,15 @@ type Runner struct {
 	history *history.Store
 	// pending are the operator commands the next tick applies, in order.
 	pending []*pendingCommand
+	// inflight are the commands the running tick took, until it stores
+	// its state: Submit checks a new command against them too.
+	inflight []*pendingCommand
+	// unknownSplit are the services whose split no backend could say at
+	// the restart: held until the core decides them on data (hold.go).
+	unknownSplit    map[string]bool
+	holds           *holdMetrics
+	lastHeld        map[string]string
+	lastPauseFailed string
 	// overridesUnsaved: the last write of the overrides file failed.
 	overridesUnsaved bool
 	nextID           uint64
@@ -126,12 +135,14 @@ func New(opts Options) (*Runner, error) {
 	if opts.OverridesPath == "" {
 		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
 	}
+	opts.Audit.register(opts.Registerer, opts.Logger)
 	r := &Runner{
 		history:  history.New(historyTicks, historyEvents),
 		opts:     opts,
 		log:      opts.Logger,
 		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
 		acts:     newActuationMetrics(opts.Registerer),
+		holds:    newHoldMetrics(opts.Registerer),
 		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
 		lastActs: map[string]ActuatorOutcome{},
 		newQuery: prometheusQueries,
@@ -216,10 +227,10 @@ func (r *Runner) swap(ld *loaded) {
 	r.loadedAt = r.opts.Now()
 }
 
-// Ready reports whether the state was restored and a tick had data: at
-// least one of its signal queries answered (a value or no sample), not all
-// of them failed. Until then the levels are placeholders, not
-// measurements. The runner is the one owner of this notion: /-/ready, the
+// Ready reports whether the state was restored and the last tick had
+// data: at least one of its signal queries answered (a value or no
+// sample), not all of them failed. Otherwise the levels are placeholders
+// or stale, and the actuators write nothing (hold.go). The runner is the one owner of this notion: /-/ready, the
 // status API and `hermes ctl` ask it.
 func (r *Runner) Ready() bool { return r.ready.Load() }
 
@@ -282,7 +293,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	cfg, pol, query, acts, prev := r.cfg, r.pol, r.ticks, r.actuators, r.state
 	cmds := r.pending
-	r.pending = nil
+	r.pending, r.inflight = nil, cmds
 	health := make(map[string]evaluator.ActuatorHealth, len(r.lastActs))
 	for name, a := range r.lastActs {
 		health[name] = evaluator.ActuatorHealth{OK: a.OK, FailingSince: a.FailingSince, Error: a.Error}
@@ -297,7 +308,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		// tick is dropped rather than judged, counted and exported as if
 		// every signal had failed; its commands go back to the queue.
 		r.mu.Lock()
-		r.pending = append(cmds, r.pending...)
+		r.pending, r.inflight = append(cmds, r.pending...), nil
 		r.mu.Unlock()
 		r.log.Info("tick dropped: stopping", "tick", ts)
 		return
@@ -311,12 +322,12 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	next, events := evaluator.Step(pol, prev, in, ts)
 
 	r.mu.Lock()
-	r.state, r.lastTick = next, ts
+	r.state, r.lastTick, r.inflight = next, ts, nil
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
 	// every tick until it succeeds, so a restart does not lose an override.
-	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, func(a, b evaluator.Override) bool { return a == b }) ||
+	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, evaluator.Override.Equal) ||
 		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) {
 		err := saveOverrides(r.opts.OverridesPath, next)
 		r.overridesUnsaved = err != nil
@@ -330,18 +341,21 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		r.audit(e)
 	}
 	r.auditDryRuns(prev, next, ts)
-	r.actuate(tctx, acts, next, ts)
+	data := hadData(snap)
+	r.mu.Lock()
+	held := r.heldServices(next, data)
+	r.mu.Unlock()
+	r.noteHolds(next, held)
+	r.actuate(tctx, acts, next, ts, held)
 	r.alerts.Notify(ctx, next.Alerts, ts)
 	if !r.ticked.Load() {
 		r.ticked.Store(true)
 		r.log.Info("first tick done", "tick", ts)
 	}
-	if !r.ready.Load() {
-		if hadData(snap) {
-			r.ready.Store(true)
-			r.log.Info("ready: a tick had data from Prometheus", "tick", ts)
-		} else {
-			r.log.Warn("not ready yet: every signal query of the tick failed", "tick", ts)
-		}
+	switch was := r.ready.Swap(data); {
+	case data && !was:
+		r.log.Info("ready: the tick had data from Prometheus", "tick", ts)
+	case !data:
+		r.log.Warn("not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses", "tick", ts)
 	}
 }

@@ -74,10 +74,10 @@ func Handler(o Options) http.Handler {
 	return mux
 }
 
-// handlerWait bounds how long a handler waits for the loop (a reload, or
+// HandlerWait bounds how long a handler waits for the loop (a reload, or
 // a command's tick); a command still queued then is answered 202. The HTTP
 // server's write timeout must stay above it.
-const handlerWait = time.Minute
+const HandlerWait = time.Minute
 
 type handler struct{ o Options }
 
@@ -85,7 +85,7 @@ func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
 	if !h.o.Backend.Ready() {
 		msg := "Hermes is not ready: restoring state or waiting for the first tick."
 		if h.o.Backend.Status().Ticked {
-			msg = "Hermes is not ready: restored, but no tick has had data from Prometheus yet (every signal query failed)."
+			msg = "Hermes is not ready: restored, but the last tick had no data from Prometheus (every signal query failed), so nothing is written to the backends but pins and pauses."
 		}
 		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
@@ -98,7 +98,7 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), handlerWait)
+	ctx, cancel := context.WithTimeout(r.Context(), HandlerWait)
 	defer cancel()
 	if err := h.o.Backend.Reload(ctx); err != nil {
 		http.Error(w, "failed to reload config: "+err.Error(), http.StatusInternalServerError)
@@ -168,7 +168,7 @@ func queryReason(w http.ResponseWriter, r *http.Request) (string, bool) {
 // when the command is refused (400) or still queued (202 with the tick it
 // will apply at), and returns true when the command was applied.
 func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.Command) (api.CommandResult, bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), handlerWait)
+	ctx, cancel := context.WithTimeout(r.Context(), HandlerWait)
 	defer cancel()
 	res, err := h.o.Backend.Submit(ctx, cmd)
 	switch {

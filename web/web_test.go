@@ -111,7 +111,7 @@ func TestReadiness(t *testing.T) {
 		t.Errorf("ready before the first tick: %d", code)
 	}
 	b.ticked = true // a tick ran, but every query failed
-	if code, body := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 503 || !strings.Contains(body, "restored, but no tick has had data from Prometheus yet") {
+	if code, body := do(t, "GET", srv.URL+"/-/ready", "", ""); code != 503 || !strings.Contains(body, "restored, but the last tick had no data from Prometheus") {
 		t.Errorf("ready after a tick without data: %d %q", code, body)
 	}
 	b.ready = true

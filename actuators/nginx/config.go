@@ -3,6 +3,7 @@ package nginx
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +52,7 @@ var (
 //	    # pid_file: /run/nginx.pid            # instead of reload_args: SIGHUP the master
 //	    command_timeout: 10s                  # default, for each nginx command
 //	    mode: 0644                            # default
+//	    state_listen: 127.0.0.1:9145          # optional: nginx serves its state here
 //
 // Every service gets one file, include_path with {service} replaced, holding
 // one upstream block named upstream_name with {service} replaced; nginx's
@@ -64,6 +66,11 @@ var (
 // weight= and down itself, so those (and backup) are refused. Since keys
 // reach the actuator lower-cased, service and route names are matched to
 // the desired state case-insensitively when they do not match exactly.
+//
+// With state_listen, every include file also holds a small server block
+// on that address that answers the file's state line: what the running
+// nginx workers loaded, which Current reads and Apply compares (see
+// state.go). Without it Hermes sees only the files.
 //
 // config_file and prefix are passed (as -c FILE and -p DIR) before both
 // test_args and reload_args. With pid_file, Hermes reloads nginx by
@@ -80,6 +87,7 @@ type Config struct {
 	PIDFile        string                         `mapstructure:"pid_file"`
 	CommandTimeout time.Duration                  `mapstructure:"command_timeout"`
 	Mode           os.FileMode                    `mapstructure:"mode"`
+	StateListen    string                         `mapstructure:"state_listen"`
 }
 
 // ParseConfig decodes the type-specific keys strictly, applies the
@@ -146,6 +154,11 @@ func (c Config) Validate() error {
 		add("upstream_name: must contain %s when upstreams lists several services", servicePlaceholder)
 	}
 
+	if c.StateListen != "" {
+		if _, port, err := net.SplitHostPort(c.StateListen); err != nil || port == "" || port == "0" {
+			add("state_listen: %q must be host:port (e.g. 127.0.0.1:9145)", c.StateListen)
+		}
+	}
 	if len(c.Upstreams) == 0 {
 		add("upstreams: must list at least one service")
 	}

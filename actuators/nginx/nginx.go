@@ -11,7 +11,11 @@
 //	}
 //
 // A file is replaced atomically and only when its content changes, so an
-// unchanged state neither writes nor reloads. When `nginx -t` or the
+// unchanged state neither writes nor reloads, once Hermes knows nginx runs
+// the files: with state_listen it asks nginx what it serves and reloads
+// whenever that differs (state.go); without it, a new actuator (a restart)
+// tests and reloads once at its first Apply, and so does the Apply after a
+// reload whose outcome is unknown. When `nginx -t` or the
 // reload fails, the files of that Apply are put back as they were (or
 // removed, when they did not exist) and the error carries nginx's message.
 // Current reads the hermes-state line back. nginx has no notion of
@@ -38,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -55,10 +60,14 @@ type Actuator struct {
 	cfg     Config
 	logger  *slog.Logger
 
+	stateClient *http.Client // for state_listen (state.go)
+
 	mu sync.Mutex // serialises Apply
-	// unsure is set when files on disk may differ from what nginx runs
-	// (a failed restore): the next Apply tests and reloads even if no
-	// file changes.
+	// unsure is set when files on disk may differ from what nginx runs and
+	// Hermes cannot ask nginx (no state_listen): at start (a crash may have
+	// come between a write and its reload), after a failed restore, after a
+	// test or reload whose outcome is unknown. The next Apply then tests
+	// and reloads even if no file changes.
 	unsure bool
 }
 
@@ -72,7 +81,9 @@ func New(s actuators.Settings) (*Actuator, error) {
 	if err := checkServices(s.Services, c.Upstreams); err != nil {
 		return nil, err
 	}
-	return &Actuator{Named: actuators.Named(s.Name), handled: sortedKeys(c.Upstreams), cfg: c, logger: s.Logger}, nil
+	return &Actuator{Named: actuators.Named(s.Name), handled: sortedKeys(c.Upstreams), cfg: c, logger: s.Logger,
+		stateClient: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		unsure:      true}, nil
 }
 
 // Register adds the nginx actuator to r.
@@ -116,6 +127,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	var (
 		files []wantFile
 		errs  []error
+		want  = actuators.Splits{}
 	)
 	for _, svc := range a.handled {
 		name, st, ok := lookup(desired, svc)
@@ -127,7 +139,16 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 			errs = append(errs, err)
 			continue
 		}
+		if a.cfg.StateListen != "" {
+			srv, err := stateServer(a.cfg.StateListen, expand(a.cfg.UpstreamName, svc), data)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			data = append(data, srv...)
+		}
 		files = append(files, wantFile{path: a.IncludePath(svc), data: data})
+		want[name] = st
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -137,15 +158,35 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if err != nil {
 		return err
 	}
-	if len(changed) == 0 && !a.unsure {
-		a.logger.Debug("nginx upstreams up to date", "files", len(files))
-		return nil
+	if len(changed) == 0 {
+		switch {
+		case a.cfg.StateListen != "":
+			got, drift, err := actuators.Compare(ctx, a, want)
+			if err == nil && !drift {
+				a.logger.Debug("nginx serves the upstreams", "files", len(files))
+				return nil
+			}
+			a.logger.Warn("nginx does not serve what its include files hold: reloading", "serves", formatSplits(got), "err", err)
+		case !a.unsure:
+			a.logger.Debug("nginx upstreams up to date", "files", len(files))
+			return nil
+		}
 	}
 	if err := a.test(ctx); err != nil {
 		return a.rollback(changed, err)
 	}
 	if err := a.reload(ctx); err != nil {
+		// A reload that timed out may have been taken: nginx may run
+		// the new files or the old ones. The files go back; the next
+		// Apply reloads whatever it finds.
+		a.unsure = true
 		return a.rollback(changed, err)
+	}
+	if a.cfg.StateListen != "" {
+		if err := a.waitServed(ctx, want); err != nil {
+			a.unsure = true
+			return err
+		}
 	}
 	a.unsure = false
 	paths := make([]string, len(changed))
@@ -173,11 +214,15 @@ func (a *Actuator) rollback(changed []previous, cause error) error {
 	return fmt.Errorf("%w (restored %s)", cause, strings.Join(paths, ", "))
 }
 
-// Current reads the hermes-state line of every include file back. A
-// service whose file does not exist is absent.
+// Current reads what nginx serves when state_listen is set (state.go),
+// else the hermes-state line of every include file. A service whose file
+// does not exist, or whose state nginx does not serve, is absent.
 func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if a.cfg.StateListen != "" {
+		return a.served(ctx)
 	}
 	out := actuators.Splits{}
 	var errs []error

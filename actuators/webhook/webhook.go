@@ -100,8 +100,19 @@ type Actuator struct {
 	backoff time.Duration // first retry wait
 	jitter  func(d time.Duration) time.Duration
 
-	mu    sync.Mutex       // serialises Apply; guards acked
+	mu    sync.Mutex       // serialises Apply; guards acked and unsure
 	acked actuators.Splits // last state each service's receiver acknowledged
+	// unsure holds, per service, the body of a POST whose outcome is
+	// unknown (a timeout, a lost connection, an error answer): the
+	// receiver may or may not hold it, so the service has no acknowledged
+	// state and a retry of that state sends the same body and key.
+	unsure map[string]pending
+}
+
+// pending is a POST whose outcome is unknown.
+type pending struct {
+	key  string
+	body []byte
 }
 
 // New builds a webhook actuator from its settings.
@@ -137,6 +148,7 @@ func New(s actuators.Settings) (*Actuator, error) {
 		backoff:  initialBackoff,
 		jitter:   equalJitter,
 		acked:    actuators.Splits{},
+		unsure:   map[string]pending{},
 	}, nil
 }
 
@@ -174,6 +186,7 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 			errs = append(errs, fmt.Errorf("service %s: %w", svc, err))
 			continue
 		}
+		delete(a.unsure, svc)
 		a.acked[svc] = st.Clone()
 		a.logger.Info("webhook acknowledged the state", "service", svc,
 			"weights", actuators.FormatWeights(st.Weights), "idempotency_key", key)
@@ -182,8 +195,9 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 }
 
 // Current returns the state each service's receiver last acknowledged (a
-// webhook cannot be read back, so drift cannot be detected); empty after a
-// restart until the first Apply.
+// webhook cannot be read back); empty after a restart until the first
+// Apply, and a service whose last POST has an unknown outcome is absent:
+// it counts as drift until a POST is acknowledged.
 func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -278,6 +292,13 @@ func (a *Actuator) send(ctx context.Context, svc string, st traffic.Split) (stri
 	if err != nil {
 		return "", fmt.Errorf("encoding the payload: %w", err)
 	}
+	if p, ok := a.unsure[svc]; ok && p.key == key {
+		body = p.body // a retry of one delivery sends the same body
+	}
+	// Until it is acknowledged, the receiver may hold this state or the
+	// one before: neither is known.
+	delete(a.acked, svc)
+	a.unsure[svc] = pending{key: key, body: body}
 	wait := a.backoff
 	for attempt := 1; ; attempt++ {
 		retryAfter, err := a.post(ctx, body, key)

@@ -578,3 +578,52 @@ actuators:
 		t.Errorf("headers = %v", req.header)
 	}
 }
+
+// TestUnknownOutcomeIsNotDelivered: a POST that timed out may have been
+// delivered or not. Returning to the state acknowledged before must POST
+// again (the receiver may hold the timed-out state), Current must not
+// report the old acknowledgement meanwhile, and retrying the timed-out
+// state sends the same body with the same idempotency key.
+func TestUnknownOutcomeIsNotDelivered(t *testing.T) {
+	ctx := t.Context()
+	r := newReceiver(t)
+	a := newActuator(t, options(r.srv.URL, "timeout", "50ms", "max_retries", 0))
+	normal := actuators.Filter(actuatortest.Normal(), []string{"chat"})
+	failover := actuators.Filter(actuatortest.Failover(), []string{"chat"})
+	if err := a.Apply(ctx, normal); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.delay = time.Second
+	r.mu.Unlock()
+	if err := a.Apply(ctx, failover); err == nil {
+		t.Fatal("a timed-out POST succeeded")
+	}
+	if got, _ := a.Current(ctx); len(got) != 0 {
+		t.Errorf("Current after a timed-out POST = %v, want nothing (the outcome is unknown)", got)
+	}
+	r.mu.Lock()
+	r.delay = 0
+	r.mu.Unlock()
+	if err := a.Apply(ctx, failover); err != nil {
+		t.Fatal(err)
+	}
+	first, retry := r.request(t, 1), r.request(t, 2)
+	if string(first.body) != string(retry.body) || first.header.Get(HeaderIdempotencyKey) != retry.header.Get(HeaderIdempotencyKey) {
+		t.Errorf("the retry of an unknown outcome differs:\n%s\n%s", first.body, retry.body)
+	}
+	// The same with the way back: after a timeout, the old state is sent.
+	r.mu.Lock()
+	r.delay = time.Second
+	r.mu.Unlock()
+	_ = a.Apply(ctx, normal)
+	r.mu.Lock()
+	r.delay = 0
+	r.mu.Unlock()
+	if err := a.Apply(ctx, failover); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := r.count(); all != 5 {
+		t.Errorf("%d requests, want 5: going back to the state sent before a timeout must POST it again", all)
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hermes-failover/hermes/web/api"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hermes-failover/hermes/web"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // apiClient talks to a running Hermes's status and admin API.
@@ -19,8 +21,13 @@ type apiClient struct {
 	http  *http.Client
 }
 
+// clientWait is how long ctl and explain wait for an answer: longer than
+// the server may hold a command for its tick (web.HandlerWait), so that a
+// command ctl reports as failed never applies afterwards.
+const clientWait = web.HandlerWait + 15*time.Second
+
 func newAPIClient(url, tokenFile string) (*apiClient, error) {
-	c := &apiClient{base: strings.TrimRight(url, "/"), http: &http.Client{Timeout: 30 * time.Second}}
+	c := &apiClient{base: strings.TrimRight(url, "/"), http: &http.Client{Timeout: clientWait}}
 	if tokenFile != "" {
 		token, err := readToken(tokenFile)
 		if err != nil {

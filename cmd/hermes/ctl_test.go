@@ -179,8 +179,21 @@ func TestNotReadyWhileBlind(t *testing.T) {
 	_, url := serve(t, &backend{blind: true}, "")
 	for _, args := range [][]string{{"ctl", "--url", url, "status"}, {"explain", "--url", url, "--route", "free"}} {
 		code, out, errb := hermes(t, args...)
-		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but no tick has had data from Prometheus yet") {
+		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but the last tick had no data from Prometheus") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errb)
 		}
+	}
+}
+
+// TestCtlWaitsAsLongAsTheServer: the admin API may hold a command for up
+// to web.HandlerWait before answering that it is still queued; ctl must
+// not give up first and report a failure for a command that then applies.
+func TestCtlWaitsAsLongAsTheServer(t *testing.T) {
+	c, err := newAPIClient("http://127.0.0.1:1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.http.Timeout <= web.HandlerWait {
+		t.Errorf("ctl gives up after %v, the server may wait %v", c.http.Timeout, web.HandlerWait)
 	}
 }

@@ -54,15 +54,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 2
 	}
-	var auditW io.Writer = stdout
+	audit := runner.NewAuditLog(stdout)
 	if *auditPath != "-" {
-		f, err := os.OpenFile(*auditPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
+		if audit, err = runner.OpenAuditLog(*auditPath); err != nil {
 			fmt.Fprintf(stderr, "run: --audit.file: %v\n", err)
 			return 2
 		}
-		defer f.Close()
-		auditW = f
+		defer audit.Close()
 	}
 
 	reg := prometheus.NewRegistry()
@@ -70,7 +68,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	kinds := actuatorKinds()
 	r, err := runner.New(runner.Options{
 		ConfigPath: *configPath, OverridesPath: *overrides, Logger: logger, Registerer: reg,
-		Audit: runner.NewAuditLog(auditW), Actuators: kinds,
+		Audit: audit, Actuators: kinds,
 		Restore: persist.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
 		Metrics: telemetry.Options{AllSignals: *perSignal},
 	})
@@ -104,6 +102,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return
 			case <-hup:
 				logger.Info("SIGHUP: reloading configuration")
+				if err := audit.Reopen(); err != nil { // logrotate's create
+					logger.Error("cannot reopen the audit log", "err", err)
+				}
 				_ = r.Reload(ctx)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // notReady is an error when Hermes is not ready (the runner decides, see
-// runner.Runner.Ready): no tick evaluated yet, or no tick has had data from
+// runner.Runner.Ready): no tick evaluated yet, or the last tick had no data from
 // Prometheus. Its levels and scores are placeholders then, not
 // measurements.
 func notReady(st api.Status) error {
@@ -22,7 +22,7 @@ func notReady(st api.Status) error {
 	}
 	msg := "Hermes is not ready yet: no tick evaluated since it started"
 	if st.Ticked || !st.LastTick.IsZero() {
-		msg = "Hermes is not ready yet: restored, but no tick has had data from Prometheus yet (every signal query failed)"
+		msg = "Hermes is not ready yet: restored, but the last tick had no data from Prometheus (every signal query failed), so nothing is written to the backends but pins and pauses"
 	}
 	if !st.LoadedAt.IsZero() {
 		msg += " (configuration loaded at " + st.LoadedAt.UTC().Format(time.RFC3339) + ")"

@@ -80,7 +80,7 @@ func TestPausedRestartWithoutStateKeepsTheActuatorsSplit(t *testing.T) {
 		}
 	}
 	// Every query failed: Hermes ticked, but it is not ready.
-	if code, body := h.ReadyCode(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "no tick has had data from Prometheus yet") {
+	if code, body := h.ReadyCode(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "the last tick had no data from Prometheus") {
 		t.Errorf("/-/ready while Prometheus answers 500: %d %q, want 503", code, body)
 	}
 	if st := h.Status(t); st.Ready || !st.Ticked {

@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// AuditLog writes one JSON object per line: every level change, failback
+// step, traffic change, alert transition, override and actuation, with its
+// reasons. A nil *AuditLog discards.
+//
+// A failed write never stops the evaluator, and never stops the log
+// either: it is logged and counted (hermes_audit_write_errors_total, the
+// watchdog's HermesAuditWriteFailing), and the next record is encoded
+// afresh; a log opened by path is reopened first, so a deleted file is
+// recreated. Reopen (on SIGHUP) follows logrotate's `create`.
+type AuditLog struct {
+	mu   sync.Mutex
+	w    io.Writer
+	path string   // set by OpenAuditLog
+	f    *os.File // the open file of path; nil after a failed write
+	errs prometheus.Counter
+	log  *slog.Logger
+}
+
+// NewAuditLog writes JSON lines to w.
+func NewAuditLog(w io.Writer) *AuditLog { return &AuditLog{w: w} }
+
+// OpenAuditLog appends JSON lines to the file at path, created if need be.
+func OpenAuditLog(path string) (*AuditLog, error) {
+	a := &AuditLog{path: path}
+	if err := a.open(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// open (re)opens a.path; a.mu must be held or a not yet shared.
+func (a *AuditLog) open() error {
+	f, err := os.OpenFile(a.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if a.f != nil {
+		_ = a.f.Close()
+	}
+	a.f, a.w = f, f
+	return nil
+}
+
+// Reopen opens the audit log's file again by its path (after log
+// rotation moved it away); a log not opened by path is left alone.
+func (a *AuditLog) Reopen() error {
+	if a == nil || a.path == "" {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.open()
+}
+
+// Close closes the file of a log opened by path.
+func (a *AuditLog) Close() error {
+	if a == nil || a.f == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
+
+// register counts failed writes on reg and logs them on logger.
+func (a *AuditLog) register(reg prometheus.Registerer, logger *slog.Logger) {
+	if a == nil {
+		return
+	}
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hermes_audit_write_errors_total",
+		Help: "Audit log records that could not be written (each is lost).",
+	})
+	reg.MustRegister(c)
+	a.mu.Lock()
+	a.errs, a.log = c, logger
+	a.mu.Unlock()
+}
+
+// Write appends one record.
+func (a *AuditLog) Write(v any) {
+	if a == nil {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // one per record: an Encoder keeps its first error
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err == nil && a.w == nil && a.path != "" {
+		err = a.open()
+	}
+	if err == nil {
+		_, err = a.w.Write(buf.Bytes())
+	}
+	if err == nil {
+		return
+	}
+	if a.errs != nil {
+		a.errs.Inc()
+	}
+	if a.log != nil {
+		a.log.Error("cannot write the audit log; the record is lost", "file", a.path, "err", err)
+	}
+	if a.f != nil { // reopen at the next record: the file may be gone
+		_ = a.f.Close()
+		a.f, a.w = nil, nil
+	}
+}
