@@ -86,6 +86,17 @@ func TestBodyTooLarge(t *testing.T) {
 	}
 }
 
+// TestGzipBombIsTooLarge: a reply that inflates past max_body_bytes fails
+// the probe with body_too_large, however few bytes came over the wire.
+func TestGzipBombIsTooLarge(t *testing.T) {
+	srv := faults.Start(t)
+	prompt := hostilePrompt + "    validation: {max_body_bytes: 65536}\n"
+	got := probeOnce(t, srv, faults.GzipBomb, prompt)
+	if got[verdictKey("hello", "soft_fail", string(ReasonBodyTooLarge))] != 1 || got[successKey("hello", E2E)] != 0 {
+		t.Errorf("series: %v", got)
+	}
+}
+
 // TestBudgetPauseWarns: the pause of a spent budget is logged once, at
 // warn, and exported.
 func TestBudgetPauseWarns(t *testing.T) {

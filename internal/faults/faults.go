@@ -13,6 +13,8 @@
 package faults
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,6 +48,7 @@ const (
 	ErrorInOK          Fault = "error_in_200"         // HTTP 200 whose body (stream: first and only event) is {"code":500,"msg":"系统繁忙，请稍后重试"}
 	Endless            Fault = "endless"              // far more content than max_tokens, then no end until the client gives up
 	Oversized          Fault = "oversized"            // a complete reply of OversizedBytes
+	GzipBomb           Fault = "gzip_bomb"            // a plain reply of OversizedBytes, sent gzip-compressed to a few kB
 )
 
 // Catalogue lists the faults every path is tested with.
@@ -196,6 +199,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.wait(r)
 	case Oversized:
 		answer(w, req.Stream, false, false, strings.Repeat("x", OversizedBytes))
+	case GzipBomb:
+		// What the client reads once it inflates the body is what counts:
+		// the compressed reply is a few kB.
+		var plain bytes.Buffer
+		answer(&bodyWriter{header: http.Header{}, buf: &plain}, false, false, false, strings.Repeat("x", OversizedBytes))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write(plain.Bytes())
+		zw.Close()
 	default:
 		http.NotFound(w, r)
 	}
@@ -299,3 +312,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// bodyWriter is an http.ResponseWriter that keeps the body, to compress it.
+type bodyWriter struct {
+	header http.Header
+	buf    *bytes.Buffer
+}
+
+func (b *bodyWriter) Header() http.Header         { return b.header }
+func (b *bodyWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
+func (b *bodyWriter) WriteHeader(int)             {}
