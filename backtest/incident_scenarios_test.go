@@ -173,11 +173,7 @@ func TestScenarioStatus422Surge(t *testing.T) {
 	if fo := failedOverAt(tl, "free", at(onset)); fo.IsZero() || fo.Sub(at(onset)) > time.Minute {
 		t.Errorf("failover at %s, want within 1m of the onset", fo.Format(time.TimeOnly))
 	}
-	var ticket bool
-	for _, e := range firing(tl, "B") {
-		ticket = ticket || (e.Name == "HermesStatus422High" && e.Route == "free")
-	}
-	if !ticket {
+	if !fired(tl, "B", "HermesStatus422High", "free") {
 		t.Error("no HermesStatus422High for free: the caller's template needs fixing")
 	}
 	assertOnlyFreeMoves(t, tl)
@@ -238,15 +234,21 @@ func TestScenarioRetrySurge(t *testing.T) {
 	case b.Time.Sub(at(onset)) > 15*time.Minute:
 		t.Errorf("first A or B alert %s at %s, more than 15 min after the onset", b.Name, b.Time.Format(time.TimeOnly))
 	}
-	fired := false
-	for _, e := range events(tl, evaluator.EventAlert, "free") {
-		fired = fired || (e.Name == "HermesRetryStorm" && e.State == "firing")
-	}
-	if !fired {
+	if !fired(tl, "B", "HermesRetryStorm", "free") {
 		t.Error("HermesRetryStorm never fired")
 	}
 	assertOnlyFreeMoves(t, tl)
 	assertNoFlapping(t, tl)
+}
+
+// fired reports whether alert name of tier fired for route in tl.
+func fired(tl *backtest.Timeline, tier, name, route string) bool {
+	for _, e := range firing(tl, tier) {
+		if e.Name == name && e.Route == route {
+			return true
+		}
+	}
+	return false
 }
 
 func TestScenarioRetryStorm(t *testing.T) {
