@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/internal/redirect"
 )
 
 // Doer sends HTTP requests; *http.Client is one.
@@ -54,7 +55,9 @@ func New(cfg *Config, reg prometheus.Registerer, client Doer, log *slog.Logger) 
 		return nil, err
 	}
 	if client == nil {
-		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		// Redirects stay on the target's host: its API key and headers
+		// must not follow one elsewhere.
+		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), CheckRedirect: redirect.SameHost}
 	}
 	p := &Prober{client: client, log: log, m: m, now: time.Now, boundaryValidator: validate.MustNew(validate.Rules{})}
 	byName := map[string]Prompt{}

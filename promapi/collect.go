@@ -172,10 +172,23 @@ func apiErrorReason(e *v1.Error) string {
 			typ = body.ErrorType
 		}
 	}
-	if typ == "" {
+	switch {
+	case typ == "":
 		return shortText(e.Msg)
+	case !knownErrorTypes[typ]:
+		// A label value: a server's free text would make a new series
+		// per answer.
+		return "other"
 	}
 	return typ
+}
+
+// knownErrorTypes are the errorType values Prometheus's API and
+// client_golang give; any other is reported as "other".
+var knownErrorTypes = map[string]bool{
+	"timeout": true, "canceled": true, "execution": true, "bad_data": true,
+	"internal": true, "unavailable": true, "not_found": true, "not_acceptable": true,
+	string(v1.ErrBadResponse): true, string(v1.ErrServer): true, string(v1.ErrClient): true,
 }
 
 // isConnectionError reports whether err is a failure to reach or keep the server.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -169,6 +170,10 @@ func TestErrorReason(t *testing.T) {
 		{&v1.Error{Type: v1.ErrServer, Msg: "server error: 503",
 			Detail: `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`}, "timeout"},
 		{fmt.Errorf("signal x: %w", &v1.Error{Type: v1.ErrClient, Msg: "client error: 404"}), "client_error"},
+		{&v1.Error{Type: v1.ErrServer, Msg: "server error: 500",
+			Detail: `{"status":"error","errorType":"` + strings.Repeat("x", 2000) + `","error":"hostile"}`}, "other"},
+		{&v1.Error{Type: "no such type\nat all", Msg: "m"}, "other"},
+		{&v1.Error{Type: "unavailable", Msg: "TSDB not ready"}, "unavailable"},
 		{refused, "connection"},
 		{&net.DNSError{Err: "no such host", Name: "prometheus"}, "connection"},
 		{errors.New("query timed out in query execution"), "timeout"},

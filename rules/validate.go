@@ -379,8 +379,10 @@ func (c *Config) validateServices(ch *checker) {
 			ch.errorf(where.field("routes"), "must list at least one route")
 		}
 		routes := map[string]bool{}
+		folded := map[string]string{} // lower case → as first spelled
 		for j, r := range s.Routes {
 			rw := where.field("routes").item(j, "")
+			first, caseDup := folded[strings.ToLower(r)]
 			switch {
 			case r == "":
 				ch.errorf(rw, "must not be empty")
@@ -388,8 +390,14 @@ func (c *Config) validateServices(ch *checker) {
 				ch.errorf(rw, "%q must match %s", r, routeNameRE)
 			case routes[r]:
 				ch.errorf(rw, "duplicate route %q", r)
+			case caseDup:
+				// nginx would refuse every apply of the service.
+				ch.errorf(rw, "route %q differs from %q only in case (route names are matched case-insensitively: configuration keys such as nginx upstreams and dns records arrive lower-cased)", r, first)
 			}
 			routes[r] = true
+			if !caseDup {
+				folded[strings.ToLower(r)] = r
+			}
 		}
 	}
 }

@@ -62,17 +62,47 @@ func desired(s evaluator.State) actuators.Splits {
 	return d
 }
 
+// toWrite is what the runner writes to actuator a this tick: the desired
+// state all, with the held services as the backend holds them and, with
+// a replica name, the replicas' lease applied (lease.go). It reads the
+// backend back only when either needs it; disagree are the services
+// another replica holds with a different split.
+func (r *Runner) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, s evaluator.State, now time.Time, interval time.Duration, held map[string]string) (out actuators.Splits, disagree []string, err error) {
+	if len(held) == 0 && r.opts.Replica == "" {
+		return all, nil, nil
+	}
+	cur, err := a.Current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out = withHeld(cur, all, held)
+	if r.opts.Replica == "" {
+		return out, nil, nil
+	}
+	operator := map[string]bool{}
+	for svc, o := range s.Overrides {
+		operator[svc] = operatorSplit(o, true)
+	}
+	return out, lease(r.opts.Replica, out, cur, held, operator, now, interval), nil
+}
+
 // actuate re-asserts the desired state on every actuator, in a stable
-// order; held services (heldServices) keep what each backend holds. A
-// failure leaves the decision standing; the next tick applies it again
-// (level-triggered), so nothing is forgotten.
-func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evaluator.State, now time.Time, held map[string]string) {
+// order; held services (heldServices) keep what each backend holds, and
+// a split another replica holds is left to it (toWrite). It returns the
+// services held for that, with holdReplicasDisagree. A failure leaves the
+// decision standing; the next tick applies it again (level-triggered), so
+// nothing is forgotten.
+func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evaluator.State, now time.Time, interval time.Duration, held map[string]string) map[string]string {
 	all := desired(s)
+	disagree := map[string]string{}
 	sorted := append([]actuators.Actuator(nil), acts...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
 		start := r.opts.Now()
-		desired, err := withHeld(ctx, a, all, held)
+		desired, others, err := r.toWrite(ctx, a, all, s, now, interval, held)
+		for _, svc := range others {
+			disagree[svc] = holdReplicasDisagree
+		}
 		if err == nil {
 			err = a.Apply(ctx, desired)
 		}
@@ -124,6 +154,7 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 			}
 		}
 	}
+	return disagree
 }
 
 // sameDesired remembers the last desired state audited per actuator so the

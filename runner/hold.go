@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -23,6 +22,10 @@ const (
 	// (nothing in Prometheus, a backend that cannot be read back), so the
 	// levels are placeholders; or a pause whose frozen split was lost.
 	holdUnknownSplit = "unknown_split"
+	// holdReplicasDisagree: another replica stamped a different split in
+	// the backend within the last two evaluation intervals; it holds the
+	// lease, and this replica leaves its split (lease.go).
+	holdReplicasDisagree = "replicas_disagree"
 )
 
 // holdMetrics say which services the runner does not write, and which
@@ -133,17 +136,10 @@ func (r *Runner) noteHolds(s evaluator.State, held map[string]string) {
 	}
 }
 
-// withHeld is desired for actuator a with every held service replaced by
-// what a holds now (or left out when a holds nothing for it), so that
+// withHeld is desired with every held service replaced by what cur (one
+// backend) holds now, or left out when it holds nothing for it, so that
 // backends that write a whole document keep the held services as they are.
-func withHeld(ctx context.Context, a actuators.Actuator, desired actuators.Splits, held map[string]string) (actuators.Splits, error) {
-	if len(held) == 0 {
-		return desired, nil
-	}
-	cur, err := a.Current(ctx)
-	if err != nil {
-		return nil, err
-	}
+func withHeld(cur, desired actuators.Splits, held map[string]string) actuators.Splits {
 	out := make(actuators.Splits, len(desired))
 	for svc, sp := range desired {
 		if _, ok := held[svc]; !ok {
@@ -152,5 +148,5 @@ func withHeld(ctx context.Context, a actuators.Actuator, desired actuators.Split
 			out[svc] = have
 		}
 	}
-	return out, nil
+	return out
 }

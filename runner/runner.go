@@ -57,6 +57,11 @@ type Options struct {
 	// ReloadInterval is the least time between two applied reloads
 	// (default 1 s); requests in between are coalesced into one.
 	ReloadInterval time.Duration
+	// Replica names this replica when two write one backend (--replica):
+	// every split it writes is stamped with it and the tick, and it does
+	// not overwrite another replica's fresh, different split (lease.go).
+	// Empty: one writer, nothing stamped.
+	Replica string
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
@@ -345,8 +350,12 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	held := r.heldServices(next, data)
 	r.mu.Unlock()
+	for svc, why := range r.actuate(tctx, acts, next, ts, cfg.Global.EvaluationInterval, held) {
+		if _, ok := held[svc]; !ok {
+			held[svc] = why
+		}
+	}
 	r.noteHolds(next, held)
-	r.actuate(tctx, acts, next, ts, held)
 	r.alerts.Notify(ctx, next.Alerts, ts)
 	if !r.ticked.Load() {
 		r.ticked.Store(true)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // OverrideKind names an operator's hold on a service's traffic.
@@ -44,7 +45,28 @@ type Split struct {
 	// Override names the operator override shaping the split, if any: a
 	// person decided it, so a pin may send everything to a failed route.
 	Override OverrideKind `json:"override,omitempty"`
+	// Writer says which replica wrote the split and at which tick, for
+	// backends that two replicas write (see Stamp); zero when the runner
+	// has no replica name. Informative, like Levels: Equal ignores it.
+	Writer Stamp `json:"writer,omitzero"`
 }
+
+// Stamp names the replica that wrote a split to a backend and the tick it
+// wrote it at. Read back from the backend, it is a lease: a replica does
+// not overwrite a different split another replica stamped within the last
+// two evaluation intervals (runner's lease.go).
+type Stamp struct {
+	// Replica is the writer's --replica name.
+	Replica string `json:"replica"`
+	// Tick is the aligned tick time of the write, renewed every tick.
+	Tick time.Time `json:"tick"`
+}
+
+// IsZero reports whether no replica stamped the split.
+func (s Stamp) IsZero() bool { return s.Replica == "" && s.Tick.IsZero() }
+
+// Equal reports whether two stamps name the same replica and tick.
+func (s Stamp) Equal(o Stamp) bool { return s.Replica == o.Replica && s.Tick.Equal(o.Tick) }
 
 // Equal reports whether two splits move traffic the same way (weights and
 // flags; levels, reasons and the override are informative).

@@ -3,7 +3,8 @@
 //
 //	{
 //	  "services": {
-//	    "chat": {"weights": {"free": 95, "paid": 5}, "retries_enabled": true, ...}
+//	    "chat": {"weights": {"free": 95, "paid": 5}, "retries_enabled": true, ...,
+//	             "writer": {"replica": "hermes-a", "tick": "2025-01-02T03:04:05Z"}}
 //	  },
 //	  "updated_at": "2025-01-02T03:04:05Z"
 //	}
@@ -11,7 +12,9 @@
 // The file is replaced atomically (temporary file in the same directory,
 // fsync, rename, fsync of the directory), and only when the traffic split
 // or a flag changes, so readers never see a torn file and a watcher's
-// mtime only moves on real changes.
+// mtime only moves on real changes. With two replicas (run --replica) the
+// writer's stamp of each service is part of the state: the replica that
+// holds the lease renews it, so the file is rewritten every tick.
 package file
 
 import (
@@ -143,14 +146,15 @@ func (a *Actuator) modeOK() bool {
 	return err == nil && fi.Mode().Perm() == a.cfg.Mode
 }
 
-// equal reports whether two states hold the same services, each Equal.
+// equal reports whether two states hold the same services, each Equal
+// and with the same writer's stamp (a replica renews its stamp every tick).
 func equal(a, b actuators.Splits) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k, s := range a {
 		o, ok := b[k]
-		if !ok || !s.Equal(o) {
+		if !ok || !s.Equal(o) || !s.Writer.Equal(o.Writer) {
 			return false
 		}
 	}

@@ -370,3 +370,37 @@ actuators:
 		t.Errorf("mode = %#o, want 0600", mode)
 	}
 }
+
+// TestStampIsWrittenAndReadBack: a split stamped by a replica is written
+// with its stamp and read back with it, and a new stamp on an unchanged
+// split rewrites the file (the holder renews its lease every tick).
+func TestStampIsWrittenAndReadBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "split.json")
+	a := newActuator(t, path)
+	tick := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	want := actuators.Splits{"chat": {Weights: map[string]int{"free": 100}, Writer: traffic.Stamp{Replica: "a", Tick: tick}}}
+	if err := a.Apply(t.Context(), want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Current(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := got["chat"].Writer; !w.Equal(want["chat"].Writer) {
+		t.Fatalf("read back stamp %+v, want %+v", w, want["chat"].Writer)
+	}
+	before := stat(t, path)
+	renewed := actuators.Splits{"chat": want["chat"]}
+	sp := renewed["chat"]
+	sp.Writer.Tick = tick.Add(time.Second)
+	renewed["chat"] = sp
+	if err := a.Apply(t.Context(), renewed); err != nil {
+		t.Fatal(err)
+	}
+	if stat(t, path).same(before) {
+		t.Error("a renewed stamp did not rewrite the file")
+	}
+	if got, _ := a.Current(t.Context()); !got["chat"].Writer.Equal(sp.Writer) {
+		t.Errorf("stamp after renewal %+v, want %+v", got["chat"].Writer, sp.Writer)
+	}
+}

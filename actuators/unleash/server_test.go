@@ -244,8 +244,11 @@ type recordingProxy struct {
 	URL    string
 	writes atomic.Int64
 	broken atomic.Bool
-	mu     sync.Mutex
-	log    []string // "METHOD path" of the writes
+	// lose forwards each write to Unleash and then holds its reply until
+	// the client gives up: an outcome the actuator cannot know.
+	lose atomic.Bool
+	mu   sync.Mutex
+	log  []string // "METHOD path" of the writes
 }
 
 func newRecordingProxy(t *testing.T, target string) *recordingProxy {
@@ -268,6 +271,11 @@ func newRecordingProxy(t *testing.T, target string) *recordingProxy {
 			p.mu.Lock()
 			p.log = append(p.log, r.Method+" "+r.URL.Path)
 			p.mu.Unlock()
+			if p.lose.Load() {
+				rp.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context())))
+				<-r.Context().Done()
+				return
+			}
 		}
 		rp.ServeHTTP(w, r)
 	}))

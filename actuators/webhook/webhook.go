@@ -48,6 +48,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/internal/redirect"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -135,6 +136,9 @@ func New(s actuators.Settings) (*Actuator, error) {
 	client, err := commoncfg.NewClientFromConfig(c.HTTPConfig, Kind, commoncfg.WithUserAgent("hermes-webhook"))
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
+	}
+	if c.HTTPConfig.FollowRedirects {
+		client.CheckRedirect = redirect.SameHost // static headers stay with the receiver
 	}
 	return &Actuator{
 		Named:    actuators.Named(s.Name),

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -625,5 +626,30 @@ func TestUnknownOutcomeIsNotDelivered(t *testing.T) {
 	}
 	if all, _ := r.count(); all != 5 {
 		t.Errorf("%d requests, want 5: going back to the state sent before a timeout must POST it again", all)
+	}
+}
+
+// TestRedirectToAnotherHostIsRefused: a receiver that redirects to
+// another host does not get the static headers, nor the body, sent on:
+// the apply fails and the other host sees nothing.
+func TestRedirectToAnotherHostIsRefused(t *testing.T) {
+	var leaked atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+	}))
+	defer other.Close()
+	// 127.0.0.1 and localhost are other hosts to net/http.
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	a := newActuator(t, options(redirector.URL, "headers", map[string]any{"x-api-key": "s3cret"}))
+	err := a.Apply(t.Context(), actuators.Filter(actuatortest.Shed(), []string{"chat"}))
+	if err == nil || !strings.Contains(err.Error(), "another host") {
+		t.Errorf("Apply through a redirect to another host: %v, want an error naming it", err)
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Errorf("the other host got %d requests", n)
 	}
 }

@@ -75,6 +75,7 @@ func (t *ctlTarget) define(fs *flag.FlagSet) {
 }
 
 func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = terminalSafe(stdout), terminalSafe(stderr)
 	u := ctlUsage
 	u.details = ctlDetails()
 	fs := u.newFlags()

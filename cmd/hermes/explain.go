@@ -19,6 +19,7 @@ var explainUsage = usage{name: "explain", synopsis: "--route ROUTE [--service SE
 	summary: "say why a route is where it is: signals, floors, caps, dwell and hold (asks a running Hermes)"}
 
 func explainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = terminalSafe(stdout), terminalSafe(stderr)
 	fs := explainUsage.newFlags()
 	target := newCtlTarget()
 	fs.StringVar(&target.url, "url", target.url, "address of a running Hermes ($"+envURL+")")

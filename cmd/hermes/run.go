@@ -37,6 +37,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
 	watch := fs.Bool("config.watch", false, "reload the configuration when its file changes (off: reload on SIGHUP, or POST /-/reload with --web.enable-lifecycle)")
 	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status of every signal for every route, not only the informative ones for routes that are not normal or lose points")
+	replica := fs.String("replica", "", "this replica's name, when two replicas write the same backends: each write is stamped with it and the tick, and a replica does not overwrite another's fresh, different split (empty: one writer)")
 	pprofOn := fs.Bool("web.enable-pprof", false, "serve Go runtime profiles (heap, CPU) under /debug/pprof/")
 	if _, code, ok := runUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
@@ -71,6 +72,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Audit: audit, Actuators: kinds,
 		Restore: persist.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
 		Metrics: telemetry.Options{AllSignals: *perSignal},
+		Replica: *replica,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "run: %v\n", err)

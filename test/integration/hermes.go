@@ -57,6 +57,16 @@ func NewHermes(t testing.TB, dir string) *Hermes {
 // closed by default.
 func (h *Hermes) EnableAdminAPI() { h.srv.Args = append(h.srv.Args, "--web.enable-admin-api") }
 
+// SetReplica adds --replica name to h's flags, for a test of two
+// replicas writing one backend; call it before Start.
+func (h *Hermes) SetReplica(name string) { h.srv.Args = append(h.srv.Args, "--replica", name) }
+
+// Stop stops the process by its PID and waits until it exited.
+func (h *Hermes) Stop(t testing.TB) {
+	t.Helper()
+	h.srv.Stop(t)
+}
+
 // Start runs `hermes run` and waits until it serves and ran a first tick
 // (state restored, `ticked` in the status). It does not wait for /-/ready:
 // some tests keep Prometheus down on purpose, and Hermes is only ready once

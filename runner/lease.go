@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/traffic"
+)
+
+// leaseIntervals is how many evaluation intervals a replica's stamp holds
+// a backend: the holder renews it every tick, so a holder that stopped,
+// or went blind, loses the lease after two intervals.
+const leaseIntervals = 2
+
+// fresh reports whether stamp st, read back from a backend at tick now,
+// is another replica's live lease: not me, at most leaseIntervals old
+// and not more than one interval ahead (a clock far ahead holds nothing).
+func fresh(st traffic.Stamp, me string, now time.Time, interval time.Duration) bool {
+	if st.Replica == "" || st.Replica == me {
+		return false
+	}
+	age := now.Sub(st.Tick)
+	return age > -interval && age < leaseIntervals*interval
+}
+
+// lease turns out, what this replica would write to one backend, into
+// what it may write, given cur, what the backend holds. A service whose
+// split another replica stamped freshly keeps that split: when it differs
+// from this replica's, the service is reported in disagree; when it is
+// the same, the holder renews it. Every other service is stamped with me
+// and the tick. Services in held (already cur's) and the ones in operator
+// (a person's pin or pause, which takes the lease) are not deferred.
+func lease(me string, out, cur actuators.Splits, held map[string]string, operator map[string]bool, now time.Time, interval time.Duration) (disagree []string) {
+	for svc, want := range out {
+		if _, ok := held[svc]; ok {
+			continue
+		}
+		have, ok := cur[svc]
+		if ok && !operator[svc] && fresh(have.Writer, me, now, interval) {
+			out[svc] = have
+			if !have.Equal(want) {
+				disagree = append(disagree, svc)
+			}
+			continue
+		}
+		want.Writer = traffic.Stamp{Replica: me, Tick: now}
+		out[svc] = want
+	}
+	return disagree
+}
