@@ -18,7 +18,7 @@ func TestLostReplyIsReconciled(t *testing.T) {
 	s := unleashServer(t)
 	p := newRecordingProxy(t, s.URL)
 	flags := testFlags("chat")
-	opts := map[string]any{"url": p.URL, "admin_token": s.AdminToken, "environment": s.Environment, "flags": flags, "timeout": "500ms"}
+	opts := map[string]any{"url": p.URL, "admin_token": s.AdminToken, "environment": s.Environment, "flags": flags, "timeout": "3s"}
 	a := newActuator(t, opts, "chat")
 	ctx := context.Background()
 	healthy := actuators.Splits{"chat": {Weights: map[string]int{"free": 100, "paid": 0}, RetriesEnabled: true}}
