@@ -85,21 +85,25 @@ func proportionInterval(v, n float64, b *proportionBounds) interval {
 // there long before any single minute proves it. But a long window also
 // remembers: a failure that ended ten minutes ago is still in it. As in
 // the SRE workbook's multi-window alerts, a longer window's evidence counts
-// only while the next shorter window's observed ratio agrees with it: its
-// lower bound counts up to that ratio, its upper bound down to it. Per
-// window w, ascending from the signal's own, with v_s the observed ratio
-// of the next shorter window that has data:
+// only while the shorter windows' observed ratios agree with it: its lower
+// bound counts up to the least of them, its upper bound down to the
+// greatest. Per window w, ascending from the signal's own, with v_s the
+// observed ratio of each shorter window s that has data (the own one
+// included):
 //
-//	lo = max(lo_own, max_w min(lo_w, v_s(w)))
-//	hi = min(hi_own, min_w max(hi_w, v_s(w)))
+//	lo = max(lo_own, max_w min(lo_w, min_{s<w} v_s))
+//	hi = min(hi_own, min_w max(hi_w, max_{s<w} v_s))
 //
-// (an interval turned inside out by windows that disagree is taken from
-// its smaller to its larger end). A longer window can so only narrow the
-// signal's own interval towards what recent calls show: a route that
-// recovered five minutes ago has a 5m ratio near 0, which caps what an
-// old failure in the 15m window can prove against it at that 0, and a
-// recent failure that the 15m window dilutes still has the own window's
-// bound. Hermes stays stateless: every window is recomputed by Prometheus
+// So a route that recovered a minute ago has an own ratio near 0, which
+// caps what an old failure in the 15m window can prove against it at that
+// 0; and a route failing now has an own ratio that no quiet history can
+// pull its upper bound below, so it never looks healthy. Agreement with
+// every shorter window, not only the next one, keeps lo ≤ hi: with the
+// next one alone a 15m window agreeing with a quiet 5m one could pull the
+// upper bound below what the last minute of a 503 outage proves (lo > hi),
+// and resolving that conflict cost the failover a tick or two. A window
+// can only narrow the signal's own interval, towards what recent calls
+// show. Hermes stays stateless: every window is recomputed by Prometheus
 // each tick, and a restart loses nothing. A window without data, not
 // counted or of no calls adds nothing.
 
@@ -113,7 +117,7 @@ type decidingWindows struct{ lo, hi int8 }
 // gave each end.
 func withWindows(own interval, v float64, wins []windowColumn, smps []Sample, b *proportionBounds) (interval, decidingWindows) {
 	iv, d := own, decidingWindows{lo: -1, hi: -1}
-	shorter := v
+	least, most := v, v // of the shorter windows' ratios
 	for k, w := range wins {
 		if w.col >= len(smps) {
 			break
@@ -123,17 +127,13 @@ func withWindows(own interval, v float64, wins []windowColumn, smps []Sample, b 
 			continue
 		}
 		wi := proportionInterval(s.Value, s.Volume, b)
-		if lo := math.Min(wi.lo, shorter); lo > iv.lo {
+		if lo := math.Min(wi.lo, least); lo > iv.lo {
 			iv.lo, d.lo = lo, int8(k)
 		}
-		if hi := math.Max(wi.hi, shorter); hi < iv.hi {
+		if hi := math.Max(wi.hi, most); hi < iv.hi {
 			iv.hi, d.hi = hi, int8(k)
 		}
-		shorter = s.Value
-	}
-	if iv.lo > iv.hi {
-		iv.lo, iv.hi = iv.hi, iv.lo
-		d.lo, d.hi = d.hi, d.lo
+		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
 	}
 	return iv, d
 }
