@@ -229,10 +229,10 @@ func checkWindows(ch *checker, where loc, s SignalConfig) {
 	if len(s.Windows) > MaxWindows {
 		ch.errorf(at, "at most %d windows, got %d", MaxWindows, len(s.Windows))
 	}
-	own, q := QueryWindow(s.Volume), QueryWindow(s.Query)
+	own, q := countWindow(s.Volume), countWindow(s.Query)
 	switch {
 	case own == 0 || q == 0:
-		ch.errorf(at, "the query and the volume must each count over a range such as [1m]")
+		ch.errorf(at, "the query and the volume must each count over a range such as [1m] (or read a recording named for one, such as route:x:rate1m)")
 		return
 	case own != q:
 		ch.errorf(at, "the query counts over %s and the volume over %s: they must be one window", WindowName(q), WindowName(own))

@@ -19,7 +19,63 @@ func (s SignalConfig) OwnWindow() time.Duration {
 	if s.Volume == "" {
 		return 0
 	}
-	return QueryWindow(s.Volume)
+	return countWindow(s.Volume)
+}
+
+// countWindow is the window q counts over: its QueryWindow, or for a
+// query without a range the window that ends the name of the first
+// recording it reads by the convention level:metric:operations (the 1m of
+// route:llm_gateway_soft_fail_ratio:rate1m). 0 when neither says.
+func countWindow(q string) time.Duration {
+	if w := QueryWindow(q); w > 0 {
+		return w
+	}
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(q)
+	if err != nil {
+		return 0
+	}
+	var w time.Duration
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok && w == 0 {
+			w = recordingWindow(vs.Name)
+		}
+		return nil
+	})
+	return w
+}
+
+// recordingWindow is the window that ends the operations of a recording
+// named level:metric:operations (rate1m, increase15m), 0 for any other
+// name; windowAt is where it starts in name.
+func recordingWindow(name string) time.Duration {
+	i, ok := windowAt(name)
+	if !ok {
+		return 0
+	}
+	d, _ := model.ParseDuration(name[i:])
+	return time.Duration(d)
+}
+
+// windowAt is where the window that ends a recording's name starts, ok
+// false when name is no recording or ends in no window.
+func windowAt(name string) (int, bool) {
+	if strings.Count(name, ":") < 2 {
+		return 0, false
+	}
+	i := len(name)
+	for i > 0 && strings.IndexByte("0123456789smhdwy", name[i-1]) >= 0 {
+		i--
+	}
+	for i < len(name) && (name[i] < '0' || name[i] > '9') {
+		i++
+	}
+	if i == len(name) {
+		return 0, false
+	}
+	if _, err := model.ParseDuration(name[i:]); err != nil {
+		return 0, false
+	}
+	return i, true
 }
 
 // WindowQueries are the query and the volume of the signal over window w:
@@ -71,20 +127,10 @@ func RewriteWindow(q string, from, to time.Duration) string {
 // renameWindow is the recording name with the window from that ends its
 // operations made to, ok false when name is no recording over from.
 func renameWindow(name string, from, to time.Duration) (string, bool) {
-	if strings.Count(name, ":") < 2 {
+	if recordingWindow(name) != from {
 		return "", false
 	}
-	i := len(name)
-	for i > 0 && strings.IndexByte("0123456789smhdwy", name[i-1]) >= 0 {
-		i--
-	}
-	for i < len(name) && (name[i] < '0' || name[i] > '9') {
-		i++
-	}
-	d, err := model.ParseDuration(name[i:])
-	if i == len(name) || err != nil || time.Duration(d) != from {
-		return "", false
-	}
+	i, _ := windowAt(name)
 	return name[:i] + model.Duration(to).String(), true
 }
 
