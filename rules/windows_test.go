@@ -73,3 +73,19 @@ func TestTickQueryWindows(t *testing.T) {
 		t.Errorf("Columns = %v", got)
 	}
 }
+
+// TestCountWindow: a query's own window is its range, or for a recording
+// read without one the window that ends its name.
+func TestCountWindow(t *testing.T) {
+	for q, want := range map[string]time.Duration{
+		`sum by (route) (increase(x_total[2m]))`:                     2 * time.Minute,
+		`route:llm_gateway_soft_fail_ratio:rate1m`:                   time.Minute,
+		`last_over_time(route:llm_gateway_requests:increase1m[1m])`:  time.Minute,
+		`llm_gateway_quota_remaining_ratio`:                          0,
+		`route:llm_gateway_request_duration_seconds:samples_min2m_x`: 0,
+	} {
+		if got := countWindow(q); got != want {
+			t.Errorf("countWindow(%q) = %s, want %s", q, got, want)
+		}
+	}
+}
