@@ -98,7 +98,7 @@ func TestScenarioContent15(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		within time.Duration
-	}{{"content_15", time.Minute}, {"content_15_thin", 15 * time.Minute}} {
+	}{{"content_15", time.Minute}, {"content_15_thin", 5 * time.Minute}} { // thin: 15m before its 5m and 15m windows
 		t.Run(c.name, func(t *testing.T) {
 			tl := runScenario(t, c.name, backtest.Options{})
 			golden(t, c.name, tl)
@@ -115,6 +115,37 @@ func TestScenarioContent15(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScenarioFailbackStage2rps: a first failback stage at 10 % of a
+// 20 req/s service carries 2 req/s, whose minute never proves the route
+// within its thresholds at 99.9 %; the stage's calls over 15m do, so it
+// completes within twice failback.observe of its start, and the recovered
+// route never goes to manual.
+func TestScenarioFailbackStage2rps(t *testing.T) {
+	tl := runScenario(t, "failback_stage_2rps", backtest.Options{})
+	golden(t, "failback_stage_2rps", tl)
+	observe := 15 * time.Minute // the shipped failback.observe
+	var started, next time.Time
+	for _, e := range events(tl, evaluator.EventFailback, "free") {
+		switch {
+		case e.Stage != nil && *e.Stage == 1 && started.IsZero():
+			started = e.Time
+		case e.Stage != nil && *e.Stage == 2 && !started.IsZero() && next.IsZero():
+			next = e.Time
+		}
+	}
+	if started.IsZero() {
+		t.Fatal("free never started its failback")
+	}
+	if next.IsZero() || next.Sub(started) > 2*observe {
+		t.Errorf("stage 1 from %s completed at %v, want within %s", started.Format(time.TimeOnly), next, 2*observe)
+	}
+	for _, e := range events(tl, evaluator.EventLevel, "free") {
+		if e.To == traffic.Manual.String() {
+			t.Errorf("free went to manual at %s: %v", e.Time.Format(time.TimeOnly), e.Reasons)
+		}
 	}
 }
 

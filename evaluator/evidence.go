@@ -78,6 +78,66 @@ func proportionInterval(v, n float64, b *proportionBounds) interval {
 	return interval{lo: math.Min(lo, v), hi: math.Max(hi, v), counts: true}
 }
 
+// Evidence over longer windows. A signal with windows (rules.SignalConfig
+// Windows) also has its calls counted over each longer window, in the same
+// query. A window of 15m holds fifteen times the calls of one of 1m, so a
+// failback stage at 2 req/s, or a 15 % failure at 0.3 req/s, is proven
+// there long before any single minute proves it. But a long window also
+// remembers: a failure that ended ten minutes ago is still in it. As in
+// the SRE workbook's multi-window alerts, a longer window's evidence counts
+// only while the shorter windows' observed ratios agree with it: its lower
+// bound counts up to the least of them, its upper bound down to the
+// greatest. Per window w, ascending from the signal's own, with v_s the
+// observed ratio of each shorter window s that has data (the own one
+// included):
+//
+//	lo = max(lo_own, max_w min(lo_w, min_{s<w} v_s))
+//	hi = min(hi_own, min_w max(hi_w, max_{s<w} v_s))
+//
+// So a route that recovered a minute ago has an own ratio near 0, which
+// caps what an old failure in the 15m window can prove against it at that
+// 0; and a route failing now has an own ratio that no quiet history can
+// pull its upper bound below, so it never looks healthy. Agreement with
+// every shorter window, not only the next one, keeps lo ≤ hi: with the
+// next one alone a 15m window agreeing with a quiet 5m one could pull the
+// upper bound below what the last minute of a 503 outage proves (lo > hi),
+// and resolving that conflict cost the failover a tick or two. A window
+// can only narrow the signal's own interval, towards what recent calls
+// show. Hermes stays stateless: every window is recomputed by Prometheus
+// each tick, and a restart loses nothing. A window without data, not
+// counted or of no calls adds nothing.
+
+// decidingWindows are which of a signal's windows gave each end of its
+// interval: an index into its windows, -1 for its own.
+type decidingWindows struct{ lo, hi int8 }
+
+// withWindows is own, the interval of a signal of value v over its own
+// window, narrowed by its windows' samples in smps at the confidence of
+// b (see "Evidence over longer windows" above), with the windows that
+// gave each end.
+func withWindows(own interval, v float64, wins []windowColumn, smps []Sample, b *proportionBounds) (interval, decidingWindows) {
+	iv, d := own, decidingWindows{lo: -1, hi: -1}
+	least, most := v, v // of the shorter windows' ratios
+	for k, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		s := &smps[w.col]
+		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+			continue
+		}
+		wi := proportionInterval(s.Value, s.Volume, b)
+		if lo := math.Min(wi.lo, least); lo > iv.lo {
+			iv.lo, d.lo = lo, int8(k)
+		}
+		if hi := math.Max(wi.hi, most); hi < iv.hi {
+			iv.hi, d.hi = hi, int8(k)
+		}
+		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
+	}
+	return iv, d
+}
+
 // healthySide is the end of iv that is nearest to health for bound b: what
 // the data at least show, the value that down-moves are judged on.
 func healthySide(iv interval, b rules.Bound) float64 {
@@ -139,16 +199,35 @@ const (
 //
 // A live fleet's counted signals would give every route a new text every
 // tick, though a text is read only when an alert, an event or a person
-// asks for it: scoring keeps only the kind of text, and ReasonText writes
-// it.
-func (c *Contribution) setEvidence(f *evidenceFormat, above, proven bool) {
+// asks for it: scoring keeps only the kind of text and the bound it
+// gives, and ReasonText writes it.
+func (c *Contribution) setEvidence(f *evidenceFormat, above, proven bool, iv interval) {
 	if c.Status != StatusOK || !c.Counted {
 		return
 	}
-	c.Reason, c.evidence, c.evidenceKind = "", f, evidenceAtMost
+	c.Reason, c.evidence, c.evidenceKind, c.bound = "", f, evidenceAtMost, iv.hi
 	if above == proven {
-		c.evidenceKind = evidenceAtLeast
+		c.evidenceKind, c.bound = evidenceAtLeast, iv.lo
 	}
+}
+
+// setWindow records in c, after setEvidence, which of the signal's
+// windows wins gave the end of its interval that its text is about (d):
+// the lower end when it shows at least, or was not proven past an upper
+// threshold; else the upper end. Nothing when the signal's own window did.
+func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingWindows) {
+	if c.evidence == nil || len(wins) == 0 {
+		return
+	}
+	k := d.hi
+	if (c.evidenceKind == evidenceAtLeast) != c.Unproven {
+		k = d.lo
+	}
+	if k < 0 {
+		return
+	}
+	s := &smps[wins[k].col]
+	c.Window, c.WindowValue, c.WindowVolume = wins[k].window, s.Value, s.Volume
 }
 
 // ReasonText is why c has its value: what the data behind a counted
@@ -181,23 +260,32 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 		}
 		return b
 	}
-	b = appendFloat(b, c.Value*c.Volume, 'f', 0)
+	// The calls of the window that gave the bound: the signal's own, or
+	// one of its longer windows.
+	value, volume := c.Value, c.Volume
+	if c.Window > 0 {
+		value, volume = c.WindowValue, c.WindowVolume
+	}
+	b = appendFloat(b, value*volume, 'f', 0)
 	b = append(b, " of "...)
-	b = appendFloat(b, c.Volume, 'f', 0)
+	b = appendFloat(b, volume, 'f', 0)
 	b = append(b, " calls"...)
-	b = append(b, f.in...)
+	if c.Window > 0 {
+		b = append(b, " in "...)
+		b = appendWindow(b, c.Window)
+	} else {
+		b = append(b, f.in...)
+	}
 	if c.Unproven {
 		return append(b, ": not enough evidence"...)
 	}
 	// Proven past: the bound nearest to health; within: the farthest.
-	iv := proportionInterval(c.Value, c.Volume, f.bounds)
 	if c.evidenceKind == evidenceAtLeast {
 		b = append(b, ": ≥ "...)
-		b = appendFloat(b, iv.lo*100, 'g', 3)
 	} else {
 		b = append(b, ": ≤ "...)
-		b = appendFloat(b, iv.hi*100, 'g', 3)
 	}
+	b = appendFloat(b, c.bound*100, 'g', 3)
 	b = append(b, " % at "...)
 	return append(b, f.confidence...)
 }
@@ -206,6 +294,17 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 // 99.9 %, 99.9999 %.
 func fmtConfidence(c float64) string {
 	return strconv.FormatFloat(math.Round(c*1e8)/1e6, 'f', -1, 64) + " %"
+}
+
+// appendWindow appends fmtWindow(d) to b.
+func appendWindow(b []byte, d time.Duration) []byte {
+	switch {
+	case d%time.Hour == 0:
+		return append(strconv.AppendInt(b, int64(d/time.Hour), 10), 'h')
+	case d%time.Minute == 0:
+		return append(strconv.AppendInt(b, int64(d/time.Minute), 10), 'm')
+	}
+	return append(b, d.String()...)
 }
 
 // fmtWindow writes a window as people write it: 2m, 90s, 1h.

@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -42,6 +43,18 @@ type Policy struct {
 	shown, decisive *proportionBounds
 	evidence        []evidenceFormat
 	scoring         scoreRules
+	// columns are the snapshot columns the policy reads (rules.Columns):
+	// its signals, then their windows; windows[i] are signal i's windows
+	// with their columns, ascending.
+	columns []string
+	windows [][]windowColumn
+}
+
+// windowColumn is one of a signal's longer windows and the index of its
+// column among the policy's columns.
+type windowColumn struct {
+	window time.Duration
+	col    int
 }
 
 // NewPolicy prepares cfg for the core. cfg must have passed Validate.
@@ -56,6 +69,15 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		p.evidence[i] = newEvidenceFormat(cfg, &cfg.Signals[i], p.shown)
 	}
 	p.scoring = newScoreRules(cfg, p.signalIndex)
+	p.columns = rules.Columns(cfg.Signals)
+	p.windows = make([][]windowColumn, len(cfg.Signals))
+	col := len(cfg.Signals)
+	for i, s := range cfg.Signals {
+		for _, w := range s.Windows {
+			p.windows[i] = append(p.windows[i], windowColumn{window: w, col: col})
+			col++
+		}
+	}
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)
 		if err != nil || lv == traffic.Normal || lv >= traffic.Manual {

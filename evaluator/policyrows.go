@@ -3,13 +3,14 @@ package evaluator
 import "slices"
 
 // policyRows reads a snapshot's table in a policy's order: the cells of
-// route p.Routes()[i] in p.Config.Signals order. For a table made with the
+// route p.Routes()[i] in the order of p's columns (its signals, then their
+// windows). For a table made with the
 // policy's routes and signals (the live loop's, a backtest's) that is row
 // i itself, read in place; any other is gathered by name.
 type policyRows struct {
 	t    *table
 	rows []int // route i's row, -1 for none; nil when row i is route i
-	cols []int // signal j's column, -1 for none; nil when column j is signal j
+	cols []int // policy column j's column, -1 for none; nil when they are one
 }
 
 // readRows returns the policyRows of t (nil: a snapshot without samples)
@@ -29,15 +30,11 @@ func readRows(p *Policy, t *table) policyRows {
 			}
 		}
 	}
-	sigs := p.Config.Signals
-	same := len(t.signals) == len(sigs)
-	for j := 0; same && j < len(sigs); j++ {
-		same = t.signals[j] == sigs[j].Name
-	}
-	if !same {
-		r.cols = make([]int, len(sigs))
-		for j := range sigs {
-			if col, ok := t.colOf[sigs[j].Name]; ok {
+	cols := p.columns
+	if !sameNames(t.signals, cols) {
+		r.cols = make([]int, len(cols))
+		for j := range cols {
+			if col, ok := t.colOf[cols[j]]; ok {
 				r.cols[j] = col
 			} else {
 				r.cols[j] = -1
@@ -53,7 +50,7 @@ func sameNames(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
 }
 
-// cells returns the cells of the policy's route i, in its signal order (n
+// cells returns the cells of the policy's route i, in its column order (n
 // of them): the table's row itself when it is laid out so, else gathered
 // into buf. A route or signal without a cell reads noSample.
 func (r policyRows) cells(i, n int, buf []cell) []cell {
@@ -101,13 +98,13 @@ type routeSamples struct {
 }
 
 func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
-	n := len(p.Config.Signals)
+	n := len(p.columns)
 	return &routeSamples{p: p, rows: readRows(p, snap.t), cells: make([]cell, 0, n), smps: make([]Sample, 0, n)}
 }
 
 // score is ComputeScore of the policy's route i.
 func (r *routeSamples) score(i int, idle bool) Score {
-	n := len(r.p.Config.Signals)
+	n := len(r.p.columns)
 	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps[:0])
 	return scoreSamples(r.p, r.smps, idle)
 }

@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/hermes-failover/hermes/rules"
 )
 
 // Contribution is what one signal did to a route's score. A route's score
 // holds one per signal, and a fleet's state one per route and signal, so
-// its fields are ordered to leave no padding (96 bytes): its status is
+// its fields are ordered to leave no padding (128 bytes): its status is
 // written as text only in JSON (MarshalJSON).
 type Contribution struct {
 	Signal string       `json:"signal"`
@@ -43,6 +44,15 @@ type Contribution struct {
 	Floor traffic.Level `json:"floor"`
 	// Volume is the count behind Value (calls or samples) when Counted.
 	Volume float64 `json:"volume,omitempty"`
+	// Window, when set, is the longer window of the signal whose calls
+	// gave the bound its evidence text is about (evidence.go, "Evidence
+	// over longer windows"), WindowValue and WindowVolume its ratio and
+	// calls; zero when the signal's own window did.
+	Window       time.Duration `json:"-"`
+	WindowValue  float64       `json:"-"`
+	WindowVolume float64       `json:"-"`
+	// bound is the end of the interval the evidence text gives.
+	bound float64
 	// AlertValue is what alert expressions see as signals.NAME: the lower
 	// confidence bound of a counted proportion (the share the calls show at
 	// least), NaN for a statistic of too few samples, else Value.
@@ -178,17 +188,18 @@ func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 	return scoreSamples(p, rowSamples(p, snap.Row(route), buf[:0]), idle)
 }
 
-// rowSamples appends to smps the sample of each signal of p from row, in
-// p.Config.Signals order.
+// rowSamples appends to smps the sample of each column of p from row, in
+// its order: p.Config.Signals, then their windows.
 func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
-	for i := range p.Config.Signals {
-		smps = append(smps, row.Get(p.Config.Signals[i].Name))
+	for _, col := range p.columns {
+		smps = append(smps, row.Get(col))
 	}
 	return smps
 }
 
-// scoreSamples is ComputeScore of a route's samples, one per signal of p
-// in p.Config.Signals order.
+// scoreSamples is ComputeScore of a route's samples, one per column of p
+// in its order: p.Config.Signals, then their windows. Window samples past
+// the end of smps are no further evidence.
 func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	n := len(p.Config.Signals)
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
@@ -212,16 +223,22 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	// The intervals live only for this call: on the stack for a policy
 	// of up to intervalsOnStack signals (the shipped one has 14).
 	var shownBuf, decisiveBuf [intervalsOnStack]interval
-	shown, decisive := shownBuf[:0], decisiveBuf[:0]
+	var decidedBuf [intervalsOnStack]decidingWindows
+	shown, decisive, decided := shownBuf[:0], decisiveBuf[:0], decidedBuf[:0]
 	if n > intervalsOnStack {
-		shown, decisive = make([]interval, 0, n), make([]interval, 0, n)
+		shown, decisive, decided = make([]interval, 0, n), make([]interval, 0, n), make([]decidingWindows, 0, n)
 	}
-	shown, decisive = shown[:n], decisive[:n]
+	shown, decisive, decided = shown[:n], decisive[:n], decided[:n]
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		shown[i] = evidenceInterval(p, sig, c, p.shown)
+		decided[i] = decidingWindows{lo: -1, hi: -1}
 		if sig.Volume != "" && c.Counted {
 			decisive[i] = evidenceInterval(p, sig, c, p.decisive)
+			if len(p.windows[i]) > 0 && c.Status == StatusOK {
+				shown[i], decided[i] = withWindows(shown[i], c.Value, p.windows[i], smps, p.shown)
+				decisive[i], _ = withWindows(decisive[i], c.Value, p.windows[i], smps, p.decisive)
+			}
 		}
 	}
 	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, true)
@@ -244,8 +261,9 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 			past = past || p1
 			proven = proven || (p2 && shown[i].counts)
 		}
-		c.setEvidence(&p.evidence[i], above, proven)
 		c.Unproven = past && !proven
+		c.setEvidence(&p.evidence[i], above, proven, shown[i])
+		c.setWindow(p.windows[i], smps, decided[i])
 		c.AlertValue = c.Value
 		switch {
 		case !shown[i].counts:
@@ -341,12 +359,19 @@ type contributionJSON struct {
 	Volume     float64       `json:"volume,omitempty"`
 	Counted    bool          `json:"counted,omitempty"`
 	Unproven   bool          `json:"unproven,omitempty"`
+	// Window is Contribution.Window as people write it ("15m").
+	Window       string  `json:"window,omitempty"`
+	WindowValue  float64 `json:"window_value,omitempty"`
+	WindowVolume float64 `json:"window_volume,omitempty"`
 }
 
 // MarshalJSON writes a value that is not a number as null.
 func (c Contribution) MarshalJSON() ([]byte, error) {
 	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.ReasonText(), Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor,
 		Volume: c.Volume, Counted: c.Counted, Unproven: c.Unproven}
+	if c.Window > 0 {
+		j.Window, j.WindowValue, j.WindowVolume = fmtWindow(c.Window), c.WindowValue, c.WindowVolume
+	}
 	if !math.IsNaN(c.Value) && !math.IsInf(c.Value, 0) {
 		j.Value = &c.Value
 	}
@@ -363,6 +388,13 @@ func (c *Contribution) UnmarshalJSON(b []byte) error {
 		Volume: j.Volume, Counted: j.Counted, Unproven: j.Unproven}
 	if j.Value != nil {
 		c.Value = *j.Value
+	}
+	if j.Window != "" {
+		w, err := time.ParseDuration(j.Window)
+		if err != nil {
+			return fmt.Errorf("contribution %s: window: %w", j.Signal, err)
+		}
+		c.Window, c.WindowValue, c.WindowVolume = w, j.WindowValue, j.WindowVolume
 	}
 	switch j.StatusText {
 	case "missing":

@@ -3,6 +3,8 @@ package promapi
 import (
 	"fmt"
 	"math"
+	"strings"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
@@ -10,13 +12,14 @@ import (
 
 // Answer is one TickQuery's answer held by route position: a value per
 // configured route and, for a signal with a volume or samples, the
-// evidence behind it. A RouteQueryFunc fills it series by series (Add), so
-// no answer is ever held as a vector of label maps; only a float and a
-// count per route are kept until Collect builds the Samples.
+// evidence behind it, and for a signal with windows each window's value
+// and evidence. A RouteQueryFunc fills it series by series (Add), so no
+// answer is ever held as a vector of label maps; only a float and a count
+// per route and part are kept until Collect builds the Samples.
 //
 // Series without a route label, or of routes not configured, are ignored;
-// several series for one route make that route an error; Fail makes every
-// route an error.
+// several series for one route and part make that route an error; Fail
+// makes every route an error.
 type Answer struct {
 	index   map[string]int
 	counted bool
@@ -25,36 +28,73 @@ type Answer struct {
 	// nValues, nEvidence count the series seen per route position: 0 is
 	// no data, more than 1 an error.
 	nValues, nEvidence []int32
+	// windows are the signal's windows' parts, in its windows' order.
+	windows []windowParts
 	// failed: the query failed, for reason.
 	failed bool
 	reason string
 }
 
+// windowParts is the answer's parts over one of the signal's windows:
+// their rules.PartLabel values and, per route position, what they
+// answered (as values and evidence above).
+type windowParts struct {
+	valuePart, evidencePart string
+	values, evidence        []float64
+	nValues, nEvidence      []int32
+}
+
 // newAnswer returns an Answer where no route of index (n routes) has data
-// yet. When counted, series marked rules.PartEvidence are the evidence;
-// otherwise every series is a value.
-func newAnswer(index map[string]int, n int, counted bool) *Answer {
+// yet. When counted, series marked rules.PartEvidence are the evidence,
+// and those marked with the parts of windows (rules.WindowPart) that
+// window's value and evidence; otherwise every series is a value.
+func newAnswer(index map[string]int, n int, counted bool, windows []time.Duration) *Answer {
 	a := &Answer{index: index, counted: counted, values: make([]float64, n), nValues: make([]int32, n)}
 	if counted {
 		a.evidence, a.nEvidence = make([]float64, n), make([]int32, n)
+		for _, w := range windows {
+			a.windows = append(a.windows, windowParts{
+				valuePart: rules.WindowPart(rules.PartValue, w), evidencePart: rules.WindowPart(rules.PartEvidence, w),
+				values: make([]float64, n), evidence: make([]float64, n), nValues: make([]int32, n), nEvidence: make([]int32, n)})
+		}
 	}
 	return a
 }
 
 // Add records one series of the answer: its route label, its
-// rules.PartLabel ("" when absent) and its value.
+// rules.PartLabel ("" when absent) and its value. In a counted answer, a
+// series of a window part that the signal does not declare is ignored: it
+// is no second value.
 func (a *Answer) Add(route, part string, v float64) {
 	i, ok := a.index[route]
 	if !ok {
 		return
 	}
-	if a.counted && part == rules.PartEvidence {
+	switch {
+	case !a.counted || part == "" || part == rules.PartValue:
+		a.nValues[i]++
+		a.values[i] = v
+	case part == rules.PartEvidence:
 		a.nEvidence[i]++
 		a.evidence[i] = v
-		return
+	default:
+		for k := range a.windows {
+			switch w := &a.windows[k]; part {
+			case w.valuePart:
+				w.nValues[i]++
+				w.values[i] = v
+				return
+			case w.evidencePart:
+				w.nEvidence[i]++
+				w.evidence[i] = v
+				return
+			}
+		}
+		if !strings.HasPrefix(part, rules.PartValue+"_") && !strings.HasPrefix(part, rules.PartEvidence+"_") {
+			a.nValues[i]++
+			a.values[i] = v
+		}
 	}
-	a.nValues[i]++
-	a.values[i] = v
 }
 
 // Fail makes every route an error with the reason of err (ErrorReason),
@@ -71,6 +111,17 @@ func (a *Answer) sample(i int) evaluator.Sample {
 		return s
 	}
 	return withVolume(s, seriesSample(a.evidence[i], a.nEvidence[i]))
+}
+
+// windowSample is the route at position i over the signal's k-th window:
+// its value with the calls behind it, as sample. A window without data is
+// missing, which the core reads as no further evidence.
+func (a *Answer) windowSample(k, i int) evaluator.Sample {
+	if a.failed {
+		return evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusError, Reason: a.reason}
+	}
+	w := &a.windows[k]
+	return withVolume(seriesSample(w.values[i], w.nValues[i]), seriesSample(w.evidence[i], w.nEvidence[i]))
 }
 
 // NoCalls is the reason of a counted signal whose route had no calls in

@@ -63,7 +63,7 @@ func BenchmarkTickAnswer(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(answer)))
 			for b.Loop() {
-				a := newAnswer(index, n, true)
+				a := newAnswer(index, n, true, nil)
 				if err := c.query(context.Background(), "q", time.Unix(1_700_000_000, 0), a); err != nil {
 					b.Fatal(err)
 				}

@@ -38,7 +38,10 @@ type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, e
 // that route; a failed query is evaluator.StatusError for every route, with
 // ErrorReason as its reason. Series without a route label, or of routes not
 // configured, are ignored. The evidence half of an answer (series marked
-// rules.PartEvidence) is the count behind the value (see withVolume).
+// rules.PartEvidence) is the count behind the value (see withVolume). A
+// signal's windows fill the snapshot's further columns (rules.Columns:
+// "soft_fail_ratio@15m"), each a value with the calls behind it; a window
+// without data is a missing sample there, never the signal's own.
 func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
 	return CollectRoutes(ctx, VectorRoutes(query), signals, routes, t, timeout)
 }
@@ -52,6 +55,7 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 	byQuery := map[string]int{}
 	var queries []string
 	var counted []bool
+	var windows [][]time.Duration
 	of := make([]int, len(signals)) // of[i]: the query of signals[i]
 	for i, sig := range signals {
 		q := sig.TickQuery()
@@ -59,6 +63,7 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 			byQuery[q] = len(queries)
 			queries = append(queries, q)
 			counted = append(counted, sig.EvidenceQuery() != "")
+			windows = append(windows, sig.Windows)
 		}
 		of[i] = byQuery[q]
 	}
@@ -78,7 +83,7 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 				qctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			defer cancel()
-			a := newAnswer(index, len(routes), counted[i])
+			a := newAnswer(index, len(routes), counted[i], windows[i])
 			if err := query(qctx, q, t, a); err != nil {
 				a.Fail(err)
 			}
@@ -87,14 +92,20 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 	}
 	wg.Wait()
 
-	names := make([]string, len(signals))
-	for i, sig := range signals {
-		names[i] = sig.Name
-	}
-	snap := evaluator.NewSnapshot(t, routes, names)
+	// The columns are the signals, then their windows (rules.Columns),
+	// the order the core's policy reads them in.
+	snap := evaluator.NewSnapshot(t, routes, rules.Columns(signals))
 	for j := range routes {
+		col := len(signals)
 		for i := range signals {
-			snap.SetCell(j, i, answers[of[i]].sample(j))
+			a := answers[of[i]]
+			snap.SetCell(j, i, a.sample(j))
+			for k := range signals[i].Windows {
+				if k < len(a.windows) {
+					snap.SetCell(j, col, a.windowSample(k, j))
+				}
+				col++
+			}
 		}
 	}
 	return snap

@@ -26,7 +26,7 @@ func byRoute(rq RouteQueryFunc, routes ...string) QueryFunc {
 		for i, r := range routes {
 			index[r] = i
 		}
-		a := newAnswer(index, len(routes), true)
+		a := newAnswer(index, len(routes), true, nil)
 		if err := rq(ctx, q, t, a); err != nil {
 			return nil, err
 		}

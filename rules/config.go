@@ -85,6 +85,14 @@ type SignalConfig struct {
 	// behind Query, the fewer of the current and the baseline window. Below
 	// scoring.min_samples the signal costs nothing and alerts do not see it.
 	Samples string `yaml:"samples" mapstructure:"samples"`
+	// Windows are longer windows over which the calls of a signal with a
+	// volume are counted too, ascending: each window's query and volume
+	// are the signal's own with every range of its own window made that
+	// window (WindowQueries), sent in the signal's one TickQuery. The core
+	// reads a longer window's evidence only while the next shorter
+	// window's ratio agrees with it (docs/detection.md, "Evidence over
+	// longer windows").
+	Windows []time.Duration `yaml:"windows" mapstructure:"windows"`
 }
 
 // EvidenceQuery is the signal's volume or samples query, "" when it has none.

@@ -25,16 +25,26 @@ const (
 //	or
 //	label_replace(EVIDENCE, "signal_part", "evidence", "", "")
 //
-// The added label makes the two halves' label sets disjoint, so `or` keeps
-// every series of both and a tick costs one round trip per signal however
-// many routes there are. Both halves are evaluated at the same time by the
-// same engine, as two queries would be; promapi.Collect splits them.
+// followed, for each of its Windows, by that window's query and volume
+// (WindowQueries) marked WindowPart(PartValue, w) and
+// WindowPart(PartEvidence, w): "value_15m", "evidence_15m".
+//
+// The added label makes the parts' label sets disjoint, so `or` keeps
+// every series of each and a tick costs one round trip per signal however
+// many routes and windows there are. Every part is evaluated at the same
+// time by the same engine, as separate queries would be; promapi.Collect
+// splits them.
 func (s SignalConfig) TickQuery() string {
 	ev := s.EvidenceQuery()
 	if ev == "" {
 		return s.Query
 	}
-	return markPart(s.Query, PartValue) + "\nor\n" + markPart(ev, PartEvidence)
+	q := markPart(s.Query, PartValue) + "\nor\n" + markPart(ev, PartEvidence)
+	for _, w := range s.Windows {
+		wq, wv := s.WindowQueries(w)
+		q += "\nor\n" + markPart(wq, WindowPart(PartValue, w)) + "\nor\n" + markPart(wv, WindowPart(PartEvidence, w))
+	}
+	return q
 }
 
 // markPart wraps q so each of its series carries PartLabel=part.
@@ -42,18 +52,56 @@ func markPart(q, part string) string {
 	return "label_replace(" + q + ", " + strconv.Quote(PartLabel) + ", " + strconv.Quote(part) + `, "", "")`
 }
 
-// SplitTickQuery is TickQuery's inverse: the query and evidence query of a
-// TickQuery with evidence, ok false for any other query. Sources that answer
-// by a query's text rather than by evaluating PromQL (fakes, fixed answers)
-// use it, through promapi.ByPart, to answer each half.
+// TickPart is one part of a TickQuery: its PartLabel value and its query.
+type TickPart struct {
+	Part, Query string
+}
+
+// SplitTickQuery is TickQuery's inverse for its first two parts: the query
+// and evidence query of a TickQuery with evidence, ok false for any other
+// query. Sources that answer by a query's text rather than by evaluating
+// PromQL (fakes, fixed answers) use it, through promapi.ByPart, to answer
+// each part; TickParts gives the window parts too.
 func SplitTickQuery(q string) (query, evidence string, ok bool) {
-	head, rest, found := strings.Cut(q, markPart("", PartValue)[len("label_replace("):]+"\nor\n")
-	if !found || !strings.HasPrefix(head, "label_replace(") {
+	parts, ok := TickParts(q)
+	if !ok {
 		return "", "", false
 	}
-	tail := markPart("", PartEvidence)[len("label_replace("):]
-	if !strings.HasPrefix(rest, "label_replace(") || !strings.HasSuffix(rest, tail) {
-		return "", "", false
+	return parts[0].Query, parts[1].Query, true
+}
+
+// TickParts splits a TickQuery with evidence into its parts, in order:
+// the value, the evidence, then each window's value and evidence. ok is
+// false for any other query.
+func TickParts(q string) ([]TickPart, bool) {
+	const open, sep = "label_replace(", "\nor\n"
+	mark := ", " + strconv.Quote(PartLabel) + ", \""
+	var parts []TickPart
+	for rest := q; ; {
+		if !strings.HasPrefix(rest, open) {
+			return nil, false
+		}
+		i := strings.Index(rest, mark)
+		if i < 0 {
+			return nil, false
+		}
+		query, tail := rest[len(open):i], rest[i+len(mark):]
+		j := strings.Index(tail, `", "", "")`)
+		if j < 0 {
+			return nil, false
+		}
+		parts = append(parts, TickPart{Part: tail[:j], Query: query})
+		rest = tail[j+len(`", "", "")`):]
+		if rest == "" {
+			break
+		}
+		if !strings.HasPrefix(rest, sep) {
+			return nil, false
+		}
+		rest = rest[len(sep):]
 	}
-	return head[len("label_replace("):], rest[len("label_replace(") : len(rest)-len(tail)], true
+	if len(parts) < 2 || parts[0].Part != PartValue || parts[1].Part != PartEvidence {
+		return nil, false
+	}
+	return parts, true
 }

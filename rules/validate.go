@@ -183,6 +183,7 @@ func (c *Config) validateSignals(ch *checker) map[string]bool {
 			ch.errorf(where.field("query"), "must return an instant vector, got %s", valueTypeName(e.Type()))
 		}
 		checkEvidenceQuery(ch, p, where, s)
+		checkWindows(ch, where, s)
 		if s.Missing != MissingHold && s.Missing != MissingIgnore {
 			ch.errorf(where.field("missing"), "must be %q or %q, got %q", MissingHold, MissingIgnore, s.Missing)
 		}
@@ -209,6 +210,40 @@ func checkEvidenceQuery(ch *checker, p parser.Parser, where loc, s SignalConfig)
 		} else if QueryWindow(f.q) == 0 {
 			ch.errorf(where.field(f.key), "must count over a range such as [2m]")
 		}
+	}
+}
+
+// checkWindows checks a signal's longer windows: only beside a volume,
+// whose window and the query's are one (so rewriting that window rewrites
+// the same count in both), each longer than the one before and than it,
+// at most MaxWindows.
+func checkWindows(ch *checker, where loc, s SignalConfig) {
+	if len(s.Windows) == 0 {
+		return
+	}
+	at := where.field("windows")
+	if s.Volume == "" {
+		ch.errorf(at, "needs a volume: only the calls behind a ratio accumulate over longer windows")
+		return
+	}
+	if len(s.Windows) > MaxWindows {
+		ch.errorf(at, "at most %d windows, got %d", MaxWindows, len(s.Windows))
+	}
+	own, q := countWindow(s.Volume), countWindow(s.Query)
+	switch {
+	case own == 0 || q == 0:
+		ch.errorf(at, "the query and the volume must each count over a range such as [1m] (or read a recording named for one, such as route:x:rate1m)")
+		return
+	case own != q:
+		ch.errorf(at, "the query counts over %s and the volume over %s: they must be one window", WindowName(q), WindowName(own))
+		return
+	}
+	prev := own
+	for i, w := range s.Windows {
+		if w <= prev {
+			ch.errorf(at.item(i, ""), "%s must be longer than %s (the windows ascend from the signal's own)", WindowName(w), WindowName(prev))
+		}
+		prev = max(prev, w)
 	}
 }
 

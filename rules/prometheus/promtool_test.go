@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	yaml "go.yaml.in/yaml/v3"
+
+	hermesrules "github.com/hermes-failover/hermes/rules"
 )
 
 const (
@@ -134,6 +137,21 @@ func TestRecordsMatchSignalQueries(t *testing.T) {
 			queries[s.Query] = defaults[i].Query
 			if s.evidence() != "" {
 				queries[s.evidence()] = defaults[i].evidence()
+			}
+			// Each longer window's query and volume, as Hermes rewrites
+			// them from the signal's own, on both sides.
+			if !slices.Equal(s.Windows, defaults[i].Windows) {
+				t.Errorf("%s signal %s: windows %v, the default's %v", atScaleConfig, s.Name, s.Windows, defaults[i].Windows)
+			}
+			for _, w := range s.Windows {
+				d, err := model.ParseDuration(w)
+				if err != nil {
+					t.Fatalf("%s signal %s: window %q: %v", atScaleConfig, s.Name, w, err)
+				}
+				at, def := s.config(), defaults[i].config()
+				atQ, atV := at.WindowQueries(time.Duration(d))
+				defQ, defV := def.WindowQueries(time.Duration(d))
+				queries[atQ], queries[atV] = defQ, defV
 			}
 		}
 	}
@@ -272,17 +290,23 @@ func readYAML(t *testing.T, path string, v any) {
 
 // signal is the part of a Hermes signal configuration these tests compare.
 type signal struct {
-	Name            string `yaml:"name"`
-	Query           string `yaml:"query"`
-	Volume          string `yaml:"volume"`
-	Samples         string `yaml:"samples"`
-	Missing         string `yaml:"missing"`
-	RequiresTraffic bool   `yaml:"requires_traffic"`
-	Help            string `yaml:"help"`
+	Name            string   `yaml:"name"`
+	Query           string   `yaml:"query"`
+	Volume          string   `yaml:"volume"`
+	Samples         string   `yaml:"samples"`
+	Missing         string   `yaml:"missing"`
+	RequiresTraffic bool     `yaml:"requires_traffic"`
+	Help            string   `yaml:"help"`
+	Windows         []string `yaml:"windows"`
+}
+
+// config is the signal as Hermes reads it, for its window queries.
+func (s signal) config() hermesrules.SignalConfig {
+	return hermesrules.SignalConfig{Name: s.Name, Query: s.Query, Volume: s.Volume, Samples: s.Samples}
 }
 
 func (s signal) settings() signal {
-	s.Query, s.Volume, s.Samples = "", "", ""
+	s.Query, s.Volume, s.Samples, s.Windows = "", "", "", nil
 	return s
 }
 

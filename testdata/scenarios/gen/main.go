@@ -96,18 +96,19 @@ type window struct {
 // degraded holds each scenario's degraded windows; a scenario not listed
 // (healthy traffic, a low-traffic night, vanished metrics) has none.
 var degraded = map[string][]window{
-	"content_failure":    {{"free", 60 * m, 3 * h}},
-	"hard_outage":        {{"free", 60 * m, 80 * m}},
-	"latency_only":       {{"free", 90 * m, 2 * h}},
-	"quota_drain":        {{"free", 2*h + 50*m + 24*time.Second, 4 * h}}, // runs out within the hour
-	"false_recovery":     {{"free", 60 * m, 85 * m}, {"free", 110 * m, 130 * m}},
-	"manual":             {{"free", 60 * m, 110 * m}},
-	"three_degradations": {{"free", 60 * m, 80 * m}, {"free", 4 * h, 4*h + 20*m}, {"free", 7 * h, 7*h + 20*m}},
-	"cascade":            {{"free", 60 * m, 4 * h}, {"paid-standard", 90 * m, 4 * h}},
-	"error_templates":    {{"free", 60 * m, 80 * m}},
-	"unavailable_503":    {{"free", 60 * m, 80 * m}},
-	"content_15":         {{"free", 60 * m, 2 * h}},
-	"content_15_thin":    {{"free", 60 * m, 2 * h}},
+	"content_failure":     {{"free", 60 * m, 3 * h}},
+	"hard_outage":         {{"free", 60 * m, 80 * m}},
+	"latency_only":        {{"free", 90 * m, 2 * h}},
+	"quota_drain":         {{"free", 2*h + 50*m + 24*time.Second, 4 * h}}, // runs out within the hour
+	"false_recovery":      {{"free", 60 * m, 85 * m}, {"free", 110 * m, 130 * m}},
+	"manual":              {{"free", 60 * m, 110 * m}},
+	"three_degradations":  {{"free", 60 * m, 80 * m}, {"free", 4 * h, 4*h + 20*m}, {"free", 7 * h, 7*h + 20*m}},
+	"cascade":             {{"free", 60 * m, 4 * h}, {"paid-standard", 90 * m, 4 * h}},
+	"error_templates":     {{"free", 60 * m, 80 * m}},
+	"unavailable_503":     {{"free", 60 * m, 80 * m}},
+	"content_15":          {{"free", 60 * m, 2 * h}},
+	"content_15_thin":     {{"free", 60 * m, 2 * h}},
+	"failback_stage_2rps": {{"free", 60 * m, 80 * m}},
 }
 
 func zero(time.Duration) float64 { return 0 }
@@ -255,6 +256,20 @@ func scenarios() []scenario {
 	nightStd, nightPrem := thinPaid(0), thinPaid(0)
 	nightStd.rate, nightPrem.rate = nightRate(4, 0.09), nightRate(4, 0.03)
 
+	// A failback stage at 10 % of a 20 req/s service: the free route fails
+	// (100 % HTTP 500) from 1h to 1h20 at 20 req/s, then is healthy and
+	// gets the 2 req/s a first stage sends it (open loop: from 1h20 on,
+	// whatever its stage).
+	thinStage := healthyFree()
+	thinStage.hard = between(60*m, 80*m, 1)
+	thinStage.probeFail = thinStage.hard
+	thinStage.rate = func(t time.Duration) float64 {
+		if t < 80*m {
+			return 20
+		}
+		return 2
+	}
+
 	list := []scenario{
 		{"healthy", "6 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 6 * h, withPaid(healthyFree())},
 		{"content_failure", "Soft-fail ratio of the free route climbs from 2 % to 40 % between 1h and 1h20 with HTTP 200 throughout.", 3 * h, withPaid(content)},
@@ -273,6 +288,7 @@ func scenarios() []scenario {
 			map[string]model{"free": content15Thin, "paid-standard": thinPaid(0.1), "paid-premium": thinPaid(0.1)}},
 		{"low_traffic_night", "Healthy traffic with a 3 h night from 1h30: free 0.3 req/s, paid-standard 0.09, paid-premium 0.03; then daytime again.", 6 * h,
 			map[string]model{"free": nightFree, "paid-standard": nightStd, "paid-premium": nightPrem}},
+		{"failback_stage_2rps", "At 20 req/s the free route fails (100 % HTTP 500) from 1h to 1h20, then is healthy at the 2 req/s a first failback stage at 10 % sends it.", 3 * h, withPaid(thinStage)},
 		{"healthy_24h", "24 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 24 * h, withPaid(healthyFree())},
 	}
 	return append(list, incidents()...)

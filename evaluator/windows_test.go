@@ -1,0 +1,132 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// windowedPolicy is the shipped policy with hard_fail_ratio and
+// soft_fail_ratio also counted over 5m and 15m.
+func windowedPolicy(t *testing.T) *Policy {
+	t.Helper()
+	cfg, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.Signals {
+		if s := &cfg.Signals[i]; s.Name == "hard_fail_ratio" || s.Name == "soft_fail_ratio" {
+			s.Windows = []time.Duration{5 * time.Minute, 15 * time.Minute}
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestWindowedEvidence: a longer window narrows the signal's own interval
+// only as far as the next shorter window's ratio agrees; its text names
+// the window that gave the bound, and survives JSON.
+func TestWindowedEvidence(t *testing.T) {
+	p := windowedPolicy(t)
+	cases := []struct {
+		name     string
+		over     map[string]any
+		signal   string
+		wantText string
+		// lo and hi bound the alert value (the interval's lower end) and
+		// the score's Low.
+		alertAtLeast, alertBelow float64
+	}{{
+		// A failback stage at 2 req/s: no failures in 120 calls a minute
+		// prove nothing at 99.9 %; 1800 in 15m do.
+		name: "thin stage proven healthy over 15m",
+		over: map[string]any{"free.hard_fail_ratio": Sample{Value: 0, Volume: 120, Counted: true},
+			"free.hard_fail_ratio@5m":  Sample{Value: 0, Volume: 600, Counted: true},
+			"free.hard_fail_ratio@15m": Sample{Value: 0, Volume: 1800, Counted: true}},
+		signal: "hard_fail_ratio", wantText: "0 of 1800 calls in 15m: ≤ 0.528 % at 99.9 %", alertBelow: 1e-9,
+	}, {
+		// 15 % content failures at 0.3 req/s: 41 of 270 calls in 15m.
+		name: "thin failure proven over 15m",
+		over: map[string]any{"free.soft_fail_ratio": Sample{Value: 0.167, Volume: 18, Counted: true},
+			"free.soft_fail_ratio@5m":  Sample{Value: 0.144, Volume: 90, Counted: true},
+			"free.soft_fail_ratio@15m": Sample{Value: 41.0 / 270, Volume: 270, Counted: true}},
+		signal: "soft_fail_ratio", wantText: "41 of 270 calls in 15m: ≥ 9.64 % at 99.9 %", alertAtLeast: 0.09, alertBelow: 0.1,
+	}, {
+		// The failure ended: the 5m window shows none, so the 15m
+		// window's old failures prove nothing against the route.
+		name: "recent recovery wins over an old failure",
+		over: map[string]any{"free.soft_fail_ratio": Sample{Value: 0, Volume: 18, Counted: true},
+			"free.soft_fail_ratio@5m":  Sample{Value: 0, Volume: 90, Counted: true},
+			"free.soft_fail_ratio@15m": Sample{Value: 41.0 / 270, Volume: 270, Counted: true}},
+		signal: "soft_fail_ratio", wantText: "0 of 90 calls in 5m: ≤ 7.39 % at 99.9 %", alertBelow: 1e-9,
+	}, {
+		// No window data: the signal's own evidence, as without windows.
+		name:   "windows without data",
+		over:   map[string]any{"free.soft_fail_ratio": Sample{Value: 0.25, Volume: 8, Counted: true}},
+		signal: "soft_fail_ratio", wantText: "2 of 8 calls in 1m: not enough evidence", alertBelow: 0.05,
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := ComputeScore("free", snap(p, time.Unix(0, 0), c.over), p, false)
+			var got *Contribution
+			for i := range sc.Contributions {
+				if sc.Contributions[i].Signal == c.signal {
+					got = &sc.Contributions[i]
+				}
+			}
+			if text := got.ReasonText(); text != c.wantText {
+				t.Errorf("text %q, want %q", text, c.wantText)
+			}
+			if !(got.AlertValue >= c.alertAtLeast && got.AlertValue < c.alertBelow) {
+				t.Errorf("alert value %g, want within [%g, %g)", got.AlertValue, c.alertAtLeast, c.alertBelow)
+			}
+			b, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Contribution
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if back.ReasonText() != got.ReasonText() || back.Window != got.Window || back.WindowVolume != got.WindowVolume || back.WindowValue != got.WindowValue {
+				t.Errorf("after JSON %+v, was %+v", back, *got)
+			}
+			if strings.Contains(c.wantText, " in 15m") != (got.Window == 15*time.Minute) {
+				t.Errorf("window %s for text %q", got.Window, c.wantText)
+			}
+		})
+	}
+}
+
+// TestWithWindowsNeverWidens: windows only narrow the signal's own
+// interval, and a window without calls or data changes nothing.
+func TestWithWindowsNeverWidens(t *testing.T) {
+	p := windowedPolicy(t)
+	wins := p.windows[p.signalIndex["hard_fail_ratio"]]
+	for _, v := range []float64{0, 0.01, 0.2, 1} {
+		for _, n := range []float64{1, 10, 120, 5000} {
+			own := proportionInterval(v, n, p.shown)
+			for _, w := range []Sample{{Value: 0, Volume: 1800, Counted: true}, {Value: 0.3, Volume: 900, Counted: true},
+				{Value: 0.1, Volume: 0, Counted: true}, {Value: 0.1, Volume: 100}, {Status: StatusMissing}} {
+				smps := make([]Sample, len(p.columns))
+				smps[wins[1].col] = w
+				iv, _ := withWindows(own, v, wins, smps, p.shown)
+				if iv.lo < own.lo || iv.hi > own.hi || iv.lo > iv.hi {
+					t.Errorf("v=%g n=%g window %+v: [%g, %g] outside own [%g, %g]", v, n, w, iv.lo, iv.hi, own.lo, own.hi)
+				}
+				if (!w.Counted || !(w.Volume > 0) || w.Status != StatusOK) && iv != own {
+					t.Errorf("v=%g n=%g window %+v without evidence changed [%g, %g] to [%g, %g]", v, n, w, own.lo, own.hi, iv.lo, iv.hi)
+				}
+			}
+		}
+	}
+}
