@@ -40,7 +40,7 @@ func (b *backend) Status() api.Status {
 	if b.blind {
 		return api.Status{Ticked: true, LastTick: time.Unix(1000, 0), Interval: "15s", LoadedAt: time.Unix(990, 0),
 			Problems: []string{"Prometheus unreachable: connection refused"}, Services: []api.Service{{Name: "chat", Weights: map[string]int{},
-			Routes: []api.Route{{Name: "free", Level: "normal", Score: 100}}}}}
+				Routes: []api.Route{{Name: "free", Level: "normal", Score: 100}}}}}
 	}
 	if b.starting {
 		return api.Status{Interval: "15s", LoadedAt: time.Unix(990, 0), Services: []api.Service{{Name: "chat", Weights: map[string]int{},
