@@ -139,8 +139,8 @@ func TestStatusPageSaysTheState(t *testing.T) {
 	for _, want := range []string{
 		`<div class="alarm problem">Prometheus unreachable: connection refused</div>`,
 		`<td class="held" title="signals without data and no score with full data yet">not judged</td>`,
-		`<li class="state">held: no data for `,
-		`soft_fail_ratio missing: Prometheus unreachable: connection refused (level held)`,
+		`<li class="state">held: Prometheus unreachable: connection refused; not judged yet`,
+		`<li>soft_fail_ratio, hard_fail_ratio, `, `probe_success missing: Prometheus unreachable: connection refused (level held)</li>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)

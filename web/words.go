@@ -91,16 +91,32 @@ func scoreState(sc evaluator.Score) string {
 	return api.ScoreJudged
 }
 
-// routeReasons are the reasons of sc, each missing signal with why it has
-// no data.
+// routeReasons are the reasons of sc, the missing signals grouped by why
+// they have no data.
 func routeReasons(sc evaluator.Score, probs map[string]runner.SignalProblem) []string {
 	// The reasons of the signals that answered, without the bare
 	// "missing" lines: those are said below with their cause.
 	out := append([]string{}, evaluator.Score{Contributions: sc.Contributions}.Reasons()...)
-	for _, m := range sc.Missing {
-		out = append(out, m+" missing: "+whyMissing(contribution(sc, m), probs)+" (level held)")
+	causes, signals := missingCauses(sc, probs)
+	for i, why := range causes {
+		out = append(out, strings.Join(signals[i], ", ")+" missing: "+why+" (level held)")
 	}
 	return out
+}
+
+// missingCauses are the distinct reasons why signals of sc are missing,
+// in the order of sc.Missing, with the signals of each.
+func missingCauses(sc evaluator.Score, probs map[string]runner.SignalProblem) (causes []string, signals [][]string) {
+	for _, m := range sc.Missing {
+		why := whyMissing(contribution(sc, m), probs)
+		i := slices.Index(causes, why)
+		if i < 0 {
+			i = len(causes)
+			causes, signals = append(causes, why), append(signals, nil)
+		}
+		signals[i] = append(signals[i], m)
+	}
+	return causes, signals
 }
 
 func contribution(sc evaluator.Score, signal string) evaluator.Contribution {
@@ -140,14 +156,8 @@ func routeState(p *evaluator.Policy, rs evaluator.RouteState, now time.Time, pro
 		out = append(out, line)
 	}
 	if sc.Held() {
-		var whys []string
-		for _, m := range sc.Missing {
-			why := whyMissing(contribution(sc, m), probs)
-			if !slices.Contains(whys, why) {
-				whys = append(whys, why)
-			}
-		}
-		line := fmt.Sprintf("held: no data for %s: %s", strings.Join(sc.Missing, ", "), strings.Join(whys, "; "))
+		causes, _ := missingCauses(sc, probs)
+		line := "held: " + strings.Join(causes, "; ")
 		switch scoreState(sc) {
 		case api.ScoreCarried:
 			line += fmt.Sprintf("; the score %.1f is carried from the last tick with full data", sc.Value)

@@ -63,10 +63,10 @@ func TestStatusSaysPrometheusUnreachable(t *testing.T) {
 	if free.ScoreState != api.ScoreNotJudged {
 		t.Errorf("score state %q, want not judged", free.ScoreState)
 	}
-	if !hasLine(free.State, "held: no data for ") || !hasLine(free.State, ": Prometheus unreachable: connection refused; not judged yet") {
+	if !slices.Contains(free.State, "held: Prometheus unreachable: connection refused; not judged yet: the score is not a measurement") {
 		t.Errorf("state %q lacks the hold and its cause", free.State)
 	}
-	if !slices.Contains(free.Reasons, "soft_fail_ratio missing: Prometheus unreachable: connection refused (level held)") {
+	if !hasLine(free.Reasons, "soft_fail_ratio, hard_fail_ratio, ") || !hasLine(free.Reasons, " missing: Prometheus unreachable: connection refused (level held)") {
 		t.Errorf("reasons %q lack the cause of soft_fail_ratio's absence", free.Reasons)
 	}
 

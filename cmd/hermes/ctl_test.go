@@ -216,21 +216,21 @@ func TestCtlSaysTheState(t *testing.T) {
 				{Name: "free", Score: 100, Level: "failover", Since: time.Unix(900, 0), ScoreState: api.ScoreJudged,
 					State: []string{"failed over since 1970-01-01T00:15:00Z: recovering: the staged failback starts at 1970-01-01T00:25:00Z if the score stays ≥ 80", "idle: judged by its probes alone"}},
 				{Name: "paid-standard", Score: 97.5, Level: "normal", Traffic: 100, ScoreState: api.ScoreCarried,
-					State: []string{"held: no data for p99_ratio: query failing: bad_data (parse error); the score 97.5 is carried from the last tick with full data"}},
+					State: []string{"held: query failing: bad_data (parse error); the score 97.5 is carried from the last tick with full data"}},
 			}}}}
 	_, url := serve(t, &backend{st: &st}, "")
 	code, out, errb := hermes(t, "ctl", "--url", url, "status")
 	for _, want := range []string{
 		"query failing: p99_ratio: bad_data (parse error)\n",
 		"100.0         0%       failed over since 1970-01-01T00:15:00Z: recovering: the staged failback starts at 1970-01-01T00:25:00Z if the score stays ≥ 80; idle: judged by its probes alone",
-		"97.5 carried  100%     held: no data for p99_ratio",
+		"97.5 carried  100%     held: query failing: bad_data",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("status: exit %d (%s), output lacks %q:\n%s", code, errb, want, out)
 		}
 	}
 	code, out, errb = hermes(t, "explain", "--url", url, "--route", "paid-standard")
-	for _, want := range []string{"score 97.5 carried", "query failing: p99_ratio", "held: no data for p99_ratio"} {
+	for _, want := range []string{"score 97.5 carried", "query failing: p99_ratio", "held: query failing: bad_data"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("explain: exit %d (%s), output lacks %q:\n%s", code, errb, want, out)
 		}

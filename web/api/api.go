@@ -99,7 +99,7 @@ type Route struct {
 	ScoreState string `json:"score_state"`
 	// State is the route's state in words, the most important first:
 	// its level and what it waits for ("failed over: …"), why its score
-	// is held ("held: no data for …: Prometheus unreachable: …"), or that
+	// is held ("held: Prometheus unreachable: …"), or that
 	// it is idle ("idle: judged by its probes alone").
 	State []string `json:"state"`
 }
