@@ -80,7 +80,7 @@ func Check(p *Policy, s State, cmd Command) error {
 			if o.By != "" {
 				who = " by " + o.By
 			}
-			return fmt.Errorf("service %q is pinned to %q%s (%q, %s): a pause would replace the pin and its expiry; ask again with replace to do so, or clear the pin first",
+			return fmt.Errorf("service %q is pinned to %q%s (%q, %s): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; \"replace\": true in the admin API), or clear the pin first",
 				cmd.Service, o.Route, who, o.Reason, until)
 		}
 	case CommandClear:

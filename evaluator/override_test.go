@@ -100,7 +100,7 @@ func TestPauseOverAPinAsksForReplace(t *testing.T) {
 
 	pause := Command{Kind: CommandPause, Service: "chat", Reason: "freeze"}
 	err := Check(p, s, pause)
-	want := `service "chat" is pinned to "paid-premium" by alice ("launch", expires 2023-11-15T00:13:20Z): a pause would replace the pin and its expiry; ask again with replace to do so, or clear the pin first`
+	want := `service "chat" is pinned to "paid-premium" by alice ("launch", expires 2023-11-15T00:13:20Z): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; "replace": true in the admin API), or clear the pin first`
 	if err == nil || err.Error() != want {
 		t.Errorf("pause over a pin: %v, want %s", err, want)
 	}
