@@ -247,11 +247,22 @@ func (a *Actuator) rollback(changed []previous, cause error) error {
 		a.logger.Error("could not restore nginx include files", "err", err)
 		return fmt.Errorf("%w; restoring the previous include files failed too: %w", cause, err)
 	}
-	paths := make([]string, len(changed))
-	for i, c := range changed {
-		paths[i] = c.path
+	var restored, removed []string
+	for _, c := range changed {
+		if c.existed {
+			restored = append(restored, c.path)
+		} else {
+			removed = append(removed, c.path)
+		}
 	}
-	return fmt.Errorf("%w (restored %s)", cause, strings.Join(paths, ", "))
+	var did []string
+	if len(restored) > 0 {
+		did = append(did, "restored "+strings.Join(restored, ", "))
+	}
+	if len(removed) > 0 {
+		did = append(did, "removed the new "+strings.Join(removed, ", "))
+	}
+	return fmt.Errorf("%w (%s)", cause, strings.Join(did, "; "))
 }
 
 // Current reads what nginx serves when state_listen is set (state.go),
