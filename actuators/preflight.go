@@ -44,6 +44,37 @@ func Preflight(acts []Actuator) error {
 	return errors.Join(errs...)
 }
 
+// Initializer is implemented by backends whose consumer cannot start
+// before the backend holds a state (nginx: its configuration names the
+// upstreams the include files define). WriteInitial writes desired for
+// the services that hold nothing yet, never changing what exists, and
+// returns what it wrote.
+type Initializer interface {
+	WriteInitial(desired Splits) ([]string, error)
+}
+
+// WriteInitial runs the WriteInitial of every actuator's backend that has
+// one and returns what each wrote, as "name: what". Problems are reported
+// like Build's, with their place in the configuration.
+func WriteInitial(acts []Actuator, desired Splits) ([]string, error) {
+	var out []string
+	var errs []error
+	for i, a := range acts {
+		w, ok := Backend(a).(Initializer)
+		if !ok {
+			continue
+		}
+		wrote, err := w.WriteInitial(desired)
+		for _, x := range wrote {
+			out = append(out, a.Name()+": "+x)
+		}
+		if err != nil {
+			errs = append(errs, problemAt(i, a.Name(), err))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
 // checkTargets reports actuators writing a target an earlier one writes.
 func checkTargets(acts []Actuator) error {
 	var errs []error

@@ -3,6 +3,8 @@ package evaluator
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hermes-failover/hermes/traffic"
@@ -41,6 +43,9 @@ type Command struct {
 	// actuators out of it.
 	Signals map[string]float64 `json:"signals,omitempty"`
 	DryRun  bool               `json:"dry_run,omitempty"`
+	// Replace lets a pause replace the service's pin (and its expiry):
+	// without it Check refuses, so a pin is never lost by accident.
+	Replace bool `json:"replace,omitempty"`
 }
 
 // Check reports why cmd cannot be applied to s under p, or nil. Apply runs
@@ -53,7 +58,7 @@ func Check(p *Policy, s State, cmd Command) error {
 	case CommandRelease:
 		rs, ok := s.Routes[cmd.Route]
 		if !ok {
-			return fmt.Errorf("release: unknown route %q", cmd.Route)
+			return fmt.Errorf("release: unknown route %q; the routes are %s", cmd.Route, quoteList(p.Routes()))
 		}
 		if rs.Level != traffic.Manual {
 			return fmt.Errorf("release: route %q is %s, not manual", cmd.Route, rs.Level)
@@ -61,10 +66,22 @@ func Check(p *Policy, s State, cmd Command) error {
 	case CommandPin, CommandPause:
 		svc, ok := p.services[cmd.Service]
 		if !ok {
-			return fmt.Errorf("unknown service %q", cmd.Service)
+			return fmt.Errorf("unknown service %q; the services are %s", cmd.Service, quoteList(p.serviceNames()))
 		}
 		if cmd.Kind == CommandPin && !slices.Contains(svc.Routes, cmd.Route) {
-			return fmt.Errorf("route %q is not in service %q (routes %v)", cmd.Route, cmd.Service, svc.Routes)
+			return fmt.Errorf("route %q is not in service %q; its routes are %s", cmd.Route, cmd.Service, quoteList(svc.Routes))
+		}
+		if o, ok := s.Overrides[cmd.Service]; ok && cmd.Kind == CommandPause && o.Kind == traffic.Pin && !cmd.Replace {
+			until := "no expiry"
+			if !o.Expires.IsZero() {
+				until = "expires " + o.Expires.UTC().Format(time.RFC3339)
+			}
+			who := ""
+			if o.By != "" {
+				who = " by " + o.By
+			}
+			return fmt.Errorf("service %q is pinned to %q%s (%q, %s): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; \"replace\": true in the admin API), or clear the pin first",
+				cmd.Service, o.Route, who, o.Reason, until)
 		}
 	case CommandClear:
 		if _, ok := s.Overrides[cmd.Service]; !ok {
@@ -165,3 +182,22 @@ func timePtr(t time.Time) *time.Time {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// quoteList is names quoted and joined with commas, for an error that
+// lists the valid choices.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// serviceNames are p's services in configuration order.
+func (p *Policy) serviceNames() []string {
+	out := make([]string, len(p.Config.Services))
+	for i, svc := range p.Config.Services {
+		out[i] = svc.Name
+	}
+	return out
+}

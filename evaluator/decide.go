@@ -30,7 +30,10 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		// Bad enough to fail over again during a failback: back to no
 		// traffic at once, not one stage per tick.
 		why = "failback aborted: " + why
+		// The level does not change: Since stays the failover's, so
+		// status pages and the restored state date it from the failover.
 		next := moveTo(p, rs, traffic.Failover, now)
+		next.Since = prev.Since
 		next.FailingSince = failingAfterAbort(prev, now)
 		return next, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
 	}

@@ -65,7 +65,7 @@ func TestPauseKeepsItsSplitAcrossARestart(t *testing.T) {
 	pin := Command{ID: "1", Kind: CommandPin, Service: "chat", Route: "paid-premium", Reason: "incident"}
 	s, _ := Step(p, State{}, Input{Snapshot: snap(p, t0, nil), Commands: []Command{pin}}, t0)
 	t1 := t0.Add(15 * time.Second)
-	pause := Command{ID: "2", Kind: CommandPause, Service: "chat", Reason: "hold"}
+	pause := Command{ID: "2", Kind: CommandPause, Service: "chat", Reason: "hold", Replace: true}
 	s, _ = Step(p, s, Input{Snapshot: snap(p, t1, nil), Commands: []Command{pause}}, t1)
 	if w := s.Services["chat"].Weights; w["paid-premium"] != 100 {
 		t.Fatalf("setup: paused split %v", w)
@@ -86,5 +86,47 @@ func TestPauseKeepsItsSplitAcrossARestart(t *testing.T) {
 	s2, _ := Step(p, State{Overrides: saved}, Input{Snapshot: snap(p, t2, nil)}, t2)
 	if w := s2.Services["chat"].Weights; w["paid-premium"] != 100 || w["free"] != 0 {
 		t.Errorf("paused split after a restart that restored nothing: %v (saved %s), want the frozen paid-premium=100", w, b)
+	}
+}
+
+// TestPauseOverAPinAsksForReplace: a pause over a pin is refused with what
+// the pin is, unless it says Replace; then it replaces the pin and its
+// expiry. Mistyped names are answered with the valid ones.
+func TestPauseOverAPinAsksForReplace(t *testing.T) {
+	p := defaultPolicy(t)
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	pin := Command{ID: "1", Kind: CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch", By: "alice", Expires: t0.Add(2 * time.Hour)}
+	s, _ := Step(p, State{}, Input{Snapshot: snap(p, t0, nil), Commands: []Command{pin}}, t0)
+
+	pause := Command{Kind: CommandPause, Service: "chat", Reason: "freeze"}
+	err := Check(p, s, pause)
+	want := `service "chat" is pinned to "paid-premium" by alice ("launch", expires 2023-11-15T00:13:20Z): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; "replace": true in the admin API), or clear the pin first`
+	if err == nil || err.Error() != want {
+		t.Errorf("pause over a pin: %v, want %s", err, want)
+	}
+	if next, _, err := Apply(p, s, pause, t0.Add(time.Second)); err == nil || next.Overrides["chat"].Kind != "pin" {
+		t.Errorf("Apply of a pause over a pin: %v, override %+v; want refused, pin kept", err, next.Overrides["chat"])
+	}
+	pause.Replace = true
+	next, _, err := Apply(p, s, pause, t0.Add(time.Second))
+	if o := next.Overrides["chat"]; err != nil || o.Kind != "pause" || !o.Expires.IsZero() {
+		t.Errorf("pause with replace: %v, override %+v; want a pause without expiry", err, o)
+	}
+	// A pause over a pause, and a pin over a pause, need no replace.
+	if err := Check(p, next, Command{Kind: CommandPause, Service: "chat", Reason: "again"}); err != nil {
+		t.Errorf("pause over a pause: %v", err)
+	}
+
+	for _, tc := range []struct {
+		cmd  Command
+		want string
+	}{
+		{Command{Kind: CommandPin, Service: "chta", Route: "free", Reason: "x"}, `unknown service "chta"; the services are "chat"`},
+		{Command{Kind: CommandPin, Service: "chat", Route: "fre", Reason: "x"}, `route "fre" is not in service "chat"; its routes are "free", "paid-standard", "paid-premium"`},
+		{Command{Kind: CommandRelease, Route: "fre", Reason: "x"}, `release: unknown route "fre"; the routes are "free", "paid-standard", "paid-premium"`},
+	} {
+		if err := Check(p, s, tc.cmd); err == nil || err.Error() != tc.want {
+			t.Errorf("Check(%+v) = %v, want %s", tc.cmd, err, tc.want)
+		}
 	}
 }

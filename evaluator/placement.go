@@ -15,7 +15,6 @@ import (
 func Placement(p *Policy, rs RouteState, now time.Time) []string {
 	sc := rs.Score
 	var out []string
-	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 	th := fmt.Sprintf("score %.1f; moves down below", sc.Value)
 	for l := traffic.Warm; l <= traffic.Failover; l++ {
@@ -39,10 +38,28 @@ func Placement(p *Policy, rs RouteState, now time.Time) []string {
 	if sc.Held() {
 		out = append(out, fmt.Sprintf("hold: no data for %v; the level cannot improve until they answer", sc.Missing))
 	}
-	if idle := idleSignals(sc); len(idle) > 0 && len(idle) == countRequiringTraffic(p) {
+	if JudgedByProbes(p, sc) {
 		out = append(out, "idle: no user traffic; judged by its probes alone")
 	}
+	return append(out, Waiting(p, rs, now)...)
+}
 
+// JudgedByProbes reports whether score sc had no user traffic for any
+// signal of p that needs it: the route is idle and its probes alone
+// judge it.
+func JudgedByProbes(p *Policy, sc Score) bool {
+	idle := idleSignals(sc)
+	return len(idle) > 0 && len(idle) == countRequiringTraffic(p)
+}
+
+// Waiting is the part of Placement that says what route state rs waits
+// for at now: the release of a manual route, the failback of a failed-over
+// one, the dwell of a move down, the hysteresis, recover_for and cooldown
+// of a move up. Status pages say it beside the level.
+func Waiting(p *Policy, rs RouteState, now time.Time) []string {
+	sc := rs.Score
+	var out []string
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	switch rs.Level {
 	case traffic.Manual:
 		return append(out, fmt.Sprintf("manual since %s: stays until an operator releases it", stamp(rs.Since)))

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,12 @@ func TestPlacement(t *testing.T) {
 		if rs.Level != level {
 			t.Fatalf("at %s: level %s, want %s", at, rs.Level, level)
 		}
-		got := strings.Join(Placement(p, rs, t0.Add(at)), "\n")
+		all := Placement(p, rs, t0.Add(at))
+		got := strings.Join(all, "\n")
+		// Waiting is the tail of Placement: what the level waits for.
+		if w := Waiting(p, rs, t0.Add(at)); !slices.Equal(all[len(all)-len(w):], w) {
+			t.Errorf("at %s: Waiting %q is not the end of Placement %q", at, w, all)
+		}
 		for _, l := range lines {
 			if !strings.Contains(got, l) {
 				t.Errorf("at %s: placement lacks %q:\n%s", at, l, got)

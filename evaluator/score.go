@@ -82,7 +82,8 @@ type Score struct {
 	// without dwell, normal when none.
 	ImmediateLevel traffic.Level `json:"immediate_level"`
 	// Carried: signals were missing, so Value is the last score computed
-	// with full data (see Step), not one computed from partial data.
+	// with full data (see Step), not one computed from partial data. A
+	// held score that is not Carried was never judged with full data.
 	Carried bool `json:"carried,omitempty"`
 }
 

@@ -71,13 +71,15 @@ func withNewRoutes(p *Policy, routes map[string]*RouteState, now time.Time) map[
 // withShownScore is next with the score to report and alert on: missing
 // data is not health (signals without data add no penalty, so the
 // computed score only looks better), so a route whose score was held
-// shows the last score seen with full data. The decision used only the
-// data present.
+// shows the last score seen. The decision used only the data present.
+// Carried says whether that score was computed with full data (the last
+// tick had it, or carried such a score): a route never seen with full data
+// shows a score that was never judged.
 func withShownScore(next RouteState, last *RouteState) RouteState {
 	if next.Score.Held() && len(last.Score.Contributions) > 0 {
 		next.Score.Value = last.Score.Value
 		next.Score.Low = last.Score.Low
-		next.Score.Carried = true
+		next.Score.Carried = !last.Score.Held() || last.Score.Carried
 	}
 	return next
 }

@@ -170,6 +170,34 @@ func ErrorReason(err error) string {
 	return shortText(err.Error())
 }
 
+// ErrorDetail says in a few words what went wrong with a query, for
+// people: the cause a connection failed with ("connection refused", "no
+// such host", "connection reset by peer"), else the message of a
+// Prometheus API error, else the error's first line, cut to 80
+// characters. ErrorReason is the short class (a metric label); this is
+// the detail beside it.
+func ErrorDetail(err error) string {
+	if err == nil {
+		return ""
+	}
+	var errno syscall.Errno
+	var dnsErr *net.DNSError
+	var apiErr *v1.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return shortText(dnsErr.Err)
+	case errors.As(err, &errno):
+		return shortText(errno.Error())
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed before the answer"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer within the query timeout"
+	case errors.As(err, &apiErr) && apiErr.Msg != "":
+		return shortText(apiErr.Msg)
+	}
+	return shortText(err.Error())
+}
+
 // apiErrorReason names a Prometheus API error by its type. client_golang
 // decodes the JSON error body only for 400 and 422, so for other status codes
 // the errorType is read from the body kept in Detail.

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -187,5 +189,43 @@ func TestErrorReason(t *testing.T) {
 	long := ErrorReason(errors.New(string(make([]byte, 300))))
 	if n := len([]rune(long)); n > maxReasonLen {
 		t.Errorf("long reason has %d runes, want ≤ %d", n, maxReasonLen)
+	}
+}
+
+func TestErrorDetail(t *testing.T) {
+	refused := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/api/v1/query", Err: &net.OpError{
+		Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED},
+	}}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{refused, "connection refused"},
+		{fmt.Errorf("signal x: %w", refused), "connection refused"},
+		{&url.Error{Op: "Post", URL: "http://prometheus/", Err: &net.DNSError{Err: "no such host", Name: "prometheus"}}, "no such host"},
+		{&url.Error{Op: "Post", URL: "http://x/", Err: io.EOF}, "connection closed before the answer"},
+		{&url.Error{Op: "Post", URL: "http://x/", Err: context.DeadlineExceeded}, "no answer within the query timeout"},
+		{&v1.Error{Type: v1.ErrBadData, Msg: "parse error at char 3"}, "parse error at char 3"},
+		{errors.New("first line\nsecond"), "first line"},
+	}
+	for _, tc := range tests {
+		if got := ErrorDetail(tc.err); got != tc.want {
+			t.Errorf("ErrorDetail(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestErrorDetailRealDial reads the detail of a real refused dial.
+func TestErrorDetailRealDial(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = net.Dial("tcp", addr)
+	if got := ErrorDetail(fmt.Errorf("query: %w", err)); got != "connection refused" {
+		t.Errorf("ErrorDetail(%v) = %q, want connection refused", err, got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -84,7 +85,13 @@ func TestCommandsDuringASlowTickAreKept(t *testing.T) {
 			t.Errorf("overrides file after the pin: %v %v", saved, err)
 		}
 
-		during(evaluator.Command{Kind: evaluator.CommandPause, Service: "chat", Reason: "freeze for the audit", By: "carol"})
+		// A pause over the pin is refused at Submit unless it says
+		// Replace: the pin and its expiry are not lost by accident.
+		if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPause, Service: "chat", Reason: "freeze", By: "carol"}); err == nil ||
+			!strings.Contains(err.Error(), `service "chat" is pinned to "paid-premium" by alice`) {
+			t.Errorf("pause over a pin without replace: %v, want refused", err)
+		}
+		during(evaluator.Command{Kind: evaluator.CommandPause, Service: "chat", Reason: "freeze for the audit", By: "carol", Replace: true})
 		holds("pause", func(s testService) bool {
 			return s.Override != nil && s.Override.Kind == "pause" && s.Override.By == "carol" && s.Weights["paid-premium"] == 100
 		})

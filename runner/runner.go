@@ -80,15 +80,17 @@ type Runner struct {
 	acts     *actuationMetrics
 	alerts   *alerting.Sender
 
-	mu          sync.Mutex
-	cfg         *rules.Config
-	pol         *evaluator.Policy
-	query       promapi.QueryFunc
-	ticks       promapi.RouteQueryFunc
-	actuators   []actuators.Actuator
-	state       evaluator.State
-	lastTick    time.Time
-	lastActs    map[string]ActuatorOutcome
+	mu        sync.Mutex
+	cfg       *rules.Config
+	pol       *evaluator.Policy
+	query     promapi.QueryFunc
+	ticks     promapi.RouteQueryFunc
+	actuators []actuators.Actuator
+	state     evaluator.State
+	lastTick  time.Time
+	lastActs  map[string]ActuatorOutcome
+	// problems are the last tick's failed signal queries.
+	problems    []SignalProblem
 	lastDesired map[string]actuators.Splits
 	// held is what each actuator's backend held after its last successful
 	// apply (see noteActuation).
@@ -307,7 +309,8 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
 	defer cancel()
-	snap := promapi.CollectRoutes(tctx, query, cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	qerrs := newQueryErrors(cfg.Signals)
+	snap := promapi.CollectRoutes(tctx, qerrs.wrap(query), cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
 	if ctx.Err() != nil {
 		// Hermes is stopping: the queries were canceled, not answered. The
 		// tick is dropped rather than judged, counted and exported as if
@@ -319,7 +322,8 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		return
 	}
 	snap.Actuators = health
-	logSignalProblems(r.log, snap)
+	problems := signalProblems(snap, qerrs.failed)
+	logSignalProblems(r.log, problems)
 	in := evaluator.Input{Snapshot: snap, Commands: make([]evaluator.Command, len(cmds))}
 	for i, c := range cmds {
 		in.Commands[i] = c.cmd
@@ -327,7 +331,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	next, events := evaluator.Step(pol, prev, in, ts)
 
 	r.mu.Lock()
-	r.state, r.lastTick, r.inflight = next, ts, nil
+	r.state, r.lastTick, r.inflight, r.problems = next, ts, nil, problems
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried

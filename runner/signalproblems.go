@@ -2,46 +2,109 @@ package runner
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/rules"
 )
 
-// logSignalProblems logs the tick's failed signal queries once per signal
-// and reason, with the number of routes affected and one of them: a query
-// fails for every route it covers, so one line per route would be 10,000
-// lines per failed signal and tick in a large fleet.
-func logSignalProblems(log *slog.Logger, snap evaluator.Snapshot) {
-	type problem struct{ signal, reason string }
-	type seen struct {
-		routes int
-		route  string // the first in name order, so the line is stable
-	}
-	problems := map[problem]*seen{}
+// SignalProblem is one signal whose query failed at the last tick, for
+// some or all of its routes.
+type SignalProblem struct {
+	Signal string
+	// Reason is the sample's reason (promapi.ErrorReason: "timeout",
+	// "connection", "bad_data", …), the label of hermes_query_errors_total.
+	Reason string
+	// Detail says it in words when the whole query failed
+	// (promapi.ErrorDetail: "connection refused"); empty otherwise.
+	Detail string
+	// Routes is how many routes it failed for, Route the first of them
+	// in name order.
+	Routes int
+	Route  string
+}
+
+// signalProblems are the failed signal queries of snap, once per signal
+// and reason, by signal then reason, with the detail of each failed query
+// from failed (by signal name).
+func signalProblems(snap evaluator.Snapshot, failed map[string]error) []SignalProblem {
+	type key struct{ signal, reason string }
+	byKey := map[key]*SignalProblem{}
 	for cell, smp := range snap.All() {
 		if smp.Status != evaluator.StatusError {
 			continue
 		}
 		route, sig := cell[0], cell[1]
-		k := problem{sig, smp.Reason}
-		p := problems[k]
+		k := key{sig, smp.Reason}
+		p := byKey[k]
 		if p == nil {
-			p = &seen{route: route}
-			problems[k] = p
+			p = &SignalProblem{Signal: sig, Reason: smp.Reason, Route: route}
+			if err := failed[sig]; err != nil && promapi.ErrorReason(err) == smp.Reason {
+				p.Detail = promapi.ErrorDetail(err)
+			}
+			byKey[k] = p
 		}
-		p.routes++
-		p.route = min(p.route, route)
+		p.Routes++
+		p.Route = min(p.Route, route)
 	}
-	keys := make([]problem, 0, len(problems))
-	for k := range problems {
-		keys = append(keys, k)
+	out := make([]SignalProblem, 0, len(byKey))
+	for _, p := range byKey {
+		out = append(out, *p)
 	}
-	slices.SortFunc(keys, func(a, b problem) int {
-		return cmp.Or(cmp.Compare(a.signal, b.signal), cmp.Compare(a.reason, b.reason))
+	slices.SortFunc(out, func(a, b SignalProblem) int {
+		return cmp.Or(cmp.Compare(a.Signal, b.Signal), cmp.Compare(a.Reason, b.Reason))
 	})
-	for _, k := range keys {
-		p := problems[k]
-		log.Warn("signal query failed", "signal", k.signal, "reason", k.reason, "routes", p.routes, "route", p.route)
+	return out
+}
+
+// logSignalProblems logs the tick's failed signal queries once per signal
+// and reason, with the number of routes affected and one of them: a query
+// fails for every route it covers, so one line per route would be 10,000
+// lines per failed signal and tick in a large fleet.
+func logSignalProblems(log *slog.Logger, problems []SignalProblem) {
+	for _, p := range problems {
+		attrs := []any{"signal", p.Signal, "reason", p.Reason, "routes", p.Routes, "route", p.Route}
+		if p.Detail != "" && p.Detail != p.Reason {
+			attrs = append(attrs, "detail", p.Detail)
+		}
+		log.Warn("signal query failed", attrs...)
+	}
+}
+
+// queryErrors records the error of each failed query of one tick, by the
+// names of the signals that send it; its query method is safe for the
+// concurrent queries of a tick.
+type queryErrors struct {
+	signalsOf map[string][]string // TickQuery → signal names
+	mu        sync.Mutex
+	failed    map[string]error // signal → error
+}
+
+func newQueryErrors(signals []rules.SignalConfig) *queryErrors {
+	q := &queryErrors{signalsOf: map[string][]string{}, failed: map[string]error{}}
+	for _, s := range signals {
+		tq := s.TickQuery()
+		q.signalsOf[tq] = append(q.signalsOf[tq], s.Name)
+	}
+	return q
+}
+
+// wrap returns query recording its errors in q.
+func (q *queryErrors) wrap(query promapi.RouteQueryFunc) promapi.RouteQueryFunc {
+	return func(ctx context.Context, text string, t time.Time, into *promapi.Answer) error {
+		err := query(ctx, text, t, into)
+		if err != nil {
+			q.mu.Lock()
+			for _, s := range q.signalsOf[text] {
+				q.failed[s] = err
+			}
+			q.mu.Unlock()
+		}
+		return err
 	}
 }

@@ -2,9 +2,12 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -22,7 +25,7 @@ func TestLogSignalProblemsOncePerSignal(t *testing.T) {
 	snap.Set("svc4-route2", "probe_success", evaluator.Sample{Status: evaluator.StatusMissing, Reason: "no data"})
 
 	var buf bytes.Buffer
-	logSignalProblems(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime})), snap)
+	logSignalProblems(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime})), signalProblems(snap, nil))
 	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{
 		`level=WARN msg="signal query failed" signal=p95_ratio reason=timeout routes=1000 route=svc0-route0`,
@@ -39,4 +42,45 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
+}
+
+// TestViewSaysWhyQueriesFail: with Prometheus refusing connections, the
+// view holds every signal's failure with its reason (the metric label)
+// and its detail in words, for the status page and `hermes ctl status`.
+func TestViewSaysWhyQueriesFail(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, refused := net.Dial("tcp", addr)
+	if refused == nil {
+		t.Fatal("a closed port accepted a connection")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{fail: fmt.Errorf("query: %w", refused)}
+		r, _, _, _ := newTestRunner(t, fp)
+		stop := start(t, r)
+		defer stop()
+		time.Sleep(16 * time.Second)
+		synctest.Wait()
+		probs := r.View().SignalProblems
+		if len(probs) != len(r.View().Config.Signals) {
+			t.Fatalf("%d signal problems, want one per signal (%d): %+v", len(probs), len(r.View().Config.Signals), probs)
+		}
+		for _, p := range probs {
+			if p.Reason != "connection" || p.Detail != "connection refused" || p.Routes == 0 {
+				t.Errorf("problem %+v, want reason connection, detail connection refused", p)
+			}
+		}
+		fp.mu.Lock()
+		fp.fail = nil
+		fp.mu.Unlock()
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if probs := r.View().SignalProblems; len(probs) != 0 {
+			t.Errorf("after Prometheus answers again: %+v, want none", probs)
+		}
+	})
 }

@@ -27,6 +27,9 @@ type View struct {
 	State         evaluator.State
 	// Actuators is each actuator's last outcome, by name.
 	Actuators []ActuatorOutcome
+	// SignalProblems are the last tick's failed signal queries, by signal
+	// and reason.
+	SignalProblems []SignalProblem
 }
 
 // ActuatorOutcome is the last outcome of one actuator.
@@ -45,7 +48,7 @@ func (r *Runner) View() View {
 	defer r.mu.Unlock()
 	v := View{Ticked: r.ticked.Load(), Ready: r.ready.Load(), LastTick: r.lastTick, ConfigFile: r.opts.ConfigPath,
 		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state,
-		Actuators: make([]ActuatorOutcome, 0, len(r.lastActs))}
+		Actuators: make([]ActuatorOutcome, 0, len(r.lastActs)), SignalProblems: r.problems}
 	for _, name := range slices.Sorted(maps.Keys(r.lastActs)) {
 		v.Actuators = append(v.Actuators, r.lastActs[name])
 	}

@@ -66,6 +66,12 @@ func StatusOf(v runner.View) api.Status {
 	for _, a := range v.Actuators {
 		st.Actuators = append(st.Actuators, api.Actuator{Actuator: a.Actuator, At: a.At, OK: a.OK, Error: a.Error, FailingSince: a.FailingSince})
 	}
+	if v.Config != nil {
+		st.Problems = problemWords(v.SignalProblems, len(v.Config.Signals))
+	}
+	for _, p := range v.SignalProblems {
+		st.QueryErrors = append(st.QueryErrors, api.QueryError{Signal: p.Signal, Reason: p.Reason, Detail: p.Detail, Routes: p.Routes})
+	}
 	return st
 }
 
@@ -80,18 +86,26 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 	if o, ok := v.State.Overrides[name]; ok {
 		ss.Override = &o
 	}
+	probs := map[string]runner.SignalProblem{}
+	for _, p := range v.SignalProblems {
+		if _, ok := probs[p.Signal]; !ok {
+			probs[p.Signal] = p
+		}
+	}
 	for _, route := range routes {
 		rs := v.State.Routes[route]
 		if rs == nil {
-			ss.Routes = append(ss.Routes, api.Route{Name: route, Level: notEvaluated, Reasons: []string{"not evaluated yet"}})
+			ss.Routes = append(ss.Routes, api.Route{Name: route, Level: notEvaluated, Reasons: []string{"not evaluated yet"},
+				ScoreState: api.ScoreNotJudged, State: []string{"not evaluated yet"}})
 			continue
 		}
 		rt := api.Route{Name: route, Score: rs.Score.Value, Level: rs.Level.String(), Since: rs.Since,
 			FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[route],
-			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: rs.Score.Reasons(),
-			Placement: evaluator.Placement(v.Policy, *rs, v.LastTick)}
-		if rt.Reasons == nil {
-			rt.Reasons = []string{}
+			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: routeReasons(rs.Score, probs),
+			Placement:  evaluator.Placement(v.Policy, *rs, v.LastTick),
+			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs)}
+		if rt.State == nil {
+			rt.State = []string{}
 		}
 		if rs.Stage > 0 {
 			rt.FailbackPercent = v.Config.Failback.Stages[rs.Stage-1]

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web/api"
 	"github.com/hermes-failover/hermes/web/charts"
 )
@@ -29,9 +31,9 @@ func TestStatusPageFollowsConfig(t *testing.T) {
 		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 70, "paid-premium": 30},
 			Override: &evaluator.Override{Kind: "pin", Route: "paid-standard", Reason: "launch"},
 			Routes: []api.Route{
-				{Name: "free", Score: 10, Level: "manual"},
-				{Name: "paid-standard", Score: 92, Level: "warm", Traffic: 70},
-				{Name: "paid-premium", Score: 96, Level: "normal", Traffic: 30},
+				{Name: "free", Score: 10, Level: "manual", ScoreState: api.ScoreJudged},
+				{Name: "paid-standard", Score: 92, Level: "warm", Traffic: 70, ScoreState: api.ScoreJudged},
+				{Name: "paid-premium", Score: 96, Level: "normal", Traffic: 30, ScoreState: api.ScoreJudged},
 			}}},
 		Alerts: []api.Alert{
 			{Name: "HermesRouteManual", Tier: "A", State: "firing", Service: "chat", Route: "free", Runbook: "https://runbooks.example.com/manual"},
@@ -118,5 +120,53 @@ func TestActuationsOnTheirCharts(t *testing.T) {
 	// Score charts in order of first appearance: free, paid, local.
 	if !marked(h.Scores[0]) || !marked(h.Scores[1]) || marked(h.Scores[2]) {
 		t.Errorf("score charts: free %v, paid %v, local %v; want free and paid (routes of chat) only", marked(h.Scores[0]), marked(h.Scores[1]), marked(h.Scores[2]))
+	}
+}
+
+// TestStatusPageSaysTheState: with Prometheus unreachable the page says so
+// at the top, a score never judged is "not judged" in the neutral colour,
+// never a green 100, and each route says why it is held; a failed-over
+// route says what its failback waits for, not "all signals within
+// thresholds".
+func TestStatusPageSaysTheState(t *testing.T) {
+	p := testenv.DefaultPolicy(t)
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	snap, probs := failing(p, testenv.Healthy(p, t0), "connection", "connection refused")
+	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, t0)
+	st := StatusOf(runner.View{Ticked: true, LastTick: t0, Config: p.Config, Policy: p, State: s, SignalProblems: probs})
+	srv := serve(t, &statusBackend{st: st}, "")
+	_, body := do(t, "GET", srv.URL+"/", "", "")
+	for _, want := range []string{
+		`<div class="alarm problem">Prometheus unreachable: connection refused</div>`,
+		`<td class="held" title="signals without data and no score with full data yet">not judged</td>`,
+		`<li class="state">held: Prometheus unreachable: connection refused; not judged yet`,
+		`<li>soft_fail_ratio, hard_fail_ratio, `, `probe_success missing: Prometheus unreachable: connection refused (level held)</li>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `class="good">100.0`) || strings.Contains(body, "held: blind") {
+		t.Errorf("a blind route shows a green 100 or (held: blind):\n%s", body)
+	}
+
+	snap = testenv.Healthy(p, t0)
+	snap.Set("free", "hard_fail_ratio", evaluator.Sample{Value: 0.5})
+	snap.Set("free", "probe_success", evaluator.Sample{Value: 1})
+	s, _ = evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, t0)
+	t1 := t0.Add(time.Minute)
+	s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: testenv.Healthy(p, t1)}, t1)
+	st = StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t1, Config: p.Config, Policy: p, State: s})
+	srv = serve(t, &statusBackend{st: st}, "")
+	_, body = do(t, "GET", srv.URL+"/", "", "")
+	i := strings.Index(body, `id="route-free"`)
+	j := strings.Index(body, `id="route-paid-standard"`)
+	if i < 0 || j < i {
+		t.Fatalf("no row of free:\n%s", body)
+	}
+	row := body[i:j]
+	if !strings.Contains(row, `<li class="state">failed over since 2026-12-01T03:00:00Z: `) || !strings.Contains(row, "the staged failback starts") ||
+		strings.Contains(row, "all signals within thresholds") {
+		t.Errorf("the failed-over row does not say what it waits for:\n%s", row)
 	}
 }

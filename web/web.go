@@ -128,7 +128,7 @@ func (h *handler) setOverride(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	cmd := evaluator.Command{Kind: evaluator.CommandKind(kind), Service: req.Service, Route: req.Route, Reason: req.Reason, By: req.By}
+	cmd := evaluator.Command{Kind: evaluator.CommandKind(kind), Service: req.Service, Route: req.Route, Reason: req.Reason, By: req.By, Replace: req.Replace}
 	if req.ExpiresIn != "" {
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil || d <= 0 {

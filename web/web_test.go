@@ -33,9 +33,9 @@ func (f *fakeBackend) Status() api.Status {
 	return api.Status{Ready: f.ready, Ticked: f.ticked, Interval: "15s", Services: []api.Service{{
 		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100},
 		Routes: []api.Route{
-			{Name: "free", Score: 12.5, Level: "failover", Traffic: 0, Reasons: []string{"soft_fail_ratio 0.4 (-100.0)"},
+			{Name: "free", Score: 12.5, Level: "failover", Traffic: 0, ScoreState: api.ScoreJudged, Reasons: []string{"soft_fail_ratio 0.4 (-100.0)"},
 				Contributions: []evaluator.Contribution{{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1}, {Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, CapsAt: -1}}},
-			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100, Reasons: []string{}},
+			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100, Reasons: []string{}, ScoreState: api.ScoreJudged},
 		}}},
 		Alerts: []api.Alert{{Name: "HermesRouteFailedOver", Tier: "A", State: "firing", Service: "chat", Route: "free", Summary: "Traffic of chat was failed over <away>"}},
 	}

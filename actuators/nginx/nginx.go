@@ -124,36 +124,10 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 
-	var (
-		files []wantFile
-		errs  []error
-		want  = actuators.Splits{}
-	)
-	for _, svc := range a.handled {
-		name, st, ok := lookup(desired, svc)
-		if !ok {
-			continue
-		}
-		data, err := render(name, expand(a.cfg.UpstreamName, svc), a.cfg.Upstreams[svc], st)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if a.cfg.StateListen != "" {
-			srv, err := stateServer(a.cfg.StateListen, expand(a.cfg.UpstreamName, svc), data)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			data = append(data, srv...)
-		}
-		files = append(files, wantFile{path: a.IncludePath(svc), data: data})
-		want[name] = st
+	files, want, err := a.render(desired)
+	if err != nil {
+		return err
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-
 	changed, err := writeFiles(files, a.cfg.Mode)
 	if err != nil {
 		return err
@@ -197,6 +171,72 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	return nil
 }
 
+// render is the include file of every service it handles that desired
+// holds, and the splits they hold.
+func (a *Actuator) render(desired actuators.Splits) ([]wantFile, actuators.Splits, error) {
+	var (
+		files []wantFile
+		errs  []error
+		want  = actuators.Splits{}
+	)
+	for _, svc := range a.handled {
+		name, st, ok := lookup(desired, svc)
+		if !ok {
+			continue
+		}
+		data, err := render(name, expand(a.cfg.UpstreamName, svc), a.cfg.Upstreams[svc], st)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if a.cfg.StateListen != "" {
+			srv, err := stateServer(a.cfg.StateListen, expand(a.cfg.UpstreamName, svc), data)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			data = append(data, srv...)
+		}
+		files = append(files, wantFile{path: a.IncludePath(svc), data: data})
+		want[name] = st
+	}
+	return files, want, errors.Join(errs...)
+}
+
+// WriteInitial writes the include file of every service it handles that
+// desired holds and that has no include file yet, and returns their paths;
+// it never changes a file that exists, and neither tests nor reloads
+// nginx. nginx's configuration names the upstreams (proxy_pass
+// http://hermes_chat), so `nginx -t` and nginx's start fail until the
+// files exist: `hermes check --write-initial` writes them before nginx
+// first starts.
+func (a *Actuator) WriteInitial(desired actuators.Splits) ([]string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	files, _, err := a.render(desired)
+	if err != nil {
+		return nil, err
+	}
+	var missing []wantFile
+	for _, f := range files {
+		_, ok, err := readFile(f.path)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			missing = append(missing, f)
+		}
+	}
+	if _, err := writeFiles(missing, a.cfg.Mode); err != nil {
+		return nil, fmt.Errorf("writing the initial include files: %w", err)
+	}
+	paths := make([]string, len(missing))
+	for i, f := range missing {
+		paths[i] = f.path
+	}
+	return paths, nil
+}
+
 // rollback restores the files an Apply changed and returns its error.
 func (a *Actuator) rollback(changed []previous, cause error) error {
 	if len(changed) == 0 {
@@ -207,11 +247,22 @@ func (a *Actuator) rollback(changed []previous, cause error) error {
 		a.logger.Error("could not restore nginx include files", "err", err)
 		return fmt.Errorf("%w; restoring the previous include files failed too: %w", cause, err)
 	}
-	paths := make([]string, len(changed))
-	for i, c := range changed {
-		paths[i] = c.path
+	var restored, removed []string
+	for _, c := range changed {
+		if c.existed {
+			restored = append(restored, c.path)
+		} else {
+			removed = append(removed, c.path)
+		}
 	}
-	return fmt.Errorf("%w (restored %s)", cause, strings.Join(paths, ", "))
+	var did []string
+	if len(restored) > 0 {
+		did = append(did, "restored "+strings.Join(restored, ", "))
+	}
+	if len(removed) > 0 {
+		did = append(did, "removed the new "+strings.Join(removed, ", "))
+	}
+	return fmt.Errorf("%w (%s)", cause, strings.Join(did, "; "))
 }
 
 // Current reads what nginx serves when state_listen is set (state.go),

@@ -248,6 +248,9 @@ func TestFailedTestRemovesNewFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `invalid parameter "bogus_param=1"`) {
 		t.Fatalf("Apply: err = %v, want nginx's invalid parameter message", err)
 	}
+	if !strings.Contains(err.Error(), "(removed the new "+a.IncludePath("chat")+")") || strings.Contains(err.Error(), "restored") {
+		t.Errorf("Apply: err = %v, want it to say the new file was removed, not restored", err)
+	}
 	if _, err := os.Stat(a.IncludePath("chat")); !os.IsNotExist(err) {
 		t.Errorf("include file left behind after a failed test: %v", err)
 	}

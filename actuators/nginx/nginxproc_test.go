@@ -39,6 +39,15 @@ type testNginx struct {
 
 func startNginx(t *testing.T) *testNginx {
 	t.Helper()
+	n := configureNginx(t, "set $backend hermes_chat;\n            proxy_pass http://$backend;")
+	n.start()
+	return n
+}
+
+// configureNginx writes the configuration of a testNginx whose location /
+// is proxy, without starting it.
+func configureNginx(t *testing.T, proxy string) *testNginx {
+	t.Helper()
 	bin := testenv.Binary(t, "nginx")
 	dir := t.TempDir()
 	n := &testNginx{
@@ -79,15 +88,21 @@ http {
     server {
         listen %[3]s;
         location / {
-            set $backend hermes_chat;
-            proxy_pass http://$backend;
+            %[4]s
         }
     }
 }
-`, user, dir, n.addr)
+`, user, dir, n.addr, proxy)
 	if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+// start starts the nginx master and waits until it listens.
+func (n *testNginx) start() {
+	t, bin, dir := n.t, n.bin, n.dir
+	t.Helper()
 	n.proc = testenv.Start(t, "nginx", exec.Command(bin, "-p", dir, "-c", n.conf, "-e", n.errLog))
 	// SIGQUIT is nginx's graceful shutdown (SIGTERM its fast one).
 	n.proc.StopSignal, n.proc.StopTimeout = syscall.SIGQUIT, 5*time.Second
@@ -99,7 +114,6 @@ http {
 		}
 		return c.Close()
 	})
-	return n
 }
 
 // stop asks the master to quit gracefully (SIGQUIT), then kills it.

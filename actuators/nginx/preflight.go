@@ -13,6 +13,7 @@ import (
 var (
 	_ actuators.Targeter    = (*Actuator)(nil)
 	_ actuators.Preflighter = (*Actuator)(nil)
+	_ actuators.Initializer = (*Actuator)(nil)
 )
 
 // Targets are the include files of the services it handles, absolute: no

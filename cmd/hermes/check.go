@@ -5,13 +5,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/rules"
 )
 
-var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only]",
+var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only] [--write-initial]",
 	summary: "validate a configuration file (Hermes's, actuators included, or the prober's) and report every problem"}
 
 // checkCmd implements "hermes check [--config FILE]": it loads and validates
@@ -25,6 +27,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs := checkUsage.newFlags()
 	configFile := configFlag(fs, "configuration `file` (default: the embedded default policy)")
 	syntaxOnly := fs.Bool("syntax-only", false, "skip what depends on this machine (directories, binaries): for checking a configuration meant for another host")
+	writeInitial := fs.Bool("write-initial", false, "write each actuator's initial state where it has none yet (nginx's include files: every service on its first route), so that nginx can start before Hermes; existing files are kept")
 	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
 	}
@@ -64,5 +67,40 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "config OK: %d signals, %d services, %d alert rules\n",
 		len(cfg.Signals), len(cfg.Services), len(cfg.Alerts))
+	if *writeInitial && !*syntaxOnly {
+		initial, err := initialSplits(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		wrote, err := actuators.WriteInitial(acts, initial)
+		for _, w := range wrote {
+			fmt.Fprintf(stdout, "wrote the initial state of %s\n", w)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, cfg.Locate(err))
+			return 1
+		}
+		if len(wrote) == 0 {
+			fmt.Fprintln(stdout, "initial state: every actuator already holds one; nothing written")
+		}
+	}
 	return 0
+}
+
+// initialSplits is the split the core plans for cfg at a first tick
+// that knows nothing yet (every route normal, no data): each service's
+// traffic on the first route of its chain.
+func initialSplits(cfg *rules.Config) (actuators.Splits, error) {
+	p, err := evaluator.NewPolicy(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("initial state: %w", err)
+	}
+	t := time.Unix(0, 0)
+	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: evaluator.NewSnapshot(t, p.Routes(), nil)}, t)
+	out := actuators.Splits{}
+	for name, sp := range s.Services {
+		out[name] = *sp
+	}
+	return out, nil
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -196,5 +198,63 @@ func TestCheckProbeReplyRules(t *testing.T) {
 		if !strings.Contains(stderr.String(), "probe_rejected_codes.bad.yaml:"+line+": "+strings.TrimSpace(want)) {
 			t.Errorf("stderr does not contain %q at line %s:\n%s", want, line, stderr.String())
 		}
+	}
+}
+
+// TestCheckWriteInitial follows docs/actuators.md's first start of nginx:
+// from an empty include directory `hermes check --write-initial` writes
+// each service's include with its first route at 100 %, after which a
+// real `nginx -t` passes although nginx.conf names the upstream; a second
+// run keeps the file.
+func TestCheckWriteInitial(t *testing.T) {
+	bin := testenv.Binary(t, "nginx")
+	dir := t.TempDir()
+	for _, d := range []string{"hermes", "tmp"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(`daemon off;
+pid `+dir+`/nginx.pid;
+error_log `+dir+`/error.log;
+events {}
+http {
+    access_log off;
+    client_body_temp_path `+dir+`/tmp/b; proxy_temp_path `+dir+`/tmp/p; fastcgi_temp_path `+dir+`/tmp/f; uwsgi_temp_path `+dir+`/tmp/u; scgi_temp_path `+dir+`/tmp/s;
+    include hermes/*.conf;
+    server { listen 127.0.0.1:1; location / { proxy_pass http://hermes_chat; } }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	include := filepath.Join(dir, "hermes", "chat.conf")
+	body := strings.Replace(string(rules.DefaultYAML), "actuators: []\n", "actuators:\n  - type: nginx\n    include_path: "+filepath.Join(dir, "hermes", "{service}.conf")+
+		"\n    nginx_binary: "+bin+"\n    prefix: "+dir+"\n    config_file: "+conf+
+		"\n    upstreams:\n      chat: {free: [127.0.0.1:8001], paid-standard: [127.0.0.1:8002], paid-premium: [127.0.0.1:8003]}\n", 1)
+	path := filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nginxTest := func() (string, error) {
+		out, err := exec.Command(bin, "-t", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := nginxTest(); err == nil || !strings.Contains(out, "host not found in upstream") {
+		t.Fatalf("nginx -t before: %v %s", err, out)
+	}
+	code, out, errb := hermes(t, "check", "--config", path, "--write-initial")
+	if code != 0 || !strings.Contains(out, "wrote the initial state of nginx: "+include+"\n") {
+		t.Fatalf("check --write-initial: exit %d\n%s%s", code, out, errb)
+	}
+	data, err := os.ReadFile(include)
+	if err != nil || !strings.Contains(string(data), "server 127.0.0.1:8001 weight=") || !strings.Contains(string(data), "server 127.0.0.1:8002 down;") {
+		t.Errorf("initial include %v:\n%s", err, data)
+	}
+	if out, err := nginxTest(); err != nil {
+		t.Errorf("nginx -t after check --write-initial: %v %s", err, out)
+	}
+	if code, out, errb := hermes(t, "check", "--config", path, "--write-initial"); code != 0 || !strings.Contains(out, "nothing written") {
+		t.Errorf("second check --write-initial: exit %d\n%s%s", code, out, errb)
 	}
 }

@@ -31,7 +31,7 @@ var ctlActions = []ctlAction{
 	{usage{name: "ctl status", synopsis: "", summary: "print every service's split and its routes' levels and scores"}, 0, false, false},
 	{usage{name: "ctl release", synopsis: "ROUTE --reason TEXT [--by NAME]", summary: "hand a manual route back to automation"}, 1, true, false},
 	{usage{name: "ctl pin", synopsis: "SERVICE ROUTE --reason TEXT [--for 1h] [--by NAME]", summary: "send all of SERVICE's traffic to ROUTE"}, 2, true, true},
-	{usage{name: "ctl pause", synopsis: "SERVICE --reason TEXT [--for 1h] [--by NAME]", summary: "freeze SERVICE's traffic split"}, 1, true, true},
+	{usage{name: "ctl pause", synopsis: "SERVICE --reason TEXT [--for 1h] [--replace] [--by NAME]", summary: "freeze SERVICE's traffic split (--replace to replace its pin)"}, 1, true, true},
 	{usage{name: "ctl clear", synopsis: "SERVICE --reason TEXT [--by NAME]", summary: "remove SERVICE's pin or pause"}, 1, true, false},
 	{usage{name: "ctl drill", synopsis: "ROUTE --set SIGNAL=VALUE [--set …] --for 10m --reason TEXT [--dry-run] [--by NAME] | ROUTE --stop --reason TEXT",
 		summary: "run a fault drill: ROUTE's signals read VALUE until --for has passed (or --stop)"}, 1, true, false},
@@ -116,7 +116,10 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var drill *drillFlags
 	var auditFile *string
+	replace := new(bool)
 	switch name {
+	case "pause":
+		replace = af.Bool("replace", false, "replace the service's pin (and its expiry) if it has one; without it a pause over a pin is refused")
 	case "drill":
 		drill = addDrillFlags(af)
 	case "drills":
@@ -170,7 +173,7 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "pin":
 		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur}, &answer)
 	case "pause":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur}, &answer)
+		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur, Replace: *replace}, &answer)
 	case "clear":
 		q := url.Values{"reason": {*reason}, "by": {*by}}
 		err = c.do(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil, &answer)

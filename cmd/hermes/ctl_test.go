@@ -28,13 +28,19 @@ type backend struct {
 	starting bool
 	// blind: ticks ran, but none had data from Prometheus.
 	blind bool
+	// st, when set, is the status.
+	st *api.Status
 }
 
 func (b *backend) Ready() bool { return !b.starting && !b.blind }
 func (b *backend) Status() api.Status {
+	if b.st != nil {
+		return *b.st
+	}
 	if b.blind {
-		return api.Status{Ticked: true, LastTick: time.Unix(1000, 0), Interval: "15s", LoadedAt: time.Unix(990, 0), Services: []api.Service{{Name: "chat", Weights: map[string]int{},
-			Routes: []api.Route{{Name: "free", Level: "normal", Score: 100}}}}}
+		return api.Status{Ticked: true, LastTick: time.Unix(1000, 0), Interval: "15s", LoadedAt: time.Unix(990, 0),
+			Problems: []string{"Prometheus unreachable: connection refused"}, Services: []api.Service{{Name: "chat", Weights: map[string]int{},
+				Routes: []api.Route{{Name: "free", Level: "normal", Score: 100}}}}}
 	}
 	if b.starting {
 		return api.Status{Interval: "15s", LoadedAt: time.Unix(990, 0), Services: []api.Service{{Name: "chat", Weights: map[string]int{},
@@ -179,7 +185,8 @@ func TestNotReadyWhileBlind(t *testing.T) {
 	_, url := serve(t, &backend{blind: true}, "")
 	for _, args := range [][]string{{"ctl", "--url", url, "status"}, {"explain", "--url", url, "--route", "free"}} {
 		code, out, errb := hermes(t, args...)
-		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but the last tick had no data from Prometheus") {
+		if code != 1 || out != "" || !strings.Contains(errb, "Hermes is not ready yet: restored, but the last tick had no data from Prometheus: Prometheus unreachable: connection refused;") ||
+			strings.Contains(errb, "try again") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errb)
 		}
 	}
@@ -195,5 +202,37 @@ func TestCtlWaitsAsLongAsTheServer(t *testing.T) {
 	}
 	if c.http.Timeout <= web.HandlerWait {
 		t.Errorf("ctl gives up after %v, the server may wait %v", c.http.Timeout, web.HandlerWait)
+	}
+}
+
+// TestCtlSaysTheState: ctl status and explain print what the status API
+// says in words: a failed-over route's failback, a carried score marked
+// as such, a score never judged without a number.
+func TestCtlSaysTheState(t *testing.T) {
+	st := api.Status{Ready: true, LastTick: time.Unix(1000, 0), Interval: "15s",
+		Problems: []string{"query failing: p99_ratio: bad_data (parse error)"},
+		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100},
+			Routes: []api.Route{
+				{Name: "free", Score: 100, Level: "failover", Since: time.Unix(900, 0), ScoreState: api.ScoreJudged,
+					State: []string{"failed over since 1970-01-01T00:15:00Z: recovering: the staged failback starts at 1970-01-01T00:25:00Z if the score stays ≥ 80", "idle: judged by its probes alone"}},
+				{Name: "paid-standard", Score: 97.5, Level: "normal", Traffic: 100, ScoreState: api.ScoreCarried,
+					State: []string{"held: query failing: bad_data (parse error); the score 97.5 is carried from the last tick with full data"}},
+			}}}}
+	_, url := serve(t, &backend{st: &st}, "")
+	code, out, errb := hermes(t, "ctl", "--url", url, "status")
+	for _, want := range []string{
+		"query failing: p99_ratio: bad_data (parse error)\n",
+		"100.0         0%       failed over since 1970-01-01T00:15:00Z: recovering: the staged failback starts at 1970-01-01T00:25:00Z if the score stays ≥ 80; idle: judged by its probes alone",
+		"97.5 carried  100%     held: query failing: bad_data",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status: exit %d (%s), output lacks %q:\n%s", code, errb, want, out)
+		}
+	}
+	code, out, errb = hermes(t, "explain", "--url", url, "--route", "paid-standard")
+	for _, want := range []string{"score 97.5 carried", "query failing: p99_ratio", "held: query failing: bad_data"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain: exit %d (%s), output lacks %q:\n%s", code, errb, want, out)
+		}
 	}
 }

@@ -82,9 +82,15 @@ func quoteList(names []string) string {
 }
 
 func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route) {
-	fmt.Fprintf(w, "route %s of service %s: %s since %s, score %.1f, %d%% of traffic\n",
-		rt.Name, svc.Name, rt.Level, rt.Since.UTC().Format(time.RFC3339), rt.Score, rt.Traffic)
+	fmt.Fprintf(w, "route %s of service %s: %s since %s, score %s, %d%% of traffic\n",
+		rt.Name, svc.Name, rt.Level, rt.Since.UTC().Format(time.RFC3339), scoreText(rt), rt.Traffic)
 	fmt.Fprintf(w, "last tick %s\n", st.LastTick.UTC().Format(time.RFC3339))
+	for _, p := range st.Problems {
+		fmt.Fprintln(w, p)
+	}
+	for _, s := range rt.State {
+		fmt.Fprintln(w, s)
+	}
 	switch {
 	case rt.FailbackStage > 0:
 		fmt.Fprintf(w, "failback in progress: stage %d (%d%%) since %s\n", rt.FailbackStage, rt.FailbackPercent, rt.StageSince.UTC().Format(time.RFC3339))

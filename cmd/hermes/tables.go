@@ -20,14 +20,32 @@ func notReady(st api.Status) error {
 	if st.Ready && !st.LastTick.IsZero() {
 		return nil
 	}
-	msg := "Hermes is not ready yet: no tick evaluated since it started"
-	if st.Ticked || !st.LastTick.IsZero() {
-		msg = "Hermes is not ready yet: restored, but the last tick had no data from Prometheus (every signal query failed), so nothing is written to the backends but pins and pauses"
-	}
+	loaded := ""
 	if !st.LoadedAt.IsZero() {
-		msg += " (configuration loaded at " + st.LoadedAt.UTC().Format(time.RFC3339) + ")"
+		loaded = " (configuration loaded at " + st.LoadedAt.UTC().Format(time.RFC3339) + ")"
 	}
-	return errors.New(msg + "; try again after one evaluation interval " + st.Interval)
+	if !st.Ticked && st.LastTick.IsZero() {
+		return errors.New("Hermes is not ready yet: no tick evaluated since it started" + loaded + "; try again after one evaluation interval " + st.Interval)
+	}
+	cause := "every signal query failed"
+	if len(st.Problems) > 0 {
+		cause = strings.Join(st.Problems, "; ")
+	}
+	return errors.New("Hermes is not ready yet: restored, but the last tick had no data from Prometheus: " + cause +
+		"; nothing is written to the backends but pins and pauses" + loaded + "; it is ready at the first tick with data (every " + st.Interval + ")")
+}
+
+// scoreText is a route's score as ctl and explain print it: the number
+// when the last tick judged it, marked when it is carried, and no number
+// when it was never judged (see api.ScoreJudged).
+func scoreText(rt api.Route) string {
+	switch rt.ScoreState {
+	case api.ScoreNotJudged:
+		return "not judged"
+	case api.ScoreCarried:
+		return fmt.Sprintf("%.1f carried", rt.Score)
+	}
+	return fmt.Sprintf("%.1f", rt.Score)
 }
 
 // newTable returns a tab-separated table writer for w; Flush prints it.
@@ -36,6 +54,9 @@ func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 
 // writeStatus prints every service of st as a table of its routes.
 func writeStatus(w io.Writer, st api.Status) {
 	fmt.Fprintf(w, "last tick %s, every %s\n", st.LastTick.UTC().Format(time.RFC3339), st.Interval)
+	for _, p := range st.Problems {
+		fmt.Fprintln(w, p)
+	}
 	for _, svc := range st.Services {
 		fmt.Fprintf(w, "\nservice %s", svc.Name)
 		if svc.Degraded {
@@ -52,7 +73,8 @@ func writeStatus(w io.Writer, st api.Status) {
 			if rt.FailbackStage > 0 {
 				level += fmt.Sprintf(" (failback %d: %d%%)", rt.FailbackStage, rt.FailbackPercent)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%d%%\t%s\n", rt.Name, level, since(rt.Since, st.LastTick), rt.Score, rt.Traffic, dash(strings.Join(rt.Reasons, "; ")))
+			why := append(append([]string{}, rt.State...), rt.Reasons...)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d%%\t%s\n", rt.Name, level, since(rt.Since, st.LastTick), scoreText(rt), rt.Traffic, dash(strings.Join(why, "; ")))
 		}
 		tw.Flush()
 	}

@@ -5,6 +5,7 @@ package browser_test
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -50,6 +51,8 @@ func TestStatusPageInChromium(t *testing.T) {
 		`aria-label="service chat: traffic split"`, `aria-label="route free: score"`,
 		`data-label="warm ≥ 75"`, `data-label="failover ≥ 0"`, `class="marker marker-level"`,
 		"level chat/free normal → failover", `<code class="next">hermes ctl clear chat --reason`,
+		// The failed-over route says what its failback waits for.
+		`<li class="state">failed over since `,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page Chromium rendered lacks %q", want)
@@ -66,7 +69,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	// An operator's pin mid-incident (the README's screenshot is
 	// TestStatusPageThroughFailoverAndFailback's).
-	screenshot(t, chromium, "status-page-pin.png", srv.URL+"/", "1200,1400")
+	shot := screenshot(t, chromium, "status-page-pin.png", srv.URL+"/", "1200,1400")
+	// The healthy routes' scores are judged: drawn in the good colour
+	// (TestStatusPageSaysPrometheusUnreachable counts on this).
+	if n := pixels(t, shot, color.RGBA{0x1a, 0x7f, 0x37, 0xff}); n == 0 {
+		t.Error("no pixel in the colour of a good score, with two healthy routes")
+	}
 }
 
 // query answers every signal with healthy values, except a hard outage on

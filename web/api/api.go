@@ -29,7 +29,35 @@ type Status struct {
 	Levels []Level `json:"levels"`
 	// Drills are the running fault drills, by route.
 	Drills []evaluator.Drill `json:"drills,omitempty"`
+	// Problems say in words what keeps Hermes from judging with full data
+	// at the last tick ("Prometheus unreachable: connection refused");
+	// QueryErrors are the failed signal queries behind them.
+	Problems    []string     `json:"problems,omitempty"`
+	QueryErrors []QueryError `json:"query_errors,omitempty"`
 }
+
+// QueryError is a signal whose query failed at the last tick.
+type QueryError struct {
+	Signal string `json:"signal"`
+	// Reason is the class of the failure (the reason label of
+	// hermes_query_errors_total), Detail the failure in words.
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+	// Routes is how many routes the signal has no value for.
+	Routes int `json:"routes"`
+}
+
+// Score states of a Route: whether its Score is a judgement of this tick.
+const (
+	// ScoreJudged: the score is computed from this tick's data.
+	ScoreJudged = "judged"
+	// ScoreCarried: signals are missing; the score is the last one
+	// computed with full data, carried over.
+	ScoreCarried = "carried"
+	// ScoreNotJudged: signals are missing and no score with full data was
+	// ever computed: the number means nothing.
+	ScoreNotJudged = "not judged"
+)
 
 // Level is a degraded level's threshold: a score below Below for its dwell
 // moves a route into it.
@@ -66,6 +94,14 @@ type Route struct {
 	// Placement says what holds the route at its level: floors, caps,
 	// thresholds, dwell, hysteresis (see evaluator.Placement).
 	Placement []string `json:"placement,omitempty"`
+	// ScoreState says whether Score was judged at the last tick, carried
+	// over from the last tick with full data, or never judged.
+	ScoreState string `json:"score_state"`
+	// State is the route's state in words, the most important first:
+	// its level and what it waits for ("failed over: …"), why its score
+	// is held ("held: Prometheus unreachable: …"), or that
+	// it is idle ("idle: judged by its probes alone").
+	State []string `json:"state"`
 }
 
 // Alert is a pending or firing alert.
@@ -108,6 +144,9 @@ type OverrideRequest struct {
 	By      string `json:"by,omitempty"`
 	// ExpiresIn is a Go duration ("30m"); empty means no expiry.
 	ExpiresIn string `json:"expires_in,omitempty"`
+	// Replace lets a pause replace the service's pin and its expiry;
+	// without it such a pause is refused (evaluator.Command.Replace).
+	Replace bool `json:"replace,omitempty"`
 }
 
 // DrillRequest is the body of POST /api/v1/admin/drills: from the next

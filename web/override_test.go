@@ -1,0 +1,56 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/web/api"
+)
+
+// coreBackend applies commands with the core's own rules.
+type coreBackend struct {
+	fakeBackend
+	p *evaluator.Policy
+	s evaluator.State
+}
+
+func (b *coreBackend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
+	now := time.Unix(1000, 0)
+	next, evs, err := evaluator.Apply(b.p, b.s, cmd, now)
+	if err != nil {
+		return api.CommandResult{}, err
+	}
+	b.s = next
+	return api.CommandResult{Applied: true, Tick: now, Events: evs}, nil
+}
+
+// TestPauseOverAPinNeedsReplace: the admin API refuses a pause over a pin
+// with what the pin is, and takes it with "replace": true.
+func TestPauseOverAPinNeedsReplace(t *testing.T) {
+	b := &coreBackend{p: testenv.DefaultPolicy(t)}
+	srv := serve(t, b, "")
+	if code, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pin","route":"paid-premium","reason":"launch","expires_in":"2h"}`, ""); code != 200 {
+		t.Fatalf("pin: %d %s", code, body)
+	}
+	code, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pause","reason":"freeze"}`, "")
+	if code != 400 || !strings.Contains(body, `service \"chat\" is pinned to \"paid-premium\"`) || !strings.Contains(body, "--replace") {
+		t.Errorf("pause over a pin: %d %s, want 400 naming the pin and --replace", code, body)
+	}
+	if o := b.s.Overrides["chat"]; o.Kind != "pin" {
+		t.Errorf("override after a refused pause: %+v", o)
+	}
+	if code, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pause","reason":"freeze","replace":true}`, ""); code != 200 {
+		t.Errorf("pause with replace: %d %s", code, body)
+	}
+	if o := b.s.Overrides["chat"]; o.Kind != "pause" || !o.Expires.IsZero() {
+		t.Errorf("override after a pause with replace: %+v, want a pause without the pin's expiry", o)
+	}
+	code, body = do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chta","kind":"pin","route":"free","reason":"x"}`, "")
+	if code != 400 || !strings.Contains(body, `the services are \"chat\"`) {
+		t.Errorf("pin of a mistyped service: %d %s, want the valid names", code, body)
+	}
+}
