@@ -322,7 +322,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		return
 	}
 	snap.Actuators = health
-	problems := signalProblems(snap, qerrs.failed)
+	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	logSignalProblems(r.log, problems)
 	in := evaluator.Input{Snapshot: snap, Commands: make([]evaluator.Command, len(cmds))}
 	for i, c := range cmds {

@@ -30,13 +30,19 @@ type SignalProblem struct {
 }
 
 // signalProblems are the failed signal queries of snap, once per signal
-// and reason, by signal then reason, with the detail of each failed query
-// from failed (by signal name).
-func signalProblems(snap evaluator.Snapshot, failed map[string]error) []SignalProblem {
+// of signals and reason, by signal then reason, with the detail of each
+// failed query from failed (by signal name). A signal's longer windows
+// travel in its query (rules.WindowColumn): they fail with it and are not
+// problems of their own.
+func signalProblems(snap evaluator.Snapshot, signals []rules.SignalConfig, failed map[string]error) []SignalProblem {
 	type key struct{ signal, reason string }
+	names := make(map[string]bool, len(signals))
+	for _, s := range signals {
+		names[s.Name] = true
+	}
 	byKey := map[key]*SignalProblem{}
 	for cell, smp := range snap.All() {
-		if smp.Status != evaluator.StatusError {
+		if smp.Status != evaluator.StatusError || !names[cell[1]] {
 			continue
 		}
 		route, sig := cell[0], cell[1]

@@ -25,7 +25,7 @@ func TestLogSignalProblemsOncePerSignal(t *testing.T) {
 	snap.Set("svc4-route2", "probe_success", evaluator.Sample{Status: evaluator.StatusMissing, Reason: "no data"})
 
 	var buf bytes.Buffer
-	logSignalProblems(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime})), signalProblems(snap, nil))
+	logSignalProblems(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime})), signalProblems(snap, p.Config.Signals, nil))
 	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{
 		`level=WARN msg="signal query failed" signal=p95_ratio reason=timeout routes=1000 route=svc0-route0`,
