@@ -9,8 +9,12 @@ import (
 
 // leaseIntervals is how many evaluation intervals a replica's stamp holds
 // a backend: the holder renews it every tick, so a holder that stopped,
-// or went blind, loses the lease after two intervals.
-const leaseIntervals = 2
+// or went blind, loses the lease after four intervals (a minute at 15 s).
+// Four, not two: a holder whose tick overran its interval on a loaded
+// machine (a skipped tick) must not lose the lease to the other replica,
+// or the two would fight over the backend the lease is there to spare;
+// as Kubernetes' leader election leases for several renew periods.
+const leaseIntervals = 4
 
 // fresh reports whether stamp st, read back from a backend at tick now,
 // is another replica's live lease: not me, at most leaseIntervals old

@@ -25,7 +25,7 @@ func replica(t *testing.T, fp *fakeProm, shared, name string) (*Runner, *prometh
 // sees free healthy and the other sees it failing. The first to write
 // holds the lease: the other does not overwrite its split, holds, and
 // says so (replicas_disagree); the split does not move on any tick. Once
-// the holder stops, its stamp ages, and after two intervals the other
+// the holder stops, its stamp ages, and after four intervals the other
 // replica writes its own split.
 func TestReplicasThatDisagreeDoNotFlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestReplicasThatDisagreeDoNotFlap(t *testing.T) {
 			t.Errorf("replica b: hermes_service_actuation_held{reason=%q} = %v, want 1", holdReplicasDisagree, v)
 		}
 		stopA()
-		time.Sleep(45 * time.Second) // a's stamp is older than two intervals
+		time.Sleep(75 * time.Second) // a's stamp is older than four intervals
 		synctest.Wait()
 		if w := weights(t, shared); w["free"] != 0 {
 			t.Errorf("a's lease expired but b did not write its split: %v", w)
