@@ -89,3 +89,31 @@ func TestCountWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestTickQueryMemoMatchesFresh: the memoized TickQuery of each shipped
+// signal with windows is the one made anew, and a signal whose windows
+// change gets its own.
+func TestTickQueryMemoMatchesFresh(t *testing.T) {
+	cfg, err := Load("hermes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range cfg.Signals {
+		if len(s.Windows) == 0 {
+			continue
+		}
+		n++
+		if got, want := s.TickQuery(), s.tickQuery(s.EvidenceQuery()); got != want || s.TickQuery() != want {
+			t.Errorf("%s: memoized TickQuery differs from a fresh one", s.Name)
+		}
+		other := s
+		other.Windows = other.Windows[:1]
+		if other.TickQuery() == s.TickQuery() {
+			t.Errorf("%s: fewer windows gave the same TickQuery", s.Name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no shipped signal has windows: nothing was compared")
+	}
+}
