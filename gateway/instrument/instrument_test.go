@@ -308,11 +308,8 @@ func serve(t *testing.T, h http.Handler) string {
 // the whole reply.
 func waitMetric(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for testenv.Metric(t, reg, name, labels) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s%v = %v, want %v", name, labels, testenv.Metric(t, reg, name, labels), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.EventuallyDetail(t, 30*time.Second, fmt.Sprintf("%s%v = %v", name, labels, want), func() (bool, string) {
+		got := testenv.Metric(t, reg, name, labels)
+		return got == want, fmt.Sprint(got)
+	})
 }

@@ -206,10 +206,9 @@ func assertRecorded(t *testing.T, reg *prometheus.Registry, want outcome) {
 func waitRecorded(t *testing.T, reg *prometheus.Registry) {
 	t.Helper()
 	labels := map[string]string{"route": "r"}
-	deadline := time.Now().Add(10 * time.Second)
-	for testenv.Metric(t, reg, "llm_gateway_request_duration_seconds", labels) < 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, "the request recorded", func() bool {
+		return testenv.Metric(t, reg, "llm_gateway_request_duration_seconds", labels) >= 1
+	})
 }
 
 // assertTTFT wants a time to first token for the streams that delivered
