@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
@@ -53,8 +54,8 @@ func decodeAnswer(r io.Reader, maxSeries int, each func(route, part string, v fl
 	body := &readError{r: r}
 	it := jsoniter.Parse(jsoniter.ConfigDefault, body, readBufferSize)
 	var dataErr error
-	it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
-		switch field {
+	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+		switch fieldName(key, "status", "errorType", "error", "warnings", "data") {
 		case "status":
 			env.status = it.ReadString()
 		case "errorType":
@@ -114,8 +115,8 @@ func (e *readError) Unwrap() error { return e.err }
 // its resultType, read after, says what it was.
 func readData(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part string, v float64)) error {
 	var err error
-	it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
-		switch field {
+	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+		switch fieldName(key, "resultType", "result") {
 		case "resultType":
 			env.resultType = it.ReadString()
 		case "result":
@@ -147,8 +148,8 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 		var route, part string
 		var v float64
 		hasRoute, hasValue := false, false
-		it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
-			switch field {
+		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+			switch fieldName(key, "metric", "value") {
 			case "metric":
 				it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
 					switch name {
@@ -235,4 +236,23 @@ func readLabel(it *jsoniter.Iterator) string {
 		return ""
 	}
 	return v
+}
+
+// fieldName is the one of names that an object's key names, matched as
+// encoding/json matches keys to a struct's fields, which is how
+// client_golang decodes the same answer: exactly, else without regard to
+// case (strings.EqualFold, Unicode simple folding). It is key itself when
+// none matches. Label names are a map's keys there, matched exactly.
+func fieldName(key string, names ...string) string {
+	for _, n := range names {
+		if key == n {
+			return n
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return n
+		}
+	}
+	return key
 }

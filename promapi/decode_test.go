@@ -105,6 +105,17 @@ func TestReadAnswer(t *testing.T) {
 	}
 }
 
+// TestKeysInAnyCase: the envelope's keys match as encoding/json matches
+// them (client_golang reads the same answer so), whatever their case.
+func TestKeysInAnyCase(t *testing.T) {
+	var got []series
+	env, err := decodeAnswer(strings.NewReader(`{"Status":"success","DATA":{"resulttype":"vector","Result":[{"Metric":{"route":"a"},"Value":[1,"2"]}]}}`), 0,
+		func(route, part string, v float64) { got = append(got, series{route, part, v}) })
+	if err != nil || env.status != "success" || env.resultType != "vector" || len(got) != 1 || got[0].route != "a" || got[0].value != 2 {
+		t.Fatalf("decoded %+v, %v: %v", env, got, err)
+	}
+}
+
 func TestReadAnswerWarnings(t *testing.T) {
 	_, env, err := decodeAll(t, 200, `{"status":"success","warnings":["a","b"],"data":{"resultType":"vector","result":[]}}`, 0)
 	if err != nil || !slices.Equal(env.warnings, []string{"a", "b"}) {
@@ -125,6 +136,10 @@ func FuzzDecodeAnswer(f *testing.F) {
 		`{"status":"success","data":{"result":[{"metric":{"route":"a"},"value":[1,"NaN"]},{"metric":{},"value":[1,"+Inf"]}],"resultType":"vector"}}`,
 		`{"status":"success","data":{"resultType":"matrix","result":[]}}`,
 		`{"status":"error","errorType":"bad_data","error":"x","warnings":["w"]}`,
+		// Keys in another case (or another folding), as encoding/json and
+		// so client_golang accept them; label names stay exact.
+		`{"status":"success","data":{"resultType":"vector","result":[{"metriC":{"route":"a","Route":"b"},"value":[1,"2"]}]}}`,
+		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"route":"a"},"value":[1,"3"]},{"Metric":{"route":"b"},"value":[1,"4"]},{"metric":{"route":"c"},"vaLue":[1,"5"]}]}}`,
 	} {
 		f.Add([]byte(s))
 	}
