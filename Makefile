@@ -28,9 +28,13 @@ bench:
 	scripts/bench.sh
 
 # bench-detect prints how the shipped policy and three common baselines
-# detect and act on every scenario (a Markdown table; docs/detection.md quotes it).
+# detect and act on every scenario, then on NIGHTS random failing and
+# healthy low-traffic nights each (two Markdown tables; docs/detection.md
+# quotes them).
+NIGHTS ?= 100
 bench-detect:
 	go run ./backtest/benchdetect
+	go run ./backtest/benchdetect -nights $(NIGHTS)
 
 # bench-prometheus measures the Prometheus CPU per tick of the default and
 # the at-scale policy at 1,000 and 10,000 routes (about 15 minutes).

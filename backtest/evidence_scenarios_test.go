@@ -149,6 +149,29 @@ func TestScenarioFailbackStage2rps(t *testing.T) {
 	}
 }
 
+// TestScenarioIdleReadiness: no user calls reach any route, so only the
+// probes judge them. Free's readiness probe fails from 1h: it fails over
+// within 10 min. Before that, nothing moves and nothing pages (an idle
+// route is not a blind one: no HermesSignalMissing), and the backups,
+// idle and healthy throughout, never change level.
+func TestScenarioIdleReadiness(t *testing.T) {
+	tl := runScenario(t, "idle_readiness", backtest.Options{})
+	golden(t, "idle_readiness", tl)
+	if fo := failedOverAt(tl, "free", at(onset)); fo.IsZero() || fo.Sub(at(onset)) > 10*time.Minute {
+		t.Errorf("free failed over at %v, want within 10m of %s", fo, at(onset).Format(time.TimeOnly))
+	}
+	for _, e := range append(firing(tl, "A"), firing(tl, "B")...) {
+		if e.Time.Before(at(onset)) || e.Route != "free" || e.Name == "HermesSignalMissing" {
+			t.Errorf("alert %s [%s] on %s at %s", e.Name, e.Tier, e.Route, e.Time.Format(time.TimeOnly))
+		}
+	}
+	for _, e := range events(tl, evaluator.EventLevel, "") {
+		if e.Route != "free" || e.Time.Before(at(onset)) {
+			t.Errorf("level change %s %s→%s at %s: %v", e.Route, e.From, e.To, e.Time.Format(time.TimeOnly), e.Reasons)
+		}
+	}
+}
+
 // TestScenarioQueryErrorsEveryOtherTick replays the content failure with
 // every query of every other tick failing: the failover comes no later
 // than without the failures plus one tick.

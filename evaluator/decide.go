@@ -189,15 +189,29 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	}
 	// A route whose own score is good but that a floor holds (an empty
 	// quota) is waiting, not failing: it never goes to manual, and fails
-	// back once the floor lifts. One whose score is bad is failing, and a
-	// person is called once it has failed for manual_after since its
-	// failover, failbacks that did not get past their first stage included.
+	// back once the floor lifts. One whose score is shown bad (even its
+	// healthy side, Value, is below recover_above) is failing, and a person
+	// is called once it has failed for manual_after since its failover,
+	// failbacks that did not get past their first stage included. One
+	// neither shown bad nor yet shown good (its probes' few results, or a
+	// trickle of calls, cannot prove it either way yet) is waiting for
+	// evidence: the manual_after clock holds and calls no one.
 	healthy := sc.Low >= fo.RecoverAbove
 	floored := max(sc.Floor, sc.LowFloor) >= traffic.Failover
 	if !healthy || floored {
 		rs.RecoverSince = time.Time{}
 		if healthy {
 			rs.FailingSince = time.Time{} // waiting for the floor, not failing
+			return rs, nil
+		}
+		if sc.Value >= fo.RecoverAbove {
+			return rs, nil // waiting for evidence, not shown failing
+		}
+		if !idle {
+			// Failed over yet serving: degraded mode (every route bad)
+			// serves on the least bad one. The service needs a person
+			// (HermesAllRoutesBad pages), not this route: it comes back by
+			// itself, on its users' own calls, once it recovers.
 			return rs, nil
 		}
 		if rs.FailingSince.IsZero() {

@@ -51,7 +51,11 @@ func wilson(p, n, z float64) (lo, hi float64) {
 // at the confidence asked for; counts says whether it counts at all.
 type interval struct {
 	lo, hi float64
-	counts bool
+	// seenLo and seenHi are the observed ratios behind each end: the
+	// value of the window that gave it (see withWindows), so what a
+	// penalty is sized on once its end proves a threshold crossed.
+	seenLo, seenHi float64
+	counts         bool
 }
 
 // evidenceInterval is the interval of contribution c of signal sig at the
@@ -65,9 +69,9 @@ func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, b *pr
 	case sig.Volume != "" && c.Counted:
 		return proportionInterval(c.Value, c.Volume, b)
 	case sig.Samples != "" && c.Counted && c.Volume < p.Config.Scoring.MinSamples:
-		return interval{lo: c.Value, hi: c.Value}
+		return interval{lo: c.Value, hi: c.Value, seenLo: c.Value, seenHi: c.Value}
 	}
-	return interval{lo: c.Value, hi: c.Value, counts: true}
+	return interval{lo: c.Value, hi: c.Value, seenLo: c.Value, seenHi: c.Value, counts: true}
 }
 
 // proportionInterval is the interval of a proportion v of n calls at the
@@ -75,7 +79,7 @@ func evidenceInterval(p *Policy, sig *rules.SignalConfig, c *Contribution, b *pr
 // from the value than it is.
 func proportionInterval(v, n float64, b *proportionBounds) interval {
 	lo, hi := b.of(v, n)
-	return interval{lo: math.Min(lo, v), hi: math.Max(hi, v), counts: true}
+	return interval{lo: math.Min(lo, v), hi: math.Max(hi, v), seenLo: v, seenHi: v, counts: true}
 }
 
 // Evidence over longer windows. A signal with windows (rules.SignalConfig
@@ -128,10 +132,10 @@ func withWindows(own interval, v float64, wins []windowColumn, smps []Sample, b 
 		}
 		wi := proportionInterval(s.Value, s.Volume, b)
 		if lo := math.Min(wi.lo, least); lo > iv.lo {
-			iv.lo, d.lo = lo, int8(k)
+			iv.lo, iv.seenLo, d.lo = lo, math.Min(s.Value, least), int8(k)
 		}
 		if hi := math.Max(wi.hi, most); hi < iv.hi {
-			iv.hi, d.hi = hi, int8(k)
+			iv.hi, iv.seenHi, d.hi = hi, math.Max(s.Value, most), int8(k)
 		}
 		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
 	}
@@ -145,6 +149,19 @@ func healthySide(iv interval, b rules.Bound) float64 {
 		return iv.hi
 	}
 	return iv.lo
+}
+
+// seenSide is the observed ratio behind healthySide(iv, b): what a
+// penalty is sized on once that end proves the bound crossed. The bound
+// decides whether the calls show a threshold crossed; by how much is what
+// they show, not the least they could be. Sized on the bound, a route
+// failing 15 % of 270 calls at night (≥ 10 % at 99.9 %) would cost 15
+// points against the 5 % threshold, where its calls show 30.
+func seenSide(iv interval, b rules.Bound) float64 {
+	if b.Below != nil {
+		return iv.seenHi
+	}
+	return iv.seenLo
 }
 
 // sickSide is the end of iv that is farthest from health for bound b: what

@@ -114,7 +114,7 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 	}
 	var out []string
 	if !rs.FailingSince.IsZero() {
-		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s unless it recovers and users' calls confirm a failback stage",
+		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s, or the first tick after that still shows it failing, unless it recovers and users' calls confirm a failback stage",
 			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter))))
 	}
 	if sc.Low >= fo.RecoverAbove && max(sc.Floor, sc.LowFloor) >= traffic.Failover {
@@ -125,6 +125,9 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 	case sc.Value < fo.RecoverAbove:
 		out = append(out, fmt.Sprintf("hysteresis: the staged failback starts once the score is ≥ %g for %s (and %s after the failover)",
 			fo.RecoverAbove, fo.RecoverFor, fo.Cooldown))
+	case sc.Low < fo.RecoverAbove:
+		out = append(out, fmt.Sprintf("waiting for evidence: not shown failing, not yet shown healthy (the score is at least %.1f); the staged failback starts once it is shown ≥ %g for %s, and no one is called while it waits",
+			sc.Low, fo.RecoverAbove, fo.RecoverFor))
 	default:
 		at := laterOf(rs.RecoverSince.Add(fo.RecoverFor), rs.Since.Add(fo.Cooldown))
 		if next := NextFailbackAllowed(p, rs); next.After(at) {

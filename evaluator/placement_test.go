@@ -21,7 +21,9 @@ func TestPlacement(t *testing.T) {
 	var rs RouteState
 	step := func(at time.Duration, sc Score) {
 		t.Helper()
-		rs, _ = decideRoute(p, rs, sc, false, t0.Add(at))
+		// A failed-over route gets no traffic until its failback starts.
+		idle := rs.Level == traffic.Failover && rs.Stage == 0
+		rs, _ = decideRoute(p, rs, sc, idle, t0.Add(at))
 	}
 	want := func(at time.Duration, level traffic.Level, lines ...string) {
 		t.Helper()
@@ -77,7 +79,15 @@ func TestPlacement(t *testing.T) {
 	step(at+fo.Dwell, score(fo.Below-10))
 	want(at+fo.Dwell, traffic.Failover, "failing since "+stamp(at+fo.Dwell)+": goes to manual at "+stamp(at+fo.Dwell+p.Config.Failback.ManualAfter),
 		"hysteresis: the staged failback starts once the score is ≥ 80 for 10m0s")
+	// Not shown failing, not yet shown healthy: it waits for evidence, and
+	// the manual_after clock calls no one, even once it has run out.
 	at += fo.Dwell + time.Minute
+	thin := Score{Value: 100, Low: fo.RecoverAbove - 30}
+	step(at, thin)
+	want(at, traffic.Failover, "waiting for evidence: not shown failing, not yet shown healthy (the score is at least 50.0)")
+	step(at+p.Config.Failback.ManualAfter, thin)
+	want(at+p.Config.Failback.ManualAfter, traffic.Failover, "waiting for evidence")
+	at += p.Config.Failback.ManualAfter + time.Minute
 	step(at, score(fo.RecoverAbove))
 	want(at, traffic.Failover, "recovering: the staged failback starts at "+stamp(at+fo.RecoverFor))
 	step(at+fo.RecoverFor, score(fo.RecoverAbove))

@@ -242,9 +242,9 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 			}
 		}
 	}
-	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, true)
-	sc.Low, _, sc.LowFloor = judge(p, &sc, shown, sickSide, false)
-	if v, imm, fl := judge(p, &sc, decisive, healthySide, false); v < 100 || fl > traffic.Normal {
+	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, seenSide, true)
+	sc.Low, _, sc.LowFloor = judge(p, &sc, shown, sickSide, sickSide, false)
+	if v, imm, fl := judge(p, &sc, decisive, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
 	}
 	for i := range p.Config.Signals {
@@ -281,18 +281,20 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 const intervalsOnStack = 32
 
 // judge scores the route with every signal taken at side(ivs[i], bound):
-// penalties, then caps, then floors. It returns the score, the level an
-// immediate cap or floor demands and the strongest floor. With record it
-// writes each signal's penalty, cap and floor into its contribution. A
+// penalties, then caps, then floors; a penalty whose side is past its
+// bound is sized at size(ivs[i], bound). It returns the score, the level
+// an immediate cap or floor demands and the strongest floor. With record
+// it writes each signal's penalty, cap and floor into its contribution. A
 // signal whose interval does not count is skipped.
-func judge(p *Policy, sc *Score, ivs []interval, side func(interval, rules.Bound) float64, record bool) (value float64, immediate, floor traffic.Level) {
+func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules.Bound) float64, record bool) (value float64, immediate, floor traffic.Level) {
 	penalty := 0.0
 	for _, pen := range p.scoring.penalties {
 		iv := ivs[pen.signal]
 		if !iv.counts {
 			continue
 		}
-		if d, past := beyond(pen.cfg.Bound, side(iv, pen.cfg.Bound)); past {
+		if _, past := beyond(pen.cfg.Bound, side(iv, pen.cfg.Bound)); past {
+			d, _ := beyond(pen.cfg.Bound, size(iv, pen.cfg.Bound))
 			pts := math.Min(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
 			penalty += pts
 			if record {

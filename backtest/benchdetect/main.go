@@ -2,9 +2,14 @@
 // policy and through the detection rules people use today, on the same
 // series with the same embedded PromQL engine, and prints a Markdown table
 // (onset, first alert, first traffic move, full failover, false alerts,
-// false moves, minutes on a degraded route). `make bench-detect` runs it.
+// false moves, minutes on a degraded route). With -nights N it draws N
+// random failing and N healthy low-traffic nights instead (internal/synth)
+// and prints, per method, how many failing nights were acted on within
+// 15 min, how many moved a backup, and the healthy nights' false moves and
+// alerts per route-day. `make bench-detect` runs both.
 //
 //	go run ./backtest/benchdetect [-dir testdata/scenarios] [-run REGEXP]
+//	go run ./backtest/benchdetect -nights 100 [-seed 1]
 package main
 
 import (
@@ -24,11 +29,39 @@ import (
 func main() {
 	dir := flag.String("dir", "testdata/scenarios", "the scenario files")
 	run := flag.String("run", "", "only scenarios whose name matches this regular expression")
+	nights := flag.Uint64("nights", 0, "instead, draw this many random failing and healthy low-traffic nights and sum each method's outcomes")
+	seed := flag.Uint64("seed", 1, "with -nights, the first night's seed")
 	flag.Parse()
-	if err := bench(*dir, *run); err != nil {
+	var err error
+	if *nights > 0 {
+		err = benchNights(*seed, *nights)
+	} else {
+		err = bench(*dir, *run)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-detect:", err)
 		os.Exit(1)
 	}
+}
+
+func benchNights(first, n uint64) error {
+	pol, err := defaultPolicy()
+	if err != nil {
+		return err
+	}
+	reports, err := detect.Nights(context.Background(), pol, first, n)
+	if err != nil {
+		return err
+	}
+	return detect.WriteNightsTable(os.Stdout, reports)
+}
+
+func defaultPolicy() (*evaluator.Policy, error) {
+	cfg, err := rules.Default()
+	if err != nil {
+		return nil, err
+	}
+	return evaluator.NewPolicy(cfg)
 }
 
 func bench(dir, run string) error {
@@ -36,11 +69,7 @@ func bench(dir, run string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := rules.Default()
-	if err != nil {
-		return err
-	}
-	pol, err := evaluator.NewPolicy(cfg)
+	pol, err := defaultPolicy()
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Method names, in table order.
@@ -20,12 +21,16 @@ const (
 	MethodLiteLLM = "litellm-like cooldown: > 50 % of ≥ 5 calls in 1m"
 )
 
-// Hermes replays the scenario through pol, as `hermes backtest` does, and
-// reads the chat service's weights and the A/B alerts per route.
+// Hermes replays the scenario through pol, as `hermes backtest` does
+// (backtest.RunStore), and reads the service's weights, each route's
+// level and the A/B alerts per route.
 func Hermes(ctx context.Context, pol *evaluator.Policy, bt *backtest.Store, service string) ([]Tick, error) {
 	var ticks []Tick
 	opts := backtest.Options{OnTick: func(t time.Time, _ evaluator.Snapshot, s evaluator.State) {
-		tk := Tick{At: t.Sub(bt.Start()), Weights: map[string]int{}, Alerting: map[string]bool{}}
+		tk := Tick{At: t.Sub(bt.Start()), Weights: map[string]int{}, Alerting: map[string]bool{}, Levels: map[string]traffic.Level{}}
+		for route, rs := range s.Routes {
+			tk.Levels[route] = rs.Level
+		}
 		if st := s.Services[service]; st != nil {
 			tk.Weights = maps.Clone(st.Weights)
 		}
@@ -36,7 +41,7 @@ func Hermes(ctx context.Context, pol *evaluator.Policy, bt *backtest.Store, serv
 		}
 		ticks = append(ticks, tk)
 	}}
-	if _, err := backtest.Run(ctx, pol, bt.Query, bt.Start(), bt.End(), opts); err != nil {
+	if _, err := backtest.RunStore(ctx, pol, bt, nil, opts); err != nil {
 		return nil, fmt.Errorf("hermes: %w", err)
 	}
 	return ticks, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/backtest"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Tick is what a method did at one evaluation: the share of the service's
@@ -14,6 +15,9 @@ type Tick struct {
 	At       time.Duration // since the scenario's start
 	Weights  map[string]int
 	Alerting map[string]bool
+	// Levels is each route's level, for a method that has levels (Hermes);
+	// nil for the others.
+	Levels map[string]traffic.Level
 }
 
 // Outcome is how one method did on one scenario. Durations are since the
@@ -27,6 +31,10 @@ type Outcome struct {
 	// FalseAlerts and FalseMoves count alerts raised and traffic taken from
 	// a route that was not degraded (nor within Grace of a degradation).
 	FalseAlerts, FalseMoves int
+	// BystanderChanges counts level changes of routes that are never
+	// degraded in the scenario (a backup on a night when only the primary
+	// fails, any route on a healthy night).
+	BystanderChanges int
 	// DegradedMinutes is user-minutes on a degraded route
 	// (backtest.UserMinutes against the ground truth).
 	DegradedMinutes float64
@@ -48,7 +56,14 @@ func Score(scenario, method string, ticks []Tick, step time.Duration, truth []Wi
 	}
 	prevW := map[string]int{}
 	prevA := map[string]bool{}
+	var prevL map[string]traffic.Level
 	for i, tk := range ticks {
+		for route, l := range tk.Levels {
+			if p, ok := prevL[route]; ok && p != l && !everDegraded(truth, route) {
+				o.BystanderChanges++
+			}
+		}
+		prevL = tk.Levels
 		for ri, route := range routes {
 			w := tk.Weights[route]
 			reacting := degradedAt(truth, route, tk.At, Grace)

@@ -18,11 +18,24 @@ func Scenario(ctx context.Context, pol *evaluator.Policy, path string) ([]Outcom
 	if err != nil {
 		return nil, err
 	}
-	truth, err := ParseTruth(data)
+	outs, err := Data(ctx, pol, strings.TrimSuffix(filepath.Base(path), ".yaml"), data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	bt, err := backtest.OpenFile(path)
+	return outs, nil
+}
+
+// Data is Scenario for the scenario file's contents, data, named name.
+func Data(ctx context.Context, pol *evaluator.Policy, name string, data []byte) ([]Outcome, error) {
+	truth, err := ParseTruth(data)
+	if err != nil {
+		return nil, err
+	}
+	f, err := backtest.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	bt, err := backtest.Open(f)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +44,6 @@ func Scenario(ctx context.Context, pol *evaluator.Policy, path string) ([]Outcom
 		return nil, fmt.Errorf("the policy has no service")
 	}
 	svc := pol.Config.Services[0]
-	name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 	methods := []struct {
 		name string
 		run  func() ([]Tick, error)

@@ -56,6 +56,16 @@ func degradedAt(truth []Window, route string, d, grace time.Duration) bool {
 	return false
 }
 
+// everDegraded reports whether route has any degraded window in truth.
+func everDegraded(truth []Window, route string) bool {
+	for _, w := range truth {
+		if w.Route == route {
+			return true
+		}
+	}
+	return false
+}
+
 // onset is the start of the first window; ok is false without any.
 func onset(truth []Window) (time.Duration, bool) {
 	if len(truth) == 0 {

@@ -33,9 +33,9 @@ const Interval = 15 * time.Second
 
 // SeriesPerRoute is about how many series each route has (Fleet's series
 // divided by its routes): four request counters, retries, six latency
-// buckets, the reply size's sum and count, a probe, a quality score, and a
-// quota on every third route.
-const SeriesPerRoute = 16
+// buckets, the reply size's sum and count, a readiness and an end-to-end
+// probe, a quality score, and a quota on every third route.
+const SeriesPerRoute = 17
 
 // Fleet is the series of routes healthy routes named as benchfleet names
 // them (free, paid-standard, paid-premium, free-1, ...), and their values.
@@ -92,6 +92,7 @@ func (f *Fleet) addRoute(route string, i int) {
 	}
 	counter(20*1800, "__name__", "llm_gateway_response_size_bytes_sum")
 	counter(20, "__name__", "llm_gateway_response_size_bytes_count")
+	gauge(1, "__name__", "llm_probe_success", "probe", "models", "layer", "readiness")
 	gauge(1, "__name__", "llm_probe_success", "probe", "chat", "layer", "e2e")
 	gauge(0.95, "__name__", "llm_gateway_quality_score")
 	if i%3 == 0 {

@@ -102,6 +102,14 @@ func scenarios() []scenario {
 		return 2
 	}
 
+	idle := func() model {
+		md := healthyPaid()
+		md.rate = func(time.Duration) float64 { return 0 }
+		return md
+	}
+	idleFree := idle()
+	idleFree.probeFail = between(60*m, 2*h, 1)
+
 	list := []scenario{
 		{"healthy", "6 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 6 * h, withPaid(healthyFree())},
 		{"content_failure", "Soft-fail ratio of the free route climbs from 2 % to 40 % between 1h and 1h20 with HTTP 200 throughout.", 3 * h, withPaid(content)},
@@ -121,6 +129,8 @@ func scenarios() []scenario {
 		{"low_traffic_night", "Healthy traffic with a 3 h night from 1h30: free 0.3 req/s, paid-standard 0.09, paid-premium 0.03; then daytime again.", 6 * h,
 			map[string]model{"free": nightFree, "paid-standard": nightStd, "paid-premium": nightPrem}},
 		{"failback_stage_2rps", "At 20 req/s the free route fails (100 % HTTP 500) from 1h to 1h20, then is healthy at the 2 req/s a first failback stage at 10 % sends it.", 3 * h, withPaid(thinStage)},
+		{"idle_readiness", "No user calls reach any route (counters there and flat, a quiet night); from 1h to 2h the free route's readiness probe fails.", 3 * h,
+			map[string]model{"free": idleFree, "paid-standard": idle(), "paid-premium": idle()}},
 		{"healthy_24h", "24 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 24 * h, withPaid(healthyFree())},
 	}
 	return append(list, incidents()...)

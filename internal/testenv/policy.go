@@ -68,7 +68,7 @@ func DefaultPolicy(t testing.TB, edits ...func(*rules.Config)) *evaluator.Policy
 var HealthyValues = map[string]float64{
 	"soft_fail_ratio": 0.02, "hard_fail_ratio": 0.0002, "empty_ratio": 0, "error_body_ratio": 0,
 	"status_422_ratio": 0.002, "retry_ratio": 0.01, "p99_ratio": 1, "p95_ratio": 1, "throughput_ratio": 1,
-	"quota_remaining": 0.8, "quota_forecast": 0.7, "probe_success": 1, "quality_score": 0.95,
+	"quota_remaining": 0.8, "quota_forecast": 0.7, "probe_success": 1, "probe_e2e_success": 1, "quality_score": 0.95,
 	"response_size_ratio": 1,
 }
 
