@@ -335,10 +335,11 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
-	// every tick until it succeeds, so a restart does not lose an override.
+	// every tick until it succeeds, so a restart does not lose an override,
+	// nor an alert that began since Prometheus last scraped Hermes.
 	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, evaluator.Override.Equal) ||
-		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) {
-		err := saveOverrides(r.opts.OverridesPath, next)
+		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) || !persist.SameActive(prev.Alerts, next.Alerts) {
+		err := saveOverrides(r.opts.OverridesPath, next, ts)
 		r.overridesUnsaved = err != nil
 		if err != nil {
 			r.log.Error("cannot save the overrides file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", r.opts.OverridesPath, "err", err)
