@@ -25,7 +25,7 @@ var exported = []string{
 	"hermes_tick_duration_seconds_bucket", "hermes_tick_duration_seconds_count", "hermes_tick_duration_seconds_sum",
 	"hermes_ticks_total", "hermes_ticks_skipped_total", "hermes_query_errors_total",
 	"hermes_last_tick_timestamp_seconds", "hermes_config_last_reload_successful", "hermes_actuations_total",
-	"hermes_alert_active_since_timestamp_seconds",
+	"hermes_alert_active_since_timestamp_seconds", "hermes_alert_eval_errors_total",
 	"up", "ALERTS",
 }
 

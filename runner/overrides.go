@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/atomicfile"
+	"github.com/hermes-failover/hermes/runner/persist"
 )
 
 // defaultOverridesPath puts the overrides file next to the config file.
@@ -17,12 +19,15 @@ func defaultOverridesPath(configPath string) string {
 	return filepath.Join(filepath.Dir(configPath), "hermes-overrides.json")
 }
 
-// overridesFile holds the operators' holds that must survive a restart:
-// overrides by service and running drills by route (a drill ends by itself
-// at its end time, also when that passed while Hermes was down).
+// overridesFile holds what must survive a restart and Prometheus may not
+// know yet: the operators' overrides by service, running drills by route
+// (a drill ends by itself at its end time, also when that passed while
+// Hermes was down), and the active alerts, for a restart before
+// Prometheus scraped an alert that just began (persist.SavedAlerts).
 type overridesFile struct {
 	Overrides map[string]evaluator.Override `json:"overrides"`
 	Drills    map[string]evaluator.Drill    `json:"drills,omitempty"`
+	Alerts    persist.SavedAlerts           `json:"alerts,omitzero"`
 }
 
 // loadOverrides reads the overrides of the overrides file.
@@ -50,11 +55,11 @@ func readOverridesFile(path string) (overridesFile, error) {
 	return f, nil
 }
 
-// saveOverrides writes the overrides and drills of s to the overrides file
-// atomically (renameio: temp file, fsync, rename), so a crash never leaves
-// half a file.
-func saveOverrides(path string, s evaluator.State) error {
-	b, err := json.MarshalIndent(overridesFile{Overrides: s.Overrides, Drills: s.Drills}, "", "  ")
+// saveOverrides writes the overrides, drills and active alerts of s, the
+// state of tick, to the overrides file atomically (renameio: temp file,
+// fsync, rename), so a crash never leaves half a file.
+func saveOverrides(path string, s evaluator.State, tick time.Time) error {
+	b, err := json.MarshalIndent(overridesFile{Overrides: s.Overrides, Drills: s.Drills, Alerts: persist.SaveAlerts(s.Alerts, tick)}, "", "  ")
 	if err != nil {
 		return err
 	}

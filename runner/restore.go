@@ -40,7 +40,7 @@ func (r *Runner) restore(ctx context.Context) error {
 		known, err = actuators.FanOut("actuators", acts...).Current(ctx)
 		return known, err
 	}
-	got := persist.Load(ctx, pol, bounded, current, holds.Overrides, now, r.opts.Restore)
+	got := persist.Load(ctx, pol, bounded, current, persist.Local{Overrides: holds.Overrides, Alerts: holds.Alerts}, now, r.opts.Restore)
 	got.State.Drills = holds.Drills // the first tick ends those that expired meanwhile
 	for _, err := range got.Problems {
 		r.log.Warn("restore", "err", err)

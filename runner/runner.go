@@ -90,7 +90,9 @@ type Runner struct {
 	lastTick  time.Time
 	lastActs  map[string]ActuatorOutcome
 	// problems are the last tick's failed signal queries.
-	problems    []SignalProblem
+	problems []SignalProblem
+	// alertErrors are the last run-time failure of each alert expression.
+	alertErrors map[string]AlertError
 	lastDesired map[string]actuators.Splits
 	// held is what each actuator's backend held after its last successful
 	// apply (see noteActuation).
@@ -144,15 +146,16 @@ func New(opts Options) (*Runner, error) {
 	}
 	opts.Audit.register(opts.Registerer, opts.Logger)
 	r := &Runner{
-		history:  history.New(historyTicks, historyEvents),
-		opts:     opts,
-		log:      opts.Logger,
-		metrics:  telemetry.New(opts.Registerer, opts.Metrics),
-		acts:     newActuationMetrics(opts.Registerer),
-		holds:    newHoldMetrics(opts.Registerer),
-		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
-		lastActs: map[string]ActuatorOutcome{},
-		newQuery: prometheusQueries,
+		history:     history.New(historyTicks, historyEvents),
+		opts:        opts,
+		log:         opts.Logger,
+		metrics:     telemetry.New(opts.Registerer, opts.Metrics),
+		acts:        newActuationMetrics(opts.Registerer),
+		holds:       newHoldMetrics(opts.Registerer),
+		reloads:     reloadQueue{kick: make(chan struct{}, 1)},
+		lastActs:    map[string]ActuatorOutcome{},
+		newQuery:    prometheusQueries,
+		alertErrors: map[string]AlertError{},
 	}
 	if opts.NewQuery != nil {
 		r.newQuery = func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
@@ -332,13 +335,15 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 
 	r.mu.Lock()
 	r.state, r.lastTick, r.inflight, r.problems = next, ts, nil, problems
+	r.noteAlertErrors(events)
 	r.history.Add(evaluator.TickOf(ts, next), events)
 	r.mu.Unlock()
 	// The overrides file follows the state; a failed write is retried
-	// every tick until it succeeds, so a restart does not lose an override.
+	// every tick until it succeeds, so a restart does not lose an override,
+	// nor an alert that began since Prometheus last scraped Hermes.
 	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, evaluator.Override.Equal) ||
-		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) {
-		err := saveOverrides(r.opts.OverridesPath, next)
+		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) || !persist.SameActive(prev.Alerts, next.Alerts) {
+		err := saveOverrides(r.opts.OverridesPath, next, ts)
 		r.overridesUnsaved = err != nil
 		if err != nil {
 			r.log.Error("cannot save the overrides file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", r.opts.OverridesPath, "err", err)

@@ -30,6 +30,9 @@ type View struct {
 	// SignalProblems are the last tick's failed signal queries, by signal
 	// and reason.
 	SignalProblems []SignalProblem
+	// AlertErrors are the last run-time failure of each alert expression
+	// that failed, by alert name.
+	AlertErrors []AlertError
 }
 
 // ActuatorOutcome is the last outcome of one actuator.
@@ -48,7 +51,7 @@ func (r *Runner) View() View {
 	defer r.mu.Unlock()
 	v := View{Ticked: r.ticked.Load(), Ready: r.ready.Load(), LastTick: r.lastTick, ConfigFile: r.opts.ConfigPath,
 		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state,
-		Actuators: make([]ActuatorOutcome, 0, len(r.lastActs)), SignalProblems: r.problems}
+		Actuators: make([]ActuatorOutcome, 0, len(r.lastActs)), SignalProblems: r.problems, AlertErrors: r.viewAlertErrors()}
 	for _, name := range slices.Sorted(maps.Keys(r.lastActs)) {
 		v.Actuators = append(v.Actuators, r.lastActs[name])
 	}

@@ -72,6 +72,10 @@ func StatusOf(v runner.View) api.Status {
 	for _, p := range v.SignalProblems {
 		st.QueryErrors = append(st.QueryErrors, api.QueryError{Signal: p.Signal, Reason: p.Reason, Detail: p.Detail, Routes: p.Routes})
 	}
+	for _, e := range v.AlertErrors {
+		st.AlertErrors = append(st.AlertErrors, api.AlertError{Alert: e.Alert, Service: e.Service, Route: e.Route, Error: e.Error,
+			At: e.At, Since: e.Since, Count: e.Count, Failing: e.At.Equal(v.LastTick)})
+	}
 	return st
 }
 

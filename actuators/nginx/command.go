@@ -54,9 +54,11 @@ func (a *Actuator) args(extra []string) []string {
 }
 
 // run runs nginx (no shell) within command_timeout. Its error names the
-// command and carries nginx's trimmed output.
+// command and carries nginx's trimmed output; when nginx was killed it says
+// which deadline came first (see stopped).
 func (a *Actuator) run(ctx context.Context, extra []string) error {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.CommandTimeout)
+	start := time.Now()
+	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.CommandTimeout, errCommandTimeout)
 	defer cancel()
 	args := a.args(extra)
 	cmd := exec.CommandContext(ctx, a.cfg.NginxBinary, args...)
@@ -73,10 +75,31 @@ func (a *Actuator) run(ctx context.Context, extra []string) error {
 	} else {
 		err = fmt.Errorf("%s: %w", line, err)
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return transient{fmt.Errorf("%w (timed out after %v)", err, a.cfg.CommandTimeout)}
+	if why := a.stopped(ctx, time.Since(start)); why != "" {
+		return transient{fmt.Errorf("%w (%s)", err, why)}
 	}
 	return err
+}
+
+// errCommandTimeout is the cause of a context that command_timeout ended.
+var errCommandTimeout = errors.New("command_timeout")
+
+// stopped says why ctx, made by WithTimeoutCause with errCommandTimeout,
+// ended, after elapsed: its own command_timeout, or the caller's deadline
+// (the tick's) or cancellation, which may come long before it. It is empty
+// while ctx is live.
+func (a *Actuator) stopped(ctx context.Context, elapsed time.Duration) string {
+	if ctx.Err() == nil {
+		return ""
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errCommandTimeout):
+		return fmt.Sprintf("timed out after %v (command_timeout)", a.cfg.CommandTimeout)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("cut by the tick's deadline after %v, before command_timeout %v", elapsed.Round(time.Millisecond), a.cfg.CommandTimeout)
+	}
+	return fmt.Sprintf("cancelled after %v: %v", elapsed.Round(time.Millisecond), cause)
 }
 
 // message turns nginx's output into one line: lines trimmed, empty ones

@@ -110,7 +110,8 @@ func (a *Actuator) getState(ctx context.Context, upstream string) ([]byte, int, 
 // waitServed waits, within command_timeout, until nginx serves want after
 // a reload (old workers finish their requests and close their sockets).
 func (a *Actuator) waitServed(ctx context.Context, want actuators.Splits) error {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.CommandTimeout)
+	start := time.Now()
+	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.CommandTimeout, errCommandTimeout)
 	defer cancel()
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		got, drift, err := actuators.Compare(ctx, a, want)
@@ -124,7 +125,7 @@ func (a *Actuator) waitServed(ctx context.Context, want actuators.Splits) error 
 			if err == nil {
 				err = fmt.Errorf("serves %s", formatSplits(got))
 			}
-			return transient{fmt.Errorf("nginx reloaded but does not serve the new upstreams within %v: %w", a.cfg.CommandTimeout, err)}
+			return transient{fmt.Errorf("nginx reloaded but does not serve the new upstreams (%s): %w", a.stopped(ctx, time.Since(start)), err)}
 		case <-t.C:
 		}
 	}

@@ -113,3 +113,12 @@ func TestTokenFileWithoutAdminAPI(t *testing.T) {
 		t.Errorf("exit %d %s", code, errb)
 	}
 }
+
+// TestNoConnectionLimitIsRefused: --web.max-connections 0 would serve no
+// one; it stops Hermes at start-up rather than meaning "no limit".
+func TestNoConnectionLimitIsRefused(t *testing.T) {
+	code, _, errb := hermes(t, "run", "--config", "../../testdata/config/minimal.good.yaml", "--web.max-connections", "0")
+	if code != 2 || !strings.Contains(errb, "--web.max-connections must be at least 1") {
+		t.Errorf("exit %d %s", code, errb)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/hermes-failover/hermes/runner/persist"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -79,7 +78,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	ln, err := net.Listen("tcp", webf.listen)
+	ln, err := webf.listen()
 	if err != nil {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 1

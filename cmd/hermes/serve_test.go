@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -193,4 +194,76 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// TestRunLimitsConnections holds --web.max-connections connections open:
+// a further one must not be served until one of them closes.
+func TestRunLimitsConnections(t *testing.T) {
+	addr, _ := startRun(t, "--web.max-connections", "2")
+	type conn struct {
+		net.Conn
+		r *bufio.Reader
+	}
+	dial := func() conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return conn{c, bufio.NewReader(c)}
+	}
+	send := func(c conn) {
+		if _, err := c.Write([]byte("GET /-/healthy HTTP/1.1\r\nHost: " + addr + "\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := func(c conn) (int, error) {
+		resp, err := http.ReadResponse(c.r, nil)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	roundTrip := func(c conn) {
+		send(c)
+		if code, err := answer(c); err != nil || code != http.StatusOK {
+			t.Fatalf("GET /-/healthy on a held connection: %d %v", code, err)
+		}
+	}
+	held := []conn{dial(), dial()}
+	for _, c := range held {
+		roundTrip(c) // served, so the server has accepted it and keeps it alive
+	}
+	third := dial()
+	send(third)
+	answered := make(chan error, 1)
+	go func() {
+		code, err := answer(third)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("status %d", code)
+		}
+		answered <- err
+	}()
+	// The server is busy serving the held connections while the third
+	// waits: many round trips give its accept loop every chance to take
+	// the third, had it no limit.
+	for range 50 {
+		roundTrip(held[0])
+		roundTrip(held[1])
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("a third connection was served while two were held with --web.max-connections 2 (err %v)", err)
+	default:
+	}
+	held[0].Close()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("the third connection, once one closed: %v", err)
+		}
+	case <-time.After(60 * time.Second): // a generous bound: it is served as soon as the server accepts it
+		t.Fatal("the third connection is still not served 60 s after one of the two closed")
+	}
 }

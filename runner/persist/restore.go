@@ -320,13 +320,22 @@ type Restored struct {
 // Current); on error it may still return what some actuators could say.
 type CurrentFunc func(ctx context.Context) (map[string]traffic.Split, error)
 
+// Local is what this process kept on disk (the overrides file): the
+// operators' overrides and the active alerts of its last save.
+type Local struct {
+	Overrides map[string]evaluator.Override
+	Alerts    SavedAlerts
+}
+
 // Load rebuilds the state before the first decision: from Hermes's own
 // series in Prometheus when they hold any route (Restore), else from what
 // the actuators hold now (FromActuators) — never by assuming every route is
-// healthy. Alerts come from Prometheus (RestoreAlerts), overrides from the
-// caller (the overrides file). query should bound each query's time, so a
+// healthy. Alerts come from Prometheus (RestoreAlerts) and from the saved
+// ones of local, which know of alerts begun after Prometheus's last scrape;
+// overrides come from local. query should bound each query's time, so a
 // hung Prometheus cannot keep Hermes from starting.
-func Load(ctx context.Context, p *evaluator.Policy, query promapi.QueryFunc, current CurrentFunc, overrides map[string]evaluator.Override, now time.Time, opt RestoreOptions) Restored {
+func Load(ctx context.Context, p *evaluator.Policy, query promapi.QueryFunc, current CurrentFunc, local Local, now time.Time, opt RestoreOptions) Restored {
+	overrides := local.Overrides
 	var out Restored
 	st, report, err := Restore(ctx, query, p, now, opt)
 	out.Source = "prometheus"
@@ -341,11 +350,11 @@ func Load(ctx context.Context, p *evaluator.Policy, query promapi.QueryFunc, cur
 		st, report = FromActuators(p, splits, overrides, now)
 		out.Source = "actuators"
 	}
-	if al, err := RestoreAlerts(ctx, query, p, now, opt); err != nil {
-		out.Problems = append(out.Problems, fmt.Errorf("cannot restore alerts from Prometheus; they start again: %w", err))
-	} else {
-		st.Alerts = al
+	al, err := RestoreAlerts(ctx, query, p, now, opt)
+	if err != nil {
+		out.Problems = append(out.Problems, fmt.Errorf("cannot restore alerts from Prometheus; only those saved on disk come back: %w", err))
 	}
+	st.Alerts = mergeAlerts(al, local.Alerts.restore(p, now, opt))
 	st.Overrides = maps.Clone(overrides)
 	out.State, out.Report = st, report
 	return out

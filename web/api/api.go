@@ -34,6 +34,9 @@ type Status struct {
 	// QueryErrors are the failed signal queries behind them.
 	Problems    []string     `json:"problems,omitempty"`
 	QueryErrors []QueryError `json:"query_errors,omitempty"`
+	// AlertErrors are the alert expressions that failed at run time, the
+	// last failure of each (the alert counted as not holding).
+	AlertErrors []AlertError `json:"alert_errors,omitempty"`
 }
 
 // QueryError is a signal whose query failed at the last tick.
@@ -116,6 +119,22 @@ type Alert struct {
 	Summary  string            `json:"summary,omitempty"`
 	Runbook  string            `json:"runbook_url,omitempty"`
 	Labels   map[string]string `json:"labels"`
+}
+
+// AlertError is the last run-time failure of one alert's expression.
+type AlertError struct {
+	Alert string `json:"alert"`
+	// Service and Route are the target it last failed on.
+	Service string `json:"service,omitempty"`
+	Route   string `json:"route,omitempty"`
+	Error   string `json:"error"`
+	// At is the tick of the last failure, Since the first since Hermes
+	// started; Count is how many evaluations failed since then.
+	At    time.Time `json:"at"`
+	Since time.Time `json:"since"`
+	Count int       `json:"count"`
+	// Failing is true when the last tick failed.
+	Failing bool `json:"failing"`
 }
 
 // Actuator is the last outcome of one actuator.
