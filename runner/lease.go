@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/hermes-failover/hermes/actuators"
@@ -51,4 +53,18 @@ func lease(me string, out, cur actuators.Splits, held map[string]string, operato
 		out[svc] = want
 	}
 	return disagree
+}
+
+// replicaNameRE is what a --replica name may hold: it is written into
+// backends (a JSON file, a string nginx returns, a DNS TXT record), so
+// letters, digits, '.', '_' and '-', starting with a letter or digit.
+var replicaNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// CheckReplicaName reports a --replica name that backends cannot carry.
+// The empty name (one writer) is fine.
+func CheckReplicaName(name string) error {
+	if name == "" || replicaNameRE.MatchString(name) {
+		return nil
+	}
+	return fmt.Errorf("--replica %q: a replica name is 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit (backends store it)", name)
 }

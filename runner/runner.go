@@ -60,7 +60,9 @@ type Options struct {
 	// Replica names this replica when two write one backend (--replica):
 	// every split it writes is stamped with it and the tick, and it does
 	// not overwrite another replica's fresh, different split (lease.go).
-	// Empty: one writer, nothing stamped.
+	// Every actuator must carry the stamp (actuators.CheckStamps), and
+	// the name must pass CheckReplicaName. Empty: one writer, nothing
+	// stamped.
 	Replica string
 	// Now reads the clock; tests replace it.
 	Now func() time.Time
@@ -144,6 +146,9 @@ func New(opts Options) (*Runner, error) {
 	if opts.OverridesPath == "" {
 		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
 	}
+	if err := CheckReplicaName(opts.Replica); err != nil {
+		return nil, err
+	}
 	opts.Audit.register(opts.Registerer, opts.Logger)
 	r := &Runner{
 		history:     history.New(historyTicks, historyEvents),
@@ -221,6 +226,9 @@ func (r *Runner) load() (*loaded, error) {
 	acts, err := r.opts.Actuators.Build(cfg.Actuators, r.log)
 	if err == nil {
 		err = actuators.Preflight(acts)
+	}
+	if err == nil && r.opts.Replica != "" {
+		err = actuators.CheckStamps(cfg.Actuators, acts)
 	}
 	if err != nil {
 		return nil, cfg.Locate(err)

@@ -54,7 +54,7 @@ type Split struct {
 // Stamp names the replica that wrote a split to a backend and the tick it
 // wrote it at. Read back from the backend, it is a lease: a replica does
 // not overwrite a different split another replica stamped within the last
-// two evaluation intervals (runner's lease.go).
+// four evaluation intervals (runner's lease.go).
 type Stamp struct {
 	// Replica is the writer's --replica name.
 	Replica string `json:"replica"`

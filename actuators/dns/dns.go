@@ -85,15 +85,15 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 		sets    []rrset
 		changes []rrset
 	)
+	var ok []string // the services whose desired state can be written
 	for _, svc := range sortedKeys(want) {
-		ss, err := a.wanted(svc, want[svc])
-		if err != nil {
+		if _, err := a.wanted(svc, want[svc]); err != nil {
 			errs = append(errs, fmt.Errorf("dns: service %s: %w", svc, err))
 			continue
 		}
-		sets = append(sets, ss...)
+		ok = append(ok, svc)
 	}
-	if len(sets) == 0 {
+	if len(ok) == 0 {
 		return errors.Join(errs...)
 	}
 	s, err := a.dial(ctx)
@@ -101,6 +101,18 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 		return errors.Join(append(errs, err)...)
 	}
 	defer s.close()
+	for _, svc := range ok {
+		st, err := a.keepNewer(ctx, s, svc, want[svc])
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		ss, err := a.wanted(svc, st)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("dns: service %s: %w", svc, err))
+			continue
+		}
+		sets = append(sets, ss...)
+	}
 	for _, set := range sets {
 		have, err := s.query(ctx, set.name, set.rrtype)
 		if err != nil {
@@ -198,7 +210,8 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 			if err != nil {
 				return nil, err
 			}
-			st.RetriesEnabled, st.Degraded = parseFlags(txt)
+			f := parseFlags(txt)
+			st.RetriesEnabled, st.Degraded, st.Writer = f.retries, f.degraded, f.writer
 		}
 		out[svc] = st
 	}

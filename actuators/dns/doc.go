@@ -44,7 +44,9 @@
 //     split alone, never on history, so two replicas agree.
 //
 // With `flags` on (the default) each service's flags live in a TXT record
-// at _hermes-flags.<name>: "retries_enabled=true" "degraded_mode=false".
+// at _hermes-flags.<name>: "retries_enabled=true" "degraded_mode=false",
+// and with run --replica the writer's stamp the replicas lease the
+// records by (lease.go).
 //
 // Every Apply reads the records from the primary with plain queries over
 // TCP (zone transfers are usually refused), compares them with the desired

@@ -58,8 +58,9 @@ func New(s actuators.Settings) (*Actuator, error) {
 }
 
 var (
-	_ actuators.Targeter    = (*Actuator)(nil)
-	_ actuators.Preflighter = (*Actuator)(nil)
+	_ actuators.Targeter     = (*Actuator)(nil)
+	_ actuators.Preflighter  = (*Actuator)(nil)
+	_ actuators.StampCarrier = (*Actuator)(nil)
 )
 
 // Register adds the file actuator to r.
@@ -173,3 +174,6 @@ func (a *Actuator) Targets() []string {
 // Preflight reports a state file whose directory does not exist: the
 // actuator creates the file, not its directory.
 func (a *Actuator) Preflight() error { return actuators.CheckDir("path", a.cfg.Path) }
+
+// CarriesStamp reports true: the writer's stamp is part of the file.
+func (a *Actuator) CarriesStamp() bool { return true }

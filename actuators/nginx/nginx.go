@@ -19,7 +19,8 @@
 // reload fails, the files of that Apply are put back as they were (or
 // removed, when they did not exist) and the error carries nginx's message.
 // Current reads the hermes-state line back. nginx has no notion of
-// retries_enabled or degraded_mode: they are recorded in that line only.
+// retries_enabled or degraded_mode: they are recorded in that line only,
+// as is the writer's stamp that two replicas lease nginx by (lease.go).
 //
 // nginx's side includes the files in its http block and proxies to the
 // upstreams by name:
@@ -135,8 +136,8 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 	if len(changed) == 0 {
 		switch {
 		case a.cfg.StateListen != "":
-			got, drift, err := actuators.Compare(ctx, a, want)
-			if err == nil && !drift {
+			got, err := a.Current(ctx)
+			if err == nil && serves(got, want) {
 				a.logger.Debug("nginx serves the upstreams", "files", len(files))
 				return nil
 			}
@@ -182,6 +183,11 @@ func (a *Actuator) render(desired actuators.Splits) ([]wantFile, actuators.Split
 	for _, svc := range a.handled {
 		name, st, ok := lookup(desired, svc)
 		if !ok {
+			continue
+		}
+		st, err := a.keepNewer(a.IncludePath(svc), name, st)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		data, err := render(name, expand(a.cfg.UpstreamName, svc), a.cfg.Upstreams[svc], st)

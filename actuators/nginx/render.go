@@ -19,15 +19,18 @@ const statePrefix = "# hermes-state: "
 
 // summary is the JSON of the state line. The flags mean nothing to nginx;
 // they are kept so that Current returns the state Apply was given.
+// Writer is the replica's stamp (run --replica): nginx serves it with
+// the split, so the other replica reads the lease back from nginx.
 type summary struct {
 	Service        string         `json:"service"`
 	Weights        map[string]int `json:"weights"`
 	RetriesEnabled bool           `json:"retries_enabled"`
 	Degraded       bool           `json:"degraded_mode"`
+	Writer         traffic.Stamp  `json:"writer,omitzero"`
 }
 
 // render returns the include file of one service: a header whose state
-// line records st, then the upstream block. routes are the service's
+// line records st (with its writer's stamp), then the upstream block. routes are the service's
 // configured server entries per route; st must give every one of them a
 // weight and name no other. A route at 0 % has its servers marked down;
 // the others get weight = percentage, scaled so that a route's servers
@@ -56,6 +59,7 @@ func render(service, upstream string, routes map[string][]string, st traffic.Spl
 		Weights:        maps.Clone(st.Weights),
 		RetriesEnabled: st.RetriesEnabled,
 		Degraded:       st.Degraded,
+		Writer:         traffic.Stamp{Replica: st.Writer.Replica, Tick: st.Writer.Tick.UTC()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding state: %w", service, err)
@@ -136,6 +140,7 @@ func parseState(data []byte) (string, traffic.Split, error) {
 			Weights:        s.Weights,
 			RetriesEnabled: s.RetriesEnabled,
 			Degraded:       s.Degraded,
+			Writer:         s.Writer,
 		}, nil
 	}
 	if err := sc.Err(); err != nil {

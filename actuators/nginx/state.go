@@ -107,15 +107,15 @@ func (a *Actuator) getState(ctx context.Context, upstream string) ([]byte, int, 
 	return body, resp.StatusCode, nil
 }
 
-// waitServed waits, within command_timeout, until nginx serves want after
-// a reload (old workers finish their requests and close their sockets).
+// waitServed waits, within command_timeout, until nginx serves want, with
+// its writers' stamps (serves), after a reload (old workers finish their requests and close their sockets).
 func (a *Actuator) waitServed(ctx context.Context, want actuators.Splits) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.CommandTimeout, errCommandTimeout)
 	defer cancel()
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		got, drift, err := actuators.Compare(ctx, a, want)
-		if err == nil && !drift {
+		got, err := a.Current(ctx)
+		if err == nil && serves(got, want) {
 			return nil
 		}
 		t := time.NewTimer(wait)

@@ -11,9 +11,10 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner"
 )
 
-var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only] [--write-initial]",
+var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only] [--write-initial] [--replica NAME]",
 	summary: "validate a configuration file (Hermes's, actuators included, or the prober's) and report every problem"}
 
 // checkCmd implements "hermes check [--config FILE]": it loads and validates
@@ -28,8 +29,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	configFile := configFlag(fs, "configuration `file` (default: the embedded default policy)")
 	syntaxOnly := fs.Bool("syntax-only", false, "skip what depends on this machine (directories, binaries): for checking a configuration meant for another host")
 	writeInitial := fs.Bool("write-initial", false, "write each actuator's initial state where it has none yet (nginx's include files: every service on its first route), so that nginx can start before Hermes; existing files are kept")
+	replica := fs.String("replica", "", "check the configuration for `hermes run --replica NAME`: the name, and that every actuator carries the replicas' lease")
 	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
+	}
+	if err := runner.CheckReplicaName(*replica); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 
 	// A prober configuration (top-level targets:) is checked as such.
@@ -60,6 +66,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	acts, err := actuatorKinds().Build(cfg.Actuators, slog.New(slog.DiscardHandler))
 	if err == nil && !*syntaxOnly {
 		err = actuators.Preflight(acts)
+	}
+	if err == nil && *replica != "" {
+		err = actuators.CheckStamps(cfg.Actuators, acts)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, cfg.Locate(err))

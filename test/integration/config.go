@@ -27,6 +27,10 @@ type ConfigOptions struct {
 	// external_url.
 	AlertmanagerURL string
 	ExternalURL     string
+	// Actuators, when set, are the entries of the actuators list (YAML,
+	// indented by two spaces, e.g. Nginx.Actuator) instead of the file
+	// actuator writing SplitPath.
+	Actuators string
 }
 
 // The test policy: the default policy's shape with windows and timers of
@@ -108,8 +112,12 @@ alerting:
 {{- end }}
 
 actuators:
+{{- if .Actuators }}
+{{ .Actuators }}
+{{- else }}
   - type: file
     path: {{ .SplitPath }}
+{{- end }}
 `))
 
 // HermesConfig renders the test policy.

@@ -23,16 +23,25 @@ type replicaEnv struct {
 
 func startReplica(t *testing.T, name, shared string, setup func(*Gateway)) *replicaEnv {
 	t.Helper()
+	return startReplicaOf(t, name, shared, setup, ConfigOptions{SplitPath: shared})
+}
+
+// startReplicaOf starts a replica whose gateway follows the split file
+// follow (a missing file: all traffic on the primary route) and whose
+// policy is o, querying the replica's own Prometheus.
+func startReplicaOf(t *testing.T, name, follow string, setup func(*Gateway), o ConfigOptions) *replicaEnv {
+	t.Helper()
 	dir := t.TempDir()
 	h := NewHermes(t, dir)
-	h.SplitPath = shared
+	h.SplitPath = follow
 	h.SetReplica(name)
-	e := &replicaEnv{hermes: h, gw: StartGateway(t, shared)}
+	e := &replicaEnv{hermes: h, gw: StartGateway(t, follow)}
 	if setup != nil {
 		setup(e.gw)
 	}
 	e.db = StartTSDB(t, testenv.Prometheus, map[string]string{"gateway": e.gw.Target, "hermes": h.Addr})
-	h.WriteConfig(t, HermesConfig(ConfigOptions{PrometheusURL: e.db.URL, SplitPath: shared}))
+	o.PrometheusURL = e.db.URL
+	h.WriteConfig(t, HermesConfig(o))
 	h.Start(t)
 	return e
 }

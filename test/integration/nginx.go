@@ -1,0 +1,176 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+// Nginx is a real nginx master (daemon off, one worker, so weighted round
+// robin splits exactly) in front of one HTTP server per route of the test
+// chain, each answering its route's name. Its http block includes the
+// nginx actuator's files from Dir/hermes and proxies / to hermes_chat.
+type Nginx struct {
+	Dir        string
+	Addr       string // where nginx proxies to the routes
+	StateAddr  string // the actuator's state_listen
+	bin        string
+	conf       string
+	errLog     string
+	routeAddrs map[string]string
+	proc       *testenv.Process
+	client     *http.Client
+}
+
+// NewNginx writes an nginx configuration and starts the route servers; it
+// does not start nginx, which needs the include files first (Start).
+func NewNginx(t testing.TB) *Nginx {
+	t.Helper()
+	bin := testenv.Binary(t, "nginx")
+	dir := t.TempDir()
+	n := &Nginx{
+		Dir: dir, Addr: testenv.FreeAddr(t), StateAddr: testenv.FreeAddr(t),
+		bin: bin, conf: filepath.Join(dir, "nginx.conf"), errLog: filepath.Join(dir, "error.log"),
+		routeAddrs: map[string]string{},
+		client:     &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+	}
+	for _, route := range Routes {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, route) }))
+		t.Cleanup(s.Close)
+		n.routeAddrs[route] = s.Listener.Addr().String()
+	}
+	for _, d := range []string{"hermes", "tmp"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;" // workers can reach the temp paths under t.TempDir()
+	}
+	conf := fmt.Sprintf(`daemon off;
+master_process on;
+worker_processes 1;
+%[1]s
+pid %[2]s/nginx.pid;
+error_log %[2]s/error.log notice;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path %[2]s/tmp/client_body;
+    proxy_temp_path %[2]s/tmp/proxy;
+    fastcgi_temp_path %[2]s/tmp/fastcgi;
+    uwsgi_temp_path %[2]s/tmp/uwsgi;
+    scgi_temp_path %[2]s/tmp/scgi;
+    include hermes/*.conf;
+    server {
+        listen %[3]s;
+        location / { proxy_pass http://hermes_chat; }
+    }
+}
+`, user, dir, n.Addr)
+	if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Actuator is the nginx actuator's entry for the test policy
+// (ConfigOptions.Actuators), with state_listen.
+func (n *Nginx) Actuator() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - type: nginx\n    include_path: %s\n    upstreams:\n      chat:\n", filepath.Join(n.Dir, "hermes", "{service}.conf"))
+	for _, route := range Routes {
+		fmt.Fprintf(&b, "        %s: [%s]\n", route, n.routeAddrs[route])
+	}
+	fmt.Fprintf(&b, "    nginx_binary: %s\n    prefix: %s\n    config_file: %s\n", n.bin, n.Dir, n.conf)
+	fmt.Fprintf(&b, "    test_args: [-t, -q, -e, %s]\n    reload_args: [-s, reload, -e, %s]\n", n.errLog, n.errLog)
+	fmt.Fprintf(&b, "    command_timeout: 5s\n    state_listen: %s\n", n.StateAddr)
+	return b.String()
+}
+
+// Start starts the nginx master, once the include files exist, and
+// waits until it listens; it is stopped by its PID when t ends.
+func (n *Nginx) Start(t testing.TB) {
+	t.Helper()
+	n.proc = testenv.Start(t, "nginx", exec.Command(n.bin, "-p", n.Dir, "-c", n.conf, "-e", n.errLog))
+	n.proc.StopSignal, n.proc.StopTimeout = syscall.SIGQUIT, 5*time.Second // graceful
+	t.Cleanup(func() {
+		if err := n.proc.Stop(); err != nil {
+			t.Log(err)
+		}
+		if t.Failed() {
+			t.Logf("--- nginx error log:\n%s", testenv.Tail(n.errLog, 30))
+		}
+	})
+	testenv.WaitUntil(t, 10*time.Second, n.proc, func() error {
+		c, err := net.DialTimeout("tcp", n.Addr, 100*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	})
+}
+
+// Route sends one request through nginx and returns the route that
+// answered it.
+func (n *Nginx) Route() (string, error) {
+	resp, err := n.client.Get("http://" + n.Addr + "/")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET through nginx: %s %q", resp.Status, body)
+	}
+	return string(body), nil
+}
+
+// Served is what nginx answers on the actuator's state_listen for the
+// test service: the split its workers run and who wrote it.
+type Served struct {
+	Weights map[string]int `json:"weights"`
+	Writer  struct {
+		Replica string    `json:"replica"`
+		Tick    time.Time `json:"tick"`
+	} `json:"writer"`
+}
+
+func (s Served) String() string {
+	return fmt.Sprintf("%v by %q at %s", s.Weights, s.Writer.Replica, s.Writer.Tick.Format("15:04:05"))
+}
+
+// Served asks nginx what it serves for the test service.
+func (n *Nginx) Served() (Served, error) {
+	var s Served
+	req, err := http.NewRequest(http.MethodGet, "http://"+n.StateAddr+"/hermes-state", nil)
+	if err != nil {
+		return s, err
+	}
+	req.Host = "hermes-state.hermes_" + Service
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("nginx state: %s", resp.Status)
+	}
+	return s, json.NewDecoder(resp.Body).Decode(&s)
+}
