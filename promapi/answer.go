@@ -65,21 +65,30 @@ func newAnswer(index map[string]int, n int, counted bool, windows []time.Duratio
 // rules.PartLabel ("" when absent) and its value. In a counted answer, a
 // series of a window part that the signal does not declare is ignored: it
 // is no second value.
-func (a *Answer) Add(route, part string, v float64) {
-	i, ok := a.index[route]
+func (a *Answer) Add(route, part string, v float64) { addSeries(a, route, part, v) }
+
+// addBytes is Add for a decoder's buffers (decodeAnswer): the route is
+// looked up, and the part compared, without a string made of either.
+func (a *Answer) addBytes(route, part []byte, v float64) { addSeries(a, route, part, v) }
+
+// addSeries is Add over either form of the labels: Go converts a []byte
+// to a string without a copy where the string is only a map key or
+// compared.
+func addSeries[S string | []byte](a *Answer, route, part S, v float64) {
+	i, ok := a.index[string(route)]
 	if !ok {
 		return
 	}
 	switch {
-	case !a.counted || part == "" || part == rules.PartValue:
+	case !a.counted || len(part) == 0 || string(part) == rules.PartValue:
 		a.nValues[i]++
 		a.values[i] = v
-	case part == rules.PartEvidence:
+	case string(part) == rules.PartEvidence:
 		a.nEvidence[i]++
 		a.evidence[i] = v
 	default:
 		for k := range a.windows {
-			switch w := &a.windows[k]; part {
+			switch w := &a.windows[k]; string(part) {
 			case w.valuePart:
 				w.nValues[i]++
 				w.values[i] = v
@@ -90,7 +99,7 @@ func (a *Answer) Add(route, part string, v float64) {
 				return
 			}
 		}
-		if !strings.HasPrefix(part, rules.PartValue+"_") && !strings.HasPrefix(part, rules.PartEvidence+"_") {
+		if p := string(part); !strings.HasPrefix(p, rules.PartValue+"_") && !strings.HasPrefix(p, rules.PartEvidence+"_") {
 			a.nValues[i]++
 			a.values[i] = v
 		}

@@ -34,9 +34,10 @@ const readBufferSize = 32 << 10
 // decodeAnswer reads an /api/v1/query answer from r (the Prometheus JSON
 // envelope: status, data.resultType, data.result, errorType, error,
 // warnings) and hands each series of an instant vector to each: its route
-// label, its rules.PartLabel ("" when absent) and its value, NaN and ±Inf
-// included as Prometheus writes them ("NaN", "+Inf", "-Inf"); a series
-// without a route label is counted but not handed over. Past maxSeries
+// label, its rules.PartLabel (empty when absent) and its value, NaN and
+// ±Inf included as Prometheus writes them ("NaN", "+Inf", "-Inf"); a
+// series without a route label is counted but not handed over. The route
+// and part are decodeAnswer's buffers, valid only during the call. Past maxSeries
 // series (0: no bound) the rest are only counted. A nil each skips the
 // result. A failure to read r is returned as a *readError, bad JSON as
 // another error.
@@ -46,10 +47,11 @@ const readBufferSize = 32 << 10
 // per signal at 10,000 routes, which made Hermes's memory peak once a
 // tick. json-iterator's Iterator, already in the build as client_golang's
 // own JSON library, streams the answer through a fixed buffer token by
-// token without reflection: only the label names and the route and part
-// values are allocated, as short strings. Keys may come in any order (see
+// token without reflection: only the keys are allocated, as short
+// strings; the route and part values are read into buffers reused from
+// series to series (seriesLabels). Keys may come in any order (see
 // readData).
-func decodeAnswer(r io.Reader, maxSeries int, each func(route, part string, v float64)) (envelope, error) {
+func decodeAnswer(r io.Reader, maxSeries int, each func(route, part []byte, v float64)) (envelope, error) {
 	var env envelope
 	body := &readError{r: r}
 	it := jsoniter.Parse(jsoniter.ConfigDefault, body, readBufferSize)
@@ -113,7 +115,7 @@ func (e *readError) Unwrap() error { return e.err }
 // (JSON keys have no order; encoding/json writes them sorted) is read as a
 // vector; what is not one is skipped and marked (envelope.floatless), and
 // its resultType, read after, says what it was.
-func readData(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part string, v float64)) error {
+func readData(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part []byte, v float64)) error {
 	var err error
 	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
 		switch fieldName(key, "resultType", "result") {
@@ -136,8 +138,9 @@ func readData(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(rou
 
 // readVector reads an instant vector's series: {"metric": {...}, "value":
 // [timestamp, "value"]}.
-func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part string, v float64)) error {
+func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part []byte, v float64)) error {
 	var err error
+	var labels seriesLabels
 	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
 		env.series++
 		if it.WhatIsNext() != jsoniter.ObjectValue || (maxSeries > 0 && env.series > maxSeries) {
@@ -145,18 +148,18 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 			it.Skip()
 			return true
 		}
-		var route, part string
+		labels.reset()
 		var v float64
-		hasRoute, hasValue := false, false
+		hasValue := false
 		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
 			switch fieldName(key, "metric", "value") {
 			case "metric":
 				it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
 					switch name {
 					case RouteLabel:
-						route, hasRoute = readLabel(it), true
+						labels.route, labels.hasRoute = readLabel(it, labels.route), true
 					case rules.PartLabel:
-						part = readLabel(it)
+						labels.part = readLabel(it, labels.part)
 					default:
 						it.Skip()
 					}
@@ -176,8 +179,8 @@ func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(r
 		}
 		if !hasValue {
 			env.floatless = true
-		} else if hasRoute {
-			each(route, part, v)
+		} else if labels.hasRoute {
+			each(labels.route, labels.part, v)
 		}
 		return true
 	})
@@ -217,25 +220,44 @@ func readSampleValue(it *jsoniter.Iterator) (float64, error) {
 	return v, err
 }
 
-// readLabel reads a label value as encoding/json (and so client_golang)
-// decodes a JSON string. json-iterator differs on bytes that are not valid
-// UTF-8 and on unpaired surrogate escapes, which encoding/json turns into
-// U+FFFD: a label value must read the same whichever decoded the answer
-// (FuzzDecodeAnswer). A plain value, the usual one, is taken as it is.
-func readLabel(it *jsoniter.Iterator) string {
-	raw := it.SkipAndReturnBytes()
-	if it.Error != nil {
-		return ""
+// seriesLabels are the labels readVector keeps of a series: the values
+// of its route and part labels, each in a buffer reused from series to
+// series, so that reading them allocates nothing once the buffers have
+// grown to the longest value (Answer.Add looks the route up by its bytes).
+type seriesLabels struct {
+	route, part []byte
+	hasRoute    bool
+}
+
+// reset makes l the labels of a series without any.
+func (l *seriesLabels) reset() {
+	l.route, l.part, l.hasRoute = l.route[:0], l.part[:0], false
+}
+
+// readLabel reads a label value into buf, replacing what it held, and
+// returns it: the value as encoding/json (and so client_golang) decodes a
+// JSON string. json-iterator differs on bytes that are not valid UTF-8 and
+// on unpaired surrogate escapes, which encoding/json turns into U+FFFD: a
+// label value must read the same whichever decoded the answer
+// (FuzzDecodeAnswer). A plain value, the usual one, is taken as it is,
+// shifted over its opening quote so that buf keeps its capacity.
+func readLabel(it *jsoniter.Iterator, buf []byte) []byte {
+	if buf == nil {
+		buf = make([]byte, 0, 64) // json-iterator captures into a buffer, never into nil
 	}
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && !bytes.ContainsRune(raw, '\\') && utf8.Valid(raw) {
-		return string(raw[1 : n-1])
+	raw := it.SkipAndAppendBytes(buf[:0])
+	if it.Error != nil {
+		return raw[:0]
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return raw[:copy(raw, raw[1:n-1])]
 	}
 	var v string
 	if err := json.Unmarshal(raw, &v); err != nil {
 		it.ReportError("label value", err.Error())
-		return ""
+		return raw[:0]
 	}
-	return v
+	return append(raw[:0], v...)
 }
 
 // fieldName is the one of names that an object's key names, matched as

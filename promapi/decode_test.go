@@ -22,8 +22,8 @@ type series struct {
 func decodeAll(t *testing.T, code int, body string, maxSeries int) ([]series, envelope, error) {
 	t.Helper()
 	var got []series
-	env, err := readAnswer(&http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(body))}, maxSeries, func(route, part string, v float64) {
-		got = append(got, series{route, part, v})
+	env, err := readAnswer(&http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(body))}, maxSeries, func(route, part []byte, v float64) {
+		got = append(got, series{string(route), string(part), v})
 	})
 	return got, env, err
 }
@@ -110,7 +110,7 @@ func TestReadAnswer(t *testing.T) {
 func TestKeysInAnyCase(t *testing.T) {
 	var got []series
 	env, err := decodeAnswer(strings.NewReader(`{"Status":"success","DATA":{"resulttype":"vector","Result":[{"Metric":{"route":"a"},"Value":[1,"2"]}]}}`), 0,
-		func(route, part string, v float64) { got = append(got, series{route, part, v}) })
+		func(route, part []byte, v float64) { got = append(got, series{string(route), string(part), v}) })
 	if err != nil || env.status != "success" || env.resultType != "vector" || len(got) != 1 || got[0].route != "a" || got[0].value != 2 {
 		t.Fatalf("decoded %+v, %v: %v", env, got, err)
 	}
@@ -145,7 +145,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var got []series
-		env, err := decodeAnswer(bytes.NewReader(body), 0, func(route, part string, v float64) { got = append(got, series{route, part, v}) })
+		env, err := decodeAnswer(bytes.NewReader(body), 0, func(route, part []byte, v float64) { got = append(got, series{string(route), string(part), v}) })
 		var ref struct {
 			Status string `json:"status"`
 			Data   struct {

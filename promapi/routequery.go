@@ -59,7 +59,7 @@ func routeQueryFunc(address string, rt http.RoundTripper, timeout time.Duration,
 			return contextError(ctx, err)
 		}
 		defer closeBody(resp.Body)
-		env, err := readAnswer(resp, maxSeries, into.Add)
+		env, err := readAnswer(resp, maxSeries, into.addBytes)
 		if len(env.warnings) > 0 && logger != nil {
 			logger.Warn("query warnings", "query", q, "warnings", env.warnings)
 		}
@@ -111,7 +111,7 @@ func postForm(ctx context.Context, client *http.Client, endpoint url.URL, args u
 // readAnswer decodes an HTTP answer of the query endpoint into series
 // handed to each, or returns the error client_golang's v1 API would
 // return for it; a failure to read the body is returned as is.
-func readAnswer(resp *http.Response, maxSeries int, each func(route, part string, v float64)) (envelope, error) {
+func readAnswer(resp *http.Response, maxSeries int, each func(route, part []byte, v float64)) (envelope, error) {
 	code := resp.StatusCode
 	if code/100 != 2 {
 		if code != http.StatusBadRequest && code != http.StatusUnprocessableEntity {
