@@ -27,9 +27,8 @@ func (a *Actuator) CarriesStamp() bool { return a.cfg.Flags }
 
 var _ actuators.StampCarrier = (*Actuator)(nil)
 
-// keepNewer returns st, or what the server holds for svc when its TXT
-// record carries a later stamp of the same replica than st: st is then
-// that replica's earlier write, relayed by another replica.
+// keepNewer returns st, or what the server holds for svc when st is a
+// relayed write of the stamp its TXT record holds (actuators.Relayed).
 func (a *Actuator) keepNewer(ctx context.Context, s *session, svc string, st traffic.Split) (traffic.Split, error) {
 	if !a.cfg.Flags || st.Writer.Replica == "" {
 		return st, nil
@@ -40,7 +39,7 @@ func (a *Actuator) keepNewer(ctx context.Context, s *session, svc string, st tra
 		return st, err
 	}
 	f := parseFlags(txt)
-	if f.writer.Replica != st.Writer.Replica || !f.writer.Tick.After(st.Writer.Tick) {
+	if !actuators.Relayed(st.Writer, f.writer) {
 		return st, nil
 	}
 	have, err := s.query(ctx, rec.Name, rec.rrtype())

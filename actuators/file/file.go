@@ -14,7 +14,11 @@
 // or a flag changes, so readers never see a torn file and a watcher's
 // mtime only moves on real changes. With two replicas (run --replica) the
 // writer's stamp of each service is part of the state: the replica that
-// holds the lease renews it, so the file is rewritten every tick.
+// holds the lease renews it, so the file is rewritten every tick. The
+// replica that defers writes back the holder's split and stamp as it read
+// them, possibly a moment before the holder's write of this tick:
+// keepNewer makes sure such a relayed, older stamp never replaces the
+// holder's newer one, nor its split.
 package file
 
 import (
@@ -25,6 +29,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -76,7 +81,9 @@ type document struct {
 }
 
 // Apply writes the desired state, unless the file already holds an equal
-// state (same services, each traffic.Split.Equal).
+// state (same services, each traffic.Split.Equal). A service whose split
+// is a relayed write of the stamp the file holds (actuators.Relayed)
+// keeps the file's split.
 func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -84,6 +91,9 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	have, err := a.read()
+	if err == nil {
+		want = a.keepNewer(have.Services, want)
+	}
 	switch {
 	case err == nil && equal(have.Services, want) && a.modeOK():
 		a.logger.Debug("state file up to date", "path", a.cfg.Path)
@@ -108,6 +118,29 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	}
 	a.logger.Info("wrote state file", "path", a.cfg.Path, "services", len(want))
 	return nil
+}
+
+// keepNewer returns want, with the split have holds for every service
+// whose split in want is a relayed write of have's stamp. want itself is
+// never changed.
+func (a *Actuator) keepNewer(have, want actuators.Splits) actuators.Splits {
+	var out actuators.Splits
+	for svc, st := range want {
+		h, ok := have[svc]
+		if !ok || !actuators.Relayed(st.Writer, h.Writer) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(want)
+		}
+		a.logger.Debug("keeping the newer stamp of the state file", "path", a.cfg.Path, "service", svc,
+			"writer", h.Writer.Replica, "holds", h.Writer.Tick, "given", st.Writer.Tick)
+		out[svc] = h
+	}
+	if out == nil {
+		return want
+	}
+	return out
 }
 
 // Current reads the file back. A missing file is an empty state.

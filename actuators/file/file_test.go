@@ -404,3 +404,59 @@ func TestStampIsWrittenAndReadBack(t *testing.T) {
 		t.Errorf("stamp after renewal %+v, want %+v", got["chat"].Writer, sp.Writer)
 	}
 }
+
+// TestRelayedOlderStampKeepsTheNewer: the replica that defers writes back
+// the holder's split as it read it, possibly a tick old. Such a relayed
+// write, the same replica's stamp but older, must leave the holder's
+// newer split and stamp in the file (and not rewrite it when nothing else
+// changed), while the other services of the same Apply are written; a
+// write stamped by another replica (a lease that expired, or a person's
+// pin) is written.
+func TestRelayedOlderStampKeepsTheNewer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "split.json")
+	a := newActuator(t, path)
+	t1 := time.Date(2026, 11, 30, 7, 12, 15, 0, time.UTC)
+	t2 := t1.Add(15 * time.Second)
+	stamped := func(route, replica string, tick time.Time) traffic.Split {
+		return traffic.Split{Weights: map[string]int{route: 100}, Writer: traffic.Stamp{Replica: replica, Tick: tick}}
+	}
+	held := stamped("paid", "hermes-a", t2)
+	if err := a.Apply(t.Context(), actuators.Splits{"chat": held}); err != nil {
+		t.Fatal(err)
+	}
+	before := stat(t, path)
+
+	relayed := actuators.Splits{"chat": stamped("free", "hermes-a", t1)}
+	if err := a.Apply(t.Context(), relayed); err != nil {
+		t.Fatalf("relayed Apply: %v", err)
+	}
+	got, err := a.Current(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got["chat"].Equal(held) || !got["chat"].Writer.Equal(held.Writer) {
+		t.Errorf("after a relayed older write the file holds %v by %+v, want the newer paid=100 by %+v", got["chat"].Weights, got["chat"].Writer, held.Writer)
+	}
+	if !stat(t, path).same(before) {
+		t.Error("a relayed older write rewrote the file")
+	}
+	if relayed["chat"].Weights["free"] != 100 {
+		t.Errorf("Apply changed the caller's splits: %v", relayed)
+	}
+
+	embed := stamped("free", "hermes-b", t1)
+	if err := a.Apply(t.Context(), actuators.Splits{"chat": stamped("free", "hermes-a", t1), "embed": embed}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Current(t.Context()); !got["chat"].Writer.Equal(held.Writer) || !got["embed"].Writer.Equal(embed.Writer) {
+		t.Errorf("relayed chat with a new embed: file holds chat by %+v, embed by %+v; want %+v and %+v", got["chat"].Writer, got["embed"].Writer, held.Writer, embed.Writer)
+	}
+
+	other := stamped("free", "hermes-b", t1)
+	if err := a.Apply(t.Context(), actuators.Splits{"chat": other}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Current(t.Context()); !got["chat"].Equal(other) || !got["chat"].Writer.Equal(other.Writer) {
+		t.Errorf("another replica's write: file holds %v by %+v, want free=100 by hermes-b", got["chat"].Weights, got["chat"].Writer)
+	}
+}

@@ -27,8 +27,7 @@ func (a *Actuator) CarriesStamp() bool { return true }
 var _ actuators.StampCarrier = (*Actuator)(nil)
 
 // keepNewer returns st, or the split the include file at path holds when
-// that file carries a later stamp of the same replica than st: st is
-// then that replica's earlier write, relayed by another replica.
+// st is a relayed write of that file's stamp (actuators.Relayed).
 func (a *Actuator) keepNewer(path, service string, st traffic.Split) (traffic.Split, error) {
 	if st.Writer.Replica == "" {
 		return st, nil
@@ -41,7 +40,7 @@ func (a *Actuator) keepNewer(path, service string, st traffic.Split) (traffic.Sp
 	if err != nil || !strings.EqualFold(name, service) {
 		return st, nil // not Hermes's state: rewritten
 	}
-	if have.Writer.Replica != st.Writer.Replica || !have.Writer.Tick.After(st.Writer.Tick) {
+	if !actuators.Relayed(st.Writer, have.Writer) {
 		return st, nil
 	}
 	a.logger.Debug("keeping the newer stamp of the include file", "service", service,

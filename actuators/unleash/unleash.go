@@ -13,7 +13,9 @@
 // Hermes owns the routes flag's strategies in its environment: any other
 // strategy there is deleted (with a warning), so that SDKs see exactly
 // the split. The optional degraded_mode_flag and retries_enabled_flag are
-// switched on and off in the environment (and created if missing).
+// switched on and off in the environment (and created if missing). With
+// run --replica the strategy's parameters also carry the writer's stamp
+// (lease.go).
 //
 // Apply reads before it writes and sends nothing when Unleash already
 // holds the state, so re-asserting it every tick costs a few GETs.
@@ -128,11 +130,15 @@ func (a *Actuator) applyService(ctx context.Context, c *client, service string, 
 	if err := checkName(fl.Routes); err != nil {
 		return fmt.Errorf("routes flag %w (set flags[%s].routes_flag)", err, service)
 	}
+	st, err := a.keepNewer(ctx, c, service, st)
+	if err != nil {
+		return err
+	}
 	vs, err := variantsFor(st.Weights)
 	if err != nil {
 		return err
 	}
-	if err := a.applyRoutes(ctx, c, service, fl.Routes, vs); err != nil {
+	if err := a.applyRoutes(ctx, c, service, fl.Routes, vs, st.Writer); err != nil {
 		return err
 	}
 	for _, t := range []struct {
@@ -150,8 +156,9 @@ func (a *Actuator) applyService(ctx context.Context, c *client, service string, 
 }
 
 // applyRoutes makes the routes flag exist, carry exactly Hermes' strategy
-// with the variants vs, and be on in the environment.
-func (a *Actuator) applyRoutes(ctx context.Context, c *client, service, flag string, vs []variant) error {
+// with the variants vs and the writer's stamp w, and be on in the
+// environment.
+func (a *Actuator) applyRoutes(ctx context.Context, c *client, service, flag string, vs []variant, w traffic.Stamp) error {
 	log := a.logger.With("service", service, "flag", flag, "environment", c.env)
 	f, err := c.getFeature(ctx, flag)
 	if err != nil {
@@ -167,7 +174,7 @@ func (a *Actuator) applyRoutes(ctx context.Context, c *client, service, flag str
 	} else if env, err = c.environment(f); err != nil {
 		return err
 	}
-	want := strategyFor(flag, vs)
+	want := strategyFor(flag, vs, w)
 	ours, others := pick(env.Strategies)
 	switch {
 	case ours == nil:
@@ -180,6 +187,11 @@ func (a *Actuator) applyRoutes(ctx context.Context, c *client, service, flag str
 			return err
 		}
 		log.Info("set routes", "split", splitString(vs), "was", splitString(ours.Variants))
+	case !ours.sameStamp(want):
+		if err := c.updateStrategy(ctx, flag, ours.ID, want); err != nil {
+			return err
+		}
+		log.Debug("renewed the writer's stamp", "split", splitString(vs), "writer", w.Replica, "tick", w.Tick)
 	default:
 		log.Debug("routes up to date", "split", splitString(vs))
 	}
@@ -296,6 +308,7 @@ func (a *Actuator) currentService(ctx context.Context, c *client, service string
 		return st, false, nil
 	}
 	st.Weights = weightsOf(ours.Variants)
+	st.Writer = stampOf(*ours)
 	if st.Degraded, err = a.currentToggle(ctx, c, fl.DegradedMode); err != nil {
 		return st, false, err
 	}

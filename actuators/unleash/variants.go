@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // How Hermes' strategy on a routes flag looks. Unleash 7 deprecates
@@ -83,26 +85,33 @@ func weightsOf(vs []variant) map[string]int {
 	return out
 }
 
-// strategyFor is Hermes' strategy on the routes flag.
-func strategyFor(flag string, vs []variant) strategy {
+// strategyFor is Hermes' strategy on the routes flag, with the writer's
+// stamp among its parameters (see lease.go).
+func strategyFor(flag string, vs []variant, writer traffic.Stamp) strategy {
+	ps := map[string]any{"rollout": "100", "stickiness": stickiness, "groupId": flag}
+	stampParams(ps, writer)
 	return strategy{
 		Name:        strategyName,
 		Title:       strategyTitle,
 		Constraints: []json.RawMessage{},
-		Parameters:  map[string]any{"rollout": "100", "stickiness": stickiness, "groupId": flag},
+		Parameters:  ps,
 		Segments:    []int{},
 		Variants:    vs,
 	}
 }
 
-// matches reports whether s already is what want describes: same kind,
+// matches reports whether s already routes as want describes: same kind,
 // title, rollout, no constraints or segments, and the same variants (in
-// any order: Unleash sorts them its own way).
+// any order: Unleash sorts them its own way). The writer's stamp is not
+// compared (sameStamp does).
 func (s strategy) matches(want strategy) bool {
 	if s.Name != want.Name || s.Title != want.Title || s.Disabled || len(s.Constraints) > 0 || len(s.Segments) > 0 {
 		return false
 	}
 	for k, v := range want.Parameters {
+		if k == paramWriter || k == paramWriterTick {
+			continue
+		}
 		if param(s.Parameters, k) != fmt.Sprint(v) {
 			return false
 		}

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 func TestVariantsFor(t *testing.T) {
@@ -68,9 +71,9 @@ func TestWeightsOfRounds(t *testing.T) {
 
 func TestStrategyMatches(t *testing.T) {
 	vs, _ := variantsFor(map[string]int{"free": 95, "paid": 5})
-	want := strategyFor("routes", vs)
+	want := strategyFor("routes", vs, traffic.Stamp{})
 	// As Unleash returns it: an id, variants in its own order.
-	have := strategyFor("routes", []variant{vs[1], vs[0]})
+	have := strategyFor("routes", []variant{vs[1], vs[0]}, traffic.Stamp{})
 	have.ID = "4a0c"
 	if !have.matches(want) {
 		t.Error("the same strategy does not match")
@@ -92,11 +95,36 @@ func TestStrategyMatches(t *testing.T) {
 		"untitled":   func(s *strategy) { s.Title = "" },
 		"kind":       func(s *strategy) { s.Name = "default" },
 	} {
-		s := strategyFor("routes", vs)
+		s := strategyFor("routes", vs, traffic.Stamp{})
 		change(&s)
 		if s.matches(want) {
 			t.Errorf("a strategy with another %s matches", name)
 		}
+	}
+}
+
+// TestStrategyStamp: the writer's stamp goes into the parameters and
+// comes back from them; a renewed stamp alone still routes the same
+// (matches) but is a change to write (sameStamp), and so is dropping it.
+func TestStrategyStamp(t *testing.T) {
+	vs, _ := variantsFor(map[string]int{"free": 95, "paid": 5})
+	tick := time.Date(2026, 11, 30, 7, 12, 15, 0, time.UTC)
+	a := traffic.Stamp{Replica: "hermes-a", Tick: tick}
+	s := strategyFor("routes", vs, a)
+	if got := stampOf(s); !got.Equal(a) {
+		t.Errorf("stampOf = %+v, want %+v", got, a)
+	}
+	renewed := strategyFor("routes", vs, traffic.Stamp{Replica: "hermes-a", Tick: tick.Add(15 * time.Second)})
+	if !s.matches(renewed) || s.sameStamp(renewed) {
+		t.Errorf("a renewed stamp: matches %v, sameStamp %v; want true, false", s.matches(renewed), s.sameStamp(renewed))
+	}
+	none := strategyFor("routes", vs, traffic.Stamp{})
+	if s.sameStamp(none) || !none.sameStamp(none) || !stampOf(none).IsZero() {
+		t.Error("a stamp to drop reads as unchanged, or no stamp reads as one")
+	}
+	s.Parameters[paramWriterTick] = "yesterday"
+	if !stampOf(s).IsZero() {
+		t.Errorf("a tick that does not parse reads as %+v, want no stamp", stampOf(s))
 	}
 }
 
