@@ -73,3 +73,31 @@ func binomialTail(x, n int, p float64) float64 {
 }
 
 func first(a, _ float64) float64 { return a }
+
+// TestCallsNeeded: the fewest calls that show x failures within a share,
+// by the bounds decisions use: exact up to 100 calls (0 failures within
+// 10 % at 99.9 %: 1 − 0.001^(1/n) ≤ 0.1, n ≥ 65.6), Wilson's above
+// (z²(1 − t)/t for none failing: 946 for 1 %), more with failures, never
+// for a share of 0.
+func TestCallsNeeded(t *testing.T) {
+	b := newProportionBounds(zScore(0.999))
+	for _, c := range []struct{ x, t, want float64 }{{0, 0.1, 66}, {0, 0.01, 946}, {0, 0.05, 182}} {
+		if got := callsNeeded(c.x, c.t, b); got != c.want {
+			t.Errorf("callsNeeded(%g, %g) = %g, want %g", c.x, c.t, got, c.want)
+		}
+	}
+	if a, b2 := callsNeeded(0, 0.01, b), callsNeeded(3, 0.01, b); b2 <= a {
+		t.Errorf("3 failures need %g calls, no failure %g: want more", b2, a)
+	}
+	if got := callsNeeded(1, 0, b); !math.IsInf(got, 1) {
+		t.Errorf("a share of 0 needs %g calls, want never", got)
+	}
+	// The count found is the first that shows it.
+	n := callsNeeded(2, 0.02, b)
+	if _, hi := b.of(2/n, n); hi > 0.02 {
+		t.Errorf("%g calls do not show 2 failures within 2 %%", n)
+	}
+	if _, hi := b.of(2/(n-1), n-1); hi <= 0.02 {
+		t.Errorf("%g calls already show 2 failures within 2 %%", n-1)
+	}
+}

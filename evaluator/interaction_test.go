@@ -181,6 +181,12 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			b.WriteString("\n  idle: " + strings.Join(idle, ", "))
 		}
 		return b.String()
+	case "waiting":
+		rs := h.s.Routes[arg("route")]
+		if rs == nil {
+			d.Fatalf(t, "waiting: no route %q", arg("route"))
+		}
+		return strings.Join(Waiting(h.p, *rs, h.now), "\n")
 	case "restart":
 		h.s = exportedOnly(h.s)
 		return "restarted: dwell and recovery timers and alerts forgotten"

@@ -1,0 +1,88 @@
+package evaluator
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Evidence still wanted. A route held below recover_above, or a failback
+// stage not yet shown good, waits for calls: the end of a counted
+// signal's interval farthest from health is past its threshold until
+// enough calls show it within. callsWanted says how many, and at the
+// rate the window's calls come in, how long that takes, so a person reads
+// "hard_fail_ratio: 420 of about 950 calls needed in 15m …" instead of a
+// time already past.
+
+// callsNeeded is the fewest calls in which x failures show a failure
+// share at most t at the confidence of b (its upper bound ≤ t), no more
+// failing; +Inf when none do (t ≤ 0). The bound falls as calls grow with
+// x fixed, so a binary search over the count finds it.
+func callsNeeded(x, t float64, b *proportionBounds) float64 {
+	if t <= 0 {
+		return math.Inf(1)
+	}
+	within := func(n float64) bool { _, hi := b.of(x/n, n); return hi <= t }
+	lo, hi := math.Max(1, x), math.Max(1, x)
+	for !within(hi) {
+		lo, hi = hi, hi*2
+		if hi > 1e12 {
+			return math.Inf(1)
+		}
+	}
+	for hi-lo > 1 {
+		mid := math.Floor((lo + hi) / 2)
+		if within(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// callsWanted is, for each counted signal of sc whose bound farthest from
+// health is past its first threshold, what its window's calls need to
+// show it within: how many calls in all (none more failing), and at the
+// rate they arrive, how long until the window holds them, or that it never
+// holds so many at this rate.
+func callsWanted(p *Policy, sc Score) []string {
+	var out []string
+	for i := range sc.Contributions {
+		c := &sc.Contributions[i]
+		idx, ok := p.signalIndex[c.Signal]
+		if !ok || c.Status != StatusOK || !c.Counted || c.evidence == nil || c.evidence.samples || len(p.scoring.bounds[idx]) == 0 {
+			continue
+		}
+		b := p.scoring.bounds[idx][0]
+		v, n, w := c.Value, c.Volume, p.Config.Signals[idx].OwnWindow()
+		if c.Window > 0 {
+			v, n, w = c.WindowValue, c.WindowVolume, c.Window
+		}
+		var x, t float64 // failures, and the failure share to show at most
+		switch {
+		case b.Above != nil && c.bound > *b.Above:
+			x, t = math.Round(v*n), *b.Above
+		case b.Below != nil && c.bound < *b.Below:
+			x, t = math.Round((1-v)*n), 1-*b.Below
+		default:
+			continue
+		}
+		if !(n > 0) || w <= 0 {
+			continue
+		}
+		need := callsNeeded(x, t, c.evidence.bounds)
+		rate := n / w.Seconds()
+		in := fmtWindow(w)
+		switch {
+		case math.IsInf(need, 1):
+			out = append(out, fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; no count of calls shows it within", c.Signal, x, n, in))
+		case need > rate*w.Seconds()*1.05:
+			out = append(out, fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; about %.0f calls needed, more than its %s holds at %.2g calls/s", c.Signal, x, n, in, need, in, rate))
+		default:
+			left := time.Duration((need - n) / rate * float64(time.Second)).Round(time.Minute)
+			out = append(out, fmt.Sprintf("%s: %.0f of about %.0f calls needed in %s at %.2g calls/s, about %s more", c.Signal, n, need, in, rate, fmtWindow(max(left, time.Minute))))
+		}
+	}
+	return out
+}
