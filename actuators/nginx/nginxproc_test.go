@@ -2,18 +2,14 @@ package nginx
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,60 +56,15 @@ func configureNginx(t *testing.T, proxy string) *testNginx {
 		addr:    testenv.FreeAddr(t),
 		client:  &http.Client{Timeout: 5 * time.Second},
 	}
-	for _, d := range []string{"hermes", "extra", "tmp"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;" // workers can reach the temp paths under t.TempDir()
-	}
-	conf := fmt.Sprintf(`daemon off;
-master_process on;
-worker_processes 1;
-%[1]s
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log notice;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path %[2]s/tmp/client_body;
-    proxy_temp_path %[2]s/tmp/proxy;
-    fastcgi_temp_path %[2]s/tmp/fastcgi;
-    uwsgi_temp_path %[2]s/tmp/uwsgi;
-    scgi_temp_path %[2]s/tmp/scgi;
-    include hermes/*.conf;
-    include extra/*.conf;
-    server {
-        listen %[3]s;
-        location / {
-            %[4]s
-        }
-    }
-}
-`, user, dir, n.addr, proxy)
-	if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	n.conf = testenv.NginxConf(t, dir, n.addr, proxy, "hermes/*.conf", "extra/*.conf")
 	return n
 }
 
 // start starts the nginx master and waits until it listens.
 func (n *testNginx) start() {
-	t, bin, dir := n.t, n.bin, n.dir
-	t.Helper()
-	n.proc = testenv.Start(t, "nginx", exec.Command(bin, "-p", dir, "-c", n.conf, "-e", n.errLog))
-	// SIGQUIT is nginx's graceful shutdown (SIGTERM its fast one).
-	n.proc.StopSignal, n.proc.StopTimeout = syscall.SIGQUIT, 5*time.Second
-	t.Cleanup(n.stop)
-	testenv.WaitUntil(t, 10*time.Second, n.proc, func() error {
-		c, err := net.DialTimeout("tcp", n.addr, 100*time.Millisecond)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	})
+	n.t.Helper()
+	n.proc = testenv.StartNginx(n.t, n.bin, n.dir, n.conf, n.errLog, n.addr)
+	n.t.Cleanup(n.stop)
 }
 
 // stop asks the master to quit gracefully (SIGQUIT), then kills it.

@@ -4,14 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,39 +47,7 @@ func NewNginx(t testing.TB) *Nginx {
 		t.Cleanup(s.Close)
 		n.routeAddrs[route] = s.Listener.Addr().String()
 	}
-	for _, d := range []string{"hermes", "tmp"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;" // workers can reach the temp paths under t.TempDir()
-	}
-	conf := fmt.Sprintf(`daemon off;
-master_process on;
-worker_processes 1;
-%[1]s
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log notice;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path %[2]s/tmp/client_body;
-    proxy_temp_path %[2]s/tmp/proxy;
-    fastcgi_temp_path %[2]s/tmp/fastcgi;
-    uwsgi_temp_path %[2]s/tmp/uwsgi;
-    scgi_temp_path %[2]s/tmp/scgi;
-    include hermes/*.conf;
-    server {
-        listen %[3]s;
-        location / { proxy_pass http://hermes_chat; }
-    }
-}
-`, user, dir, n.Addr)
-	if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	n.conf = testenv.NginxConf(t, dir, n.Addr, "proxy_pass http://hermes_chat;", "hermes/*.conf")
 	return n
 }
 
@@ -105,22 +69,11 @@ func (n *Nginx) Actuator() string {
 // waits until it listens; it is stopped by its PID when t ends.
 func (n *Nginx) Start(t testing.TB) {
 	t.Helper()
-	n.proc = testenv.Start(t, "nginx", exec.Command(n.bin, "-p", n.Dir, "-c", n.conf, "-e", n.errLog))
-	n.proc.StopSignal, n.proc.StopTimeout = syscall.SIGQUIT, 5*time.Second // graceful
+	n.proc = testenv.StartNginx(t, n.bin, n.Dir, n.conf, n.errLog, n.Addr)
 	t.Cleanup(func() {
-		if err := n.proc.Stop(); err != nil {
-			t.Log(err)
-		}
 		if t.Failed() {
 			t.Logf("--- nginx error log:\n%s", testenv.Tail(n.errLog, 30))
 		}
-	})
-	testenv.WaitUntil(t, 10*time.Second, n.proc, func() error {
-		c, err := net.DialTimeout("tcp", n.Addr, 100*time.Millisecond)
-		if err != nil {
-			return err
-		}
-		return c.Close()
 	})
 }
 
