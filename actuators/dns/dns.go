@@ -191,13 +191,7 @@ func (a *Actuator) Current(ctx context.Context) (actuators.Splits, error) {
 		if err != nil {
 			return nil, err
 		}
-		var weights map[string]int
-		switch rec.Mode {
-		case ModeSRV:
-			weights = srvWeights(rec, have)
-		case ModeFailover:
-			weights = failoverWeights(rec, have)
-		}
+		weights := recordWeights(rec, have)
 		if weights == nil {
 			if len(have) > 0 {
 				a.logger.Warn("dns records match no route", "service", svc, "rrset", rrset{name: rec.Name, rrtype: rec.rrtype()}.String())

@@ -46,13 +46,7 @@ func (a *Actuator) keepNewer(ctx context.Context, s *session, svc string, st tra
 	if err != nil {
 		return st, err
 	}
-	var weights map[string]int
-	switch rec.Mode {
-	case ModeSRV:
-		weights = srvWeights(rec, have)
-	case ModeFailover:
-		weights = failoverWeights(rec, have)
-	}
+	weights := recordWeights(rec, have)
 	if weights == nil {
 		return st, nil // the records match no route: write st
 	}

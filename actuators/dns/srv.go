@@ -41,6 +41,19 @@ func srvRecords(rec Record, weights map[string]int, ttl uint32) ([]dns.RR, error
 	return rrs, nil
 }
 
+// recordWeights is the split that the records have of rec show, read
+// as rec's mode writes them (srvWeights, failoverWeights); nil when they
+// match no route.
+func recordWeights(rec Record, have []dns.RR) map[string]int {
+	switch rec.Mode {
+	case ModeSRV:
+		return srvWeights(rec, have)
+	case ModeFailover:
+		return failoverWeights(rec, have)
+	}
+	return nil
+}
+
 // srvWeights turns an SRV RRset back into weights: each record counts for
 // the route with its target and port. It returns nil when no record
 // matches a route; every configured route is present, at 0 when it has

@@ -21,6 +21,26 @@ type replicaEnv struct {
 	hermes *Hermes
 }
 
+// disagree labels the held services of a replica that defers to the
+// other's lease.
+var disagree = map[string]string{"service": Service, "reason": "replicas_disagree"}
+
+// checkDeferred checks that replica b, which sees free failing, decided
+// to fail it over yet holds (replicas_disagree) while a holds the lease
+// and does not.
+func checkDeferred(t *testing.T, a, b *replicaEnv) {
+	t.Helper()
+	if w := b.hermes.Status(t).Weights(); w["free"] != 0 {
+		t.Errorf("replica b's own decision %v, want free failed over (else the test shows nothing)", w)
+	}
+	if v := b.hermes.Metric(t, "hermes_service_actuation_held", disagree); v != 1 {
+		t.Errorf("replica b: held{reason=replicas_disagree} = %v, want 1", v)
+	}
+	if v := a.hermes.Metric(t, "hermes_service_actuation_held", disagree); v != 0 {
+		t.Errorf("replica a, the lease holder: held{reason=replicas_disagree} = %v, want 0", v)
+	}
+}
+
 func startReplica(t *testing.T, name, shared string, setup func(*Gateway)) *replicaEnv {
 	t.Helper()
 	return startReplicaOf(t, name, shared, setup, ConfigOptions{SplitPath: shared})
@@ -90,7 +110,6 @@ func TestReplicasThatSeeDifferentDataDoNotFlap(t *testing.T) {
 			t.Logf("--- replica b's log:\n%s", testenv.Tail(b.hermes.LogPath(), 30))
 		}
 	})
-	disagree := map[string]string{"service": Service, "reason": "replicas_disagree"}
 	testenv.EventuallyDetail(t, 2*time.Minute, "replica b fails free over and holds", func() (bool, string) {
 		st := b.hermes.Status(t)
 		held := b.hermes.Metric(t, "hermes_service_actuation_held", disagree)
@@ -108,15 +127,7 @@ func TestReplicasThatSeeDifferentDataDoNotFlap(t *testing.T) {
 	if cur, by := rec.Current(), writer(t, shared); !maps.Equal(cur, split(100, 0, 0)) || by != "a" {
 		t.Errorf("split %v by %q, want a's free=100", cur, by)
 	}
-	if w := b.hermes.Status(t).Weights(); w["free"] != 0 {
-		t.Errorf("replica b's own decision %v, want free failed over (else the test shows nothing)", w)
-	}
-	if v := b.hermes.Metric(t, "hermes_service_actuation_held", disagree); v != 1 {
-		t.Errorf("replica b: held{reason=replicas_disagree} = %v, want 1", v)
-	}
-	if v := a.hermes.Metric(t, "hermes_service_actuation_held", disagree); v != 0 {
-		t.Errorf("replica a, the lease holder: held{reason=replicas_disagree} = %v, want 0", v)
-	}
+	checkDeferred(t, a, b)
 	if code, _ := b.hermes.ReadyCode(t); code != 200 {
 		t.Errorf("replica b /-/ready %d: it has data, it only defers", code)
 	}
