@@ -18,14 +18,6 @@ import (
 // as Kubernetes' leader election leases for several renew periods.
 const leaseIntervals = 4
 
-// renewIntervals is how old the holder lets its own stamp grow before it
-// renews it: half the lease, so the other replica always reads it at most
-// about two intervals old, well inside leaseIntervals. Renewing every tick
-// would rewrite the backend every tick even while its split stands still
-// (an nginx test and reload every 15 s), as Kubernetes' leader election
-// renews well before its lease ends, not on every retry.
-const renewIntervals = 2
-
 // fresh reports whether stamp st, read back from a backend at tick now,
 // is another replica's live lease: not me, at most leaseIntervals old
 // and not more than one interval ahead (a clock far ahead holds nothing).
@@ -42,10 +34,8 @@ func fresh(st traffic.Stamp, me string, now time.Time, interval time.Duration) b
 // split another replica stamped freshly keeps that split: when it differs
 // from this replica's, the service is reported in disagree; when it is
 // the same, the holder renews it. Every other service is stamped with me
-// and the tick, unless the backend already holds this replica's stamp on
-// the same split, younger than renewIntervals: that stamp is kept.
-// Services in held (already cur's) and the ones in operator (a person's
-// pin or pause, which takes the lease) are not deferred.
+// and the tick. Services in held (already cur's) and the ones in operator
+// (a person's pin or pause, which takes the lease) are not deferred.
 func lease(me string, out, cur actuators.Splits, held map[string]string, operator map[string]bool, now time.Time, interval time.Duration) (disagree []string) {
 	for svc, want := range out {
 		if _, ok := held[svc]; ok {
@@ -58,16 +48,6 @@ func lease(me string, out, cur actuators.Splits, held map[string]string, operato
 				disagree = append(disagree, svc)
 			}
 			continue
-		}
-		if ok && have.Writer.Replica == me && have.Equal(want) && !operator[svc] {
-			if age := now.Sub(have.Writer.Tick); age >= 0 && age < renewIntervals*interval {
-				// My own lease on this split, young enough: keep its
-				// stamp, so a backend whose split stands still is not
-				// rewritten on every tick.
-				want.Writer = have.Writer
-				out[svc] = want
-				continue
-			}
 		}
 		want.Writer = traffic.Stamp{Replica: me, Tick: now}
 		out[svc] = want

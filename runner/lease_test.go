@@ -8,9 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/traffic"
 )
 
 // replica is a runner named name whose file actuator writes the shared
@@ -63,40 +61,4 @@ func TestReplicasThatDisagreeDoNotFlap(t *testing.T) {
 		}
 		stopB()
 	})
-}
-
-// TestLeaseRenewsHalfway: the holder keeps its own stamp on a split that
-// stands still until the stamp is renewIntervals old, then renews it; a
-// new split is stamped at once; another replica's fresh stamp is kept
-// and, on another split, reported as a disagreement.
-func TestLeaseRenewsHalfway(t *testing.T) {
-	const interval = 15 * time.Second
-	t0 := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
-	split := func(free int, by string, at time.Time) traffic.Split {
-		return traffic.Split{Weights: map[string]int{"free": free, "paid": 100 - free}, Writer: traffic.Stamp{Replica: by, Tick: at}}
-	}
-	run := func(want traffic.Split, cur traffic.Split, now time.Time) (traffic.Split, []string) {
-		out := actuators.Splits{"chat": want}
-		d := lease("a", out, actuators.Splits{"chat": cur}, nil, map[string]bool{}, now, interval)
-		return out["chat"], d
-	}
-	held := split(100, "a", t0)
-	for _, c := range []struct {
-		name  string
-		want  traffic.Split
-		cur   traffic.Split
-		now   time.Time
-		stamp traffic.Stamp
-		dis   int
-	}{
-		{"own stamp one interval old, same split: kept", split(100, "", time.Time{}), held, t0.Add(interval), held.Writer, 0},
-		{"own stamp two intervals old: renewed", split(100, "", time.Time{}), held, t0.Add(renewIntervals * interval), traffic.Stamp{Replica: "a", Tick: t0.Add(renewIntervals * interval)}, 0},
-		{"own stamp, new split: stamped now", split(0, "", time.Time{}), held, t0.Add(interval), traffic.Stamp{Replica: "a", Tick: t0.Add(interval)}, 0},
-		{"the other replica's fresh stamp, other split: kept, disagreeing", split(0, "", time.Time{}), split(100, "b", t0), t0.Add(interval), traffic.Stamp{Replica: "b", Tick: t0}, 1},
-	} {
-		got, dis := run(c.want, c.cur, c.now)
-		if !got.Writer.Equal(c.stamp) || len(dis) != c.dis {
-			t.Errorf("%s: stamp %+v, disagree %v; want %+v, %d", c.name, got.Writer, dis, c.stamp, c.dis)
-		}
-	}
 }
