@@ -117,7 +117,11 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 			rs.Stage, len(fb.Stages), stamp(rs.StageSince), stamp(next), fb.MinScore, fb.Observe)}
 	}
 	var out []string
-	if !rs.FailingSince.IsZero() {
+	if servesUsers(p, sc) {
+		// decideFailover never sends a failed-over route that still
+		// serves to manual: degraded mode (every route bad) serves on it.
+		out = append(out, "serving while failed over (every route bad, or an operator's split): judged on its users' own calls, never sent to manual")
+	} else if !rs.FailingSince.IsZero() {
 		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s, or the first tick after that still shows it failing, unless it recovers and users' calls confirm a failback stage",
 			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter))))
 	}
@@ -149,6 +153,17 @@ func laterOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// servesUsers reports whether sc shows user traffic: a signal that needs
+// it has a value and is not idle.
+func servesUsers(p *Policy, sc Score) bool {
+	for _, c := range sc.Contributions {
+		if i, ok := p.signalIndex[c.Signal]; ok && p.Config.Signals[i].RequiresTraffic && !c.Idle && c.Status == StatusOK {
+			return true
+		}
+	}
+	return false
 }
 
 // idleSignals are the signals of sc without user traffic.

@@ -79,6 +79,17 @@ func TestPlacement(t *testing.T) {
 	step(at+fo.Dwell, score(fo.Below-10))
 	want(at+fo.Dwell, traffic.Failover, "failing since "+stamp(at+fo.Dwell)+": goes to manual at "+stamp(at+fo.Dwell+p.Config.Failback.ManualAfter),
 		"hysteresis: the staged failback starts once the score is ≥ 80 for 10m0s")
+	// Still serving users though failed over (degraded mode): never
+	// manual, and Placement says so instead of a manual_after time.
+	serving := Score{Value: 100, Low: fo.RecoverAbove - 30, Contributions: []Contribution{
+		{Signal: "soft_fail_ratio", Value: 0.02, Status: StatusOK, CapsAt: -1},
+	}}
+	srs := rs
+	srs.Score = serving
+	if got := strings.Join(Waiting(p, srs, t0.Add(at+fo.Dwell)), "\n"); !strings.Contains(got, "serving while failed over") || strings.Contains(got, "goes to manual") {
+		t.Errorf("a failed-over route that serves: %q", got)
+	}
+
 	// Not shown failing, not yet shown healthy: it waits for evidence, and
 	// the manual_after clock calls no one, even once it has run out.
 	at += fo.Dwell + time.Minute
