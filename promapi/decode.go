@@ -2,15 +2,10 @@ package promapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	jsoniter "github.com/json-iterator/go"
 
 	"github.com/hermes-failover/hermes/rules"
 )
@@ -45,46 +40,47 @@ const readBufferSize = 32 << 10
 // Why not client_golang's decoding: it reads the whole answer, then builds
 // a model.Metric map per series through reflection, about 5 MB of garbage
 // per signal at 10,000 routes, which made Hermes's memory peak once a
-// tick. json-iterator's Iterator, already in the build as client_golang's
-// own JSON library, streams the answer through a fixed buffer token by
-// token without reflection: only the keys are allocated, as short
-// strings; the route and part values are read into buffers reused from
-// series to series (seriesLabels). Keys may come in any order (see
-// readData).
+// tick. decodeAnswer streams the answer through a fixed buffer (scanner)
+// and allocates nothing per series: the route and part values are read
+// into buffers reused from series to series (seriesLabels). Keys may come
+// in any order (see readData).
 func decodeAnswer(r io.Reader, maxSeries int, each func(route, part []byte, v float64)) (envelope, error) {
+	return decodeAnswerSize(r, readBufferSize, maxSeries, each)
+}
+
+// decodeAnswerSize is decodeAnswer through a buffer of size bytes.
+func decodeAnswerSize(r io.Reader, size, maxSeries int, each func(route, part []byte, v float64)) (envelope, error) {
 	var env envelope
 	body := &readError{r: r}
-	it := jsoniter.Parse(jsoniter.ConfigDefault, body, readBufferSize)
-	var dataErr error
-	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-		switch fieldName(key, "status", "errorType", "error", "warnings", "data") {
-		case "status":
-			env.status = it.ReadString()
-		case "errorType":
-			env.errorType = it.ReadString()
-		case "error":
-			env.errorMsg = it.ReadString()
-		case "warnings":
-			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-				env.warnings = append(env.warnings, it.ReadString())
-				return true
-			})
-		case "data":
-			dataErr = readData(it, &env, maxSeries, each)
-			return dataErr == nil
-		default:
-			it.Skip()
+	s := newScanner(body, size)
+	if s.openObject() {
+		for first := true; s.member(first); first = false {
+			switch fieldName(s.key, "status", "errorType", "error", "warnings", "data") {
+			case "status":
+				env.status = s.text()
+			case "errorType":
+				env.errorType = s.text()
+			case "error":
+				env.errorMsg = s.text()
+			case "warnings":
+				if s.openArray() {
+					for first := true; s.element(first); first = false {
+						env.warnings = append(env.warnings, s.text())
+					}
+				}
+			case "data":
+				readData(s, &env, maxSeries, each)
+			default:
+				s.skip()
+			}
 		}
-		return true
-	})
+	}
 	switch {
 	case body.err != nil:
 		return env, body
-	case dataErr != nil:
-		return env, dataErr
-	case it.Error != nil:
-		return env, fmt.Errorf("decoding the answer: %w", it.Error)
-	case it.WhatIsNext() != jsoniter.InvalidValue:
+	case s.err != nil:
+		return env, fmt.Errorf("decoding the answer: %w", s.err)
+	case s.more():
 		return env, errors.New("decoding the answer: data after its end")
 	}
 	return env, nil
@@ -115,109 +111,138 @@ func (e *readError) Unwrap() error { return e.err }
 // (JSON keys have no order; encoding/json writes them sorted) is read as a
 // vector; what is not one is skipped and marked (envelope.floatless), and
 // its resultType, read after, says what it was.
-func readData(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part []byte, v float64)) error {
-	var err error
-	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-		switch fieldName(key, "resultType", "result") {
+func readData(s *scanner, env *envelope, maxSeries int, each func(route, part []byte, v float64)) {
+	if !s.openObject() {
+		return
+	}
+	for first := true; s.member(first); first = false {
+		switch fieldName(s.key, "resultType", "result") {
 		case "resultType":
-			env.resultType = it.ReadString()
+			env.resultType = s.text()
 		case "result":
 			if each == nil || (env.resultType != "" && env.resultType != "vector") {
-				it.Skip()
-				return true
+				s.skip()
+				continue
 			}
-			err = readVector(it, env, maxSeries, each)
-			return err == nil
+			readVector(s, env, maxSeries, each)
 		default:
-			it.Skip()
+			s.skip()
 		}
-		return true
-	})
-	return err
+	}
 }
 
 // readVector reads an instant vector's series: {"metric": {...}, "value":
 // [timestamp, "value"]}.
-func readVector(it *jsoniter.Iterator, env *envelope, maxSeries int, each func(route, part []byte, v float64)) error {
-	var err error
+func readVector(s *scanner, env *envelope, maxSeries int, each func(route, part []byte, v float64)) {
+	if !s.openArray() {
+		return
+	}
 	var labels seriesLabels
-	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+	for first := true; s.element(first); first = false {
 		env.series++
-		if it.WhatIsNext() != jsoniter.ObjectValue || (maxSeries > 0 && env.series > maxSeries) {
-			env.floatless = env.floatless || it.WhatIsNext() != jsoniter.ObjectValue
-			it.Skip()
-			return true
+		if c := s.peek(); c != '{' || (maxSeries > 0 && env.series > maxSeries) {
+			env.floatless = env.floatless || c != '{'
+			s.skip()
+			continue
 		}
 		labels.reset()
 		var v float64
 		hasValue := false
-		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-			switch fieldName(key, "metric", "value") {
+		s.openObject()
+		for first := true; s.member(first); first = false {
+			switch fieldName(s.key, "metric", "value") {
 			case "metric":
-				it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
-					switch name {
-					case RouteLabel:
-						labels.route, labels.hasRoute = readLabel(it, labels.route), true
-					case rules.PartLabel:
-						labels.part = readLabel(it, labels.part)
-					default:
-						it.Skip()
-					}
-					return true
-				})
+				readMetric(s, &labels)
 			case "value":
-				v, err = readSampleValue(it)
+				v = readSampleValue(s)
 				hasValue = true
-				return err == nil
 			default: // "values" of a matrix, "histogram" among others
-				it.Skip()
+				s.skip()
 			}
-			return true
-		})
-		if err != nil || it.Error != nil {
-			return false
 		}
-		if !hasValue {
+		switch {
+		case s.err != nil:
+			return
+		case !hasValue:
 			env.floatless = true
-		} else if labels.hasRoute {
+		case labels.hasRoute:
 			each(labels.route, labels.part, v)
 		}
-		return true
-	})
-	return err
+	}
+}
+
+// readMetric reads a series' labels, keeping its route and part. Label
+// names are a map's keys in client_golang's decoding, matched exactly.
+func readMetric(s *scanner, labels *seriesLabels) {
+	if !s.openObject() {
+		return
+	}
+	for first := true; s.member(first); first = false {
+		switch string(s.key) {
+		case RouteLabel:
+			labels.route, labels.hasRoute = readLabel(s, labels.route), true
+		case rules.PartLabel:
+			labels.part = readLabel(s, labels.part)
+		default:
+			s.skip()
+		}
+	}
 }
 
 // readSampleValue reads [timestamp, "value"], the value as Prometheus
 // writes it: a decimal, "NaN", "+Inf" or "-Inf" (strconv.ParseFloat reads
-// all of them).
-func readSampleValue(it *jsoniter.Iterator) (float64, error) {
+// all of them), read from the bytes between the quotes as client_golang
+// reads it (model.SampleValue).
+func readSampleValue(s *scanner) float64 {
 	var v float64
-	var err error
 	n := 0
-	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-		n++
-		switch n {
-		case 1:
-			it.Skip() // the evaluation time, which Hermes already knows
-		case 2:
-			if it.WhatIsNext() != jsoniter.StringValue {
-				err = errors.New("a sample value that is not a string")
-				return false
+	if s.openArray() {
+		for first := true; s.element(first); first = false {
+			n++
+			switch n {
+			case 1:
+				s.skip() // the evaluation time, which Hermes already knows
+			case 2:
+				if s.peek() != '"' {
+					s.fail("a sample value that is not a string")
+					return 0
+				}
+				raw, _, _ := s.str()
+				if s.err != nil {
+					return 0
+				}
+				var err error
+				if v, err = parseValue(raw); err != nil {
+					s.fail("a sample value: %v", err)
+					return 0
+				}
+			default:
+				s.fail("a sample of more than a timestamp and a value")
+				return 0
 			}
-			if v, err = strconv.ParseFloat(string(it.ReadStringAsSlice()), 64); err != nil {
-				err = fmt.Errorf("a sample value: %w", err)
-				return false
-			}
-		default:
-			err = errors.New("a sample of more than a timestamp and a value")
-			return false
 		}
-		return true
-	})
-	if err == nil && it.Error == nil && n != 2 {
-		err = errors.New("a sample without a timestamp and a value")
 	}
-	return v, err
+	if s.err == nil && n != 2 {
+		s.fail("a sample without a timestamp and a value")
+	}
+	return v
+}
+
+// parseValue is strconv.ParseFloat of a sample value's bytes. A whole
+// number of up to 15 digits, as counts are, is converted without making a
+// string of it: it is exact in a float64, as ParseFloat's result is.
+func parseValue(raw []byte) (float64, error) {
+	if n := len(raw); n > 0 && n <= 15 {
+		var u uint64
+		for _, c := range raw {
+			if c < '0' || c > '9' {
+				return strconv.ParseFloat(string(raw), 64)
+			}
+			u = u*10 + uint64(c-'0')
+		}
+		return float64(u), nil
+	}
+	return strconv.ParseFloat(string(raw), 64)
 }
 
 // seriesLabels are the labels readVector keeps of a series: the values
@@ -236,45 +261,43 @@ func (l *seriesLabels) reset() {
 
 // readLabel reads a label value into buf, replacing what it held, and
 // returns it: the value as encoding/json (and so client_golang) decodes a
-// JSON string. json-iterator differs on bytes that are not valid UTF-8 and
-// on unpaired surrogate escapes, which encoding/json turns into U+FFFD: a
-// label value must read the same whichever decoded the answer
-// (FuzzDecodeAnswer). A plain value, the usual one, is taken as it is,
-// shifted over its opening quote so that buf keeps its capacity.
-func readLabel(it *jsoniter.Iterator, buf []byte) []byte {
-	if buf == nil {
-		buf = make([]byte, 0, 64) // json-iterator captures into a buffer, never into nil
+// JSON string, null as "" (a label value must read the same whichever
+// decoded the answer: FuzzDecodeAnswer).
+func readLabel(s *scanner, buf []byte) []byte {
+	if s.peek() == 'n' {
+		s.literal("null")
+		return buf[:0]
 	}
-	raw := it.SkipAndAppendBytes(buf[:0])
-	if it.Error != nil {
-		return raw[:0]
+	if s.peek() != '"' {
+		s.fail("a label value that is not a string")
+		return buf[:0]
 	}
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return raw[:copy(raw, raw[1:n-1])]
+	raw, esc, wide := s.str()
+	if s.err != nil {
+		return buf[:0]
 	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		it.ReportError("label value", err.Error())
-		return raw[:0]
+	v, err := unescaped(buf[:0], raw, esc, wide)
+	if err != nil {
+		s.fail("a label value: %v", err)
 	}
-	return append(raw[:0], v...)
+	return v
 }
 
 // fieldName is the one of names that an object's key names, matched as
 // encoding/json matches keys to a struct's fields, which is how
 // client_golang decodes the same answer: exactly, else without regard to
-// case (strings.EqualFold, Unicode simple folding). It is key itself when
-// none matches. Label names are a map's keys there, matched exactly.
-func fieldName(key string, names ...string) string {
+// case (bytes.EqualFold, Unicode simple folding); "" when none matches.
+// Label names are a map's keys there, matched exactly.
+func fieldName(key []byte, names ...string) string {
 	for _, n := range names {
-		if key == n {
+		if string(key) == n {
 			return n
 		}
 	}
 	for _, n := range names {
-		if strings.EqualFold(key, n) {
+		if bytes.EqualFold(key, []byte(n)) {
 			return n
 		}
 	}
-	return key
+	return ""
 }

@@ -153,6 +153,15 @@ func FuzzDecodeAnswer(f *testing.F) {
 				Result     json.RawMessage `json:"result"`
 			} `json:"data"`
 		}
+		// Through a buffer of a few bytes, every token spans reads: the
+		// same answer must come out.
+		var small []series
+		envSmall, errSmall := decodeAnswerSize(bytes.NewReader(body), 1+len(body)%13, 0, func(route, part []byte, v float64) {
+			small = append(small, series{string(route), string(part), v})
+		})
+		if (err == nil) != (errSmall == nil) || !slices.EqualFunc(got, small, sameSeries) || envSmall.series != env.series || envSmall.status != env.status {
+			t.Fatalf("buffer %d: %v, %+v, %v; buffer %d: %v, %+v, %v", readBufferSize, got, env, err, 1+len(body)%13, small, envSmall, errSmall)
+		}
 		if err != nil || env.resultType != "vector" || env.floatless || json.Unmarshal(body, &ref) != nil || ref.Data.ResultType != "vector" {
 			return
 		}

@@ -7,37 +7,36 @@ import (
 	"testing"
 	"time"
 
-	jsoniter "github.com/json-iterator/go"
-
 	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestReadLabelAsEncodingJSON: readLabel, reading label after label into
 // one buffer, gives each value as encoding/json decodes it, through
-// json-iterator buffers small enough that a value spans several reads.
+// scanner buffers small enough that a value spans several reads.
 func TestReadLabelAsEncodingJSON(t *testing.T) {
 	values := []string{
 		`"a"`, `""`, `"provider-12/model-3"`, `"` + strings.Repeat("x", 200) + `"`, `"b"`,
-		`"a\"b\u0026c\\d"`, `"\ud800"`, `"\ud83d\ude00"`, "\"\xff\xfe\"", `"é"`, `"short"`,
+		`"a\"b\u0026c\\d"`, `"\ud800"`, `"\ud83d\ude00"`, "\"\xff\xfe\"", `"é"`, `"short"`, `null`, `"x\\"`,
 	}
-	for _, size := range []int{4, 64, readBufferSize} {
-		it := jsoniter.Parse(jsoniter.ConfigDefault, strings.NewReader("["+strings.Join(values, ",")+"]"), size)
+	for _, size := range []int{1, 2, 4, 64, readBufferSize} {
+		s := newScanner(strings.NewReader("[ "+strings.Join(values, " ,\n")+" ]"), size)
 		var buf []byte
 		i := 0
-		it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-			buf = readLabel(it, buf)
-			var want string
-			if err := json.Unmarshal([]byte(values[i]), &want); err != nil {
-				t.Fatal(err)
+		if s.openArray() {
+			for first := true; s.element(first); first = false {
+				buf = readLabel(s, buf)
+				var want string
+				if err := json.Unmarshal([]byte(values[i]), &want); err != nil {
+					t.Fatal(err)
+				}
+				if string(buf) != want {
+					t.Errorf("buffer %d, %s: read %q, encoding/json %q", size, values[i], buf, want)
+				}
+				i++
 			}
-			if string(buf) != want {
-				t.Errorf("buffer %d, %s: read %q, encoding/json %q", size, values[i], buf, want)
-			}
-			i++
-			return true
-		})
-		if it.Error != nil || i != len(values) {
-			t.Fatalf("buffer %d: %d values read, error %v", size, i, it.Error)
+		}
+		if s.err != nil || i != len(values) || s.more() {
+			t.Fatalf("buffer %d: %d values read, error %v", size, i, s.err)
 		}
 	}
 }
