@@ -21,7 +21,7 @@ import (
 // several series for one route and part make that route an error; Fail
 // makes every route an error.
 type Answer struct {
-	index   map[string]int
+	routes  routeFinder
 	counted bool
 
 	values, evidence []float64
@@ -44,12 +44,12 @@ type windowParts struct {
 	nValues, nEvidence      []int32
 }
 
-// newAnswer returns an Answer where no route of index (n routes) has data
-// yet. When counted, series marked rules.PartEvidence are the evidence,
+// newAnswer returns an Answer where no route of routes has data yet. When counted, series marked rules.PartEvidence are the evidence,
 // and those marked with the parts of windows (rules.WindowPart) that
 // window's value and evidence; otherwise every series is a value.
-func newAnswer(index map[string]int, n int, counted bool, windows []time.Duration) *Answer {
-	a := &Answer{index: index, counted: counted, values: make([]float64, n), nValues: make([]int32, n)}
+func newAnswer(routes *routePositions, counted bool, windows []time.Duration) *Answer {
+	n := len(routes.names)
+	a := &Answer{routes: newRouteFinder(routes), counted: counted, values: make([]float64, n), nValues: make([]int32, n)}
 	if counted {
 		a.evidence, a.nEvidence = make([]float64, n), make([]int32, n)
 		for _, w := range windows {
@@ -75,7 +75,7 @@ func (a *Answer) addBytes(route, part []byte, v float64) { addSeries(a, route, p
 // to a string without a copy where the string is only a map key or
 // compared.
 func addSeries[S string | []byte](a *Answer, route, part S, v float64) {
-	i, ok := a.index[string(route)]
+	i, ok := find(&a.routes, route)
 	if !ok {
 		return
 	}

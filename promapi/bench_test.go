@@ -24,11 +24,10 @@ func BenchmarkTickAnswer(b *testing.B) {
 	var body strings.Builder
 	body.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
 	routes := make([]string, n)
-	index := make(map[string]int, n)
 	for i := range routes {
 		routes[i] = fmt.Sprintf("provider-%d/model-%d", i/4, i%4)
-		index[routes[i]] = i
 	}
+	positions := newRoutePositions(routes)
 	for p, part := range []string{rules.PartValue, rules.PartEvidence} {
 		for i, r := range routes {
 			if p+i > 0 {
@@ -43,7 +42,7 @@ func BenchmarkTickAnswer(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(answer)))
 		for b.Loop() {
-			a := newAnswer(index, n, true, nil)
+			a := newAnswer(positions, true, nil)
 			if _, err := decodeAnswer(bytes.NewReader(answer), 0, a.addBytes); err != nil {
 				b.Fatal(err)
 			}
@@ -74,7 +73,7 @@ func BenchmarkTickAnswer(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(answer)))
 			for b.Loop() {
-				a := newAnswer(index, n, true, nil)
+				a := newAnswer(positions, true, nil)
 				if err := c.query(context.Background(), "q", time.Unix(1_700_000_000, 0), a); err != nil {
 					b.Fatal(err)
 				}

@@ -70,10 +70,7 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 	// Answers are held by route position, not in a map per query: at
 	// 10,000 routes a slice of samples takes about half the memory of a
 	// map and needs no hashing.
-	index := make(map[string]int, len(routes))
-	for i, r := range routes {
-		index[r] = i
-	}
+	positions := newRoutePositions(routes)
 	answers := make([]*Answer, len(queries))
 	var wg sync.WaitGroup
 	for i, q := range queries {
@@ -83,7 +80,7 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 				qctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			defer cancel()
-			a := newAnswer(index, len(routes), counted[i], windows[i])
+			a := newAnswer(positions, counted[i], windows[i])
 			if err := query(qctx, q, t, a); err != nil {
 				a.Fail(err)
 			}

@@ -44,7 +44,7 @@ func TestReadLabelAsEncodingJSON(t *testing.T) {
 // TestAddBytesAsAdd: an Answer fed label bytes (addBytes, the decoder's
 // path) holds what one fed strings (Add) holds.
 func TestAddBytesAsAdd(t *testing.T) {
-	index := map[string]int{"a": 0, "b": 1}
+	routes := newRoutePositions([]string{"a", "b"})
 	windows := []time.Duration{15 * time.Minute}
 	series := []struct {
 		route, part string
@@ -55,7 +55,7 @@ func TestAddBytesAsAdd(t *testing.T) {
 		{"a", rules.WindowPart(rules.PartValue, time.Hour), 7}, {"a", "other", 8}, {"b", rules.PartValue, 9},
 	}
 	for _, counted := range []bool{false, true} {
-		want, got := newAnswer(index, 2, counted, windows), newAnswer(index, 2, counted, windows)
+		want, got := newAnswer(routes, counted, windows), newAnswer(routes, counted, windows)
 		for _, s := range series {
 			want.Add(s.route, s.part, s.v)
 			got.addBytes([]byte(s.route), []byte(s.part), s.v)

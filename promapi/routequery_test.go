@@ -22,11 +22,7 @@ import (
 // is evidence. Tests compare it with NewQueryFunc's answers.
 func byRoute(rq RouteQueryFunc, routes ...string) QueryFunc {
 	return func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
-		index := map[string]int{}
-		for i, r := range routes {
-			index[r] = i
-		}
-		a := newAnswer(index, len(routes), true, nil)
+		a := newAnswer(newRoutePositions(routes), true, nil)
 		if err := rq(ctx, q, t, a); err != nil {
 			return nil, err
 		}

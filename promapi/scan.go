@@ -405,6 +405,64 @@ func (s *scanner) literal(word string) {
 
 // number reads a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *scanner) number() {
+	if end := numberEnd(s.buf[s.pos:s.end]); end > 0 {
+		s.pos += end // the usual case: a valid number, whole in the buffer
+		return
+	}
+	s.numberSpanning()
+}
+
+// numberEnd is the length of the valid number that b starts with when b
+// holds the byte after it too, else 0. It is number's fast path (the
+// evaluation time of every sample), over a slice instead of byte by byte.
+func numberEnd(b []byte) int {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digitsEnd(b, i)
+	default:
+		return 0
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digitsEnd(b, i+1)
+		if j == i+1 {
+			return 0
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digitsEnd(b, i)
+		if j == i {
+			return 0
+		}
+		i = j
+	}
+	if i >= len(b) {
+		return 0 // it may go on past the buffer
+	}
+	return i
+}
+
+// digitsEnd is where the digits of b from i end.
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// numberSpanning is number byte by byte, reading on as the number needs
+// (and reporting what is wrong with it).
+func (s *scanner) numberSpanning() {
 	if s.cur() == '-' {
 		s.pos++
 	}
