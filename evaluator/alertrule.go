@@ -21,6 +21,7 @@ import (
 type alertRule struct {
 	cfg         rules.AlertRuleConfig
 	prog        *vm.Program
+	native      func(*targetEnv) bool // prog in Go, nil when nativeCond does not know its shape
 	summary     *template.Template
 	description *template.Template
 }
@@ -30,7 +31,7 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expr: %w", err)
 	}
-	r := &alertRule{cfg: a, prog: prog}
+	r := &alertRule{cfg: a, prog: prog, native: nativeCond(prog.Node())}
 	if r.summary, err = rules.ParseTemplate(a.Name+".summary", a.Summary); err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
 	}
@@ -49,19 +50,19 @@ func evalAlerts(p *Policy, s State, routes []RouteState, snap Snapshot, now time
 	for si, svc := range p.Config.Services {
 		split := s.Services[svc.Name]
 		chain := chainBriefs(p, si, routes)
-		e.target(rules.ScopeService, alertTarget{service: svc.Name}, func(sig map[string]float64) rules.AlertEnv {
-			return alertEnv(s, svc, split, "", chain, nil, sig)
+		e.target(rules.ScopeService, alertTarget{service: svc.Name}, func(sig map[string]float64) targetEnv {
+			return targetEnv{env: alertEnv(s, svc, split, "", chain, nil, sig)}
 		})
 		for j, route := range svc.Routes {
 			rs := &routes[p.serviceRoutes[si][j]]
-			e.target(rules.ScopeRoute, alertTarget{service: svc.Name, route: route}, func(sig map[string]float64) rules.AlertEnv {
-				return alertEnv(s, svc, split, route, nil, rs, sig)
+			e.target(rules.ScopeRoute, alertTarget{service: svc.Name, route: route}, func(sig map[string]float64) targetEnv {
+				return targetEnv{env: alertEnv(s, svc, split, route, nil, rs, sig), route: rs}
 			})
 		}
 	}
 	for _, name := range p.actuators {
-		e.target(rules.ScopeActuator, alertTarget{actuator: name}, func(sig map[string]float64) rules.AlertEnv {
-			return actuatorEnv(snap.Actuators[name], name, sig, now)
+		e.target(rules.ScopeActuator, alertTarget{actuator: name}, func(sig map[string]float64) targetEnv {
+			return targetEnv{env: actuatorEnv(snap.Actuators[name], name, sig, now)}
 		})
 	}
 	return e.next, e.events()
@@ -103,7 +104,7 @@ func newAlertEval(p *Policy, prev map[string]*Alert, now time.Time) *alertEval {
 
 // target evaluates the rules of scope for one target, whose environment
 // build writes into an empty signals map.
-func (e *alertEval) target(scope string, id alertTarget, build func(signals map[string]float64) rules.AlertEnv) {
+func (e *alertEval) target(scope string, id alertTarget, build func(signals map[string]float64) targetEnv) {
 	target := e.targets
 	e.targets++
 	scoped := e.p.scopeAlerts[scope]
@@ -111,11 +112,12 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 		return
 	}
 	clear(e.signals)
-	env := build(e.signals)
+	env := build(e.signals) // the target's environment, as far as built
+	prev := e.prev[id]
 	var cache annotationCache
 	for _, ri := range scoped {
 		r := e.p.alerts[ri]
-		res, err := e.machine.Run(r.prog, &env)
+		res, err := env.eval(r, &e.machine)
 		cond, isBool := res.(bool)
 		if err == nil && !isBool {
 			err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
@@ -123,10 +125,10 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 		if err != nil {
 			cond = false
 			e.out = append(e.out, orderedEvent{ri, target, Event{Time: e.now, Type: EventAlertError, Name: r.cfg.Name,
-				Service: env.Service, Route: env.Route, Reasons: []string{err.Error()}}})
+				Service: env.env.Service, Route: env.env.Route, Reasons: []string{err.Error()}}})
 		}
 		var was *Alert // the target's alert at the previous tick
-		for _, a := range e.prev[id] {
+		for _, a := range prev {
 			if a.Rule == r.cfg.Name {
 				was = a
 			}
@@ -134,7 +136,7 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 		if !cond && was == nil {
 			continue
 		}
-		a, ev := stepAlert(r, was, cond, &env, &cache, e.now)
+		a, ev := stepAlert(r, was, cond, env.full(), &cache, e.now)
 		if a != nil {
 			e.next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
 		}
@@ -221,8 +223,8 @@ func alertEvent(a *Alert, now time.Time) *Event {
 // alertEnv is what an alert rule sees for one service, or one of its
 // routes when route is set; chain are the briefs of the service's routes
 // in its order (by index, not by name: a fleet's routes map is large), rs the
-// route's, ss the service's split. Its Signals are written into signals,
-// an empty map.
+// route's, ss the service's split. Its Signals are signals, an empty map
+// that routeDetails fills.
 func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string, chain []routeBrief, rs *RouteState, signals map[string]float64) rules.AlertEnv {
 	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if ss != nil {
@@ -246,6 +248,13 @@ func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string,
 	}
 	env.Score, env.Level, env.Stage = rs.Score.Value, rs.Level.String(), rs.Stage
 	env.Missing = rs.Score.Missing
+	return env
+}
+
+// routeDetails adds a route's signals, causes and evidence to env, its
+// alert environment from alertEnv: what costs most to build, and what few
+// rules and only active alerts read (see targetEnv).
+func routeDetails(env *rules.AlertEnv, rs *RouteState) {
 	env.Causes = rs.Score.Causes()
 	for i := range rs.Score.Contributions {
 		c := &rs.Score.Contributions[i]
@@ -254,7 +263,6 @@ func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string,
 			env.Evidence = append(env.Evidence, c.Signal+": "+c.ReasonText())
 		}
 	}
-	return env
 }
 
 // actuatorEnv is what an actuator-scope rule sees for one actuator; an

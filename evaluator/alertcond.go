@@ -1,0 +1,216 @@
+package evaluator
+
+import (
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// targetEnv is one target's alert environment, built only as far as its
+// rules need it. At 10,000 routes, building every route's signals map,
+// causes and evidence and running an expr program per rule and route cost
+// most of the alert rules' time, though a route with no active alert uses
+// them for nothing: here a route's signals, causes and evidence enter the
+// environment (see routeDetails) only when a rule runs its expr program or
+// an alert of the target moves; and a condition made only of the shapes
+// nativeCond knows is decided in Go, reading signals from the route's
+// contributions. What either gives is what the expr program gives on the
+// whole environment (TestTargetEnvMatchesExpr).
+type targetEnv struct {
+	env rules.AlertEnv
+	// route is the route whose details env still lacks; nil once they are
+	// in, and for service and actuator targets.
+	route *RouteState
+}
+
+// full is the whole environment.
+func (t *targetEnv) full() *rules.AlertEnv {
+	if t.route != nil {
+		routeDetails(&t.env, t.route)
+		t.route = nil
+	}
+	return &t.env
+}
+
+// eval is what r's condition gives for the target, as the expr program
+// run by m gives it.
+func (t *targetEnv) eval(r *alertRule, m *vm.VM) (any, error) {
+	if r.native != nil {
+		return r.native(t), nil
+	}
+	return m.Run(r.prog, t.full())
+}
+
+// signal is what signals[name] gives: the map holds every contribution's
+// value, the last one of a name winning, and a name without one reads 0.
+func (t *targetEnv) signal(name string) float64 {
+	if t.route == nil {
+		return t.env.Signals[name]
+	}
+	cs := t.route.Score.Contributions
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].Signal == name {
+			return envSignal(&cs[i])
+		}
+	}
+	return 0
+}
+
+// nativeCond is the condition n (a compiled program's tree) as a Go
+// function, nil unless n is made only of: the boolean fields degraded and
+// drill, true and false; !, not, &&, and, ||, or; comparisons of numbers
+// (score, stage, failing_for, signals.x or signals["x"], len of missing,
+// evidence or causes, a literal), as expr compares them (two ints as ints,
+// otherwise as float64); == and != of strings (route, service, level,
+// actuator, error, a literal). None of these can fail at run time.
+func nativeCond(n ast.Node) func(*targetEnv) bool {
+	switch n := n.(type) {
+	case *ast.BoolNode:
+		v := n.Value
+		return func(*targetEnv) bool { return v }
+	case *ast.IdentifierNode:
+		switch n.Value {
+		case "degraded":
+			return func(t *targetEnv) bool { return t.env.Degraded }
+		case "drill":
+			return func(t *targetEnv) bool { return t.env.Drill }
+		}
+	case *ast.UnaryNode:
+		if x := nativeCond(n.Node); x != nil && (n.Operator == "!" || n.Operator == "not") {
+			return func(t *targetEnv) bool { return !x(t) }
+		}
+	case *ast.BinaryNode:
+		return nativeBinary(n)
+	}
+	return nil
+}
+
+// nativeBinary is nativeCond of a binary node.
+func nativeBinary(n *ast.BinaryNode) func(*targetEnv) bool {
+	switch n.Operator {
+	case "&&", "and", "||", "or":
+		l, r := nativeCond(n.Left), nativeCond(n.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		if n.Operator == "&&" || n.Operator == "and" {
+			return func(t *targetEnv) bool { return l(t) && r(t) }
+		}
+		return func(t *targetEnv) bool { return l(t) || r(t) }
+	case "==", "!=":
+		if l, r := nativeString(n.Left), nativeString(n.Right); l != nil && r != nil {
+			if n.Operator == "==" {
+				return func(t *targetEnv) bool { return l(t) == r(t) }
+			}
+			return func(t *targetEnv) bool { return l(t) != r(t) }
+		}
+	case "<", "<=", ">", ">=":
+	default:
+		return nil
+	}
+	li, lf := nativeNumber(n.Left)
+	ri, rf := nativeNumber(n.Right)
+	switch {
+	case li != nil && ri != nil:
+		return compare(n.Operator, li, ri)
+	case (li != nil || lf != nil) && (ri != nil || rf != nil):
+		return compare(n.Operator, asFloat(li, lf), asFloat(ri, rf))
+	}
+	return nil
+}
+
+// asFloat is a numeric operand as a float64, as expr converts an int it
+// compares with a float.
+func asFloat(i func(*targetEnv) int, f func(*targetEnv) float64) func(*targetEnv) float64 {
+	if f != nil {
+		return f
+	}
+	return func(t *targetEnv) float64 { return float64(i(t)) }
+}
+
+// nativeNumber is n as a numeric operand: an int (i) or a float64 (f),
+// neither when n is not one nativeCond knows.
+func nativeNumber(n ast.Node) (i func(*targetEnv) int, f func(*targetEnv) float64) {
+	switch n := n.(type) {
+	case *ast.IntegerNode:
+		v := n.Value
+		return func(*targetEnv) int { return v }, nil
+	case *ast.FloatNode:
+		v := n.Value
+		return nil, func(*targetEnv) float64 { return v }
+	case *ast.IdentifierNode:
+		switch n.Value {
+		case "score":
+			return nil, func(t *targetEnv) float64 { return t.env.Score }
+		case "failing_for":
+			return nil, func(t *targetEnv) float64 { return t.env.FailingFor }
+		case "stage":
+			return func(t *targetEnv) int { return t.env.Stage }, nil
+		}
+	case *ast.MemberNode:
+		id, ok := n.Node.(*ast.IdentifierNode)
+		key, isKey := n.Property.(*ast.StringNode)
+		if ok && isKey && id.Value == "signals" && !n.Optional && !n.Method {
+			name := key.Value
+			return nil, func(t *targetEnv) float64 { return t.signal(name) }
+		}
+	case *ast.BuiltinNode:
+		if n.Name != "len" || len(n.Arguments) != 1 {
+			break
+		}
+		if id, ok := n.Arguments[0].(*ast.IdentifierNode); ok {
+			switch id.Value {
+			case "missing":
+				return func(t *targetEnv) int { return len(t.env.Missing) }, nil
+			case "evidence":
+				return func(t *targetEnv) int { return len(t.full().Evidence) }, nil
+			case "causes":
+				return func(t *targetEnv) int { return len(t.full().Causes) }, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// nativeString is a string operand, nil when n is not one nativeCond
+// knows.
+func nativeString(n ast.Node) func(*targetEnv) string {
+	switch n := n.(type) {
+	case *ast.StringNode:
+		v := n.Value
+		return func(*targetEnv) string { return v }
+	case *ast.IdentifierNode:
+		switch n.Value {
+		case "route":
+			return func(t *targetEnv) string { return t.env.Route }
+		case "service":
+			return func(t *targetEnv) string { return t.env.Service }
+		case "level":
+			return func(t *targetEnv) string { return t.env.Level }
+		case "actuator":
+			return func(t *targetEnv) string { return t.env.Actuator }
+		case "error":
+			return func(t *targetEnv) string { return t.env.Error }
+		}
+	}
+	return nil
+}
+
+// compare is the comparison op of l and r.
+func compare[T int | float64](op string, l, r func(*targetEnv) T) func(*targetEnv) bool {
+	switch op {
+	case "==":
+		return func(t *targetEnv) bool { return l(t) == r(t) }
+	case "!=":
+		return func(t *targetEnv) bool { return l(t) != r(t) }
+	case "<":
+		return func(t *targetEnv) bool { return l(t) < r(t) }
+	case "<=":
+		return func(t *targetEnv) bool { return l(t) <= r(t) }
+	case ">":
+		return func(t *targetEnv) bool { return l(t) > r(t) }
+	default: // ">="
+		return func(t *targetEnv) bool { return l(t) >= r(t) }
+	}
+}
