@@ -23,8 +23,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/ticks.txt from this 
 
 // ticksPolicy is a small policy of three signals, four routes (one in two
 // services) and two services; without is the same with the signal
-// p99_ratio, the route paid-premium and the service batch removed, and a
-// service assistant added.
+// p99_ratio, the route paid-premium and the service batch removed,
+// paid-standard moved from chat to a new service assistant and batch-cheap
+// moved to chat.
 const ticksPolicy = `
 global: {evaluation_interval: 15s, query_timeout: 5s}
 prometheus: {url: "http://127.0.0.1:9090"}
@@ -50,7 +51,7 @@ func ticksPolicies(t *testing.T) (full, without *evaluator.Policy) {
 	full = testenv.Policy(t, fmt.Sprintf(ticksPolicy, p99, p99Penalty,
 		"  - {name: chat, routes: [free, paid-standard, paid-premium]}\n  - {name: batch, routes: [batch-cheap, paid-standard]}\n"))
 	without = testenv.Policy(t, fmt.Sprintf(ticksPolicy, "", "",
-		"  - {name: assistant, routes: [batch-cheap, free]}\n  - {name: chat, routes: [free, paid-standard]}\n"))
+		"  - {name: assistant, routes: [paid-standard, free]}\n  - {name: chat, routes: [free, batch-cheap]}\n"))
 	return full, without
 }
 
@@ -168,12 +169,12 @@ func ticksNight(t *testing.T) []ticksStep {
 			Alerts: alert(evaluator.StatePending, at(2))},
 		snap: snapshot(full, at(2), timeouts)})
 
-	add(ticksStep{what: "free fails back (stage 1); paid-standard and batch have no state; probe_success errs for batch-cheap; the alert fires", pol: full,
+	add(ticksStep{what: "free fails back (stage 1); paid-premium is warm at full score; paid-standard and batch have no state; probe_success errs for batch-cheap; the alert fires", pol: full,
 		state: evaluator.State{
 			Routes: map[string]*evaluator.RouteState{
 				"free": {SavedRoute: evaluator.SavedRoute{Level: traffic.Failover, Since: at(2), Stage: 1, StageSince: at(3)},
 					Score: evaluator.Score{Value: 85, Contributions: contributions(full, nil)}},
-				"paid-premium": calm(before),
+				"paid-premium": {SavedRoute: evaluator.SavedRoute{Level: traffic.Warm, Since: at(3)}, Score: evaluator.Score{Value: 100}},
 				"batch-cheap": {SavedRoute: evaluator.SavedRoute{Level: traffic.Shed, Since: at(2)},
 					Score: evaluator.Score{Value: 90, Contributions: contributions(full, map[string]float64{"hard_fail_ratio": 10})}},
 			},
@@ -195,12 +196,12 @@ func ticksNight(t *testing.T) []ticksStep {
 
 	freeWarm := &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Warm, Since: at(5), Failbacks: []time.Time{at(4)}},
 		Score: evaluator.Score{Value: 85, Contributions: contributions(without, map[string]float64{"hard_fail_ratio": 15})}}
-	add(ticksStep{what: "reload: p99_ratio, paid-premium and batch go, assistant comes; free goes warm again", pol: without,
+	add(ticksStep{what: "reload: p99_ratio, paid-premium and batch go, paid-standard leaves chat for assistant, batch-cheap joins chat; free goes warm again", pol: without,
 		state: evaluator.State{
 			Routes: map[string]*evaluator.RouteState{"free": freeWarm, "paid-standard": calm(before), "batch-cheap": calm(at(4))},
 			Services: map[string]*traffic.Split{
-				"chat":      split(map[string]int{"free": 95, "paid-standard": 5}, true, false),
-				"assistant": split(map[string]int{"batch-cheap": 100}, true, false),
+				"chat":      split(map[string]int{"free": 95, "batch-cheap": 5}, true, false),
+				"assistant": split(map[string]int{"paid-standard": 100}, true, false),
 			}},
 		snap: snapshot(without, at(5), map[string]map[string]evaluator.Sample{"free": {"hard_fail_ratio": {Value: 0.15}}})})
 
