@@ -1,7 +1,6 @@
 package persist
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -26,10 +25,16 @@ type Exporter struct {
 	trafficRatio                    *prometheus.GaugeVec
 	serviceDegraded, serviceRetries *prometheus.GaugeVec
 	alertActiveSince                *alertSeries
-	routes                          map[string]bool
-	services                        map[string][]string  // service → routes of its chain
-	alerts                          map[string][]string  // alert key → label values of its series
-	lastFailbackSeen                map[string]time.Time // route → latest completed failback
+	alerts                          map[string][]string // alert key → label values of its series
+
+	// routes and services are the series of every route and service that
+	// may have some, by name; routeList and serviceList those of pol, the
+	// policy of the last Export, in its order (Routes(), Config.Services).
+	pol         *evaluator.Policy
+	routes      map[string]*routeSeries
+	services    map[string]*serviceSeries
+	routeList   []*routeSeries
+	serviceList []*serviceSeries
 }
 
 // NewExporter creates the saved-state gauges and registers them on reg (a
@@ -56,10 +61,9 @@ func NewExporter(reg prometheus.Registerer) *Exporter {
 		serviceDegraded:   gauge(MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it; absent otherwise.", ServiceLabel),
 		serviceRetries:    gauge(MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", ServiceLabel),
 		alertActiveSince:  alerts,
-		routes:            map[string]bool{},
-		services:          map[string][]string{},
 		alerts:            map[string][]string{},
-		lastFailbackSeen:  map[string]time.Time{},
+		routes:            map[string]*routeSeries{},
+		services:          map[string]*serviceSeries{},
 	}
 }
 
@@ -69,40 +73,42 @@ func NewExporter(reg prometheus.Registerer) *Exporter {
 func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.forgetRemoved(pol)
-	for _, route := range pol.Routes() {
+	if pol != e.pol {
+		e.layOut(pol)
+	}
+	for i, route := range pol.Routes() {
+		r := e.routeList[i]
 		rs := s.Routes[route]
 		if rs == nil {
-			e.deleteRoute(route)
+			r.delete(e)
 			continue
 		}
-		e.exportRoute(pol, route, rs.SavedRoute, now)
-		e.routes[route] = true
+		e.exportRoute(pol, r, rs.SavedRoute, now)
 	}
-	for _, svc := range pol.Config.Services {
+	for k, svc := range pol.Config.Services {
+		sv := e.serviceList[k]
 		st := s.Services[svc.Name]
 		if st == nil {
-			e.deleteService(svc.Name)
+			sv.delete(e)
 			continue
 		}
-		for _, r := range svc.Routes {
-			e.trafficRatio.WithLabelValues(svc.Name, r).Set(float64(st.Weights[r]) / 100)
+		for j, r := range sv.chain {
+			sv.ratios[j].set(e.trafficRatio, float64(st.Weights[r])/100, sv.name, r)
 		}
-		setOrDelete(e.serviceDegraded, 1, st.Degraded, svc.Name)
-		e.serviceRetries.WithLabelValues(svc.Name).Set(boolValue(st.RetriesEnabled))
-		e.services[svc.Name] = slices.Clone(svc.Routes)
+		sv.degraded.setOrDelete(e.serviceDegraded, 1, st.Degraded, sv.name)
+		sv.retries.set(e.serviceRetries, boolValue(st.RetriesEnabled), sv.name)
 	}
 	e.exportAlerts(s.Alerts)
 }
 
-func (e *Exporter) exportRoute(pol *evaluator.Policy, route string, rs evaluator.SavedRoute, now time.Time) {
-	e.level.WithLabelValues(route).Set(float64(rs.Level))
-	e.levelSince.WithLabelValues(route).Set(seconds(rs.Since))
-	setOrDelete(e.stage, float64(rs.Stage), rs.Stage > 0, route)
-	setOrDelete(e.stageSince, seconds(rs.StageSince), rs.Stage > 0, route)
-	setOrDelete(e.failingSince, seconds(rs.FailingSince), !rs.FailingSince.IsZero(), route)
-	setOrDelete(e.released, 1, rs.Released, route)
-	latest, inWindow := e.lastFailbackSeen[route], 0
+func (e *Exporter) exportRoute(pol *evaluator.Policy, r *routeSeries, rs evaluator.SavedRoute, now time.Time) {
+	r.level.set(e.level, float64(rs.Level), r.route)
+	r.levelSince.set(e.levelSince, seconds(rs.Since), r.route)
+	r.stage.setOrDelete(e.stage, float64(rs.Stage), rs.Stage > 0, r.route)
+	r.stageSince.setOrDelete(e.stageSince, seconds(rs.StageSince), rs.Stage > 0, r.route)
+	r.failingSince.setOrDelete(e.failingSince, seconds(rs.FailingSince), !rs.FailingSince.IsZero(), r.route)
+	r.released.setOrDelete(e.released, 1, rs.Released, r.route)
+	latest, inWindow := r.lastFailbackSeen, 0
 	for _, t := range rs.Failbacks {
 		if t.After(latest) {
 			latest = t
@@ -111,26 +117,9 @@ func (e *Exporter) exportRoute(pol *evaluator.Policy, route string, rs evaluator
 			inWindow++
 		}
 	}
-	if latest.IsZero() {
-		delete(e.lastFailbackSeen, route)
-	} else {
-		e.lastFailbackSeen[route] = latest
-	}
-	setOrDelete(e.failbacksInWindow, float64(inWindow), inWindow > 0, route)
-	setOrDelete(e.lastFailback, seconds(latest), inWindow > 0, route)
-}
-
-// setOrDelete sets the series of v with labels to val when present, and
-// deletes it otherwise. The optional saved-state series exist only while
-// they differ from their default (docs/design.md): a calm fleet costs two
-// saved-state series per route, and a series that ends means "default" to
-// Restore, which checks it was still scraped at Hermes's last export.
-func setOrDelete(v *prometheus.GaugeVec, val float64, present bool, labels ...string) {
-	if present {
-		v.WithLabelValues(labels...).Set(val)
-	} else {
-		v.DeleteLabelValues(labels...)
-	}
+	r.lastFailbackSeen = latest
+	r.failbacksInWindow.setOrDelete(e.failbacksInWindow, float64(inWindow), inWindow > 0, r.route)
+	r.lastFailback.setOrDelete(e.lastFailback, seconds(latest), inWindow > 0, r.route)
 }
 
 // exportAlerts sets the active-since series of every pending or firing
@@ -154,52 +143,61 @@ func (e *Exporter) exportAlerts(alerts map[string]*evaluator.Alert) {
 	}
 }
 
-// forgetRemoved deletes the series of routes and services (or a service's
-// routes) that pol no longer has.
-func (e *Exporter) forgetRemoved(pol *evaluator.Policy) {
+// layOut readies the series for pol, a policy other than the last
+// Export's: it deletes the series of the routes and services that pol no
+// longer has (and of the routes a service no longer has), and lays out
+// routeList and serviceList in pol's order. A policy is built once per
+// (re)load and never changed, so the ticks between two reloads find their
+// routes' and services' series without a lookup by name.
+func (e *Exporter) layOut(pol *evaluator.Policy) {
 	configured := make(map[string]bool, len(pol.Routes()))
 	for _, r := range pol.Routes() {
 		configured[r] = true
 	}
-	for r := range e.routes {
-		if !configured[r] {
-			e.deleteRoute(r)
+	for name, r := range e.routes {
+		if !configured[name] {
+			r.delete(e) // before rechain: r.ratios point into the old chains
+			delete(e.routes, name)
 		}
 	}
-	chains := map[string][]string{}
+	chains := make(map[string][]string, len(pol.Config.Services))
 	for _, svc := range pol.Config.Services {
 		chains[svc.Name] = svc.Routes
 	}
-	for name, old := range e.services {
-		chain, ok := chains[name]
-		if !ok {
-			e.deleteService(name)
-			continue
-		}
-		for _, r := range old {
-			if !slices.Contains(chain, r) {
-				e.trafficRatio.DeleteLabelValues(name, r)
-			}
+	for name, sv := range e.services {
+		if chain, ok := chains[name]; ok {
+			sv.rechain(e, chain)
+		} else {
+			sv.delete(e)
+			delete(e.services, name)
 		}
 	}
-}
 
-func (e *Exporter) deleteRoute(route string) {
-	match := prometheus.Labels{RouteLabel: route}
-	for _, v := range []*prometheus.GaugeVec{e.level, e.levelSince, e.stage, e.stageSince, e.failingSince,
-		e.failbacksInWindow, e.lastFailback, e.released, e.trafficRatio} {
-		v.DeletePartialMatch(match)
+	e.routeList = make([]*routeSeries, len(pol.Routes()))
+	for i, name := range pol.Routes() {
+		r := e.routes[name]
+		if r == nil {
+			r = &routeSeries{route: name}
+			e.routes[name] = r
+		}
+		r.ratios = r.ratios[:0]
+		e.routeList[i] = r
 	}
-	delete(e.routes, route)
-	delete(e.lastFailbackSeen, route)
-}
-
-func (e *Exporter) deleteService(service string) {
-	match := prometheus.Labels{ServiceLabel: service}
-	for _, v := range []*prometheus.GaugeVec{e.trafficRatio, e.serviceDegraded, e.serviceRetries} {
-		v.DeletePartialMatch(match)
+	e.serviceList = make([]*serviceSeries, len(pol.Config.Services))
+	for k, svc := range pol.Config.Services {
+		sv := e.services[svc.Name]
+		if sv == nil {
+			sv = &serviceSeries{name: svc.Name}
+			sv.rechain(e, svc.Routes)
+			e.services[svc.Name] = sv
+		}
+		e.serviceList[k] = sv
+		for j, name := range sv.chain {
+			r := e.routes[name]
+			r.ratios = append(r.ratios, ratioRef{sv, j})
+		}
 	}
-	delete(e.services, service)
+	e.pol = pol
 }
 
 // levelOf reads a level series' value.

@@ -1,9 +1,8 @@
 package telemetry
 
 import (
+	"slices"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/traffic"
@@ -21,84 +20,119 @@ func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluato
 	defer m.mu.Unlock()
 
 	m.saved.Export(pol, s, now)
-	m.forgetRemoved(pol)
-
-	errs := map[[2]string]bool{}
-	for _, route := range pol.Routes() {
+	if pol != m.pol {
+		m.layOut(pol)
+	}
+	errs := queryErrors{last: m.lastErrs}
+	clear(errs.last)
+	for i, route := range pol.Routes() {
+		r := m.routeList[i]
 		rs := s.Routes[route]
 		if rs == nil {
-			m.deleteRoute(route)
+			r.delete(m, m.signals)
 			continue
 		}
-		m.exportRoute(route, rs, now)
-		m.exportSignals(pol, route, rs, snap, errs)
-		m.exportedRoutes[route] = true
+		m.exportRoute(r, rs, now)
+		m.exportSignals(r, rs, snap.Row(route), &errs)
 	}
-	for _, sig := range pol.Config.Signals {
-		m.exportedSignals[sig.Name] = true
-	}
-	for k := range errs {
+	for k := range errs.seen {
 		m.queryErrors.WithLabelValues(k[0], k[1]).Inc()
 	}
 }
 
-// forgetRemoved deletes the series of routes, services (or a service's
-// routes) and signals that pol no longer has.
-func (m *Metrics) forgetRemoved(pol *evaluator.Policy) {
-	routes := map[string]bool{}
+// layOut readies the per-route series for pol, a policy other than the
+// last Update's: it deletes the series of the routes and signals that pol
+// no longer has, and lays out routeList in pol's order. A policy is built
+// once per (re)load and never changed, so the ticks between two reloads
+// find their routes' series without a lookup by name.
+func (m *Metrics) layOut(pol *evaluator.Policy) {
+	configured := make(map[string]bool, len(pol.Routes()))
 	for _, r := range pol.Routes() {
-		routes[r] = true
+		configured[r] = true
 	}
-	for r := range m.exportedRoutes {
-		if !routes[r] {
-			m.deleteRoute(r)
+	for name, r := range m.routes {
+		if !configured[name] {
+			r.delete(m, m.signals)
+			delete(m.routes, name)
 		}
 	}
-	signals := map[string]bool{}
-	for _, sig := range pol.Config.Signals {
-		signals[sig.Name] = true
+	signals := make([]string, len(pol.Config.Signals))
+	for i, sig := range pol.Config.Signals {
+		signals[i] = sig.Name
 	}
-	for sig := range m.exportedSignals {
-		if !signals[sig] {
-			match := prometheus.Labels{labelSignal: sig}
-			m.signalValue.DeletePartialMatch(match)
-			m.signalPenalty.DeletePartialMatch(match)
-			m.signalStatus.DeletePartialMatch(match)
-			delete(m.exportedSignals, sig)
+	if !slices.Equal(signals, m.signals) {
+		moved := make([]int, len(m.signals))
+		for i, name := range m.signals {
+			moved[i] = slices.Index(signals, name)
+		}
+		for _, r := range m.routes {
+			r.resignal(m, m.signals, moved, len(signals))
 		}
 	}
+	m.routeList = make([]*routeSeries, len(pol.Routes()))
+	for i, name := range pol.Routes() {
+		r := m.routes[name]
+		if r == nil {
+			r = &routeSeries{route: name}
+			m.routes[name] = r
+		}
+		m.routeList[i] = r
+	}
+	m.pol, m.signals, m.lastErrs = pol, signals, make([]string, len(signals))
+}
+
+// queryErrors collects the signals and reasons of a tick's failed queries.
+// One failed query errs for every route: remembering the reason each
+// signal last erred with makes the other routes cost a string compare, not
+// a map write.
+type queryErrors struct {
+	seen map[[2]string]bool
+	last []string // by signal: the reason it last erred with; "" for none
+}
+
+// add records that signal i, name, erred with reason.
+func (q *queryErrors) add(i int, name, reason string) {
+	if reason == "" {
+		reason = "unknown"
+	}
+	if q.last[i] == reason {
+		return
+	}
+	q.last[i] = reason
+	if q.seen == nil {
+		q.seen = map[[2]string]bool{}
+	}
+	q.seen[[2]string{name, reason}] = true
 }
 
 // exportRoute sets the score and failback counter of one route. The level
 // is persist's hermes_route_level.
-func (m *Metrics) exportRoute(route string, rs *evaluator.RouteState, now time.Time) {
-	m.routeScore.WithLabelValues(route).Set(rs.Score.Value)
+func (m *Metrics) exportRoute(r *routeSeries, rs *evaluator.RouteState, now time.Time) {
+	r.score.set(m.routeScore, rs.Score.Value, r.route)
 
 	// A failback is new when it completed after the latest one already
 	// counted. The first time a route is seen only failbacks completed at
 	// this tick count: older ones were counted before a restart (restored
 	// failbacks are copies of the last one's time).
-	known := m.failbackRoutesKnown[route]
-	latest := m.lastFailbackSeen[route]
+	latest := r.lastFailback
 	added := 0
 	for _, t := range rs.Failbacks {
-		if (known && t.After(m.lastFailbackSeen[route])) || (!known && !t.Before(now)) {
+		if (r.failbacksSeen && t.After(r.lastFailback)) || (!r.failbacksSeen && !t.Before(now)) {
 			added++
 		}
 		if t.After(latest) {
 			latest = t
 		}
 	}
-	m.failbackRoutesKnown[route] = true
-	if !latest.IsZero() {
-		m.lastFailbackSeen[route] = latest
-	}
+	r.failbacksSeen, r.lastFailback = true, latest
 	// The counter starts at 0 once the route leaves normal (a failback
 	// needs a failover first, so rate and increase see it from 0) and then
 	// stays: a route that never left normal has none.
-	if rs.Level != traffic.Normal || added > 0 || m.failbackCounted[route] {
-		m.failbacksTotal.WithLabelValues(route).Add(float64(added))
-		m.failbackCounted[route] = true
+	if rs.Level != traffic.Normal || added > 0 || r.failbacks != nil {
+		if r.failbacks == nil {
+			r.failbacks = m.failbacksTotal.WithLabelValues(r.route)
+		}
+		r.failbacks.Add(float64(added))
 	}
 }
 
@@ -113,74 +147,48 @@ func (m *Metrics) signalDetail(rs *evaluator.RouteState) bool {
 	return m.allSignals || rs.Level != traffic.Normal || rs.Score.Value < 100 || rs.Score.Held()
 }
 
-// exportSignals sets the signal gauges of one route, or drops them when
-// signalDetail says so, and collects its erroring signals into errs.
-func (m *Metrics) exportSignals(pol *evaluator.Policy, route string, rs *evaluator.RouteState, snap evaluator.Snapshot, errs map[[2]string]bool) {
+// exportSignals sets the signal gauges of one route from row, its
+// samples, or drops them when signalDetail says so, and collects its
+// erroring signals into errs.
+func (m *Metrics) exportSignals(r *routeSeries, rs *evaluator.RouteState, row evaluator.Row, errs *queryErrors) {
 	detail := m.signalDetail(rs)
-	if !detail && m.signalRoutes[route] {
-		m.deleteSignals(route)
+	if !detail && r.detail {
+		r.deleteSignals(m, m.signals)
 	}
-	row := snap.Row(route)
-	for _, sig := range pol.Config.Signals {
-		smp := row.Get(sig.Name)
+	if detail && r.signals == nil {
+		r.signals = make([]signalSeries, len(m.signals))
+	}
+	cs := rs.Score.Contributions
+	// Step makes a contribution per signal in the policy's order, and a
+	// validated policy has each signal once: then the i-th contribution is
+	// the one of signal i.
+	inOrder := detail && len(cs) == len(m.signals)
+	for i := 0; inOrder && i < len(cs); i++ {
+		inOrder = cs[i].Signal == m.signals[i]
+	}
+	for i, name := range m.signals {
+		smp := row.Get(name)
 		if smp.Status == evaluator.StatusError {
-			reason := smp.Reason
-			if reason == "" {
-				reason = "unknown"
-			}
-			errs[[2]string{sig.Name, reason}] = true
+			errs.add(i, name, smp.Reason)
 		}
 		if !detail {
 			continue
 		}
-		if smp.Status == evaluator.StatusOK {
-			m.signalValue.WithLabelValues(route, sig.Name).Set(smp.Value)
-		} else {
-			m.signalValue.DeleteLabelValues(route, sig.Name)
-		}
 		penalty := 0.0
-		for _, c := range rs.Score.Contributions {
-			if c.Signal == sig.Name {
-				penalty = c.Penalty
-				break
-			}
+		if inOrder {
+			penalty = cs[i].Penalty
+		} else if j := slices.IndexFunc(cs, func(c evaluator.Contribution) bool { return c.Signal == name }); j >= 0 {
+			penalty = cs[j].Penalty
 		}
+		ss := &r.signals[i]
+		ss.value.setOrDelete(m.signalValue, smp.Value, smp.Status == evaluator.StatusOK, r.route, name)
 		// Without --metrics.per-signal a penalty of 0 and the status ok are
 		// left out: a route that loses points to one signal costs about one
 		// series per signal (its value, or its status when it has none).
-		if m.allSignals || penalty != 0 {
-			m.signalPenalty.WithLabelValues(route, sig.Name).Set(penalty)
-		} else {
-			m.signalPenalty.DeleteLabelValues(route, sig.Name)
-		}
-		if m.allSignals || smp.Status != evaluator.StatusOK {
-			m.signalStatus.WithLabelValues(route, sig.Name).Set(float64(smp.Status))
-		} else {
-			m.signalStatus.DeleteLabelValues(route, sig.Name)
-		}
+		ss.penalty.setOrDelete(m.signalPenalty, penalty, m.allSignals || penalty != 0, r.route, name)
+		ss.status.setOrDelete(m.signalStatus, float64(smp.Status), m.allSignals || smp.Status != evaluator.StatusOK, r.route, name)
 	}
 	if detail {
-		m.signalRoutes[route] = true
+		r.detail = true
 	}
-}
-
-// deleteSignals drops the per-signal series of route.
-func (m *Metrics) deleteSignals(route string) {
-	match := prometheus.Labels{labelRoute: route}
-	for _, v := range []*prometheus.GaugeVec{m.signalValue, m.signalPenalty, m.signalStatus} {
-		v.DeletePartialMatch(match)
-	}
-	delete(m.signalRoutes, route)
-}
-
-// deleteRoute drops every series of route.
-func (m *Metrics) deleteRoute(route string) {
-	match := prometheus.Labels{labelRoute: route}
-	m.routeScore.DeletePartialMatch(match)
-	m.deleteSignals(route)
-	m.failbacksTotal.DeletePartialMatch(match)
-	delete(m.exportedRoutes, route)
-	delete(m.lastFailbackSeen, route)
-	delete(m.failbackRoutesKnown, route)
-	delete(m.failbackCounted, route)
 }

@@ -13,6 +13,7 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
@@ -31,32 +32,33 @@ const (
 type Metrics struct {
 	mu sync.Mutex // guards the Update bookkeeping below
 
-	saved               *persist.Exporter
-	routeScore          *prometheus.GaugeVec
-	failbacksTotal      *prometheus.CounterVec
-	signalValue         *prometheus.GaugeVec
-	signalPenalty       *prometheus.GaugeVec
-	signalStatus        *prometheus.GaugeVec
-	tickDuration        prometheus.Histogram
-	ticksTotal          prometheus.Counter
-	ticksSkipped        prometheus.Counter
-	queryErrors         *prometheus.CounterVec
-	lastTick            prometheus.Gauge
-	reloadSuccessful    prometheus.Gauge
-	reloadSuccessTime   prometheus.Gauge
-	reloadsTotal        *prometheus.CounterVec
-	reloadRequests      prometheus.Counter
-	alertEvalErrors     *prometheus.CounterVec
-	exportedRoutes      map[string]bool
-	exportedSignals     map[string]bool
-	lastFailbackSeen    map[string]time.Time // route → latest completed failback counted
-	failbackRoutesKnown map[string]bool      // routes whose failbacks have been seen once
-	failbackCounted     map[string]bool      // routes with a hermes_failbacks_total series
+	saved             *persist.Exporter
+	routeScore        *prometheus.GaugeVec
+	failbacksTotal    *prometheus.CounterVec
+	signalValue       *prometheus.GaugeVec
+	signalPenalty     *prometheus.GaugeVec
+	signalStatus      *prometheus.GaugeVec
+	tickDuration      prometheus.Histogram
+	ticksTotal        prometheus.Counter
+	ticksSkipped      prometheus.Counter
+	queryErrors       *prometheus.CounterVec
+	lastTick          prometheus.Gauge
+	reloadSuccessful  prometheus.Gauge
+	reloadSuccessTime prometheus.Gauge
+	reloadsTotal      *prometheus.CounterVec
+	reloadRequests    prometheus.Counter
+	alertEvalErrors   *prometheus.CounterVec
 
 	// allSignals keeps the per-signal series of every route (Options).
 	allSignals bool
-	// signalRoutes are the routes whose per-signal series are exported.
-	signalRoutes map[string]bool
+	// routes are the series of every route that may have some, by name;
+	// routeList those of pol, the policy of the last Update, in its order,
+	// and signals the names of its signals.
+	pol       *evaluator.Policy
+	routes    map[string]*routeSeries
+	routeList []*routeSeries
+	signals   []string
+	lastErrs  []string // queryErrors.last, by signal
 }
 
 // Options tune what Metrics exports.
@@ -108,13 +110,8 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 		alertEvalErrors: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_alert_eval_errors_total", Help: "Alert expression evaluations that failed at run time, by alert; the alert counted as not holding.",
 		}, []string{"alertname"}),
-		exportedRoutes:      map[string]bool{},
-		allSignals:          opts.AllSignals,
-		signalRoutes:        map[string]bool{},
-		exportedSignals:     map[string]bool{},
-		lastFailbackSeen:    map[string]time.Time{},
-		failbackRoutesKnown: map[string]bool{},
-		failbackCounted:     map[string]bool{},
+		allSignals: opts.AllSignals,
+		routes:     map[string]*routeSeries{},
 	}
 	m.reloadsTotal.WithLabelValues("success")
 	m.reloadsTotal.WithLabelValues("failure")

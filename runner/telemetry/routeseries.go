@@ -1,0 +1,113 @@
+package telemetry
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// gaugeSeries is one series of a GaugeVec: the handle WithLabelValues
+// returned, kept while the series exists, nil while it does not. Setting
+// through the handle skips what each WithLabelValues costs (hashing and
+// validating the label values, a lookup under the vector's lock), and a
+// series known not to exist is not deleted again: at 10,000 routes of 16
+// signals those calls were most of a tick's export. The handle goes with
+// its series: one kept after a delete would set a gauge no scrape sees.
+type gaugeSeries struct{ g prometheus.Gauge }
+
+// set sets the series of v with label values lvs to val, creating it when
+// it does not exist.
+func (s *gaugeSeries) set(v *prometheus.GaugeVec, val float64, lvs ...string) {
+	if s.g == nil {
+		s.g = v.WithLabelValues(lvs...)
+	}
+	s.g.Set(val)
+}
+
+// delete deletes the series of v with label values lvs when it exists.
+func (s *gaugeSeries) delete(v *prometheus.GaugeVec, lvs ...string) {
+	if s.g != nil {
+		v.DeleteLabelValues(lvs...)
+		s.g = nil
+	}
+}
+
+// setOrDelete sets the series to val when present and deletes it otherwise.
+func (s *gaugeSeries) setOrDelete(v *prometheus.GaugeVec, val float64, present bool, lvs ...string) {
+	if present {
+		s.set(v, val, lvs...)
+	} else {
+		s.delete(v, lvs...)
+	}
+}
+
+// routeSeries are the series Update writes for one route, and what it
+// remembers about the route between ticks. Metrics keeps one per
+// configured route and, for the policy of the last tick, a list of them in
+// the policy's order, so a tick looks nothing up by name but the route's
+// state and samples.
+type routeSeries struct {
+	route string
+	score gaugeSeries
+	// failbacks is the route's hermes_failbacks_total, nil until the route
+	// first leaves normal.
+	failbacks prometheus.Counter
+	// failbacksSeen: the route's failbacks have been seen once, so a later
+	// one is new when it is after lastFailback, the latest counted.
+	failbacksSeen bool
+	lastFailback  time.Time
+	// detail: the route's per-signal series are exported (signalDetail).
+	detail bool
+	// signals are the per-signal series, by signal of the policy; nil
+	// while detail is false.
+	signals []signalSeries
+}
+
+// signalSeries are the three series of one signal of one route.
+type signalSeries struct{ value, penalty, status gaugeSeries }
+
+// deleteSignals deletes the per-signal series of the route; names are the
+// signals of r.signals.
+func (r *routeSeries) deleteSignals(m *Metrics, names []string) {
+	for i := range r.signals {
+		r.signals[i].delete(m, r.route, names[i])
+	}
+	r.detail, r.signals = false, nil
+}
+
+// delete deletes every series of the route and forgets its failbacks.
+func (r *routeSeries) delete(m *Metrics, names []string) {
+	r.score.delete(m.routeScore, r.route)
+	r.deleteSignals(m, names)
+	if r.failbacks != nil {
+		m.failbacksTotal.DeleteLabelValues(r.route)
+		r.failbacks = nil
+	}
+	r.failbacksSeen, r.lastFailback = false, time.Time{}
+}
+
+// delete deletes the series of signal for route.
+func (s *signalSeries) delete(m *Metrics, route, signal string) {
+	s.value.delete(m.signalValue, route, signal)
+	s.penalty.delete(m.signalPenalty, route, signal)
+	s.status.delete(m.signalStatus, route, signal)
+}
+
+// resignal lays the per-signal series out for the signals of a new
+// policy: moved[i] is the index there of the previous policy's signal i,
+// old[i], or -1 when it went; n is how many there are. The series of the
+// signals that stay are kept, those of signals that went deleted.
+func (r *routeSeries) resignal(m *Metrics, old []string, moved []int, n int) {
+	if r.signals == nil {
+		return
+	}
+	signals := make([]signalSeries, n)
+	for i, j := range moved {
+		if j >= 0 {
+			signals[j] = r.signals[i]
+		} else {
+			r.signals[i].delete(m, r.route, old[i])
+		}
+	}
+	r.signals = signals
+}
