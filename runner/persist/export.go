@@ -93,21 +93,21 @@ func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Tim
 			continue
 		}
 		for j, r := range sv.chain {
-			sv.ratios[j].set(e.trafficRatio, float64(st.Weights[r])/100, sv.name, r)
+			sv.ratios[j].Set(e.trafficRatio, float64(st.Weights[r])/100, sv.name, r)
 		}
-		sv.degraded.setOrDelete(e.serviceDegraded, 1, st.Degraded, sv.name)
-		sv.retries.set(e.serviceRetries, boolValue(st.RetriesEnabled), sv.name)
+		sv.degraded.SetOrDelete(e.serviceDegraded, 1, st.Degraded, sv.name)
+		sv.retries.Set(e.serviceRetries, boolValue(st.RetriesEnabled), sv.name)
 	}
 	e.exportAlerts(s.Alerts)
 }
 
 func (e *Exporter) exportRoute(pol *evaluator.Policy, r *routeSeries, rs evaluator.SavedRoute, now time.Time) {
-	r.level.set(e.level, float64(rs.Level), r.route)
-	r.levelSince.set(e.levelSince, seconds(rs.Since), r.route)
-	r.stage.setOrDelete(e.stage, float64(rs.Stage), rs.Stage > 0, r.route)
-	r.stageSince.setOrDelete(e.stageSince, seconds(rs.StageSince), rs.Stage > 0, r.route)
-	r.failingSince.setOrDelete(e.failingSince, seconds(rs.FailingSince), !rs.FailingSince.IsZero(), r.route)
-	r.released.setOrDelete(e.released, 1, rs.Released, r.route)
+	r.level.Set(e.level, float64(rs.Level), r.route)
+	r.levelSince.Set(e.levelSince, seconds(rs.Since), r.route)
+	r.stage.SetOrDelete(e.stage, float64(rs.Stage), rs.Stage > 0, r.route)
+	r.stageSince.SetOrDelete(e.stageSince, seconds(rs.StageSince), rs.Stage > 0, r.route)
+	r.failingSince.SetOrDelete(e.failingSince, seconds(rs.FailingSince), !rs.FailingSince.IsZero(), r.route)
+	r.released.SetOrDelete(e.released, 1, rs.Released, r.route)
 	latest, inWindow := r.lastFailbackSeen, 0
 	for _, t := range rs.Failbacks {
 		if t.After(latest) {
@@ -118,8 +118,8 @@ func (e *Exporter) exportRoute(pol *evaluator.Policy, r *routeSeries, rs evaluat
 		}
 	}
 	r.lastFailbackSeen = latest
-	r.failbacksInWindow.setOrDelete(e.failbacksInWindow, float64(inWindow), inWindow > 0, r.route)
-	r.lastFailback.setOrDelete(e.lastFailback, seconds(latest), inWindow > 0, r.route)
+	r.failbacksInWindow.SetOrDelete(e.failbacksInWindow, float64(inWindow), inWindow > 0, r.route)
+	r.lastFailback.SetOrDelete(e.lastFailback, seconds(latest), inWindow > 0, r.route)
 }
 
 // exportAlerts sets the active-since series of every pending or firing

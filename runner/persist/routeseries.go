@@ -4,47 +4,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/hermes-failover/hermes/runner/gauge"
 )
 
-// gaugeSeries is one series of a GaugeVec: the handle WithLabelValues
-// returned, kept while the series exists, nil while it does not. Setting
-// through the handle skips what each WithLabelValues costs (hashing and
-// validating the label values, a lookup under the vector's lock), and a
-// series known not to exist is not deleted again: at 10,000 routes those
-// calls were most of a tick's export. The handle goes with its series:
-// one kept after a delete would set a gauge no scrape sees.
-type gaugeSeries struct{ g prometheus.Gauge }
-
-// set sets the series of v with label values lvs to val, creating it when
-// it does not exist.
-func (s *gaugeSeries) set(v *prometheus.GaugeVec, val float64, lvs ...string) {
-	if s.g == nil {
-		s.g = v.WithLabelValues(lvs...)
-	}
-	s.g.Set(val)
-}
-
-// delete deletes the series of v with label values lvs when it exists.
-func (s *gaugeSeries) delete(v *prometheus.GaugeVec, lvs ...string) {
-	if s.g != nil {
-		v.DeleteLabelValues(lvs...)
-		s.g = nil
-	}
-}
-
-// setOrDelete sets the series to val when present and deletes it
-// otherwise. The optional saved-state series exist only while they differ
-// from their default (docs/design.md): a calm fleet costs two saved-state
-// series per route, and a series that ends means "default" to Restore,
-// which checks it was still scraped at Hermes's last export.
-func (s *gaugeSeries) setOrDelete(v *prometheus.GaugeVec, val float64, present bool, lvs ...string) {
-	if present {
-		s.set(v, val, lvs...)
-	} else {
-		s.delete(v, lvs...)
-	}
-}
+// gaugeSeries is a saved-state series kept with its handle. The optional
+// saved-state series exist only while they differ from their default
+// (docs/design.md; SetOrDelete): a calm fleet costs two saved-state series
+// per route, and a series that ends means "default" to Restore, which
+// checks it was still scraped at Hermes's last export.
+type gaugeSeries = gauge.Series
 
 // routeSeries are the saved-state series of one route, and what its
 // export remembers between ticks. Export keeps one per configured route
@@ -80,16 +48,16 @@ type serviceSeries struct {
 // delete deletes every series of the route, its traffic ratios in every
 // service included, and forgets its failbacks.
 func (r *routeSeries) delete(e *Exporter) {
-	r.level.delete(e.level, r.route)
-	r.levelSince.delete(e.levelSince, r.route)
-	r.stage.delete(e.stage, r.route)
-	r.stageSince.delete(e.stageSince, r.route)
-	r.failingSince.delete(e.failingSince, r.route)
-	r.failbacksInWindow.delete(e.failbacksInWindow, r.route)
-	r.lastFailback.delete(e.lastFailback, r.route)
-	r.released.delete(e.released, r.route)
+	r.level.Delete(e.level, r.route)
+	r.levelSince.Delete(e.levelSince, r.route)
+	r.stage.Delete(e.stage, r.route)
+	r.stageSince.Delete(e.stageSince, r.route)
+	r.failingSince.Delete(e.failingSince, r.route)
+	r.failbacksInWindow.Delete(e.failbacksInWindow, r.route)
+	r.lastFailback.Delete(e.lastFailback, r.route)
+	r.released.Delete(e.released, r.route)
 	for _, ref := range r.ratios {
-		ref.s.ratios[ref.i].delete(e.trafficRatio, ref.s.name, r.route)
+		ref.s.ratios[ref.i].Delete(e.trafficRatio, ref.s.name, r.route)
 	}
 	r.lastFailbackSeen = time.Time{}
 }
@@ -97,10 +65,10 @@ func (r *routeSeries) delete(e *Exporter) {
 // delete deletes every series of the service.
 func (s *serviceSeries) delete(e *Exporter) {
 	for j, r := range s.chain {
-		s.ratios[j].delete(e.trafficRatio, s.name, r)
+		s.ratios[j].Delete(e.trafficRatio, s.name, r)
 	}
-	s.degraded.delete(e.serviceDegraded, s.name)
-	s.retries.delete(e.serviceRetries, s.name)
+	s.degraded.Delete(e.serviceDegraded, s.name)
+	s.retries.Delete(e.serviceRetries, s.name)
 }
 
 // rechain lays the ratios out for chain, the service's routes in a new
@@ -112,7 +80,7 @@ func (s *serviceSeries) rechain(e *Exporter, chain []string) {
 		if k := slices.Index(chain, r); k >= 0 {
 			ratios[k] = s.ratios[j]
 		} else {
-			s.ratios[j].delete(e.trafficRatio, s.name, r)
+			s.ratios[j].Delete(e.trafficRatio, s.name, r)
 		}
 	}
 	s.chain, s.ratios = slices.Clone(chain), ratios

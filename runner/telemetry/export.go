@@ -108,7 +108,7 @@ func (q *queryErrors) add(i int, name, reason string) {
 // exportRoute sets the score and failback counter of one route. The level
 // is persist's hermes_route_level.
 func (m *Metrics) exportRoute(r *routeSeries, rs *evaluator.RouteState, now time.Time) {
-	r.score.set(m.routeScore, rs.Score.Value, r.route)
+	r.score.Set(m.routeScore, rs.Score.Value, r.route)
 
 	// A failback is new when it completed after the latest one already
 	// counted. The first time a route is seen only failbacks completed at
@@ -181,12 +181,12 @@ func (m *Metrics) exportSignals(r *routeSeries, rs *evaluator.RouteState, row ev
 			penalty = cs[j].Penalty
 		}
 		ss := &r.signals[i]
-		ss.value.setOrDelete(m.signalValue, smp.Value, smp.Status == evaluator.StatusOK, r.route, name)
+		ss.value.SetOrDelete(m.signalValue, smp.Value, smp.Status == evaluator.StatusOK, r.route, name)
 		// Without --metrics.per-signal a penalty of 0 and the status ok are
 		// left out: a route that loses points to one signal costs about one
 		// series per signal (its value, or its status when it has none).
-		ss.penalty.setOrDelete(m.signalPenalty, penalty, m.allSignals || penalty != 0, r.route, name)
-		ss.status.setOrDelete(m.signalStatus, float64(smp.Status), m.allSignals || smp.Status != evaluator.StatusOK, r.route, name)
+		ss.penalty.SetOrDelete(m.signalPenalty, penalty, m.allSignals || penalty != 0, r.route, name)
+		ss.status.SetOrDelete(m.signalStatus, float64(smp.Status), m.allSignals || smp.Status != evaluator.StatusOK, r.route, name)
 	}
 	if detail {
 		r.detail = true

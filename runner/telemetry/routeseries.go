@@ -4,42 +4,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/runner/gauge"
 )
 
-// gaugeSeries is one series of a GaugeVec: the handle WithLabelValues
-// returned, kept while the series exists, nil while it does not. Setting
-// through the handle skips what each WithLabelValues costs (hashing and
-// validating the label values, a lookup under the vector's lock), and a
-// series known not to exist is not deleted again: at 10,000 routes of 16
-// signals those calls were most of a tick's export. The handle goes with
-// its series: one kept after a delete would set a gauge no scrape sees.
-type gaugeSeries struct{ g prometheus.Gauge }
-
-// set sets the series of v with label values lvs to val, creating it when
-// it does not exist.
-func (s *gaugeSeries) set(v *prometheus.GaugeVec, val float64, lvs ...string) {
-	if s.g == nil {
-		s.g = v.WithLabelValues(lvs...)
-	}
-	s.g.Set(val)
-}
-
-// delete deletes the series of v with label values lvs when it exists.
-func (s *gaugeSeries) delete(v *prometheus.GaugeVec, lvs ...string) {
-	if s.g != nil {
-		v.DeleteLabelValues(lvs...)
-		s.g = nil
-	}
-}
-
-// setOrDelete sets the series to val when present and deletes it otherwise.
-func (s *gaugeSeries) setOrDelete(v *prometheus.GaugeVec, val float64, present bool, lvs ...string) {
-	if present {
-		s.set(v, val, lvs...)
-	} else {
-		s.delete(v, lvs...)
-	}
-}
+// gaugeSeries is one of Update's series kept with its handle.
+type gaugeSeries = gauge.Series
 
 // routeSeries are the series Update writes for one route, and what it
 // remembers about the route between ticks. Metrics keeps one per
@@ -77,7 +47,7 @@ func (r *routeSeries) deleteSignals(m *Metrics, names []string) {
 
 // delete deletes every series of the route and forgets its failbacks.
 func (r *routeSeries) delete(m *Metrics, names []string) {
-	r.score.delete(m.routeScore, r.route)
+	r.score.Delete(m.routeScore, r.route)
 	r.deleteSignals(m, names)
 	if r.failbacks != nil {
 		m.failbacksTotal.DeleteLabelValues(r.route)
@@ -88,9 +58,9 @@ func (r *routeSeries) delete(m *Metrics, names []string) {
 
 // delete deletes the series of signal for route.
 func (s *signalSeries) delete(m *Metrics, route, signal string) {
-	s.value.delete(m.signalValue, route, signal)
-	s.penalty.delete(m.signalPenalty, route, signal)
-	s.status.delete(m.signalStatus, route, signal)
+	s.value.Delete(m.signalValue, route, signal)
+	s.penalty.Delete(m.signalPenalty, route, signal)
+	s.status.Delete(m.signalStatus, route, signal)
 }
 
 // resignal lays the per-signal series out for the signals of a new
