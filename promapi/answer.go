@@ -61,6 +61,39 @@ func newAnswer(routes *routePositions, counted bool, windows []time.Duration) *A
 	return a
 }
 
+// fits reports whether a is the Answer newAnswer would make for a query
+// with counted and windows (over the same routes), so reset can serve
+// again.
+func (a *Answer) fits(counted bool, windows []time.Duration) bool {
+	if a.counted != counted || counted && len(a.windows) != len(windows) {
+		return false
+	}
+	for k := range a.windows {
+		if a.windows[k].valuePart != rules.WindowPart(rules.PartValue, windows[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// reset makes a an answer where no route has data yet, as newAnswer
+// does, keeping its slots and the order its routes came in.
+func (a *Answer) reset() {
+	a.routes.prev = -1
+	clear(a.values)
+	clear(a.nValues)
+	clear(a.evidence)
+	clear(a.nEvidence)
+	for k := range a.windows {
+		w := &a.windows[k]
+		clear(w.values)
+		clear(w.nValues)
+		clear(w.evidence)
+		clear(w.nEvidence)
+	}
+	a.failed, a.reason = false, ""
+}
+
 // Add records one series of the answer: its route label, its
 // rules.PartLabel ("" when absent) and its value. In a counted answer, a
 // series of a window part that the signal does not declare is ignored: it

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -49,63 +48,7 @@ func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig,
 // CollectRoutes is Collect over a RouteQueryFunc, which hands each answer
 // over series by series instead of as a vector (see NewRouteQueryFunc).
 func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	// Each distinct query runs once (two signals may be one query). The
-	// evidence half exists for the signals that declare one; signals
-	// sharing a TickQuery share their evidence query too.
-	byQuery := map[string]int{}
-	var queries []string
-	var counted []bool
-	var windows [][]time.Duration
-	of := make([]int, len(signals)) // of[i]: the query of signals[i]
-	for i, sig := range signals {
-		q := sig.TickQuery()
-		if _, ok := byQuery[q]; !ok {
-			byQuery[q] = len(queries)
-			queries = append(queries, q)
-			counted = append(counted, sig.EvidenceQuery() != "")
-			windows = append(windows, sig.Windows)
-		}
-		of[i] = byQuery[q]
-	}
-	// Answers are held by route position, not in a map per query: at
-	// 10,000 routes a slice of samples takes about half the memory of a
-	// map and needs no hashing.
-	positions := newRoutePositions(routes)
-	answers := make([]*Answer, len(queries))
-	var wg sync.WaitGroup
-	for i, q := range queries {
-		wg.Go(func() {
-			qctx, cancel := ctx, context.CancelFunc(func() {})
-			if timeout > 0 {
-				qctx, cancel = context.WithTimeout(ctx, timeout)
-			}
-			defer cancel()
-			a := newAnswer(positions, counted[i], windows[i])
-			if err := query(qctx, q, t, a); err != nil {
-				a.Fail(err)
-			}
-			answers[i] = a
-		})
-	}
-	wg.Wait()
-
-	// The columns are the signals, then their windows (rules.Columns),
-	// the order the core's policy reads them in.
-	snap := evaluator.NewSnapshot(t, routes, rules.Columns(signals))
-	for j := range routes {
-		col := len(signals)
-		for i := range signals {
-			a := answers[of[i]]
-			snap.SetCell(j, i, a.sample(j))
-			for k := range signals[i].Windows {
-				if k < len(a.windows) {
-					snap.SetCell(j, col, a.windowSample(k, j))
-				}
-				col++
-			}
-		}
-	}
-	return snap
+	return new(Collector).Collect(ctx, query, signals, routes, t, timeout)
 }
 
 // RouteQueryFunc runs one instant PromQL query at t and adds every series

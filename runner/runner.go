@@ -1,7 +1,7 @@
 // Package runner is the live shell around the evaluator core. One tick,
 // in the order the packages are called:
 //
-//	promapi.CollectRoutes one PromQL query per signal, each answer streamed
+//	promapi.Collector     one PromQL query per signal, each answer streamed
 //	                      into route slots → evaluator.Snapshot (plus the
 //	                      actuators' health after the last tick)
 //	evaluator.Step        the pure core, with the operator commands queued
@@ -81,6 +81,9 @@ type Runner struct {
 	metrics  *telemetry.Metrics
 	acts     *actuationMetrics
 	alerts   *alerting.Sender
+	// collector gathers each tick's answers into its snapshot; only the
+	// loop's goroutine uses it (tick).
+	collector promapi.Collector
 
 	mu        sync.Mutex
 	cfg       *rules.Config
@@ -321,7 +324,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
 	defer cancel()
 	qerrs := newQueryErrors(cfg.Signals)
-	snap := promapi.CollectRoutes(tctx, qerrs.wrap(query), cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	snap := r.collector.Collect(tctx, qerrs.wrap(query), cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
 	if ctx.Err() != nil {
 		// Hermes is stopping: the queries were canceled, not answered. The
 		// tick is dropped rather than judged, counted and exported as if

@@ -1,0 +1,96 @@
+package promapi
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Collector is CollectRoutes for a loop of ticks (the live loop holds
+// one): between ticks it keeps each query's Answer, its route slots and
+// the order its routes came in. At 10,000 routes a tick's answers are
+// about 6 MB of slots, which a fresh Answer per query per tick would
+// make garbage every tick; and Prometheus lists a query's series in the
+// same order tick after tick, so the routeFinder's guesses, learned from
+// the last tick, hold from the first series of the next. An Answer is
+// kept only while the routes, and its query's evidence and windows, stay
+// the same; one whose query a tick no longer asks is dropped.
+// TestCollectorAsCollectRoutes holds it to a fresh CollectRoutes per tick.
+//
+// The zero Collector is ready to use. It is not for concurrent use: a
+// Collect returns only when every query of its tick has returned.
+type Collector struct {
+	positions *routePositions
+	answers   map[string]*Answer // by query
+}
+
+// Collect is CollectRoutes, reusing what the Collector kept from its last
+// tick.
+func (c *Collector) Collect(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
+	if c.positions == nil || !slices.Equal(c.positions.names, routes) {
+		// Positions are the routes' places in every slot; a kept
+		// Answer's slots and guesses are of the old places.
+		c.positions, c.answers = newRoutePositions(slices.Clone(routes)), nil
+	}
+	// Each distinct query runs once (two signals may be one query). The
+	// evidence half exists for the signals that declare one; signals
+	// sharing a TickQuery share their evidence query too.
+	kept := c.answers
+	c.answers = make(map[string]*Answer, len(signals))
+	var queries []string
+	var answers []*Answer
+	of := make([]int, len(signals)) // of[i]: the query of signals[i]
+	byQuery := map[string]int{}
+	for i, sig := range signals {
+		q := sig.TickQuery()
+		if _, ok := byQuery[q]; !ok {
+			byQuery[q] = len(queries)
+			counted := sig.EvidenceQuery() != ""
+			a := kept[q]
+			if a != nil && a.fits(counted, sig.Windows) {
+				a.reset()
+			} else {
+				a = newAnswer(c.positions, counted, sig.Windows)
+			}
+			c.answers[q] = a
+			queries, answers = append(queries, q), append(answers, a)
+		}
+		of[i] = byQuery[q]
+	}
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Go(func() {
+			qctx, cancel := ctx, context.CancelFunc(func() {})
+			if timeout > 0 {
+				qctx, cancel = context.WithTimeout(ctx, timeout)
+			}
+			defer cancel()
+			if err := query(qctx, q, t, answers[i]); err != nil {
+				answers[i].Fail(err)
+			}
+		})
+	}
+	wg.Wait()
+
+	// The columns are the signals, then their windows (rules.Columns),
+	// the order the core's policy reads them in.
+	snap := evaluator.NewSnapshot(t, routes, rules.Columns(signals))
+	for j := range routes {
+		col := len(signals)
+		for i := range signals {
+			a := answers[of[i]]
+			snap.SetCell(j, i, a.sample(j))
+			for k := range signals[i].Windows {
+				if k < len(a.windows) {
+					snap.SetCell(j, col, a.windowSample(k, j))
+				}
+				col++
+			}
+		}
+	}
+	return snap
+}
