@@ -5,10 +5,10 @@
 #   - Step at 10,000 routes with every route's samples changing every
 #     tick, with the counts a live tick delivers
 #     (BenchmarkStepChangingCounted): at most 100 ms;
-#   - a whole live tick's CPU in Hermes (decode, Step, export, one scrape
-#     of /metrics) at 10,000 routes: at most 2 % of the evaluation
-#     interval (scripts/bench-rss.sh, a real `hermes run` against
-#     internal/benchfleet/fakeprom, about 3 minutes; RSS=0 skips it);
+#   - a whole live tick's CPU in Hermes (decode, Step, export) at 10,000
+#     routes: at most 2 % of the evaluation interval (scripts/bench-rss.sh,
+#     a real `hermes run` against internal/benchfleet/fakeprom, about 3
+#     minutes; it prints one scrape of /metrics apart; RSS=0 skips it);
 #   - a 24 h backtest at 15 s of 100 routes: under 10 s.
 # Besides: the core tick on a calm and degraded fleet (BenchmarkStep) at
 # 100, 1,000 and 10,000 routes; Hermes's /metrics at 10,000 routes; the
