@@ -244,7 +244,7 @@ func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingW
 		return
 	}
 	s := &smps[wins[k].col]
-	c.Window, c.WindowValue, c.WindowVolume = wins[k].window, s.Value, s.Volume
+	c.window = &windowEvidence{wins[k].window, s.Value, s.Volume}
 }
 
 // ReasonText is why c has its value: what the data behind a counted
@@ -280,16 +280,17 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 	// The calls of the window that gave the bound: the signal's own, or
 	// one of its longer windows.
 	value, volume := c.Value, c.Volume
-	if c.Window > 0 {
-		value, volume = c.WindowValue, c.WindowVolume
+	window, wValue, wVolume := c.Window()
+	if window > 0 {
+		value, volume = wValue, wVolume
 	}
 	b = appendFloat(b, value*volume, 'f', 0)
 	b = append(b, " of "...)
 	b = appendFloat(b, volume, 'f', 0)
 	b = append(b, " calls"...)
-	if c.Window > 0 {
+	if window > 0 {
 		b = append(b, " in "...)
-		b = appendWindow(b, c.Window)
+		b = appendWindow(b, window)
 	} else {
 		b = append(b, f.in...)
 	}

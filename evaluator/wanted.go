@@ -56,8 +56,8 @@ func callsWanted(p *Policy, sc Score) []string {
 		}
 		b := p.scoring.bounds[idx][0]
 		v, n, w := c.Value, c.Volume, p.Config.Signals[idx].OwnWindow()
-		if c.Window > 0 {
-			v, n, w = c.WindowValue, c.WindowVolume, c.Window
+		if win, wv, wn := c.Window(); win > 0 {
+			v, n, w = wv, wn, win
 		}
 		var x, t float64 // failures, and the failure share to show at most
 		switch {
