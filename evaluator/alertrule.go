@@ -377,6 +377,6 @@ func envSignal(c *Contribution) float64 {
 // hasEvidence reports whether c gives a line of an alert environment's
 // evidence (its signal and reason).
 func hasEvidence(c *Contribution) bool {
-	return c.Status == StatusOK && c.Counted && (c.evidence != nil || c.Reason != "") &&
+	return c.Status == StatusOK && c.Counted && (c.format() != nil || c.Reason != "") &&
 		(c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven)
 }

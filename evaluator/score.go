@@ -15,7 +15,7 @@ import (
 
 // Contribution is what one signal did to a route's score. A route's score
 // holds one per signal, and a fleet's state one per route and signal, so
-// its fields are ordered to leave no padding (112 bytes): its status is
+// its fields are ordered to leave no padding (104 bytes): its status is
 // written as text only in JSON (MarshalJSON).
 type Contribution struct {
 	Signal string       `json:"signal"`
@@ -29,13 +29,15 @@ type Contribution struct {
 	// at scoring.confidence; the signal holds the route (ReasonText says
 	// why).
 	Unproven bool `json:"unproven,omitempty"`
-	// evidenceKind and evidence, when set, make ReasonText the evidence
-	// text of a counted signal, written only when asked for (evidence.go).
+	// evidenceKind and evidence, when set with its format, make
+	// ReasonText the evidence text of a counted signal, written only when
+	// asked for (evidence.go); evidence also holds the longer window that
+	// gave the text's bound, if one did (see Window).
 	evidenceKind evidenceKind
 	// Reason is why the signal has no value (a sample's error), or a
 	// reason read back from JSON; ReasonText is what to show.
 	Reason   string `json:"reason,omitempty"`
-	evidence *evidenceFormat
+	evidence *evidence
 	// Penalty is the points this signal took off.
 	Penalty float64 `json:"penalty"`
 	// CapsAt is the score cap this signal imposes, or -1.
@@ -44,10 +46,6 @@ type Contribution struct {
 	Floor traffic.Level `json:"floor"`
 	// Volume is the count behind Value (calls or samples) when Counted.
 	Volume float64 `json:"volume,omitempty"`
-	// window, when set, is the longer window that gave the bound its
-	// evidence text is about (see Window): few contributions have one, so
-	// it is kept apart.
-	window *windowEvidence
 	// bound is the end of the interval the evidence text gives.
 	bound float64
 	// AlertValue is what alert expressions see as signals.NAME: the lower
@@ -56,21 +54,16 @@ type Contribution struct {
 	AlertValue float64 `json:"-"`
 }
 
-// windowEvidence is a longer window of a signal, with its ratio and calls.
-type windowEvidence struct {
-	window        time.Duration
-	value, volume float64
-}
-
 // Window is the longer window of the signal whose calls gave the bound
 // c's evidence text is about (evidence.go, "Evidence over longer
 // windows"), with that window's ratio and calls; zero when the signal's
 // own window did.
 func (c *Contribution) Window() (window time.Duration, value, volume float64) {
-	if c.window == nil {
+	if c.evidence == nil {
 		return 0, 0, 0
 	}
-	return c.window.window, c.window.value, c.window.volume
+	w := &c.evidence.window
+	return w.window, w.value, w.volume
 }
 
 // Score is a route's health at one tick, with its per-signal contributions.
@@ -411,7 +404,7 @@ func (c *Contribution) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("contribution %s: window: %w", j.Signal, err)
 		}
-		c.window = &windowEvidence{w, j.WindowValue, j.WindowVolume}
+		c.evidence = &evidence{window: windowEvidence{w, j.WindowValue, j.WindowVolume}}
 	}
 	switch j.StatusText {
 	case "missing":

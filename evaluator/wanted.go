@@ -51,7 +51,7 @@ func callsWanted(p *Policy, sc Score) []string {
 	for i := range sc.Contributions {
 		c := &sc.Contributions[i]
 		idx, ok := p.signalIndex[c.Signal]
-		if !ok || c.Status != StatusOK || !c.Counted || c.evidence == nil || c.evidence.samples || len(p.scoring.bounds[idx]) == 0 {
+		if !ok || c.Status != StatusOK || !c.Counted || c.format() == nil || c.format().samples || len(p.scoring.bounds[idx]) == 0 {
 			continue
 		}
 		b := p.scoring.bounds[idx][0]
@@ -71,7 +71,7 @@ func callsWanted(p *Policy, sc Score) []string {
 		if !(n > 0) || w <= 0 {
 			continue
 		}
-		need := callsNeeded(x, t, c.evidence.bounds)
+		need := callsNeeded(x, t, c.format().bounds)
 		rate := n / w.Seconds()
 		in := fmtWindow(w)
 		switch {
