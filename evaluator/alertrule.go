@@ -73,8 +73,8 @@ func evalAlerts(p *Policy, s State, routes []RouteState, snap Snapshot, now time
 type alertTarget struct{ service, route, actuator string }
 
 // alertEval is one tick's evaluation of the alert rules, target by target.
-// One expr VM and one signals map serve every target in turn: nothing
-// keeps an environment once its target's rules ran.
+// One expr VM, one environment and one signals map serve every target in
+// turn: nothing keeps an environment once its target's rules ran.
 type alertEval struct {
 	p       *Policy
 	now     time.Time
@@ -83,6 +83,7 @@ type alertEval struct {
 	out     []orderedEvent
 	targets int
 	machine vm.VM
+	env     targetEnv
 	signals map[string]float64
 }
 
@@ -112,7 +113,8 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 		return
 	}
 	clear(e.signals)
-	env := build(e.signals) // the target's environment, as far as built
+	e.env = build(e.signals) // the target's environment, as far as built
+	env := &e.env
 	prev := e.prev[id]
 	var cache annotationCache
 	for _, ri := range scoped {
@@ -375,6 +377,6 @@ func envSignal(c *Contribution) float64 {
 // hasEvidence reports whether c gives a line of an alert environment's
 // evidence (its signal and reason).
 func hasEvidence(c *Contribution) bool {
-	return c.Status == StatusOK && c.Counted && (c.evidence != nil || c.Reason != "") &&
+	return c.Status == StatusOK && c.Counted && (c.format() != nil || c.Reason != "") &&
 		(c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal || c.Unproven)
 }

@@ -198,6 +198,31 @@ func newEvidenceFormat(cfg *rules.Config, sig *rules.SignalConfig, b *proportion
 	return f
 }
 
+// evidence is what a contribution's evidence text is made of besides its
+// own numbers: its signal's format (nil for a contribution read back from
+// JSON, whose Reason is its text) and the longer window that gave the
+// text's bound, zero when the signal's own window did. Contributions
+// without a window share their signal's, which the policy keeps.
+type evidence struct {
+	*evidenceFormat
+	window windowEvidence
+}
+
+// windowEvidence is a longer window of a signal, with its ratio and calls.
+type windowEvidence struct {
+	window        time.Duration
+	value, volume float64
+}
+
+// format is the evidence format of c's signal, nil when c's text is its
+// Reason.
+func (c *Contribution) format() *evidenceFormat {
+	if c.evidence == nil {
+		return nil
+	}
+	return c.evidence.evidenceFormat
+}
+
 // evidenceKind is which end of a counted proportion's interval its
 // evidence text gives: the interval is not kept, but made again from the
 // contribution's value and volume when the text is asked for.
@@ -209,7 +234,7 @@ const (
 	evidenceAtMost               // "≤ hi %"
 )
 
-// setEvidence marks c, of the signal whose format is f, as one whose
+// setEvidence marks c, of the signal whose evidence is e, as one whose
 // reason is its evidence text (ReasonText), for a counted ok contribution:
 // iv is c's interval at scoring.confidence, above whether the signal's
 // thresholds are upper ones, proven whether the interval is past one.
@@ -218,11 +243,11 @@ const (
 // tick, though a text is read only when an alert, an event or a person
 // asks for it: scoring keeps only the kind of text and the bound it
 // gives, and ReasonText writes it.
-func (c *Contribution) setEvidence(f *evidenceFormat, above, proven bool, iv interval) {
+func (c *Contribution) setEvidence(e *evidence, above, proven bool, iv interval) {
 	if c.Status != StatusOK || !c.Counted {
 		return
 	}
-	c.Reason, c.evidence, c.evidenceKind, c.bound = "", f, evidenceAtMost, iv.hi
+	c.Reason, c.evidence, c.evidenceKind, c.bound = "", e, evidenceAtMost, iv.hi
 	if above == proven {
 		c.evidenceKind, c.bound = evidenceAtLeast, iv.lo
 	}
@@ -233,7 +258,7 @@ func (c *Contribution) setEvidence(f *evidenceFormat, above, proven bool, iv int
 // the lower end when it shows at least, or was not proven past an upper
 // threshold; else the upper end. Nothing when the signal's own window did.
 func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingWindows) {
-	if c.evidence == nil || len(wins) == 0 {
+	if c.format() == nil || len(wins) == 0 {
 		return
 	}
 	k := d.hi
@@ -244,7 +269,7 @@ func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingW
 		return
 	}
 	s := &smps[wins[k].col]
-	c.Window, c.WindowValue, c.WindowVolume = wins[k].window, s.Value, s.Volume
+	c.evidence = &evidence{c.evidence.evidenceFormat, windowEvidence{wins[k].window, s.Value, s.Volume}}
 }
 
 // ReasonText is why c has its value: what the data behind a counted
@@ -253,7 +278,7 @@ func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingW
 // (fewer than 200)"), else Reason (a sample's error, or a text read back
 // from JSON).
 func (c *Contribution) ReasonText() string {
-	if c.evidence == nil {
+	if c.format() == nil {
 		return c.Reason
 	}
 	var buf [128]byte
@@ -265,7 +290,7 @@ func (c *Contribution) ReasonText() string {
 // %.3g) rather than with fmt, as explain and the status page ask for every
 // route's.
 func (c *Contribution) appendEvidence(b []byte) []byte {
-	f := c.evidence
+	f := c.format()
 	if f.samples {
 		b = appendFloat(b, c.Volume, 'f', 0)
 		b = append(b, " samples"...)
@@ -280,16 +305,17 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 	// The calls of the window that gave the bound: the signal's own, or
 	// one of its longer windows.
 	value, volume := c.Value, c.Volume
-	if c.Window > 0 {
-		value, volume = c.WindowValue, c.WindowVolume
+	window, wValue, wVolume := c.Window()
+	if window > 0 {
+		value, volume = wValue, wVolume
 	}
 	b = appendFloat(b, value*volume, 'f', 0)
 	b = append(b, " of "...)
 	b = appendFloat(b, volume, 'f', 0)
 	b = append(b, " calls"...)
-	if c.Window > 0 {
+	if window > 0 {
 		b = append(b, " in "...)
-		b = appendWindow(b, c.Window)
+		b = appendWindow(b, window)
 	} else {
 		b = append(b, f.in...)
 	}

@@ -37,11 +37,11 @@ type Policy struct {
 	serviceRoutes [][]int
 	// shown and decisive are the bounds of a proportion of calls at
 	// scoring.confidence and scoring.decisive_confidence (bounds.go);
-	// evidence is each signal's format of evidence texts (evidence.go),
-	// which its contributions point to; scoring the penalties, caps and
-	// floors by signal index.
+	// evidence is each signal's format of evidence texts, without a
+	// window (evidence.go), which its contributions point to; scoring the
+	// penalties, caps and floors by signal index.
 	shown, decisive *proportionBounds
-	evidence        []evidenceFormat
+	evidence        []evidence
 	scoring         scoreRules
 	// columns are the snapshot columns the policy reads (rules.Columns):
 	// its signals, then their windows; windows[i] are signal i's windows
@@ -62,11 +62,11 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.shown, p.decisive = newProportionBounds(zScore(cfg.Scoring.Confidence)), newProportionBounds(zScore(cfg.Scoring.DecisiveConfidence))
-	p.evidence = make([]evidenceFormat, len(cfg.Signals))
+	p.evidence = make([]evidence, len(cfg.Signals))
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
-		p.evidence[i] = newEvidenceFormat(cfg, &cfg.Signals[i], p.shown)
+		p.evidence[i] = evidence{evidenceFormat: ptr(newEvidenceFormat(cfg, &cfg.Signals[i], p.shown))}
 	}
 	p.scoring = newScoreRules(cfg, p.signalIndex)
 	p.columns = rules.Columns(cfg.Signals)

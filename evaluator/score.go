@@ -15,7 +15,7 @@ import (
 
 // Contribution is what one signal did to a route's score. A route's score
 // holds one per signal, and a fleet's state one per route and signal, so
-// its fields are ordered to leave no padding (128 bytes): its status is
+// its fields are ordered to leave no padding (104 bytes): its status is
 // written as text only in JSON (MarshalJSON).
 type Contribution struct {
 	Signal string       `json:"signal"`
@@ -29,13 +29,15 @@ type Contribution struct {
 	// at scoring.confidence; the signal holds the route (ReasonText says
 	// why).
 	Unproven bool `json:"unproven,omitempty"`
-	// evidenceKind and evidence, when set, make ReasonText the evidence
-	// text of a counted signal, written only when asked for (evidence.go).
+	// evidenceKind and evidence, when set with its format, make
+	// ReasonText the evidence text of a counted signal, written only when
+	// asked for (evidence.go); evidence also holds the longer window that
+	// gave the text's bound, if one did (see Window).
 	evidenceKind evidenceKind
 	// Reason is why the signal has no value (a sample's error), or a
 	// reason read back from JSON; ReasonText is what to show.
 	Reason   string `json:"reason,omitempty"`
-	evidence *evidenceFormat
+	evidence *evidence
 	// Penalty is the points this signal took off.
 	Penalty float64 `json:"penalty"`
 	// CapsAt is the score cap this signal imposes, or -1.
@@ -44,19 +46,24 @@ type Contribution struct {
 	Floor traffic.Level `json:"floor"`
 	// Volume is the count behind Value (calls or samples) when Counted.
 	Volume float64 `json:"volume,omitempty"`
-	// Window, when set, is the longer window of the signal whose calls
-	// gave the bound its evidence text is about (evidence.go, "Evidence
-	// over longer windows"), WindowValue and WindowVolume its ratio and
-	// calls; zero when the signal's own window did.
-	Window       time.Duration `json:"-"`
-	WindowValue  float64       `json:"-"`
-	WindowVolume float64       `json:"-"`
 	// bound is the end of the interval the evidence text gives.
 	bound float64
 	// AlertValue is what alert expressions see as signals.NAME: the lower
 	// confidence bound of a counted proportion (the share the calls show at
 	// least), NaN for a statistic of too few samples, else Value.
 	AlertValue float64 `json:"-"`
+}
+
+// Window is the longer window of the signal whose calls gave the bound
+// c's evidence text is about (evidence.go, "Evidence over longer
+// windows"), with that window's ratio and calls; zero when the signal's
+// own window did.
+func (c *Contribution) Window() (window time.Duration, value, volume float64) {
+	if c.evidence == nil {
+		return 0, 0, 0
+	}
+	w := &c.evidence.window
+	return w.window, w.value, w.volume
 }
 
 // Score is a route's health at one tick, with its per-signal contributions.
@@ -362,7 +369,7 @@ type contributionJSON struct {
 	Volume     float64       `json:"volume,omitempty"`
 	Counted    bool          `json:"counted,omitempty"`
 	Unproven   bool          `json:"unproven,omitempty"`
-	// Window is Contribution.Window as people write it ("15m").
+	// Window is Contribution.Window's window as people write it ("15m").
 	Window       string  `json:"window,omitempty"`
 	WindowValue  float64 `json:"window_value,omitempty"`
 	WindowVolume float64 `json:"window_volume,omitempty"`
@@ -372,8 +379,8 @@ type contributionJSON struct {
 func (c Contribution) MarshalJSON() ([]byte, error) {
 	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.ReasonText(), Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor,
 		Volume: c.Volume, Counted: c.Counted, Unproven: c.Unproven}
-	if c.Window > 0 {
-		j.Window, j.WindowValue, j.WindowVolume = fmtWindow(c.Window), c.WindowValue, c.WindowVolume
+	if w, v, n := c.Window(); w > 0 {
+		j.Window, j.WindowValue, j.WindowVolume = fmtWindow(w), v, n
 	}
 	if !math.IsNaN(c.Value) && !math.IsInf(c.Value, 0) {
 		j.Value = &c.Value
@@ -397,7 +404,7 @@ func (c *Contribution) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("contribution %s: window: %w", j.Signal, err)
 		}
-		c.Window, c.WindowValue, c.WindowVolume = w, j.WindowValue, j.WindowVolume
+		c.evidence = &evidence{window: windowEvidence{w, j.WindowValue, j.WindowVolume}}
 	}
 	switch j.StatusText {
 	case "missing":

@@ -51,13 +51,13 @@ func callsWanted(p *Policy, sc Score) []string {
 	for i := range sc.Contributions {
 		c := &sc.Contributions[i]
 		idx, ok := p.signalIndex[c.Signal]
-		if !ok || c.Status != StatusOK || !c.Counted || c.evidence == nil || c.evidence.samples || len(p.scoring.bounds[idx]) == 0 {
+		if !ok || c.Status != StatusOK || !c.Counted || c.format() == nil || c.format().samples || len(p.scoring.bounds[idx]) == 0 {
 			continue
 		}
 		b := p.scoring.bounds[idx][0]
 		v, n, w := c.Value, c.Volume, p.Config.Signals[idx].OwnWindow()
-		if c.Window > 0 {
-			v, n, w = c.WindowValue, c.WindowVolume, c.Window
+		if win, wv, wn := c.Window(); win > 0 {
+			v, n, w = wv, wn, win
 		}
 		var x, t float64 // failures, and the failure share to show at most
 		switch {
@@ -71,7 +71,7 @@ func callsWanted(p *Policy, sc Score) []string {
 		if !(n > 0) || w <= 0 {
 			continue
 		}
-		need := callsNeeded(x, t, c.evidence.bounds)
+		need := callsNeeded(x, t, c.format().bounds)
 		rate := n / w.Seconds()
 		in := fmtWindow(w)
 		switch {

@@ -97,11 +97,13 @@ func TestWindowedEvidence(t *testing.T) {
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
-			if back.ReasonText() != got.ReasonText() || back.Window != got.Window || back.WindowVolume != got.WindowVolume || back.WindowValue != got.WindowValue {
-				t.Errorf("after JSON %+v, was %+v", back, *got)
+			bw, bv, bn := back.Window()
+			gw, gv, gn := got.Window()
+			if back.ReasonText() != got.ReasonText() || bw != gw || bn != gn || bv != gv {
+				t.Errorf("after JSON %+v (window %s, %g, %g), was %+v (window %s, %g, %g)", back, bw, bv, bn, *got, gw, gv, gn)
 			}
-			if strings.Contains(c.wantText, " in 15m") != (got.Window == 15*time.Minute) {
-				t.Errorf("window %s for text %q", got.Window, c.wantText)
+			if strings.Contains(c.wantText, " in 15m") != (gw == 15*time.Minute) {
+				t.Errorf("window %s for text %q", gw, c.wantText)
 			}
 		})
 	}
