@@ -15,8 +15,9 @@ import (
 // the order its routes came in. At 10,000 routes a tick's answers are
 // about 6 MB of slots, which a fresh Answer per query per tick would
 // make garbage every tick; and Prometheus lists a query's series in the
-// same order tick after tick, so the routeFinder's guesses, learned from
-// the last tick, hold from the first series of the next. An Answer is
+// same order tick after tick while they stay the same, so the
+// routeFinder's guesses, learned from the last tick, mostly hold from the
+// first series of the next (a wrong one costs a comparison). An Answer is
 // kept only while the routes, and its query's evidence and windows, stay
 // the same; one whose query a tick no longer asks is dropped.
 // TestCollectorAsCollectRoutes holds it to a fresh CollectRoutes per tick.

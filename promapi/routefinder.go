@@ -1,7 +1,8 @@
 package promapi
 
 // routePositions are the configured routes of a tick by position and by
-// name, built once a tick (CollectRoutes) and read by every answer.
+// name, built when the routes change (Collector) and read by every
+// answer.
 type routePositions struct {
 	names []string
 	index map[string]int
