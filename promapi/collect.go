@@ -53,6 +53,8 @@ func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.Si
 
 // RouteQueryFunc runs one instant PromQL query at t and adds every series
 // of its answer to into (Answer.Add); an error fails the whole answer.
+// It adds nothing once it has returned: a Collector serves the same
+// Answer to the query's next tick.
 type RouteQueryFunc func(ctx context.Context, q string, t time.Time, into *Answer) error
 
 // VectorRoutes adapts a QueryFunc (a backtest, a fake) to a
