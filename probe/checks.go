@@ -56,12 +56,19 @@ func (p *Prober) request(ctx context.Context, t *target, method, url, probe stri
 	return req, nil
 }
 
+// The codes of a probe that got no HTTP answer, as the gateway contract
+// spells them.
+const (
+	codeTimeout   = "timeout"
+	codeConnError = "conn_error"
+)
+
 // failure turns a transport error into an outcome.
 func failure(probe string, start time.Time, now time.Time, err error) outcome {
-	code := "conn_error"
+	code := codeConnError
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		code = "timeout"
+		code = codeTimeout
 	}
 	return outcome{probe: probe, code: code, took: now.Sub(start),
 		res: validate.Result{Verdict: validate.HardFail, Detail: redact(err.Error())}}
