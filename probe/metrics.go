@@ -38,7 +38,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"route", "layer", "probe", "verdict", "reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llm_probe_tokens_total",
-			Help: "Tokens spent by probes (reported usage, or estimated from characters, the reply's part at most max_tokens).",
+			Help: "Tokens spent by probes (reported usage, or estimated from characters; the reply's part at most max_tokens, or 4096 without it, the prompt's at most its bytes).",
 		}, []string{"route", "probe"}),
 		remaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "llm_probe_budget_remaining_tokens",
