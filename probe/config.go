@@ -115,10 +115,6 @@ type Message struct {
 	Content string `mapstructure:"content"`
 }
 
-// ReasonBodyTooLarge fails a probe whose reply is longer than the
-// prompt's validation.max_body_bytes (a gzip bomb, an endless body).
-const ReasonBodyTooLarge validate.Reason = "body_too_large"
-
 // The defaults a configuration starts from.
 var defaultDefaults = Defaults{
 	Liveness:  LayerConfig{Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
