@@ -46,7 +46,7 @@ func holdingUpstream(t *testing.T, headers bool) (base string, arrived, gone cha
 // UpstreamError or is httputil's default (which answers 502).
 func TestMiddlewareCallerHangsUp(t *testing.T) {
 	for _, tt := range []struct {
-		name             string
+		name              string
 		headers, withHook bool
 	}{
 		{"before the reply", false, true},
