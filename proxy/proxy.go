@@ -150,6 +150,10 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 			// upstream's, as nginx's proxy_pass does with
 			// proxy_set_header Host $proxy_host.
 			pr.SetURL(up)
+			if pr.In.URL.Path == prefix {
+				// /NAME is the upstream's base itself, as nginx maps it.
+				pr.Out.URL.Path, pr.Out.URL.RawPath = up.Path, up.RawPath
+			}
 		},
 		Transport:     &limited{next: rt, limits: rc.Limits},
 		FlushInterval: -1,

@@ -1,0 +1,284 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+const secret = "sk-live-DO-NOT-LEAK-4f3a9c"
+
+// seen is what an upstream received.
+type seen struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (s *seen) last() *http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reqs[len(s.reqs)-1]
+}
+
+// echoUpstream answers every request with a healthy completion and keeps
+// what it received.
+func echoUpstream(t *testing.T) (string, *seen) {
+	s := &seen{}
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		s.mu.Lock()
+		s.reqs = append(s.reqs, r)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream", "yes")
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there."},"finish_reason":"stop"}]}`)
+	}))
+	return base, s
+}
+
+// TestTransparent: path (after the route's prefix, joined to the
+// upstream's own), query, method, headers (Authorization included, the
+// caller's X-Forwarded-For kept, none added) reach the upstream
+// unchanged, with Host set to the upstream's; the reply's headers reach
+// the caller.
+func TestTransparent(t *testing.T) {
+	up, got := echoUpstream(t)
+	base, _, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up+"/openai", validate.Rules{})}}, nil)
+	req := chatRequest(t, base+"/free/v1", false)
+	req.URL.RawQuery = "api-version=2024-10-21&x=a%2Fb"
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("X-Forwarded-For", "10.0.0.7")
+	req.Header.Set("OpenAI-Organization", "org-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	r := got.last()
+	upHost := strings.TrimPrefix(up, "http://")
+	checks := []struct{ what, got, want string }{
+		{"method", r.Method, http.MethodPost},
+		{"path", r.URL.Path, "/openai/v1/chat/completions"},
+		{"query", r.URL.RawQuery, "api-version=2024-10-21&x=a%2Fb"},
+		{"Host", r.Host, upHost},
+		{"Authorization", r.Header.Get("Authorization"), "Bearer " + secret},
+		{"X-Forwarded-For", strings.Join(r.Header.Values("X-Forwarded-For"), ","), "10.0.0.7"},
+		{"OpenAI-Organization", r.Header.Get("OpenAI-Organization"), "org-1"},
+		{"reply header", resp.Header.Get("X-Upstream"), "yes"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	for _, h := range []string{"X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded", "Via"} {
+		if v := r.Header.Get(h); v != "" {
+			t.Errorf("the proxy added %s: %q", h, v)
+		}
+	}
+
+	// A route's prefix alone is the upstream's base; an unknown route is 404.
+	resp, err = http.Get(base + "/free")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if p := got.last().URL.Path; p != "/openai" {
+		t.Errorf("/free went to %q, want /openai", p)
+	}
+	resp, err = http.Get(base + "/freex/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown route: %d", resp.StatusCode)
+	}
+}
+
+// TestSecretsStayOut: the caller's Authorization, and an API key in the
+// query, appear neither in the logs (debug level, a call that succeeds
+// and one whose upstream is down) nor on /metrics.
+func TestSecretsStayOut(t *testing.T) {
+	up, got := echoUpstream(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{
+		testRoute("free", up, validate.Rules{}), testRoute("down", down, validate.Rules{}),
+	}}, logger)
+	for _, rt := range []string{"free", "down"} {
+		req := chatRequest(t, base+"/"+rt+"/v1", false)
+		req.URL.RawQuery = "key=" + secret
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("X-Api-Key", secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if a := got.last().Header.Get("Authorization"); a != "Bearer "+secret {
+		t.Fatalf("upstream got Authorization %q", a)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="conn_error",reason="",route="down",verdict="hard_fail"} 1`)
+	metrics := scrape(t, reg)
+	if !strings.Contains(logs.String(), "upstream call failed") {
+		t.Errorf("the failed call was not logged:\n%s", logs.String())
+	}
+	for what, text := range map[string]string{"logs": logs.String(), "/metrics": metrics} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the key is in the %s:\n%s", what, text)
+		}
+	}
+}
+
+// scrape is reg's /metrics page.
+func scrape(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	resp, err := http.Get(serve(t, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// waitSeries waits until reg's /metrics page has the line: the middleware
+// records once the handler has returned, which may be just after the
+// client has the whole reply.
+func waitSeries(t *testing.T, reg *prometheus.Registry, line string) {
+	t.Helper()
+	testenv.EventuallyDetail(t, testLimits.TotalTimeout, line, func() (bool, string) {
+		page := scrape(t, reg)
+		return strings.Contains(page, line+"\n"), page
+	})
+}
+
+// holdingUpstream sends a stream's first event, then holds the rest until
+// release is closed or its caller goes away, which it reports on gone.
+func holdingUpstream(t *testing.T) (base string, release, gone chan struct{}) {
+	release, gone = make(chan struct{}), make(chan struct{}, 1)
+	base = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n")
+		http.NewResponseController(w).Flush()
+		select {
+		case <-release:
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there, how can I help?\"},\"finish_reason\":\"stop\"}]}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		case <-r.Context().Done():
+			gone <- struct{}{}
+		}
+	}))
+	return base, release, gone
+}
+
+// TestStreamPassesEventByEvent: the first event reaches the caller while
+// the upstream holds the rest, and nothing is recorded before the end.
+func TestStreamPassesEventByEvent(t *testing.T) {
+	up, release, _ := holdingUpstream(t)
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
+	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"Hello"`) {
+		t.Fatalf("first event %q, %v", line, err)
+	}
+	if page := scrape(t, reg); strings.Contains(page, "llm_gateway_requests_total") {
+		t.Fatalf("recorded before the end of the stream:\n%s", page)
+	}
+	close(release)
+	io.Copy(io.Discard, r)
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+}
+
+// TestCallerHangsUp: a caller that hangs up in the middle of a stream
+// cancels the upstream call, and nothing is recorded.
+func TestCallerHangsUp(t *testing.T) {
+	up, _, gone := holdingUpstream(t)
+	reg := prometheus.NewRegistry()
+	p, err := New(&Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(returned)
+		p.ServeHTTP(w, r)
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true).WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	<-gone     // the upstream saw the call cancelled
+	<-returned // the proxy is done with it
+	if page := scrape(t, reg); strings.Contains(page, "llm_gateway_") {
+		t.Fatalf("recorded:\n%s", page)
+	}
+}
+
+// TestConcurrencyLimit: a request over max_concurrent_requests is answered
+// 503 without reaching the upstream, counted apart, not recorded.
+func TestConcurrencyLimit(t *testing.T) {
+	up, release, _ := holdingUpstream(t)
+	rt := testRoute("free", up, validate.Rules{})
+	rt.MaxConcurrentRequests = 1
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	second, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("second call: %d, want 503", second.StatusCode)
+	}
+	close(release)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+	page := scrape(t, reg)
+	if !strings.Contains(page, `hermes_proxy_requests_refused_total{route="free"} 1`) || strings.Contains(page, `code="503"`) {
+		t.Errorf("metrics:\n%s", page)
+	}
+}
