@@ -63,9 +63,16 @@ type Route struct {
 	// upstream (tls_config, proxy_url, …). It injects no credentials
 	// unless told to: the caller's Authorization passes through.
 	HTTPConfig commoncfg.HTTPClientConfig `mapstructure:"http_config"`
+	// JudgedPaths are the path endings (after /NAME) of the POST requests
+	// that are judged and recorded (default DefaultJudgedPaths); every
+	// other request (GET /v1/models, embeddings, …) passes unrecorded.
+	JudgedPaths []string `mapstructure:"judged_paths"`
 
 	Limits `mapstructure:",squash"`
 }
+
+// DefaultJudgedPaths are the calls whose replies are chat completions.
+var DefaultJudgedPaths = []string{"/chat/completions"}
 
 // LooksLikeConfig says whether a YAML document is a proxy configuration
 // (it has a top-level routes key) rather than a Hermes or prober one.
@@ -103,6 +110,9 @@ func Parse(data []byte, source string) (*Config, error) {
 
 func (c *Config) setDefaults() {
 	for i := range c.Routes {
+		if c.Routes[i].JudgedPaths == nil {
+			c.Routes[i].JudgedPaths = DefaultJudgedPaths
+		}
 		l := &c.Routes[i].Limits
 		if l.MaxConcurrentRequests == 0 {
 			l.MaxConcurrentRequests = c.Defaults.MaxConcurrentRequests
@@ -158,6 +168,11 @@ func (c *Config) Validate() error {
 					path += ".rejected_codes"
 				}
 				add(path, "%s", e)
+			}
+		}
+		for j, p := range r.JudgedPaths {
+			if !strings.HasPrefix(p, "/") {
+				add(fmt.Sprintf("%s.judged_paths[%d]", at, j), "%q must start with /", p)
 			}
 		}
 		if r.Limits != c.Defaults {

@@ -160,12 +160,32 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 		ErrorLog:      slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
 		ErrorHandler:  p.errorHandler(rc.Name),
 	}
+	judged := p.metrics.Middleware(rc.Name, v, rp)
+	paths := rc.JudgedPaths
+	if paths == nil {
+		paths = DefaultJudgedPaths
+	}
 	return &route{
-		name:      rc.Name,
-		handler:   p.metrics.Middleware(rc.Name, v, rp),
+		name: rc.Name,
+		handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && hasSuffix(r.URL.Path, paths) {
+				judged.ServeHTTP(w, r)
+				return
+			}
+			rp.ServeHTTP(w, r)
+		}),
 		transport: rt,
 		slots:     make(chan struct{}, rc.MaxConcurrentRequests),
 	}, nil
+}
+
+func hasSuffix(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}

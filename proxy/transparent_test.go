@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -281,4 +282,69 @@ func TestConcurrencyLimit(t *testing.T) {
 	if !strings.Contains(page, `hermes_proxy_requests_refused_total{route="free"} 1`) || strings.Contains(page, `code="503"`) {
 		t.Errorf("metrics:\n%s", page)
 	}
+}
+
+// TestOnlyCompletionsJudged: only POSTs to the judged paths (the chat
+// completions by default) are judged and recorded; GET /v1/models and
+// other calls pass through unrecorded. judged_paths changes the set.
+func TestOnlyCompletionsJudged(t *testing.T) {
+	up, got := echoUpstream(t)
+	responses := testRoute("responses", up, validate.Rules{Format: validate.FormatJSON})
+	responses.JudgedPaths = []string{"/v1/responses"}
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{}), responses}}, nil)
+	for _, c := range []struct{ method, url string }{
+		{http.MethodGet, base + "/free/v1/models"},
+		{http.MethodPost, base + "/free/v1/embeddings"},
+		{http.MethodGet, base + "/free/v1/chat/completions"}, // stored completions, a listing
+		{http.MethodPost, base + "/responses/v1/chat/completions"},
+	} {
+		req, _ := http.NewRequest(c.method, c.url, strings.NewReader("{}"))
+		if r := call(http.DefaultClient, req); r.status != http.StatusOK {
+			t.Fatalf("%s %s: %d %v", c.method, c.url, r.status, r.err)
+		}
+	}
+	got.mu.Lock()
+	n := len(got.reqs)
+	got.mu.Unlock()
+	if n != 4 {
+		t.Fatalf("the upstream got %d requests, want 4", n)
+	}
+	call(http.DefaultClient, chatRequest(t, base+"/free/v1", false))
+	req, _ := http.NewRequest(http.MethodPost, base+"/responses/v1/responses", strings.NewReader("{}"))
+	call(http.DefaultClient, req)
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="responses",verdict="ok"} 1`)
+	if page := scrape(t, reg); strings.Count(page, "\nllm_gateway_requests_total{") != 2 {
+		t.Errorf("recorded more than the two judged calls:\n%s", page)
+	}
+}
+
+// TestTotalTimeout: a stream that keeps flowing past total_timeout is cut
+// (the client's read fails after the events it got) and recorded as
+// truncated, as instrument records a body cut while read.
+func TestTotalTimeout(t *testing.T) {
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for {
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n")
+			if rc.Flush() != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond): // the pace of the stream, the fault itself
+			}
+		}
+	}))
+	rt := testRoute("free", up, validate.Rules{})
+	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = 200*time.Millisecond, time.Second, 300*time.Millisecond
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", true))
+	if r.err == nil || r.status != http.StatusOK || !strings.HasPrefix(string(r.body), "data: ") {
+		t.Fatalf("want a 200 stream cut while read: %d %q %v", r.status, r.body, r.err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
 }
