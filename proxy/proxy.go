@@ -25,6 +25,7 @@ type Proxy struct {
 	logger  *slog.Logger
 	routes  atomic.Pointer[routeSet]
 	busy    *prometheus.CounterVec
+	buffers bufferPool // shared by every route, across reloads
 }
 
 // New registers the gateway metric contract and the proxy's own series on
@@ -157,6 +158,7 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 		},
 		Transport:     &limited{next: rt, limits: rc.Limits},
 		FlushInterval: -1,
+		BufferPool:    &p.buffers,
 		ErrorLog:      slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
 		ErrorHandler:  p.errorHandler(rc.Name),
 	}
