@@ -91,6 +91,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { <-rt.slots }()
+	// The upstream may answer before the transport has read the last of
+	// the request body (its EOF): without full duplex, net/http's server
+	// would then consume and close that body as the reply's headers are
+	// written, and the transport, failing to read it, would break the
+	// upstream connection under the reply (seen as a stream cut after its
+	// first event). HTTP/2 is full duplex already.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	rt.handler.ServeHTTP(w, r)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -347,4 +348,58 @@ func TestTotalTimeout(t *testing.T) {
 		t.Fatalf("want a 200 stream cut while read: %d %q %v", r.status, r.body, r.err)
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
+}
+
+// TestReplyBeforeRequestEnds: an upstream may answer before the request's
+// body has ended (its last chunk still on the way); the reply's first
+// event must reach the caller then, and the rest of the request still
+// reach the upstream. Without full duplex, net/http's server would hold
+// the reply's headers until it had consumed the request body, then close
+// it under the transport.
+func TestReplyBeforeRequestEnds(t *testing.T) {
+	rest := make(chan string, 1)
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex() // answers while the request goes on
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n")
+		http.NewResponseController(w).Flush()
+		tail, _ := io.ReadAll(r.Body)
+		rest <- string(tail)
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there, how can I help?\"},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest(http.MethodPost, base+"/free/v1/chat/completions", pr) // chunked: no length
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	go fmt.Fprint(pw, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
+	// Without full duplex the reply never starts: the timeout turns that
+	// deadlock into a failure.
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	if line, err := body.ReadString('\n'); err != nil || !strings.Contains(line, `"Hello"`) {
+		t.Fatalf("first event %q, %v", line, err)
+	}
+	fmt.Fprint(pw, "\n  ")
+	pw.Close()
+	if tail := <-rest; tail != "\n  " {
+		t.Errorf("the end of the request reached the upstream as %q", tail)
+	}
+	if all, err := io.ReadAll(body); err != nil || !strings.HasSuffix(string(all), "data: [DONE]\n\n") {
+		t.Fatalf("the rest of the stream: %q, %v", all, err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 }
