@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/hermes-failover/hermes/gateway/instrument"
 	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
@@ -286,8 +287,9 @@ func TestConcurrencyLimit(t *testing.T) {
 }
 
 // TestOnlyCompletionsJudged: only POSTs to the judged paths (the chat
-// completions by default) are judged and recorded; GET /v1/models and
-// other calls pass through unrecorded. judged_paths changes the set.
+// completions by default) are judged and recorded; GET /v1/models, other
+// calls and probes (X-Hermes-Probe) pass through unrecorded. judged_paths
+// changes the set.
 func TestOnlyCompletionsJudged(t *testing.T) {
 	up, got := echoUpstream(t)
 	responses := testRoute("responses", up, validate.Rules{Format: validate.FormatJSON})
@@ -304,11 +306,17 @@ func TestOnlyCompletionsJudged(t *testing.T) {
 			t.Fatalf("%s %s: %d %v", c.method, c.url, r.status, r.err)
 		}
 	}
+	// A probe's completion passes, with its header, and is not recorded.
+	probe := chatRequest(t, base+"/free/v1", false)
+	probe.Header.Set(instrument.ProbeHeader, "1")
+	if r := call(http.DefaultClient, probe); r.status != http.StatusOK {
+		t.Fatalf("probe: %d %v", r.status, r.err)
+	}
 	got.mu.Lock()
 	n := len(got.reqs)
 	got.mu.Unlock()
-	if n != 4 {
-		t.Fatalf("the upstream got %d requests, want 4", n)
+	if n != 5 || got.last().Header.Get(instrument.ProbeHeader) != "1" {
+		t.Fatalf("the upstream got %d requests, want 5, the last with %s", n, instrument.ProbeHeader)
 	}
 	call(http.DefaultClient, chatRequest(t, base+"/free/v1", false))
 	req, _ := http.NewRequest(http.MethodPost, base+"/responses/v1/responses", strings.NewReader("{}"))
