@@ -191,15 +191,11 @@ func (p *Prober) chat(ctx context.Context, t *target, layer, probe string, body 
 	// One byte more than the limit tells a reply at the limit from one
 	// over it; what is over is never read.
 	limit := int64(v.MaxBodyBytes())
-	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
-	if err != nil {
+	if _, err := io.Copy(w, io.LimitReader(resp.Body, limit+1)); err != nil {
 		c.Interrupted()
 	}
+	// A reply over the limit is judged validate.ReasonBodyTooLarge.
 	res := c.Finish()
-	if n > limit && res.Verdict != validate.HardFail && res.Verdict != validate.Rejected {
-		res.Verdict, res.Reason = validate.SoftFail, ReasonBodyTooLarge
-		res.Detail = fmt.Sprintf("the reply is longer than max_body_bytes (%d)", limit)
-	}
 	o := outcome{probe: probe, res: res, code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start), ok: res.Verdict == validate.OK}
 	if res.Stream && w.seen {
 		o.ttft = w.at.Sub(start)

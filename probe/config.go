@@ -115,10 +115,6 @@ type Message struct {
 	Content string `mapstructure:"content"`
 }
 
-// ReasonBodyTooLarge fails a probe whose reply is longer than the
-// prompt's validation.max_body_bytes (a gzip bomb, an endless body).
-const ReasonBodyTooLarge validate.Reason = "body_too_large"
-
 // The defaults a configuration starts from. An e2e failure sets its
 // success to 0 at once: each result counts as itself, where a threshold of
 // 2 read a 30 % intermittent fault as about 90 % success (issue 33).

@@ -116,7 +116,7 @@ func TestBodyTooLarge(t *testing.T) {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			prompt := hostilePrompt + fmt.Sprintf("    stream: %v\n    validation: {max_body_bytes: 65536}\n", stream)
 			got := probeOnce(t, srv, faults.Oversized, prompt)
-			if got[verdictKey("hello", "soft_fail", string(ReasonBodyTooLarge))] != 1 || got[successKey("hello", E2E)] != 0 {
+			if got[verdictKey("hello", "soft_fail", string(validate.ReasonBodyTooLarge))] != 1 || got[successKey("hello", E2E)] != 0 {
 				t.Errorf("series: %v", got)
 			}
 		})
@@ -129,7 +129,7 @@ func TestGzipBombIsTooLarge(t *testing.T) {
 	srv := faults.Start(t)
 	prompt := hostilePrompt + "    validation: {max_body_bytes: 65536}\n"
 	got := probeOnce(t, srv, faults.GzipBomb, prompt)
-	if got[verdictKey("hello", "soft_fail", string(ReasonBodyTooLarge))] != 1 || got[successKey("hello", E2E)] != 0 {
+	if got[verdictKey("hello", "soft_fail", string(validate.ReasonBodyTooLarge))] != 1 || got[successKey("hello", E2E)] != 0 {
 		t.Errorf("series: %v", got)
 	}
 }

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
@@ -24,8 +25,8 @@ const (
 var HardReasons = []validate.Reason{ReasonTimeout, ReasonConnError, ReasonHTTP429, ReasonHTTP4xx, ReasonHTTP5xx, ReasonHTTPOther, ReasonRejected}
 
 // SoftReasons lists every soft-failure reason of llm_probe_results_total:
-// the validator's and the prober's own body_too_large.
-var SoftReasons = append(append([]validate.Reason(nil), validate.Reasons...), ReasonBodyTooLarge)
+// the validator's (body_too_large among them).
+var SoftReasons = slices.Clone(validate.Reasons)
 
 // resultLabels are the verdict and reason llm_probe_results_total counts a
 // result under. The verdict is the gateway contract's without rejected:

@@ -14,7 +14,8 @@ import (
 // ParseStrict decodes the YAML document data into dst, which holds its
 // defaults, with the conventions of the Hermes configuration: unknown keys
 // are errors, durations in Prometheus or Go notation ("30s", "1d"),
-// numbers refused when they would be truncated. It then calls validate
+// numbers refused when they would be truncated, http_config blocks decoded
+// as prometheus/common's HTTPClientConfig. It then calls validate
 // (when not nil), whose problems are made with Problem. Every problem is
 // returned, one per line, as "source:line: path: message", ordered by line,
 // as Parse does. Other configuration files of the project (the prober's)
@@ -30,7 +31,7 @@ func ParseStrict(data []byte, source string, dst any, validate func() error) err
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return locate(source, &root, err)
 	}
-	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook)
+	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
 	if err := v.UnmarshalExact(dst, viper.DecodeHook(hooks)); err != nil {
 		return locate(source, &root, rootless(err, reflect.TypeOf(dst).Elem().String()))
 	}

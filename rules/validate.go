@@ -39,6 +39,14 @@ var (
 	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
 
+// ValidRouteName says whether name may name a route: letters, digits and
+// _ . : -. Names that differ only in case are twins, refused where routes
+// are listed together.
+func ValidRouteName(name string) bool { return routeNameRE.MatchString(name) }
+
+// RouteNamePattern is the pattern ValidRouteName checks, for messages.
+func RouteNamePattern() string { return routeNameRE.String() }
+
 // reservedLabels are set by Hermes on every alert and may not be overridden.
 var reservedLabels = []string{"alertname", "tier", "route", "service", "actuator"}
 

@@ -10,12 +10,13 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/probe"
+	"github.com/hermes-failover/hermes/proxy"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/runner"
 )
 
 var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only] [--write-initial] [--replica NAME]",
-	summary: "validate a configuration file (Hermes's, actuators included, or the prober's) and report every problem"}
+	summary: "validate a configuration file (Hermes's, actuators included, the prober's or the proxy's) and report every problem"}
 
 // checkCmd implements "hermes check [--config FILE]": it loads and validates
 // a configuration (the embedded default policy without --config) and builds
@@ -46,6 +47,16 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "probe config OK: %d targets, %d prompts\n", len(pcfg.Targets), len(pcfg.Prompts))
+		return 0
+	}
+	// So is a proxy configuration (top-level routes:).
+	if data, err := os.ReadFile(*configFile); *configFile != "" && err == nil && proxy.LooksLikeConfig(data) {
+		pcfg, err := proxy.Load(*configFile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "proxy config OK: %d routes\n", len(pcfg.Routes))
 		return 0
 	}
 

@@ -258,3 +258,33 @@ http {
 		t.Errorf("second check --write-initial: exit %d\n%s%s", code, out, errb)
 	}
 }
+
+// TestCheckProxyConfig: hermes check recognises a proxy configuration and
+// reports each problem with its file and line.
+func TestCheckProxyConfig(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := checkCmd([]string{"--config", "../../proxy/testdata/proxy.good.yaml"}, &stdout, &stderr); code != 0 || stdout.String() != "proxy config OK: 2 routes\n" {
+		t.Fatalf("good: exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	path := "../../proxy/testdata/proxy.bad.yaml"
+	stdout.Reset()
+	if code := checkCmd([]string{"--config", path}, &stdout, &stderr); code != 1 {
+		t.Fatalf("bad: exit %d, want 1; stdout %q", code, stdout.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		if want, ok := strings.CutPrefix(strings.TrimSpace(line), "# want: "); ok {
+			n++
+			if !strings.Contains(stderr.String(), path+":"+want) {
+				t.Errorf("stderr does not contain %q:\n%s", path+":"+want, stderr.String())
+			}
+		}
+	}
+	if got := strings.Count(strings.TrimSpace(stderr.String()), "\n") + 1; n == 0 || got != n {
+		t.Errorf("%d problems reported, want %d:\n%s", got, n, stderr.String())
+	}
+}

@@ -129,6 +129,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"explain"}, "hermes explain: --route is required"},
 		{[]string{"probe"}, "hermes probe: --config is required"},
 		{[]string{"probe", "--config", "p.yaml", "extra"}, `hermes probe: unexpected argument "extra"`},
+		{[]string{"proxy"}, "hermes proxy: --config is required"},
+		{[]string{"proxy", "--config", "p.yaml", "extra"}, `hermes proxy: unexpected argument "extra"`},
 		{[]string{"demo", "extra"}, `hermes demo: unexpected argument "extra"`},
 		{[]string{"demo", "--format", "xml"}, `--format must be text or json, not "xml"`},
 		{[]string{"backtest"}, "give --series FILE… or --prometheus URL"},

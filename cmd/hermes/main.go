@@ -5,6 +5,7 @@
 //	hermes ctl      release|pin|pause|clear|status|drill|drills …
 //	hermes check    [--config FILE]
 //	hermes probe    --config FILE [--web.listen-address :9798]
+//	hermes proxy    --config FILE [--web.listen-address :9799]
 //	hermes backtest --series FILE… [--config FILE] [--format text|json]
 //	hermes demo
 //	hermes help     [COMMAND [ACTION]]
@@ -41,6 +42,7 @@ func commands() []command {
 			return checkCmd(args, stdout, stderr)
 		}},
 		{"probe", probeUsage.summary, probeCmd},
+		{"proxy", proxyUsage.summary, proxyCmd},
 		{"backtest", backtestUsage.summary, backtestCmd},
 		{"demo", demoUsage.summary, demoCmd},
 		{"help", helpUsage.summary, helpCmd},

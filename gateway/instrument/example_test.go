@@ -34,5 +34,14 @@ func ExampleMetrics_Middleware() {
 	upstream, _ := url.Parse("https://free.llm.example.com")
 	proxy := httputil.NewSingleHostReverseProxy(upstream)
 	proxy.FlushInterval = -1 // pass streamed events on at once
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		switch instrument.UpstreamError(r, err) { // recorded as the Transport records it
+		case "": // the caller hung up: not recorded, nothing to answer
+		case instrument.CodeTimeout:
+			w.WriteHeader(http.StatusGatewayTimeout)
+		default:
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}
 	http.Handle("/v1/", m.Middleware("free", validate.MustNew(validate.Rules{}), proxy))
 }

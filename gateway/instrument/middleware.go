@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -12,8 +13,11 @@ import (
 // wrote, judged by v, when next returns. Writes and flushes pass straight
 // through, so streams are not held back. A handler that aborts (panics,
 // as httputil.ReverseProxy does when the upstream's body breaks) is
-// recorded with what it wrote judged as cut. Requests carrying ProbeHeader
-// are served unrecorded.
+// recorded with what it wrote judged as cut. A caller that hung up, before
+// the reply or during it, is not recorded: the upstream is not charged for
+// it. next's error handler reports a call that got no reply with
+// UpstreamError, so that it is recorded as Transport records it. Requests
+// carrying ProbeHeader are served unrecorded.
 func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(ProbeHeader) != "" {
@@ -21,13 +25,21 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 			return
 		}
 		start := m.now()
-		rec := &recorder{ResponseWriter: w, v: v, now: m.now}
+		rec := &recorder{ResponseWriter: w, v: v, now: m.now, ctx: r.Context()}
+		r = r.WithContext(context.WithValue(r.Context(), recorderKey{}, rec))
 		record := func() {
+			rt := routeOf(r.Context(), route)
+			switch {
+			case rec.gone:
+				return
+			case rec.failed != "":
+				m.Observe(rt, rec.failed, validate.Result{Verdict: validate.HardFail}, m.now().Sub(start), 0)
+				return
+			}
 			if rec.c == nil {
 				rec.WriteHeader(http.StatusOK)
 			}
 			res := rec.c.Finish()
-			rt := routeOf(r.Context(), route)
 			m.Observe(rt, statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
 			rec.first.observe(m, rt, res, start)
 		}
@@ -36,11 +48,14 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 			// copying the upstream's body fails (the upstream broke the
 			// connection, or stalled until the client left): what was
 			// written is judged as cut, then the abort goes on.
+			// The caller hanging up aborts it too: that is not recorded.
 			if p := recover(); p != nil {
 				if rec.c != nil {
 					rec.c.Interrupted()
 				}
-				record()
+				if rec.ctx.Err() == nil {
+					record()
+				}
 				panic(p)
 			}
 		}()
@@ -48,6 +63,23 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 		record()
 	})
 }
+
+// UpstreamError classifies err, the error of an upstream call that got no
+// reply, as Transport does: it returns CodeTimeout or CodeConnError, or ""
+// when the caller of r hung up. Called from the error handler of the
+// handler a Middleware wraps (httputil.ReverseProxy's ErrorHandler), with
+// the request it was given, it also tells the Middleware to record the
+// call as Transport records it: a hard failure with that code and no
+// size, or nothing for a caller that hung up.
+func UpstreamError(r *http.Request, err error) string {
+	code, ok := errorCode(r.Context(), err)
+	if rec, _ := r.Context().Value(recorderKey{}).(*recorder); rec != nil {
+		rec.failed, rec.gone = code, !ok
+	}
+	return code
+}
+
+type recorderKey struct{}
 
 // recorder passes a response through while feeding it to a classifier.
 type recorder struct {
@@ -57,11 +89,21 @@ type recorder struct {
 	status int
 	now    func() time.Time
 	first  firstToken
+	ctx    context.Context // the caller's request
+	// failed is the code UpstreamError gave; gone says the caller hung up
+	// before the reply began.
+	failed string
+	gone   bool
 }
 
 func (r *recorder) WriteHeader(status int) {
 	if r.c != nil {
 		return
+	}
+	if r.ctx.Err() != nil {
+		// The caller left before the reply began: this status (a
+		// reverse proxy's 502 for the cancelled call) is not the upstream's.
+		r.gone = true
 	}
 	r.status = status
 	r.c = r.v.Start(status, r.Header())

@@ -183,6 +183,11 @@ func (c *Classifier) Finish() Result {
 	default:
 		r = c.finishPlain()
 	}
+	if c.size > int64(c.v.maxBody) && (r.Verdict == OK || r.Verdict == SoftFail) {
+		// Past the cap the rules no longer see what they need: the
+		// reply fails on its size, whatever else it showed.
+		r = soft(ReasonBodyTooLarge, "the reply is longer than max_body_bytes (%d)", c.v.maxBody)
+	}
 	r.Status = c.status
 	r.Stream = c.mode == modeSSE
 	r.Bytes = c.size

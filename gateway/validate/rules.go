@@ -91,8 +91,8 @@ type Rules struct {
 	// missing_field. A Markdown code fence around the content is allowed.
 	Schema string `mapstructure:"schema"`
 	// MaxBodyBytes bounds what is kept of a plain body and of a stream's
-	// content (default DefaultMaxBodyBytes). A larger plain body is judged
-	// only on what does not need it whole: it is ok unless it is empty.
+	// content (default DefaultMaxBodyBytes). A 2xx reply whose body is
+	// longer is a soft failure with ReasonBodyTooLarge.
 	MaxBodyBytes int `mapstructure:"max_body_bytes"`
 	// RejectedCodes add OpenAI-style error codes (error.code, or
 	// error.type) that make an HTTP 400 a rejection the caller caused, with

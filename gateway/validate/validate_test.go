@@ -176,12 +176,18 @@ func TestInterrupted(t *testing.T) {
 
 func TestOverflow(t *testing.T) {
 	v := MustNew(Rules{MaxBodyBytes: 64})
-	if r := v.Classify(200, jsonHeader, []byte(completion(strings.Repeat("x", 100), "stop"))); r.Verdict != OK {
+	if r := v.Classify(200, jsonHeader, []byte(completion(strings.Repeat("x", 100), "stop"))); r.Reason != ReasonBodyTooLarge {
 		t.Errorf("overflowing plain body: %+v", r)
 	}
 	r := v.Classify(200, sseHeader, []byte(sse(delta(strings.Repeat("x", 100)), finishChunk("stop"), "[DONE]")))
-	if r.Verdict != OK || r.Chars != 100 {
+	if r.Reason != ReasonBodyTooLarge || r.Chars != 100 {
 		t.Errorf("overflowing stream content: %+v", r)
+	}
+	if r := v.Classify(500, jsonHeader, []byte(strings.Repeat("x", 100))); r.Verdict != HardFail {
+		t.Errorf("overflowing 5xx body: %+v", r)
+	}
+	if r := MustNew(Rules{MaxBodyBytes: 1000}).Classify(200, jsonHeader, []byte(completion(strings.Repeat("x", 100), "stop"))); r.Verdict != OK {
+		t.Errorf("body under the cap: %+v", r)
 	}
 }
 

@@ -36,6 +36,7 @@ const (
 	ReasonTruncated      Reason = "truncated"       // finish_reason "length", a stream cut before [DONE], a body cut while read
 	ReasonFallbackPhrase Reason = "fallback_phrase" // a short completion that is a canned phrase ("系统繁忙")
 	ReasonTooShort       Reason = "too_short"       // fewer characters than Rules.MinLength
+	ReasonBodyTooLarge   Reason = "body_too_large"  // a 2xx body longer than Rules.MaxBodyBytes (a gzip bomb, an endless body)
 )
 
 // The reasons of a rejection (verdict Rejected).
@@ -51,7 +52,7 @@ var RejectedReasons = []Reason{ReasonContextLength, ReasonContentPolicy, ReasonI
 // Reasons lists every soft-failure reason.
 var Reasons = []Reason{
 	ReasonInvalidJSON, ReasonMissingField, ReasonTruncated, ReasonEmpty,
-	ReasonTooShort, ReasonFallbackPhrase, ReasonErrorBody,
+	ReasonTooShort, ReasonFallbackPhrase, ReasonErrorBody, ReasonBodyTooLarge,
 }
 
 // Usage is the token accounting a reply reported (OpenAI's usage object);

@@ -39,8 +39,9 @@ var (
 func hard(code string) outcome { return outcome{code, "hard_fail", ""} }
 
 // expected is the outcome of a fault on the transport and the prober; the
-// middleware differs where the reverse proxy answers for an upstream that
-// did not answer (502).
+// middleware, whose reverse proxy reports a call without a reply with
+// instrument.UpstreamError and gives the upstream call a timeout of its
+// own, records the same.
 func expected(f faults.Fault) (transport, middleware outcome) {
 	transport = map[faults.Fault]outcome{
 		faults.Healthy:            ok,
@@ -62,15 +63,21 @@ func expected(f faults.Fault) (transport, middleware outcome) {
 	if transport == (outcome{}) {
 		panic("no expectation for " + f)
 	}
-	middleware = transport
-	if f == faults.ResetBeforeHeaders || f == faults.NoResponse {
-		middleware = hard("502")
-	}
-	return transport, middleware
+	return transport, transport
 }
 
 // clientTimeout is how long a client waits for a fault that never ends.
 const clientTimeout = time.Second
+
+// upstreamTimeout gives the upstream call of next a timeout of its own, as
+// a gateway's upstream timeout does (hermes proxy's limits).
+func upstreamTimeout(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
 
 // TestCatalogue runs every fault of the catalogue, plain and streamed,
 // through the instrumented Transport, the Middleware around a reverse
@@ -100,8 +107,15 @@ func TestCatalogue(t *testing.T) {
 			proxy.FlushInterval = -1
 			proxy.Transport = &http.Transport{DisableKeepAlives: true}
 			proxy.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
-			gw := serve(t, m.Middleware("r", v, proxy))
-			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: clientTimeout}
+			proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+				if instrument.UpstreamError(r, err) != "" {
+					w.WriteHeader(http.StatusBadGateway)
+				}
+			}
+			gw := serve(t, m.Middleware("r", v, upstreamTimeout(clientTimeout, proxy)))
+			// The client outwaits the gateway's upstream timeout: a caller
+			// that hangs up is not recorded.
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * clientTimeout}
 			call(t, client, gw+"/"+string(f)+"/v1", stream)
 			_, want := expected(f)
 			// The middleware records once the handler has returned, which

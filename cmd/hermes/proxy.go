@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hermes-failover/hermes/proxy"
+)
+
+var proxyUsage = usage{name: "proxy", synopsis: "--config FILE [--web.listen-address :9799] [--web.enable-lifecycle]",
+	summary: "pass LLM API calls through to each route's upstream, judging each chat completion, and export llm_gateway_* for Prometheus"}
+
+// proxyCmd implements "hermes proxy --config FILE": the judging reverse
+// proxy, serving /ROUTE/… and /metrics on one listener until ctx ends. It
+// reloads its configuration on SIGHUP (and POST /-/reload with
+// --web.enable-lifecycle); open streams finish on the routes they began on.
+func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := proxyUsage.newFlags()
+	configPath := configFlag(fs, "proxy configuration `file` (required)")
+	listen := fs.String("web.listen-address", ":9799", "address serving the routes (/ROUTE/…), /metrics, /-/healthy, /-/ready and /-/reload")
+	lifecycle := fs.Bool("web.enable-lifecycle", false, "enable POST /-/reload (anyone who reaches the address may then reload)")
+	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
+	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
+	if _, code, ok := proxyUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
+		return code
+	}
+	if *configPath == "" {
+		return proxyUsage.fail(stderr, fs, "--config is required")
+	}
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	cfg, err := proxy.Load(*configPath)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		versioncollector.NewCollector("hermes"))
+	p, err := proxy.New(cfg, reg, logger)
+	if err != nil {
+		logger.Error("starting the proxy", "err", err)
+		return 1
+	}
+	reloader, err := proxy.NewReloader(*configPath, p, reg, logger)
+	if err != nil {
+		logger.Error("starting the proxy", "err", err)
+		return 1
+	}
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		logger.Error("listening", "address", *listen, "err", err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "OK") }
+	mux.HandleFunc("GET /-/healthy", ok)
+	mux.HandleFunc("GET /-/ready", ok)
+	mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
+		if !*lifecycle {
+			http.Error(w, "lifecycle API is not enabled (--web.enable-lifecycle)", http.StatusForbidden)
+			return
+		}
+		if err := reloader.Reload(); err != nil {
+			http.Error(w, "reload failed; the previous configuration stays:\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		ok(w, nil)
+	})
+	// No write timeout: a stream lasts as long as the route's total_timeout.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("serving", "err", err)
+		}
+	}()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	logger.Info("proxying", "routes", len(cfg.Routes), "address", l.Addr().String())
+	for {
+		select {
+		case <-hup:
+			logger.Info("SIGHUP: reloading configuration")
+			_ = reloader.Reload()
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		_ = srv.Close()
+	}
+	logger.Info("stopped")
+	return 0
+}

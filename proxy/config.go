@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/rules"
+)
+
+// Config is a proxy configuration file.
+type Config struct {
+	// Defaults are the limits of every route that does not set its own.
+	Defaults Limits `mapstructure:"defaults"`
+	// Routes are the upstreams, one path prefix each.
+	Routes []Route `mapstructure:"routes"`
+}
+
+// Limits bound the upstream calls of a route. In a route, zero fields
+// take the defaults' values.
+type Limits struct {
+	// MaxConcurrentRequests is the most upstream calls of the route open at
+	// once; a request over it is answered 503 and not sent (nor recorded).
+	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
+	// FirstByteTimeout bounds the wait for the reply's headers (a plain
+	// completion sends them once it is complete): 504, code timeout.
+	FirstByteTimeout time.Duration `mapstructure:"first_byte_timeout"`
+	// IdleTimeout bounds the gap between two reads of the reply's body: a
+	// stream that stalls longer is cut (truncated).
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
+	// TotalTimeout bounds the whole call, reply body included.
+	TotalTimeout time.Duration `mapstructure:"total_timeout"`
+}
+
+// DefaultLimits suit chat completions: nginx's proxy_read_timeout between
+// reads, two minutes for a long plain completion to arrive whole, and the
+// ten minutes OpenAI's SDKs give a request.
+var DefaultLimits = Limits{
+	MaxConcurrentRequests: 2048,
+	FirstByteTimeout:      2 * time.Minute,
+	IdleTimeout:           time.Minute,
+	TotalTimeout:          10 * time.Minute,
+}
+
+// Route is one upstream behind the path prefix /NAME.
+type Route struct {
+	// Name is the route label, as Hermes's configuration names it, and
+	// the first segment of the proxy's path.
+	Name string `mapstructure:"name"`
+	// Upstream is the base URL the rest of the path is appended to.
+	Upstream string `mapstructure:"upstream"`
+	// Validation are the rules replies are judged by: the keys of the
+	// prober's validation and of gateway/validate.
+	Validation validate.Rules `mapstructure:"validation"`
+	// HTTPConfig is the prometheus/common HTTP client configuration of the
+	// upstream (tls_config, proxy_url, …). It injects no credentials
+	// unless told to: the caller's Authorization passes through.
+	HTTPConfig commoncfg.HTTPClientConfig `mapstructure:"http_config"`
+	// JudgedPaths are the path endings (after /NAME) of the POST requests
+	// that are judged and recorded (default DefaultJudgedPaths); every
+	// other request (GET /v1/models, embeddings, …) passes unrecorded.
+	JudgedPaths []string `mapstructure:"judged_paths"`
+
+	Limits `mapstructure:",squash"`
+}
+
+// DefaultJudgedPaths are the calls whose replies are chat completions.
+var DefaultJudgedPaths = []string{"/chat/completions"}
+
+// LooksLikeConfig says whether a YAML document is a proxy configuration
+// (it has a top-level routes key) rather than a Hermes or prober one.
+func LooksLikeConfig(data []byte) bool {
+	var top map[string]any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return false
+	}
+	_, ok := top["routes"]
+	return ok
+}
+
+// Load reads and validates a proxy configuration. Every problem is
+// reported with its file and line.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading proxy config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes and validates a proxy configuration; source names it in
+// errors.
+func Parse(data []byte, source string) (*Config, error) {
+	cfg := &Config{Defaults: DefaultLimits}
+	if err := rules.ParseStrict(data, source, cfg, func() error {
+		cfg.setDefaults()
+		return cfg.Validate()
+	}); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (c *Config) setDefaults() {
+	for i := range c.Routes {
+		if c.Routes[i].JudgedPaths == nil {
+			c.Routes[i].JudgedPaths = DefaultJudgedPaths
+		}
+		l := &c.Routes[i].Limits
+		if l.MaxConcurrentRequests == 0 {
+			l.MaxConcurrentRequests = c.Defaults.MaxConcurrentRequests
+		}
+		if l.FirstByteTimeout == 0 {
+			l.FirstByteTimeout = c.Defaults.FirstByteTimeout
+		}
+		if l.IdleTimeout == 0 {
+			l.IdleTimeout = c.Defaults.IdleTimeout
+		}
+		if l.TotalTimeout == 0 {
+			l.TotalTimeout = c.Defaults.TotalTimeout
+		}
+	}
+}
+
+// Validate reports every problem of a configuration with defaults applied.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, rules.Problem(path, format, args...)) }
+	if len(c.Routes) == 0 {
+		add("routes", "at least one route is needed")
+	}
+	errs = append(errs, c.Defaults.validate("defaults")...)
+	folded := map[string]string{} // lower case → as first spelled
+	for i, r := range c.Routes {
+		at := fmt.Sprintf("routes[%d]", i)
+		first, twin := folded[strings.ToLower(r.Name)]
+		switch {
+		case r.Name == "":
+			add(at+".name", "must be set")
+		case !rules.ValidRouteName(r.Name) || r.Name == "." || r.Name == "..":
+			add(at+".name", "%q must match %s (and be a path segment)", r.Name, rules.RouteNamePattern())
+		case reserved[r.Name]:
+			add(at+".name", "%q is reserved for the proxy's own endpoints (/metrics, /-/…)", r.Name)
+		case first == r.Name:
+			add(at+".name", "duplicate route %q", r.Name)
+		case twin:
+			add(at+".name", "route %q differs from %q only in case (route names are matched case-insensitively elsewhere in Hermes)", r.Name, first)
+		default:
+			folded[strings.ToLower(r.Name)] = r.Name
+		}
+		// The URL is not quoted: it may hold a token.
+		if u, err := url.Parse(r.Upstream); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(at+".upstream", "must be an absolute http:// or https:// URL")
+		} else if u.User != nil || u.Fragment != "" {
+			add(at+".upstream", "must not hold credentials or a fragment (use http_config for credentials)")
+		}
+		if _, err := validate.New(r.Validation); err != nil {
+			for _, e := range strings.Split(err.Error(), "\n") {
+				path := at + ".validation"
+				if strings.HasPrefix(e, "rejected_codes[") {
+					path += ".rejected_codes"
+				}
+				add(path, "%s", e)
+			}
+		}
+		for j, p := range r.JudgedPaths {
+			if !strings.HasPrefix(p, "/") {
+				add(fmt.Sprintf("%s.judged_paths[%d]", at, j), "%q must start with /", p)
+			}
+		}
+		if r.Limits != c.Defaults {
+			errs = append(errs, r.Limits.validate(at)...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reserved are path prefixes the proxy serves itself.
+var reserved = map[string]bool{"metrics": true, "-": true}
+
+// validate reports the problems of limits at path.
+func (l Limits) validate(path string) []error {
+	var errs []error
+	if l.MaxConcurrentRequests < 1 {
+		errs = append(errs, rules.Problem(path+".max_concurrent_requests", "must be at least 1"))
+	}
+	for _, d := range []struct {
+		key string
+		d   time.Duration
+	}{{"first_byte_timeout", l.FirstByteTimeout}, {"idle_timeout", l.IdleTimeout}, {"total_timeout", l.TotalTimeout}} {
+		if d.d <= 0 {
+			errs = append(errs, rules.Problem(path+"."+d.key, "must be positive"))
+		}
+	}
+	if l.FirstByteTimeout > l.TotalTimeout {
+		errs = append(errs, rules.Problem(path+".first_byte_timeout", "%s is longer than total_timeout %s", l.FirstByteTimeout, l.TotalTimeout))
+	}
+	return errs
+}

@@ -1,0 +1,74 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+// TestConcurrencyLimit: a request over max_concurrent_requests is answered
+// 503 without reaching the upstream, counted apart, not recorded.
+func TestConcurrencyLimit(t *testing.T) {
+	up, release, _ := holdingUpstream(t)
+	rt := testRoute("free", up, validate.Rules{})
+	rt.MaxConcurrentRequests = 1
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	second, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("second call: %d, want 503", second.StatusCode)
+	}
+	close(release)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+	page := scrape(t, reg)
+	if !strings.Contains(page, `hermes_proxy_requests_refused_total{route="free"} 1`) || strings.Contains(page, `code="503"`) {
+		t.Errorf("metrics:\n%s", page)
+	}
+}
+
+// TestTotalTimeout: a stream that keeps flowing past total_timeout is cut
+// (the client's read fails after the events it got) and recorded as
+// truncated, as instrument records a body cut while read.
+func TestTotalTimeout(t *testing.T) {
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for {
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n")
+			if rc.Flush() != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond): // the pace of the stream, the fault itself
+			}
+		}
+	}))
+	rt := testRoute("free", up, validate.Rules{})
+	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = 200*time.Millisecond, time.Second, 300*time.Millisecond
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", true))
+	if r.err == nil || r.status != http.StatusOK || !strings.HasPrefix(string(r.body), "data: ") {
+		t.Fatalf("want a 200 stream cut while read: %d %q %v", r.status, r.body, r.err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
+}

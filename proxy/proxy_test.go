@@ -1,0 +1,200 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	commoncfg "github.com/prometheus/common/config"
+
+	"github.com/hermes-failover/hermes/gateway/instrument"
+	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/internal/faults"
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+// testLimits make the faults that wait for the client give up in a second.
+var testLimits = Limits{MaxConcurrentRequests: 64, FirstByteTimeout: time.Second, IdleTimeout: time.Second, TotalTimeout: 10 * time.Second}
+
+// startProxy serves a Proxy of cfg on a real port of 127.0.0.1 until the
+// test ends and returns its base URL and registry.
+func startProxy(t *testing.T, cfg *Config, logger *slog.Logger) (string, *prometheus.Registry, *Proxy) {
+	t.Helper()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	reg := prometheus.NewRegistry()
+	p, err := New(cfg, reg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, p), reg, p
+}
+
+// serve serves h on a real port of 127.0.0.1 until the test ends.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String()
+}
+
+func testRoute(name, upstream string, rules validate.Rules) Route {
+	return Route{Name: name, Upstream: upstream, Validation: rules, Limits: testLimits, HTTPConfig: commoncfg.DefaultHTTPClientConfig}
+}
+
+// chatRequest is a chat completion request to base (ending in /v1).
+func chatRequest(t *testing.T, base string, stream bool) *http.Request {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"model":    faults.Model,
+		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
+		"stream":   stream,
+	})
+	req, err := http.NewRequest(http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer sk-test-0123456789")
+	return req
+}
+
+// reply is what a client got: status, headers (hop-by-hop and Date
+// removed), the body it could read, and the error of the call or of the
+// read.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+}
+
+func call(client *http.Client, req *http.Request) reply {
+	resp, err := client.Do(req)
+	if err != nil {
+		return reply{err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	h := resp.Header.Clone()
+	for _, k := range []string{"Date", "Connection", "Keep-Alive", "Transfer-Encoding"} {
+		h.Del(k)
+	}
+	return reply{status: resp.StatusCode, header: h, body: body, err: err}
+}
+
+// contract is the gateway metric contract as gathered from reg, in a form
+// two recorders of the same calls agree on: every requests_total series,
+// and each histogram's count (and, for sizes, sum); durations differ.
+func contract(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "llm_gateway_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName() + labels(m)
+			switch {
+			case m.Counter != nil:
+				out[key] = m.GetCounter().GetValue()
+			case m.Histogram != nil:
+				out[key+"_count"] = float64(m.GetHistogram().GetSampleCount())
+				if mf.GetName() == "llm_gateway_response_size_bytes" {
+					out[key+"_sum"] = m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	return out
+}
+
+func labels(m *dto.Metric) string {
+	var s []string
+	for _, l := range m.GetLabel() {
+		s = append(s, l.GetName()+"="+l.GetValue())
+	}
+	slices.Sort(s)
+	return "{" + strings.Join(s, ",") + "}"
+}
+
+// TestEveryFaultAsInstrumentRecordsIt sends each fault of the catalogue,
+// plain and streamed, once straight through instrument's Transport and
+// once through the proxy, and compares: the same series, and the client
+// gets the same status, headers and bytes. A call that got no reply is
+// 504 (timeout) or 502 (conn_error) through the proxy, as from nginx.
+func TestEveryFaultAsInstrumentRecordsIt(t *testing.T) {
+	srv := faults.Start(t)
+	rules := validate.Rules{}
+	cases := slices.Clone(faults.Catalogue)
+	cases = append(cases, faults.Oversized)
+	for _, f := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
+				if f == faults.Oversized {
+					rules.MaxBodyBytes = 64 << 10
+				}
+				base, preg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", srv.URL, rules)}}, nil)
+				dreg := prometheus.NewRegistry()
+				m := instrument.MustNewMetrics(dreg)
+				direct := &http.Client{Timeout: testLimits.IdleTimeout,
+					Transport: m.Transport("free", validate.MustNew(rules), &http.Transport{DisableCompression: true})}
+
+				want := call(direct, chatRequest(t, srv.BaseURL(f), stream))
+				got := call(http.DefaultClient, chatRequest(t, base+"/free/"+string(f)+"/v1", stream))
+				wantSeries := contract(t, dreg)
+				testenv.EventuallyDetail(t, 10*time.Second, "the proxy's series are instrument's", func() (bool, string) {
+					g := contract(t, preg)
+					return fmt.Sprint(g) == fmt.Sprint(wantSeries), fmt.Sprintf("proxy %v\ndirect %v", g, wantSeries)
+				})
+				t.Logf("recorded %v", wantSeries)
+				if len(wantSeries) == 0 {
+					t.Fatal("nothing recorded")
+				}
+				if want.status == 0 {
+					code := map[string]int{instrument.CodeTimeout: http.StatusGatewayTimeout, instrument.CodeConnError: http.StatusBadGateway}
+					for k := range wantSeries {
+						for c, status := range code {
+							if strings.Contains(k, "code="+c) && got.status != status {
+								t.Errorf("proxy answered %d (%v), want %d for %s", got.status, got.err, status, c)
+							}
+						}
+					}
+					return
+				}
+				if got.status != want.status || !bytes.Equal(got.body, want.body) {
+					t.Errorf("proxy: %d %q (%v)\ndirect: %d %q (%v)", got.status, got.body, got.err, want.status, want.body, want.err)
+				}
+				if fmt.Sprint(got.header) != fmt.Sprint(want.header) {
+					t.Errorf("headers through the proxy %v, direct %v", got.header, want.header)
+				}
+				if (got.err == nil) != (want.err == nil) {
+					t.Errorf("read error through the proxy %v, direct %v", got.err, want.err)
+				}
+				if f == faults.Oversized && !strings.Contains(fmt.Sprint(wantSeries), "reason="+string(validate.ReasonBodyTooLarge)) {
+					t.Errorf("oversized reply not body_too_large: %v", wantSeries)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+// TestStreamPassesEventByEvent: the first event reaches the caller while
+// the upstream holds the rest, and nothing is recorded before the end.
+func TestStreamPassesEventByEvent(t *testing.T) {
+	up, release, _ := holdingUpstream(t)
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
+	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"Hello"`) {
+		t.Fatalf("first event %q, %v", line, err)
+	}
+	if page := scrape(t, reg); strings.Contains(page, "llm_gateway_requests_total") {
+		t.Fatalf("recorded before the end of the stream:\n%s", page)
+	}
+	close(release)
+	io.Copy(io.Discard, r)
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+}
+
+// TestCallerHangsUp: a caller that hangs up in the middle of a stream
+// cancels the upstream call, and nothing is recorded.
+func TestCallerHangsUp(t *testing.T) {
+	up, _, gone := holdingUpstream(t)
+	reg := prometheus.NewRegistry()
+	p, err := New(&Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(returned)
+		p.ServeHTTP(w, r)
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true).WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	<-gone     // the upstream saw the call cancelled
+	<-returned // the proxy is done with it
+	if page := scrape(t, reg); strings.Contains(page, "llm_gateway_") {
+		t.Fatalf("recorded:\n%s", page)
+	}
+}
+
+// TestReplyBeforeRequestEnds: an upstream may answer before the request's
+// body has ended (its last chunk still on the way); the reply's first
+// event must reach the caller then, and the rest of the request still
+// reach the upstream. Without full duplex, net/http's server would hold
+// the reply's headers until it had consumed the request body, then close
+// it under the transport.
+func TestReplyBeforeRequestEnds(t *testing.T) {
+	rest := make(chan string, 1)
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex() // answers while the request goes on
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n")
+		http.NewResponseController(w).Flush()
+		tail, _ := io.ReadAll(r.Body)
+		rest <- string(tail)
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there, how can I help?\"},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest(http.MethodPost, base+"/free/v1/chat/completions", pr) // chunked: no length
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	go fmt.Fprint(pw, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
+	// Without full duplex the reply never starts: the timeout turns that
+	// deadlock into a failure.
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	if line, err := body.ReadString('\n'); err != nil || !strings.Contains(line, `"Hello"`) {
+		t.Fatalf("first event %q, %v", line, err)
+	}
+	fmt.Fprint(pw, "\n  ")
+	pw.Close()
+	if tail := <-rest; tail != "\n  " {
+		t.Errorf("the end of the request reached the upstream as %q", tail)
+	}
+	if all, err := io.ReadAll(body); err != nil || !strings.HasSuffix(string(all), "data: [DONE]\n\n") {
+		t.Fatalf("the rest of the stream: %q, %v", all, err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+}
