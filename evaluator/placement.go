@@ -155,11 +155,15 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// servesUsers reports whether sc shows user traffic: a signal that needs
-// it has a value and is not idle.
+// servesUsers reports whether sc shows user traffic now: a signal of
+// calls counts calls in its own window, the shortest it reads. A signal
+// without a count of calls says nothing of now: a mean reply size over
+// 15m (response_size_ratio) keeps a value for 15 minutes after the last
+// call.
 func servesUsers(p *Policy, sc Score) bool {
 	for _, c := range sc.Contributions {
-		if i, ok := p.signalIndex[c.Signal]; ok && p.Config.Signals[i].RequiresTraffic && !c.Idle && c.Status == StatusOK {
+		if i, ok := p.signalIndex[c.Signal]; ok && p.Config.Signals[i].RequiresTraffic && p.Config.Signals[i].Volume != "" &&
+			!c.Idle && c.Status == StatusOK && c.Counted && c.Volume > 0 {
 			return true
 		}
 	}
