@@ -35,6 +35,7 @@ func TestREADMEDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := strings.NewReplacer("localhost:9797", addr, "  - hermes-watchdog.rules.yml\n", "", "  - hermes-recording.rules.yml\n", "",
+		"  - gateway-litellm.rules.yml\n", "", "  - gateway-envoy-ai.rules.yml\n", "",
 		"rule_files:\n", "", "scrape_interval: 15s", "scrape_interval: 1s").Replace(string(promCfg))
 	prom := testenv.StartTSDB(t, testenv.Prometheus, cfg, "")
 

@@ -56,12 +56,19 @@ func (p *Prober) request(ctx context.Context, t *target, method, url, probe stri
 	return req, nil
 }
 
+// The codes of a probe that got no HTTP answer, as the gateway contract
+// spells them.
+const (
+	codeTimeout   = "timeout"
+	codeConnError = "conn_error"
+)
+
 // failure turns a transport error into an outcome.
 func failure(probe string, start time.Time, now time.Time, err error) outcome {
-	code := "conn_error"
+	code := codeConnError
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		code = "timeout"
+		code = codeTimeout
 	}
 	return outcome{probe: probe, code: code, took: now.Sub(start),
 		res: validate.Result{Verdict: validate.HardFail, Detail: redact(err.Error())}}
@@ -201,23 +208,41 @@ func (p *Prober) chat(ctx context.Context, t *target, layer, probe string, body 
 	return o
 }
 
-// tokens is what a probe spent: the reply's usage or, without it, an
-// estimate of four characters a token, the completion's part capped at
-// the request's max_tokens (a provider stops there; a reply that goes on,
-// or is cut by the timeout, must not spend the budget beyond it).
+// DefaultMaxReplyTokens is the most a reply counts toward the token
+// budget when its request sets no max_tokens.
+const DefaultMaxReplyTokens = 4096
+
+// promptOverheadTokens is what a chat template adds to a message, and to
+// the prompt, at most.
+const promptOverheadTokens = 8
+
+// tokens is what a probe spent, as the budget counts it. The reply's
+// usage is taken but not trusted (one reply claiming 40 M tokens would
+// spend the day's budget): its completion part counts at most the
+// request's max_tokens (DefaultMaxReplyTokens without one; a provider
+// stops there), its prompt part at most the prompt's bytes (a token is at
+// least a byte) and promptOverheadTokens a message and for the prompt.
+// Without usage, four characters make a token, the completion's part
+// capped in the same way: a reply that goes on, or is cut by the timeout,
+// spends no more.
 func tokens(req chatRequest, res validate.Result) int {
-	if res.Usage.TotalTokens > 0 {
-		return res.Usage.TotalTokens
+	maxReply := req.MaxTokens
+	if maxReply <= 0 {
+		maxReply = DefaultMaxReplyTokens
 	}
-	chars := 0
+	chars, maxPrompt := 0, promptOverheadTokens
 	for _, m := range req.Messages {
 		chars += utf8.RuneCountInString(m.Content)
+		maxPrompt += len(m.Content) + promptOverheadTokens
 	}
-	completion := res.Chars / 4
-	if req.MaxTokens > 0 {
-		completion = min(completion, req.MaxTokens)
+	clamp := func(n, most int) int { return min(max(n, 0), most) }
+	switch u := res.Usage; {
+	case u.PromptTokens > 0 || u.CompletionTokens > 0:
+		return clamp(u.PromptTokens, maxPrompt) + clamp(u.CompletionTokens, maxReply)
+	case u.TotalTokens > 0:
+		return clamp(u.TotalTokens, maxPrompt+maxReply)
 	}
-	return chars/4 + 1 + completion
+	return chars/4 + 1 + min(res.Chars/4, maxReply)
 }
 
 // tokenWatch feeds a reply to its classifier and notes when the first

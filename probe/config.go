@@ -119,11 +119,13 @@ type Message struct {
 // prompt's validation.max_body_bytes (a gzip bomb, an endless body).
 const ReasonBodyTooLarge validate.Reason = "body_too_large"
 
-// The defaults a configuration starts from.
+// The defaults a configuration starts from. An e2e failure sets its
+// success to 0 at once: each result counts as itself, where a threshold of
+// 2 read a 30 % intermittent fault as about 90 % success (issue 33).
 var defaultDefaults = Defaults{
 	Liveness:  LayerConfig{Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
 	Readiness: LayerConfig{Interval: 10 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 2},
-	E2E:       LayerConfig{Interval: 2 * time.Minute, Timeout: 60 * time.Second, FailureThreshold: 2},
+	E2E:       LayerConfig{Interval: 2 * time.Minute, Timeout: 60 * time.Second, FailureThreshold: 1},
 	Boundary:  LayerConfig{Interval: 24 * time.Hour, Timeout: 60 * time.Second, FailureThreshold: 1},
 	// The built-in prompts cost about 321 tokens a run, 231,000 a day at
 	// the 2m interval, and at most 403,000 if every reply used all its

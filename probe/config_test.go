@@ -17,6 +17,11 @@ func TestLoadGood(t *testing.T) {
 		free.Liveness.Interval != 30*time.Second || free.Boundary.Interval != 24*time.Hour || free.TokenBudget.Tokens != 100000 {
 		t.Errorf("defaults not applied: %+v", free)
 	}
+	// e2e counts each result as itself; readiness and liveness keep 2.
+	if free.E2E.FailureThreshold != 1 || free.Readiness.FailureThreshold != 2 || free.Liveness.FailureThreshold != 2 || free.Boundary.FailureThreshold != 1 {
+		t.Errorf("failure thresholds: liveness %d, readiness %d, e2e %d, boundary %d; want 2, 2, 1, 1",
+			free.Liveness.FailureThreshold, free.Readiness.FailureThreshold, free.E2E.FailureThreshold, free.Boundary.FailureThreshold)
+	}
 	if !strings.HasSuffix(free.APIKeyFile, "testdata/free.key") {
 		t.Errorf("api_key_file not resolved: %s", free.APIKeyFile)
 	}

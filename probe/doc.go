@@ -11,9 +11,12 @@
 //     edges, daily, to catch a provider that silently starts refusing them
 //     (the 422 surge).
 //
-// It exports llm_probe_success{route,probe,layer} (0/1 after the failure
-// threshold), llm_probe_duration_seconds, llm_probe_verdict_total
-// {route,probe,verdict,reason} and llm_probe_tokens_total on the
+// It exports llm_probe_results_total{route,layer,probe,verdict,reason}
+// (each result counted once, its series created at 0),
+// llm_probe_success{route,probe,layer} (0/1 after the failure threshold,
+// for blackbox-exporter compatibility), llm_probe_duration_seconds,
+// llm_probe_verdict_total{route,probe,verdict,reason} and
+// llm_probe_tokens_total on the
 // registry it is given, under names of their own so that probe traffic
 // never mixes with the gateway's user traffic; its requests also carry
 // the X-Hermes-Probe header, which gateway/instrument does not record. A
@@ -22,5 +25,5 @@
 // One goroutine runs each (route, layer); a tick's check is
 //
 //	res := p.check(ctx, target, layer)   // HTTP, judged by the validator
-//	p.record(target, layer, res, now)    // threshold, gauges, counters, budget
+//	p.record(target, layer, res, now)    // counters, threshold, gauges, budget
 package probe

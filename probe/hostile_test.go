@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/internal/faults"
 )
 
@@ -67,6 +68,42 @@ func TestTokensCappedAtMaxTokens(t *testing.T) {
 				t.Errorf("verdicts: %v", got)
 			}
 		})
+	}
+}
+
+// TestTokensCappedWhenUsageLies: a reply whose usage claims 40 M tokens
+// counts at most the prompt's bytes and its template and max_tokens: one
+// reply must not spend the day's budget and pause the probes.
+func TestTokensCappedWhenUsageLies(t *testing.T) {
+	srv := faults.Start(t)
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			prompt := hostilePrompt + fmt.Sprintf("    stream: %v\n", stream)
+			got := probeOnce(t, srv, faults.UsageFlood, prompt)
+			most := float64(len("Say hello.") + 2*promptOverheadTokens + 40)
+			if tokens := got["llm_probe_tokens_total{probe=hello,route=free}"]; tokens <= 0 || tokens > most {
+				t.Errorf("tokens %v, want 1..%v", tokens, most)
+			}
+			if got["llm_probe_budget_remaining_tokens{route=free}"] < 100000-most || got[verdictKey("hello", "ok", "")] != 1 {
+				t.Errorf("series: %v", got)
+			}
+		})
+	}
+}
+
+// TestTokensCappedWithoutMaxTokens: a streamed flood without usage, on a
+// prompt without max_tokens, counts at most the prompt and
+// DefaultMaxReplyTokens.
+func TestTokensCappedWithoutMaxTokens(t *testing.T) {
+	srv := faults.Start(t)
+	prompt := `  - name: hello
+    messages: [{role: user, content: "Say hello."}]
+    stream: true
+`
+	got := probeOnce(t, srv, faults.Endless, prompt)
+	most := float64(utf8.RuneCountInString("Say hello.")/4 + 1 + DefaultMaxReplyTokens)
+	if tokens := got["llm_probe_tokens_total{probe=hello,route=free}"]; tokens <= 0 || tokens > most {
+		t.Errorf("tokens %v, want 1..%v", tokens, most)
 	}
 }
 
@@ -150,5 +187,27 @@ func TestDefaultScheduleFitsBudget(t *testing.T) {
 	}
 	if b := defaultDefaults.TokenBudget; b.Per != 24*time.Hour || perDay > b.Tokens/2 {
 		t.Errorf("the default schedule may spend %d tokens a day; the default budget is %d per %s", perDay, b.Tokens, b.Per)
+	}
+}
+
+// TestTokensFromUsage: the reply's usage, each part capped; a reply with
+// only total_tokens is capped at both caps; negative counts count nothing.
+func TestTokensFromUsage(t *testing.T) {
+	req := chatRequest{Messages: []chatMessage{{Role: "user", Content: "Say hello."}}, MaxTokens: 40}
+	maxPrompt := len("Say hello.") + 2*promptOverheadTokens
+	for _, tt := range []struct {
+		usage validate.Usage
+		want  int
+	}{
+		{validate.Usage{PromptTokens: 12, CompletionTokens: 11, TotalTokens: 23}, 23},
+		{validate.Usage{PromptTokens: 12, CompletionTokens: 40_000_000, TotalTokens: 40_000_012}, 12 + 40},
+		{validate.Usage{PromptTokens: 40_000_000, CompletionTokens: 5}, maxPrompt + 5},
+		{validate.Usage{TotalTokens: 40_000_000}, maxPrompt + 40},
+		{validate.Usage{TotalTokens: 30}, 30},
+		{validate.Usage{PromptTokens: -5, CompletionTokens: 7}, 7},
+	} {
+		if got := tokens(req, validate.Result{Usage: tt.usage}); got != tt.want {
+			t.Errorf("usage %+v: %d tokens, want %d", tt.usage, got, tt.want)
+		}
 	}
 }

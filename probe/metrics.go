@@ -11,6 +11,7 @@ type metrics struct {
 	success   *prometheus.GaugeVec
 	duration  *prometheus.GaugeVec
 	verdicts  *prometheus.CounterVec
+	results   *prometheus.CounterVec
 	tokens    *prometheus.CounterVec
 	remaining *prometheus.GaugeVec
 	paused    *prometheus.GaugeVec
@@ -31,9 +32,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "llm_probe_verdict_total",
 			Help: "Probe runs by verdict and soft-failure reason.",
 		}, []string{"route", "probe", "verdict", "reason"}),
+		results: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llm_probe_results_total",
+			Help: "Probe results, each counted once whatever failure_threshold says, by verdict (ok, soft_fail, hard_fail) and reason.",
+		}, []string{"route", "layer", "probe", "verdict", "reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llm_probe_tokens_total",
-			Help: "Tokens spent by probes (reported usage, or estimated from characters, the reply's part at most max_tokens).",
+			Help: "Tokens spent by probes (reported usage, or estimated from characters; the reply's part at most max_tokens, or 4096 without it, the prompt's at most its bytes).",
 		}, []string{"route", "probe"}),
 		remaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "llm_probe_budget_remaining_tokens",
@@ -48,7 +53,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Name: "llm_probe_time_to_first_token_seconds",
 		Help: "Time to the first token of the last run of a streamed probe.",
 	}, []string{"route", "probe", "layer"})
-	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.tokens, m.remaining, m.paused, m.ttft} {
+	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.results, m.tokens, m.remaining, m.paused, m.ttft} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering probe metrics: %w", err)
 		}

@@ -89,9 +89,47 @@ func New(cfg *Config, reg prometheus.Registerer, client Doer, log *slog.Logger) 
 			m.remaining.WithLabelValues(tc.Route).Set(float64(tc.TokenBudget.Tokens))
 		}
 		m.paused.WithLabelValues(tc.Route).Set(0)
+		t.initResults(m)
 		p.targets = append(p.targets, t)
 	}
 	return p, nil
+}
+
+// initResults creates the route's llm_probe_results_total series at 0, for
+// every probe of every enabled layer and every (verdict, reason) it can
+// be counted under (resultSeries), so that increase() sees its first result.
+func (t *target) initResults(m *metrics) {
+	for _, layer := range Layers {
+		if t.Layer(layer).Disabled {
+			continue
+		}
+		for _, probe := range t.probeNames(layer) {
+			for _, vr := range resultSeries(layer) {
+				m.results.WithLabelValues(t.Route, layer, probe, vr[0], vr[1])
+			}
+		}
+	}
+}
+
+// probeNames are the probe labels of a layer of the target.
+func (t *target) probeNames(layer string) []string {
+	switch layer {
+	case Liveness:
+		return []string{"http"}
+	case Readiness:
+		return []string{"models"}
+	case E2E:
+		names := make([]string, len(t.prompts))
+		for i, pr := range t.prompts {
+			names[i] = pr.Name
+		}
+		return names
+	}
+	names := make([]string, len(boundaryCases))
+	for i, bc := range boundaryCases {
+		names[i] = bc.name
+	}
+	return names
 }
 
 // apiKey reads a target's key from its file or variable; the error never
@@ -224,9 +262,13 @@ func (p *Prober) allow(t *target) bool {
 	return false
 }
 
-// record exports one outcome and applies the failure threshold.
+// record exports one outcome: it counts the result in
+// llm_probe_results_total, each result as itself, and applies the failure
+// threshold to llm_probe_success.
 func (p *Prober) record(t *target, layer string, lc LayerConfig, o outcome) {
 	route := t.Route
+	verdict, reason := resultLabels(o)
+	p.m.results.WithLabelValues(route, layer, o.probe, string(verdict), string(reason)).Inc()
 	p.m.duration.WithLabelValues(route, o.probe, layer).Set(o.took.Seconds())
 	if o.ttft > 0 {
 		p.m.ttft.WithLabelValues(route, o.probe, layer).Set(o.ttft.Seconds())

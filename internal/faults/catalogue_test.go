@@ -145,6 +145,19 @@ targets:
 				if got := testenv.Metric(t, reg, "llm_probe_verdict_total", labels); got != 1 {
 					t.Errorf("%s/%s: llm_probe_verdict_total%v = %v; have %s", f, name, labels, got, dump(t, reg, "llm_probe_verdict_total"))
 				}
+				// llm_probe_results_total: a rejection is a hard failure of
+				// the probe; a hard failure's reason is its code's class.
+				results := map[string]string{"route": string(f), "layer": "e2e", "probe": name, "verdict": want.verdict, "reason": want.reason}
+				switch {
+				case want.verdict == "rejected":
+					results["verdict"], results["reason"] = "hard_fail", "rejected"
+				case want.verdict == "hard_fail":
+					results["reason"] = map[string]string{"429": "http_429", "500": "http_5xx", "503": "http_5xx",
+						instrument.CodeConnError: "conn_error", instrument.CodeTimeout: "timeout"}[want.code]
+				}
+				if got := testenv.Metric(t, reg, "llm_probe_results_total", results); got != 1 {
+					t.Errorf("%s/%s: llm_probe_results_total%v = %v; have %s", f, name, results, got, dump(t, reg, "llm_probe_results_total"))
+				}
 				wantOK := 0.0
 				if want.verdict == "ok" {
 					wantOK = 1

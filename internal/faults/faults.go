@@ -6,7 +6,8 @@
 // without [DONE], a context length exceeded, a content-filter rejection,
 // an error template inside HTTP 200), each plain or streamed as the
 // request's "stream" asks, plus the hostile replies the prober must
-// survive (one that never ends, one far over its size limit).
+// survive (one that never ends, one far over its size limit, one whose
+// usage claims millions of tokens).
 //
 // A client reaches a fault at its base URL, Server.BaseURL(fault), which
 // ends in /v1 like an OpenAI-compatible API; /v1/models lists Model there.
@@ -49,6 +50,7 @@ const (
 	Endless            Fault = "endless"              // far more content than max_tokens, then no end until the client gives up
 	Oversized          Fault = "oversized"            // a complete reply of OversizedBytes
 	GzipBomb           Fault = "gzip_bomb"            // a plain reply of OversizedBytes, sent gzip-compressed to a few kB
+	UsageFlood         Fault = "usage_flood"          // a healthy answer whose usage claims FloodTokens
 )
 
 // Catalogue lists the faults every path is tested with.
@@ -65,6 +67,9 @@ const Content = "Hello! I am here and ready to help you today."
 
 // ErrorTemplate is the body ErrorInOK sends with HTTP 200.
 const ErrorTemplate = `{"code":500,"msg":"系统繁忙，请稍后重试"}`
+
+// FloodTokens is the total_tokens UsageFlood's usage claims.
+const FloodTokens = 40_000_000
 
 // Sizes of the hostile replies.
 const (
@@ -199,6 +204,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.wait(r)
 	case Oversized:
 		answer(w, req.Stream, false, false, strings.Repeat("x", OversizedBytes))
+	case UsageFlood:
+		answerUsage(w, req.Stream, false, false, Content,
+			fmt.Sprintf(`{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}`, FloodTokens-12, FloodTokens))
 	case GzipBomb:
 		// What the client reads once it inflates the body is what counts:
 		// the compressed reply is a few kB.
@@ -217,11 +225,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // answer writes a healthy completion of content, plain or streamed (then
 // without [DONE] when noDone; started: its header and role chunk are sent).
 func answer(w http.ResponseWriter, stream, noDone, started bool, content string) {
+	answerUsage(w, stream, noDone, started, content, `{"prompt_tokens":12,"completion_tokens":11,"total_tokens":23}`)
+}
+
+// answerUsage is answer with usage, a JSON object, as the reply's usage.
+func answerUsage(w http.ResponseWriter, stream, noDone, started bool, content, usage string) {
 	if !stream {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": "chatcmpl-fault", "object": "chat.completion", "model": Model,
 			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
-			"usage":   map[string]any{"prompt_tokens": 12, "completion_tokens": 11, "total_tokens": 23},
+			"usage":   json.RawMessage(usage),
 		})
 		return
 	}
@@ -232,7 +245,7 @@ func answer(w http.ResponseWriter, stream, noDone, started bool, content string)
 	event(w, chunk(content[:half]))
 	event(w, chunk(content[half:]))
 	event(w, finish("stop"))
-	event(w, `{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":11,"total_tokens":23}}`)
+	event(w, `{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[],"usage":`+usage+`}`)
 	if !noDone {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}

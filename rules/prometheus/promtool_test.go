@@ -23,7 +23,6 @@ import (
 
 const (
 	recordingRules = "hermes-recording.rules.yml"
-	recordingTests = "tests/hermes-recording.test.yml"
 	defaultConfig  = "../hermes.yaml"
 	atScaleConfig  = "../hermes-at-scale.yaml"
 )
@@ -120,10 +119,12 @@ func recordIn(expr string, records map[string]bool) string {
 	return ""
 }
 
-// TestRecordsMatchSignalQueries evaluates, on the scenarios of the recording
-// tests, each default signal's query and its volume or samples query next
-// to the at-scale policy's query of the same signal (reading a record), and
-// wants the same value (or both NaN, or both absent) on every route. The
+// TestRecordsMatchSignalQueries evaluates, on the scenarios of every test
+// file that loads the recording rules (the recording tests, and those of
+// the gateway mappings, whose records the default queries then read), each
+// default signal's query and its volume or samples query next to the
+// at-scale policy's query of the same signal (reading a record), and wants
+// the same value (or both NaN, or both absent) on every route. The
 // comparisons run at each time a hand-written test reads that record,
 // where its samples are known to exist.
 func TestRecordsMatchSignalQueries(t *testing.T) {
@@ -156,47 +157,71 @@ func TestRecordsMatchSignalQueries(t *testing.T) {
 		}
 	}
 	records := recordNames(t)
-	var src testFile
-	readYAML(t, recordingTests, &src)
-	rules, err := filepath.Abs(recordingRules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen := testFile{RuleFiles: []string{rules}, EvaluationInterval: src.EvaluationInterval}
 	covered := map[string]bool{}
-	for _, g := range src.Tests {
-		out := testGroup{Name: g.Name + " (records = signal queries)", Interval: g.Interval, InputSeries: g.InputSeries}
-		seen := map[string]bool{}
-		for _, e := range g.PromqlExprTest {
-			for at, def := range queries {
-				key := at + "@" + e.EvalTime
-				if !mentions(e.Expr, recordIn(at, records)) || seen[key] {
-					continue
+	files := 0
+	for _, srcPath := range glob(t, "tests/*.test.yml") {
+		var src testFile
+		readYAML(t, srcPath, &src)
+		gen := testFile{EvaluationInterval: src.EvaluationInterval, GroupEvalOrder: src.GroupEvalOrder}
+		loadsRecording := false
+		for _, f := range src.RuleFiles {
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(srcPath), f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen.RuleFiles = append(gen.RuleFiles, abs)
+			loadsRecording = loadsRecording || filepath.Base(f) == recordingRules
+		}
+		if !loadsRecording {
+			continue
+		}
+		files++
+		for _, g := range src.Tests {
+			out := testGroup{Name: g.Name + " (records = signal queries)", Interval: g.Interval, InputSeries: g.InputSeries}
+			seen := map[string]bool{}
+			for _, e := range g.PromqlExprTest {
+				for at, def := range queries {
+					key := at + "@" + e.EvalTime
+					if !mentions(e.Expr, recordIn(at, records)) || seen[key] {
+						continue
+					}
+					seen[key] = true
+					covered[at] = true
+					out.PromqlExprTest = append(out.PromqlExprTest, promqlTest{Expr: mismatches(at, def), EvalTime: e.EvalTime})
 				}
-				seen[key] = true
-				covered[at] = true
-				out.PromqlExprTest = append(out.PromqlExprTest, promqlTest{Expr: mismatches(at, def), EvalTime: e.EvalTime})
+			}
+			if len(out.PromqlExprTest) > 0 {
+				slices.SortFunc(out.PromqlExprTest, func(a, b promqlTest) int { return strings.Compare(a.EvalTime+a.Expr, b.EvalTime+b.Expr) })
+				gen.Tests = append(gen.Tests, out)
 			}
 		}
-		if len(out.PromqlExprTest) > 0 {
-			slices.SortFunc(out.PromqlExprTest, func(a, b promqlTest) int { return strings.Compare(a.EvalTime+a.Expr, b.EvalTime+b.Expr) })
-			gen.Tests = append(gen.Tests, out)
+		if len(gen.Tests) == 0 {
+			t.Errorf("%s loads %s but reads none of the records the at-scale policy reads", srcPath, recordingRules)
+			continue
 		}
+		data, err := yaml.Marshal(gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(srcPath), ".test.yml")+".equivalence.test.yml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, g := range gen.Tests {
+			n += len(g.PromqlExprTest)
+		}
+		t.Logf("%s: %d comparisons of a record with the default query", srcPath, n)
+		runWith(t, bin, "test", "rules", path)
+	}
+	if files < 2 {
+		t.Errorf("%d test files load %s, want the recording tests and the gateway mappings' tests", files, recordingRules)
 	}
 	for at := range queries {
 		if !covered[at] {
 			t.Errorf("%s: no recording test reads its record, so it is never compared with the default query", at)
 		}
 	}
-	data, err := yaml.Marshal(gen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "equivalence.test.yml")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	runWith(t, bin, "test", "rules", path)
 }
 
 // mismatches is a query for the routes where record and query differ: a
@@ -369,6 +394,7 @@ type ruleFile struct {
 type testFile struct {
 	RuleFiles          []string    `yaml:"rule_files"`
 	EvaluationInterval string      `yaml:"evaluation_interval,omitempty"`
+	GroupEvalOrder     []string    `yaml:"group_eval_order,omitempty"`
 	Tests              []testGroup `yaml:"tests"`
 }
 
