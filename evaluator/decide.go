@@ -13,6 +13,11 @@ import (
 func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time) (RouteState, []transition) {
 	rs := prev
 	rs.Score = sc
+	if rs.Level != traffic.Normal {
+		// What holds the route down, as its evidence shows it now
+		// (recovery.go).
+		rs.Causes = withCauses(p, rs.Causes, sc)
+	}
 	rs.Failbacks = pruneFailbacks(prev.Failbacks, now, p.Config.Failback.Window)
 	updateBelow(p, &rs, sc, now)
 
@@ -143,11 +148,13 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	fb := p.Config.Failback
 	fo := p.level(traffic.Failover)
 	if rs.Stage > 0 {
-		// A stage carries real traffic: any dip steps back one stage.
+		// A stage carries real traffic: any dip steps back one stage,
+		// on evidence of a failure now (failingNow: not a longer window's
+		// memory of the outage beside one ordinary failed probe).
 		if sc.Held() {
 			return rs, nil
 		}
-		if sc.Value < fb.MinScore || sc.Floor >= traffic.Failover {
+		if (sc.Value < fb.MinScore && failingNow(p, sc)) || sc.Floor >= traffic.Failover {
 			rs.Stage--
 			rs.StageSince = now
 			rs.Causes = withCauses(p, rs.Causes, sc)

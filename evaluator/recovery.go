@@ -15,8 +15,10 @@ import (
 // scoring.recovery_confidence, have shown the failure that moved it, had
 // it still been there, and shows no failure. Each move down records its
 // causes (Cause): the signals that cost the score, and the failure share
-// each showed at least. Low, the score up-moves read, then takes each
-// signal at one end of its interval:
+// each showed at least; every tick below normal adds the signals that cost
+// it then and raises a share its evidence has since shown larger. Low,
+// the score up-moves read, then takes each signal at one end of its
+// interval:
 //
 //   - The evidence that must rule the failure out: the route's causes
 //     while it serves users, and its probes (every signal that needs no
@@ -123,8 +125,11 @@ func nearEnd(iv interval, bs []rules.Bound) interval {
 
 // withCauses is causes with every signal whose penalty, cap or floor sc
 // shows, in policy order: a new slice when any is added or changes. A
-// signal already a cause keeps the smaller of its shares, the harder to
-// rule out.
+// signal already a cause keeps the larger of its shares: the failure is
+// at least what its evidence established at any tick while it held the
+// route down (a failover on the first minute's 23 calls shows 30 %
+// failing as at least 10 %; the calls that follow show it as at least
+// 20 %).
 func withCauses(p *Policy, causes []Cause, sc Score) []Cause {
 	var out []Cause
 	for i := range sc.Contributions {
@@ -134,7 +139,7 @@ func withCauses(p *Policy, causes []Cause, sc Score) []Cause {
 		}
 		share := failureShare(p, c)
 		k := slices.IndexFunc(causes, func(x Cause) bool { return x.Signal == c.Signal })
-		if k >= 0 && (causes[k].Share <= share || share == 0) {
+		if k >= 0 && causes[k].Share >= share {
 			continue
 		}
 		if out == nil {
@@ -186,7 +191,8 @@ func boolInt(b bool) int {
 
 // failingNow reports whether a signal that costs score sc shows the
 // failure in its own window, the shortest it has, at the recovery
-// confidence: the evidence a person is called on. A longer window proves
+// confidence: the evidence a person is called on, and a failback stage
+// steps back on. A longer window proves
 // failures on thin traffic but also remembers them: right after an
 // outage, the outage in an end-to-end probe's 40m window and one
 // ordinary failure among the last 5m's three results would together show

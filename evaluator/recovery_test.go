@@ -126,7 +126,7 @@ func TestRulesOut(t *testing.T) {
 	}
 }
 
-// TestWithCauses: causes accumulate in policy order, keep the smaller
+// TestWithCauses: causes accumulate in policy order, keep the larger
 // share of a signal seen twice, and are never written in place.
 func TestWithCauses(t *testing.T) {
 	p := defaultPolicy(t)
@@ -137,7 +137,7 @@ func TestWithCauses(t *testing.T) {
 	if len(causes) != 1 || causes[0].Signal != "hard_fail_ratio" || !(causes[0].Share > 0.25 && causes[0].Share < 0.3) {
 		t.Fatalf("causes %+v, want hard_fail_ratio with the share it showed at least (0.25-0.3)", causes)
 	}
-	second := ComputeScore("free", snap(p, t0, map[string]any{"free.hard_fail_ratio": counted(0.1, 1000), "free.soft_fail_ratio": counted(0.5, 1000), "free.p99_ratio": 4.0}), p, false)
+	second := ComputeScore("free", snap(p, t0, map[string]any{"free.hard_fail_ratio": counted(0.4, 1000), "free.soft_fail_ratio": counted(0.5, 1000), "free.p99_ratio": 4.0}), p, false)
 	kept := slices.Clone(causes)
 	both := withCauses(p, causes, second)
 	if !slices.Equal(causes, kept) {
@@ -150,8 +150,12 @@ func TestWithCauses(t *testing.T) {
 	if want := []string{"soft_fail_ratio", "hard_fail_ratio", "p99_ratio"}; !slices.Equal(names, want) {
 		t.Errorf("causes %v, want %v (policy order)", names, want)
 	}
-	if h := both[1].Share; !(h > 0.07 && h < 0.1) {
-		t.Errorf("hard_fail_ratio share %g, want the smaller one (0.07-0.1)", h)
+	if h := both[1].Share; !(h > 0.35 && h < 0.4) {
+		t.Errorf("hard_fail_ratio share %g, want the larger one (0.35-0.4)", h)
+	}
+	third := ComputeScore("free", snap(p, t0, map[string]any{"free.hard_fail_ratio": counted(0.1, 1000)}), p, false)
+	if again := withCauses(p, both, third); again[1].Share != both[1].Share {
+		t.Errorf("hard_fail_ratio share fell from %g to %g", both[1].Share, again[1].Share)
 	}
 	if both[2].Share != 0 {
 		t.Errorf("p99_ratio share %g, want 0: a latency is no share of calls", both[2].Share)

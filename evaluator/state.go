@@ -41,9 +41,8 @@ type RouteState struct {
 	// to leave the current level upward; zero when it is not.
 	RecoverSince time.Time `json:"recover_since,omitzero"`
 	// Causes are what moved the route down from normal: the signals
-	// whose penalty, cap or floor the score showed at each move down (and
-	// each failback stage it stepped back), in policy order; nil while
-	// normal. A route below normal without causes (restored after a
+	// whose penalty, cap or floor the score showed at its move down and at
+	// every tick since (recovery.go), in policy order; nil while normal. A route below normal without causes (restored after a
 	// restart) has unknown ones (recovery.go). Never written in place.
 	Causes []Cause `json:"causes,omitempty"`
 	// Score is the last score computed for the route.

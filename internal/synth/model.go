@@ -97,6 +97,7 @@ var degraded = map[string][]window{
 	"content_15":          {{"free", 60 * m, 2 * h}},
 	"content_15_thin":     {{"free", 60 * m, 2 * h}},
 	"failback_stage_2rps": {{"free", 60 * m, 80 * m}},
+	"failback_3rps":       {{"free", 60 * m, 85 * m}},
 	"idle_readiness":      {{"free", 60 * m, 2 * h}},
 }
 
