@@ -197,3 +197,38 @@ func TestScenarioQueryErrorsEveryOtherTick(t *testing.T) {
 			got.Format(time.TimeOnly), want.Format(time.TimeOnly))
 	}
 }
+
+// TestScenarioFailback3rps: a 3 req/s service whose free route returns
+// error templates on 30 % of its calls for an hour. Its readiness probe
+// passes throughout; its end-to-end probes fail as its users' replies do.
+// While it is broken no failback stage starts; once it recovers, its
+// failback (stages of 10 % = 0.3 req/s and up, here all at 0.3 req/s)
+// completes within twice the stages' observe time, with no person.
+func TestScenarioFailback3rps(t *testing.T) {
+	tl := runScenario(t, "failback_3rps", backtest.Options{})
+	golden(t, "failback_3rps", tl)
+	heal := 85 * time.Minute
+	stages, observe := 4, 15*time.Minute // the shipped failback.stages and observe
+	if fo := failedOverAt(tl, "free", at(onset)); fo.IsZero() || fo.Sub(at(onset)) > 5*time.Minute {
+		t.Fatalf("free failed over at %v, want within 5m of the onset", fo)
+	}
+	var done time.Time
+	for _, e := range events(tl, evaluator.EventFailback, "free") {
+		if e.Time.Before(at(heal)) && e.Stage != nil && *e.Stage > 0 {
+			t.Errorf("failback stage %d started at %s while free was still 30 %% broken: %v", *e.Stage, e.Time.Format(time.TimeOnly), e.Reasons)
+		}
+	}
+	for _, e := range events(tl, evaluator.EventLevel, "free") {
+		switch e.To {
+		case traffic.Manual.String():
+			t.Errorf("free went to manual at %s: %v", e.Time.Format(time.TimeOnly), e.Reasons)
+		case traffic.Normal.String():
+			if done.IsZero() && !e.Time.Before(at(heal)) {
+				done = e.Time
+			}
+		}
+	}
+	if limit := at(heal + 2*time.Duration(stages)*observe); done.IsZero() || done.After(limit) {
+		t.Errorf("failback completed at %v, want by %s (2 × stages × observe after the recovery)", done, limit.Format(time.TimeOnly))
+	}
+}

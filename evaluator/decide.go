@@ -13,6 +13,11 @@ import (
 func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time) (RouteState, []transition) {
 	rs := prev
 	rs.Score = sc
+	if rs.Level != traffic.Normal {
+		// What holds the route down, as its evidence shows it now
+		// (recovery.go).
+		rs.Causes = withCauses(p, rs.Causes, sc)
+	}
 	rs.Failbacks = pruneFailbacks(prev.Failbacks, now, p.Config.Failback.Window)
 	updateBelow(p, &rs, sc, now)
 
@@ -25,7 +30,9 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	target, why := downTarget(p, rs, sc, now)
 	switch {
 	case target > rs.Level:
-		return moveTo(p, rs, target, now), []transition{{from: prev.Level, to: target, why: why}}
+		next := moveTo(p, rs, target, now)
+		next.Causes = withCauses(p, rs.Causes, sc)
+		return next, []transition{{from: prev.Level, to: target, why: why}}
 	case target == traffic.Failover && rs.Level == traffic.Failover && rs.Stage > 0:
 		// Bad enough to fail over again during a failback: back to no
 		// traffic at once, not one stage per tick.
@@ -34,6 +41,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		// status pages and the restored state date it from the failover.
 		next := moveTo(p, rs, traffic.Failover, now)
 		next.Since = prev.Since
+		next.Causes = withCauses(p, rs.Causes, sc)
 		next.FailingSince = failingAfterAbort(prev, now)
 		return next, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
 	}
@@ -125,6 +133,9 @@ func moveTo(p *Policy, rs RouteState, to traffic.Level, now time.Time) RouteStat
 	}
 	rs.Level = to
 	rs.Since = now
+	if to == traffic.Normal {
+		rs.Causes = nil
+	}
 	rs.Stage = 0
 	rs.StageSince = time.Time{}
 	rs.RecoverSince = time.Time{}
@@ -137,13 +148,16 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	fb := p.Config.Failback
 	fo := p.level(traffic.Failover)
 	if rs.Stage > 0 {
-		// A stage carries real traffic: any dip steps back one stage.
+		// A stage carries real traffic: any dip steps back one stage,
+		// on evidence of a failure now (failingNow: not a longer window's
+		// memory of the outage beside one ordinary failed probe).
 		if sc.Held() {
 			return rs, nil
 		}
-		if sc.Value < fb.MinScore || sc.Floor >= traffic.Failover {
+		if (sc.Value < fb.MinScore && failingNow(p, sc)) || sc.Floor >= traffic.Failover {
 			rs.Stage--
 			rs.StageSince = now
+			rs.Causes = withCauses(p, rs.Causes, sc)
 			why := fmt.Sprintf("score %.1f < %g during failback stage %d", sc.Value, fb.MinScore, prev.Stage)
 			if rs.Stage == 0 {
 				// Back to no traffic: the manual_after clock runs again.
@@ -192,10 +206,11 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	// back once the floor lifts. One whose score is shown bad (even its
 	// healthy side, Value, is below recover_above) is failing, and a person
 	// is called once it has failed for manual_after since its failover,
-	// failbacks that did not get past their first stage included. One
-	// neither shown bad nor yet shown good (its probes' few results, or a
-	// trickle of calls, cannot prove it either way yet) is waiting for
-	// evidence: the manual_after clock holds and calls no one.
+	// failbacks that did not get past their first stage included, on
+	// evidence of a failure now (failingNow). One neither shown bad nor
+	// yet shown good (its probes' few results, or a trickle of calls,
+	// cannot prove it either way yet) is waiting for evidence: the
+	// manual_after clock holds and calls no one.
 	healthy := sc.Low >= fo.RecoverAbove
 	floored := max(sc.Floor, sc.LowFloor) >= traffic.Failover
 	if !healthy || floored {
@@ -204,8 +219,8 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 			rs.FailingSince = time.Time{} // waiting for the floor, not failing
 			return rs, nil
 		}
-		if sc.Value >= fo.RecoverAbove {
-			return rs, nil // waiting for evidence, not shown failing
+		if sc.Value >= fo.RecoverAbove || !failingNow(p, sc) {
+			return rs, nil // waiting for evidence, not shown failing now
 		}
 		if !idle {
 			// Failed over yet serving: degraded mode (every route bad)

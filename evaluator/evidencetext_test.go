@@ -23,7 +23,7 @@ func TestEvidenceTextOnDemand(t *testing.T) {
 				smps[i] = Sample{Status: StatusError, Reason: "query failed"}
 			}
 		}
-		sc := scoreSamples(p, smps, false)
+		sc := scoreSamples(p, smps, false, recoveryScope{all: true})
 		for i := range sc.Contributions {
 			c := &sc.Contributions[i]
 			sig := &p.Config.Signals[i]

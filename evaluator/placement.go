@@ -91,7 +91,7 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []string {
 	case sc.Low < lc.RecoverAbove:
 		out = append(out, fmt.Sprintf("waiting for evidence: returns to %s once the calls show a score ≥ %g for %s (they show at least %.1f)",
 			up, lc.RecoverAbove, lc.RecoverFor, sc.Low))
-		out = append(out, callsWanted(p, sc)...)
+		out = append(out, callsWanted(p, rs)...)
 	default:
 		at := laterOf(rs.RecoverSince.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
 		if rs.RecoverSince.IsZero() {
@@ -111,7 +111,7 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 			// Observed long enough: the stage waits for its calls to show
 			// the route healthy, not for a time.
 			return append([]string{fmt.Sprintf("failback stage %d of %d since %s, observed for %s: the next stage once its calls show a score ≥ %g (they show at least %.1f)",
-				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, fb.MinScore, sc.Low)}, callsWanted(p, sc)...)
+				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, fb.MinScore, sc.Low)}, callsWanted(p, rs)...)
 		}
 		return []string{fmt.Sprintf("failback stage %d of %d since %s: the next stage at %s if the score stays ≥ %g (observe %s)",
 			rs.Stage, len(fb.Stages), stamp(rs.StageSince), stamp(next), fb.MinScore, fb.Observe)}
@@ -136,7 +136,7 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 	case sc.Low < fo.RecoverAbove:
 		out = append(out, fmt.Sprintf("waiting for evidence: not shown failing, not yet shown healthy (the score is at least %.1f); the staged failback starts once it is shown ≥ %g for %s, and no one is called while it waits",
 			sc.Low, fo.RecoverAbove, fo.RecoverFor))
-		out = append(out, callsWanted(p, sc)...)
+		out = append(out, callsWanted(p, rs)...)
 	default:
 		at := laterOf(rs.RecoverSince.Add(fo.RecoverFor), rs.Since.Add(fo.Cooldown))
 		if next := NextFailbackAllowed(p, rs); next.After(at) {
@@ -155,11 +155,15 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// servesUsers reports whether sc shows user traffic: a signal that needs
-// it has a value and is not idle.
+// servesUsers reports whether sc shows user traffic now: a signal of
+// calls counts calls in its own window, the shortest it reads. A signal
+// without a count of calls says nothing of now: a mean reply size over
+// 15m (response_size_ratio) keeps a value for 15 minutes after the last
+// call.
 func servesUsers(p *Policy, sc Score) bool {
 	for _, c := range sc.Contributions {
-		if i, ok := p.signalIndex[c.Signal]; ok && p.Config.Signals[i].RequiresTraffic && !c.Idle && c.Status == StatusOK {
+		if i, ok := p.signalIndex[c.Signal]; ok && p.Config.Signals[i].RequiresTraffic && p.Config.Signals[i].Volume != "" &&
+			!c.Idle && c.Status == StatusOK && c.Counted && c.Volume > 0 {
 			return true
 		}
 	}

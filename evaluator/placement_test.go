@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -82,12 +83,24 @@ func TestPlacement(t *testing.T) {
 	// Still serving users though failed over (degraded mode): never
 	// manual, and Placement says so instead of a manual_after time.
 	serving := Score{Value: 100, Low: fo.RecoverAbove - 30, Contributions: []Contribution{
-		{Signal: "soft_fail_ratio", Value: 0.02, Status: StatusOK, CapsAt: -1},
+		{Signal: "soft_fail_ratio", Value: 0.02, Status: StatusOK, CapsAt: -1, Volume: 60, Counted: true},
 	}}
 	srs := rs
 	srs.Score = serving
 	if got := strings.Join(Waiting(p, srs, t0.Add(at+fo.Dwell)), "\n"); !strings.Contains(got, "serving while failed over") || strings.Contains(got, "goes to manual") {
 		t.Errorf("a failed-over route that serves: %q", got)
+	}
+	// One that served until its failover: its calls' 1m windows are
+	// empty, but the 15m mean reply size still has a value. It serves
+	// nobody now, and its manual_after clock runs.
+	leftovers := Score{Value: 50, Low: 50, Contributions: []Contribution{
+		{Signal: "soft_fail_ratio", Value: math.NaN(), Status: StatusMissing, CapsAt: -1, Idle: true, Counted: true},
+		{Signal: "response_size_ratio", Value: 0.8, Status: StatusOK, CapsAt: -1},
+	}}
+	lrs := rs
+	lrs.Score = leftovers
+	if got := strings.Join(Waiting(p, lrs, t0.Add(at+fo.Dwell)), "\n"); strings.Contains(got, "serving while failed over") || !strings.Contains(got, "goes to manual") {
+		t.Errorf("a failed-over route with a 15m window's leftovers: %q", got)
 	}
 
 	// Not shown failing, not yet shown healthy: it waits for evidence, and

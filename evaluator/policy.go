@@ -35,14 +35,16 @@ type Policy struct {
 	// route's share by index.
 	routeIndex    map[string]int
 	serviceRoutes [][]int
-	// shown and decisive are the bounds of a proportion of calls at
-	// scoring.confidence and scoring.decisive_confidence (bounds.go);
+	// shown, decisive and recovery are the bounds of a proportion of
+	// calls at scoring.confidence, scoring.decisive_confidence and
+	// scoring.recovery_confidence (bounds.go; recovery is shown when the
+	// two confidences are one);
 	// evidence is each signal's format of evidence texts, without a
 	// window (evidence.go), which its contributions point to; scoring the
 	// penalties, caps and floors by signal index.
-	shown, decisive *proportionBounds
-	evidence        []evidence
-	scoring         scoreRules
+	shown, decisive, recovery *proportionBounds
+	evidence                  []evidence
+	scoring                   scoreRules
 	// columns are the snapshot columns the policy reads (rules.Columns):
 	// its signals, then their windows; windows[i] are signal i's windows
 	// with their columns, ascending.
@@ -62,6 +64,10 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.shown, p.decisive = newProportionBounds(zScore(cfg.Scoring.Confidence)), newProportionBounds(zScore(cfg.Scoring.DecisiveConfidence))
+	p.recovery = p.shown
+	if rc := cfg.Scoring.RecoveryConfidence; rc != 0 && rc != cfg.Scoring.Confidence {
+		p.recovery = newProportionBounds(zScore(rc))
+	}
 	p.evidence = make([]evidence, len(cfg.Signals))
 	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s

@@ -103,8 +103,8 @@ func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
 }
 
 // score is ComputeScore of the policy's route i.
-func (r *routeSamples) score(i int, idle bool) Score {
+func (r *routeSamples) score(i int, idle bool, scope recoveryScope) Score {
 	n := len(r.p.columns)
 	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps[:0])
-	return scoreSamples(r.p, r.smps, idle)
+	return scoreSamples(r.p, r.smps, idle, scope)
 }

@@ -71,9 +71,11 @@ type Score struct {
 	// Value is the score the data allow at best (each signal at the end of
 	// its confidence interval nearest to health): down-moves read it.
 	Value float64 `json:"value"`
-	// Low is the score the data show at least (each signal at the end
-	// farthest from health): up-moves read it. Equal to Value when no
-	// signal has a count.
+	// Low is the score the data show at least, what up-moves read: the
+	// route's causes (and, without user traffic, its probes) at the end
+	// of their interval farthest from health at
+	// scoring.recovery_confidence, every other signal where Value takes
+	// it (recovery.go). Never above Value.
 	Low float64 `json:"low"`
 	// LowFloor is the strongest floor at the end farthest from health.
 	LowFloor traffic.Level `json:"-"`
@@ -189,11 +191,12 @@ func beyond(b rules.Bound, v float64) (float64, bool) {
 // ComputeScore scores route from snap. idle says the route currently gets no
 // user traffic, so signals that need traffic are skipped rather than missing.
 // Value judges each signal at the end of its interval nearest to health
-// (down-moves), Low at the farthest (up-moves), DecisiveLevel from the
-// counted calls alone at scoring.decisive_confidence (see evidence.go).
+// (down-moves), Low as up-moves do for a route whose causes are unknown
+// (recovery.go), DecisiveLevel from the counted calls alone at
+// scoring.decisive_confidence (see evidence.go).
 func ComputeScore(route string, snap Snapshot, p *Policy, idle bool) Score {
 	var buf [intervalsOnStack]Sample
-	return scoreSamples(p, rowSamples(p, snap.Row(route), buf[:0]), idle)
+	return scoreSamples(p, rowSamples(p, snap.Row(route), buf[:0]), idle, recoveryScope{all: true})
 }
 
 // rowSamples appends to smps the sample of each column of p from row, in
@@ -208,7 +211,7 @@ func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
 // scoreSamples is ComputeScore of a route's samples, one per column of p
 // in its order: p.Config.Signals, then their windows. Window samples past
 // the end of smps are no further evidence.
-func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
+func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Score {
 	n := len(p.Config.Signals)
 	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
 	for i := range p.Config.Signals {
@@ -230,27 +233,46 @@ func scoreSamples(p *Policy, smps []Sample, idle bool) Score {
 	}
 	// The intervals live only for this call: on the stack for a policy
 	// of up to intervalsOnStack signals (the shipped one has 14).
-	var shownBuf, decisiveBuf [intervalsOnStack]interval
+	var shownBuf, decisiveBuf, lowBuf [intervalsOnStack]interval
 	var decidedBuf [intervalsOnStack]decidingWindows
-	shown, decisive, decided := shownBuf[:0], decisiveBuf[:0], decidedBuf[:0]
+	shown, decisive, low, decided := shownBuf[:0], decisiveBuf[:0], lowBuf[:0], decidedBuf[:0]
 	if n > intervalsOnStack {
 		shown, decisive, decided = make([]interval, 0, n), make([]interval, 0, n), make([]decidingWindows, 0, n)
+		low = make([]interval, 0, n)
 	}
-	shown, decisive, decided = shown[:n], decisive[:n], decided[:n]
+	shown, decisive, low, decided = shown[:n], decisive[:n], low[:n], decided[:n]
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		shown[i] = evidenceInterval(p, sig, c, p.shown)
 		decided[i] = decidingWindows{lo: -1, hi: -1}
+		strict, share := scope.rules(sig, idle)
 		if sig.Volume != "" && c.Counted {
 			decisive[i] = evidenceInterval(p, sig, c, p.decisive)
+			if strict {
+				low[i] = evidenceInterval(p, sig, c, p.recovery)
+			}
 			if len(p.windows[i]) > 0 && c.Status == StatusOK {
 				shown[i], decided[i] = withWindows(shown[i], c.Value, p.windows[i], smps, p.shown)
 				decisive[i], _ = withWindows(decisive[i], c.Value, p.windows[i], smps, p.decisive)
+				if strict {
+					low[i], _ = withWindows(low[i], c.Value, p.windows[i], smps, p.recovery)
+				}
 			}
+		} else if strict {
+			low[i] = shown[i]
+		}
+		if !strict || rulesOut(low[i], p.scoring.bounds[i], share) {
+			// Not held to its far end, or it has ruled out the failure
+			// that moved the route (recovery.go): only what it shows.
+			low[i] = nearEnd(shown[i], p.scoring.bounds[i])
 		}
 	}
 	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, seenSide, true)
-	sc.Low, _, sc.LowFloor = judge(p, &sc, shown, sickSide, sickSide, false)
+	sc.Low, _, sc.LowFloor = judge(p, &sc, low, sickSide, sickSide, false)
+	// The score the data show at least is no better than the one they
+	// allow at most: a signal judged at its near end is sized there,
+	// where Value sizes it on what its calls show.
+	sc.Low, sc.LowFloor = math.Min(sc.Low, sc.Value), max(sc.LowFloor, sc.Floor)
 	if v, imm, fl := judge(p, &sc, decisive, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
 	}

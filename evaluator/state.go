@@ -40,6 +40,11 @@ type RouteState struct {
 	// RecoverSince is since when the score has been continuously high enough
 	// to leave the current level upward; zero when it is not.
 	RecoverSince time.Time `json:"recover_since,omitzero"`
+	// Causes are what moved the route down from normal: the signals
+	// whose penalty, cap or floor the score showed at its move down and at
+	// every tick since (recovery.go), in policy order; nil while normal. A route below normal without causes (restored after a
+	// restart) has unknown ones (recovery.go). Never written in place.
+	Causes []Cause `json:"causes,omitempty"`
 	// Score is the last score computed for the route.
 	Score Score `json:"score"`
 }

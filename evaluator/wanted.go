@@ -3,11 +3,12 @@ package evaluator
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
 // Evidence still wanted. A route held below recover_above, or a failback
-// stage not yet shown good, waits for calls: the end of a counted
+// stage not yet shown good, waits for calls (recovery.go): the end of a counted
 // signal's interval farthest from health is past its threshold until
 // enough calls show it within. callsWanted says how many, and at the
 // rate the window's calls come in, how long that takes, so a person reads
@@ -41,13 +42,15 @@ func callsNeeded(x, t float64, b *proportionBounds) float64 {
 	return hi
 }
 
-// callsWanted is, for each counted signal of sc whose bound farthest from
-// health is past its first threshold, what its window's calls need to
-// show it within: how many calls in all (none more failing), and at the
-// rate they arrive, how long until the window holds them, or that it never
-// holds so many at this rate.
-func callsWanted(p *Policy, sc Score) []string {
+// callsWanted is, for each counted signal of route state rs whose
+// evidence must rule out the failure that moved the route and does not
+// yet (recovery.go), what its window's calls need to show: how many calls
+// in all (none more failing), and at the rate they arrive, how long until
+// the window holds them, or that it never holds so many at this rate.
+func callsWanted(p *Policy, rs RouteState) []string {
 	var out []string
+	sc, scope := rs.Score, scopeOf(&rs)
+	idle := slices.ContainsFunc(sc.Contributions, func(c Contribution) bool { return c.Idle })
 	for i := range sc.Contributions {
 		c := &sc.Contributions[i]
 		idx, ok := p.signalIndex[c.Signal]
@@ -59,19 +62,25 @@ func callsWanted(p *Policy, sc Score) []string {
 		if win, wv, wn := c.Window(); win > 0 {
 			v, n, w = wv, wn, win
 		}
-		var x, t float64 // failures, and the failure share to show at most
-		switch {
-		case b.Above != nil && c.bound > *b.Above:
-			x, t = math.Round(v*n), *b.Above
-		case b.Below != nil && c.bound < *b.Below:
-			x, t = math.Round((1-v)*n), 1-*b.Below
-		default:
+		strict, share := scope.rules(&p.Config.Signals[idx], idle)
+		if !strict || !(n > 0) || w <= 0 {
 			continue
 		}
-		if !(n > 0) || w <= 0 {
-			continue
+		// x failures; t the failure share to show it below: the one that
+		// moved the route, or else its threshold's.
+		x, t := math.Round(v*n), share
+		if b.Below != nil {
+			x = math.Round((1 - v) * n)
 		}
-		need := callsNeeded(x, t, c.format().bounds)
+		if !(t > 0) {
+			if t = 1 - *b.Below; b.Above != nil {
+				t = *b.Above
+			}
+		}
+		if _, hi := p.recovery.of(x/n, n); hi <= t {
+			continue // ruled out already
+		}
+		need := callsNeeded(x, t, p.recovery)
 		rate := n / w.Seconds()
 		in := fmtWindow(w)
 		switch {

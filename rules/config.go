@@ -136,6 +136,15 @@ type ScoringConfig struct {
 	// at this confidence is entered on the tick that shows it. Default
 	// DefaultDecisiveConfidence.
 	DecisiveConfidence float64 `yaml:"decisive_confidence" mapstructure:"decisive_confidence"`
+	// RecoveryConfidence is the power with which the calls and probe
+	// results behind a signal with a volume must rule out a failure
+	// before a route moves up (a level up, a failback's start or next
+	// stage): the far end of their one-sided bound at RecoveryConfidence
+	// must be within every threshold, so a route still failing at a share
+	// that would keep it at its level moves up with a chance of at most
+	// 1 - RecoveryConfidence at each decision (docs/detection.md, "Moving
+	// up"). 0, the default, takes Confidence.
+	RecoveryConfidence float64 `yaml:"recovery_confidence" mapstructure:"recovery_confidence"`
 	// MinSamples is the fewest samples (see SignalConfig.Samples) a
 	// statistic needs to count. Default DefaultMinSamples.
 	MinSamples float64 `yaml:"min_samples" mapstructure:"min_samples"`

@@ -181,7 +181,7 @@ func TestEnvOverrideNested(t *testing.T) {
 
 func TestEnvKeys(t *testing.T) {
 	got := strings.Join(EnvKeys(), " ")
-	want := "global.evaluation_interval global.query_timeout prometheus.url prometheus.max_response_bytes prometheus.max_series_per_query scoring.confidence scoring.decisive_confidence scoring.min_samples failback.observe failback.min_score failback.max_completed failback.window failback.manual_after alerting.external_url alerting.runbook_base_url alerting.resend_delay alerting.queue_capacity"
+	want := "global.evaluation_interval global.query_timeout prometheus.url prometheus.max_response_bytes prometheus.max_series_per_query scoring.confidence scoring.decisive_confidence scoring.recovery_confidence scoring.min_samples failback.observe failback.min_score failback.max_completed failback.window failback.manual_after alerting.external_url alerting.runbook_base_url alerting.resend_delay alerting.queue_capacity"
 	if got != want {
 		t.Errorf("EnvKeys = %s\nwant       %s", got, want)
 	}

@@ -263,6 +263,9 @@ func (c *Config) validateScoring(ch *checker, signals map[string]bool) {
 	if !(c.Scoring.DecisiveConfidence >= c.Scoring.Confidence && c.Scoring.DecisiveConfidence < 1) {
 		ch.errorf(sc.field("decisive_confidence"), "must be within [confidence, 1), got %g", c.Scoring.DecisiveConfidence)
 	}
+	if rc := c.Scoring.RecoveryConfidence; rc != 0 && !(rc >= 0.5 && rc < 1) {
+		ch.errorf(sc.field("recovery_confidence"), "must be 0 (the confidence) or within [0.5, 1), got %g", rc)
+	}
 	if !(c.Scoring.MinSamples >= 0) {
 		ch.errorf(sc.field("min_samples"), "must be 0 or more, got %g", c.Scoring.MinSamples)
 	}

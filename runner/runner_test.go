@@ -72,8 +72,8 @@ func fakeAnswer(q string, t time.Time, soft, hard float64) model.Vector {
 			val = soft
 		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
 			val = hard
-		case strings.Contains(q, "llm_probe_success"):
-			val = 1
+		case strings.Contains(q, "llm_probe_results_total"):
+			val = 1 // every probe result passes
 		case strings.Contains(q, "_ratio") && strings.Contains(q, "histogram_quantile"):
 			val = 1
 		case strings.Contains(q, "quality"):

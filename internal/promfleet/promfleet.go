@@ -92,8 +92,9 @@ func (f *Fleet) addRoute(route string, i int) {
 	}
 	counter(20*1800, "__name__", "llm_gateway_response_size_bytes_sum")
 	counter(20, "__name__", "llm_gateway_response_size_bytes_count")
-	gauge(1, "__name__", "llm_probe_success", "probe", "models", "layer", "readiness")
-	gauge(1, "__name__", "llm_probe_success", "probe", "chat", "layer", "e2e")
+	// hermes probe's defaults: readiness every 10s, e2e every 2m.
+	counter(0.1, "__name__", "llm_probe_results_total", "probe", "models", "layer", "readiness", "verdict", "ok")
+	counter(1.0/120, "__name__", "llm_probe_results_total", "probe", "chat", "layer", "e2e", "verdict", "ok")
 	gauge(0.95, "__name__", "llm_gateway_quality_score")
 	if i%3 == 0 {
 		gauge(0.8, "__name__", "llm_gateway_quota_remaining_ratio")

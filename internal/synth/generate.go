@@ -46,6 +46,7 @@ func generate(sc scenario, seed uint64) []series {
 		seed = uint64(len(sc.name))
 	}
 	rng := rand.New(rand.NewPCG(1, seed))
+	probeRng := rand.New(rand.NewPCG(3, seed))
 	n := int(sc.length/step) + 1
 	var out []series
 	for _, route := range []string{"free", "paid-standard", "paid-premium"} {
@@ -62,7 +63,7 @@ func generate(sc scenario, seed uint64) []series {
 			buckets[i].name = fmt.Sprintf("llm_gateway_request_duration_seconds_bucket{%s,le=%q}", lbl(""), strconv.FormatFloat(b, 'g', -1, 64))
 		}
 		buckets[len(bounds)].name = fmt.Sprintf("llm_gateway_request_duration_seconds_bucket{%s,le=\"+Inf\"}", lbl(""))
-		probe := series{name: fmt.Sprintf("llm_probe_success{%s,probe=\"chat\"}", lbl(""))}
+		probes := newProbeCounters(route, orDefault(md.softReason, "invalid_json"))
 		quota := series{name: fmt.Sprintf("llm_gateway_quota_remaining_ratio{%s}", lbl(""))}
 		faultS := make([]series, len(md.faults))
 		for j, f := range md.faults {
@@ -123,10 +124,11 @@ func generate(sc scenario, seed uint64) []series {
 					cReplies += reqs
 				}
 			}
-			pv := 1.0
-			if rng.Float64() < md.probeFail(t) {
-				pv = 0
-			}
+			// The draw of the scrape-sampled probe gauge the files held
+			// before the probes were counted by result: kept so that the
+			// series drawn after it stay as they were.
+			_ = rng.Float64()
+			probes.draw(probeRng, md, t)
 			add := func(s *series, v float64) {
 				if absent {
 					v = math.NaN()
@@ -142,7 +144,7 @@ func generate(sc scenario, seed uint64) []series {
 			for j := range buckets {
 				add(&buckets[j], cB[j])
 			}
-			add(&probe, pv)
+			probes.add(absent, md.noE2E)
 			if md.quota != nil {
 				add(&quota, math.Round(md.quota(t)*1e6)/1e6)
 			}
@@ -157,7 +159,7 @@ func generate(sc scenario, seed uint64) []series {
 		out = append(out, okS, softS, hardS)
 		out = append(out, faultS...)
 		out = append(out, buckets...)
-		out = append(out, probe)
+		out = append(out, probes.series(md.noE2E)...)
 		if md.quota != nil {
 			out = append(out, quota)
 		}

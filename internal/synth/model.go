@@ -20,9 +20,12 @@ type model struct {
 	noise      bool                        // soft-fail share ± 1.5 % per scrape
 	hard       func(time.Duration) float64 // hard-fail (HTTP 500) share
 	latency    func(time.Duration) float64 // latency scale, 1 = baseline
-	probeFail  func(time.Duration) float64 // probe failure probability
-	quota      func(time.Duration) float64 // remaining quota; nil = no quota
-	absent     func(time.Duration) bool    // no series at all (scrape gap)
+	probeFail  func(time.Duration) float64 // readiness probe failure probability
+	// noE2E: the route runs no end-to-end probes (their series are absent);
+	// otherwise they fail as its users' replies do (e2eFailure).
+	noE2E  bool
+	quota  func(time.Duration) float64 // remaining quota; nil = no quota
+	absent func(time.Duration) bool    // no series at all (scrape gap)
 	// faults are further verdicts, each its own series (code, verdict and
 	// reason labels as the gateway writes them), drawn after hard and soft.
 	faults []fault
@@ -94,6 +97,7 @@ var degraded = map[string][]window{
 	"content_15":          {{"free", 60 * m, 2 * h}},
 	"content_15_thin":     {{"free", 60 * m, 2 * h}},
 	"failback_stage_2rps": {{"free", 60 * m, 80 * m}},
+	"failback_3rps":       {{"free", 60 * m, 85 * m}},
 	"idle_readiness":      {{"free", 60 * m, 2 * h}},
 }
 

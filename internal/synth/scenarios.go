@@ -102,6 +102,33 @@ func scenarios() []scenario {
 		return 2
 	}
 
+	// A service of 3 req/s whose free route answers 30 % of its calls
+	// with an error template inside HTTP 200 ("系统繁忙") from 1h to 1h25,
+	// then recovers (within failback.manual_after of its failover: longer
+	// and a person is rightly called). Its readiness probe passes throughout (the model is
+	// listed); its end-to-end probes fail as users' replies do. From the
+	// failover on, the free route gets what a first failback stage at
+	// 10 % sends it, 0.3 req/s (open loop: the series do not follow the
+	// later stages, which only makes them thinner than they would be).
+	busy3 := healthyFree()
+	busy3.faults = []fault{softFault("error_body", between(60*m, 85*m, 0.3))}
+	busy3.rate = func(t time.Duration) float64 {
+		if t < 60*m {
+			return 3
+		}
+		return 0.3
+	}
+	busy3Paid := func(rps float64) model {
+		md := healthyPaid()
+		md.rate = func(t time.Duration) float64 {
+			if t < 60*m {
+				return rps
+			}
+			return rps + 2.7
+		}
+		return md
+	}
+
 	idle := func() model {
 		md := healthyPaid()
 		md.rate = func(time.Duration) float64 { return 0 }
@@ -129,6 +156,8 @@ func scenarios() []scenario {
 		{"low_traffic_night", "Healthy traffic with a 3 h night from 1h30: free 0.3 req/s, paid-standard 0.09, paid-premium 0.03; then daytime again.", 6 * h,
 			map[string]model{"free": nightFree, "paid-standard": nightStd, "paid-premium": nightPrem}},
 		{"failback_stage_2rps", "At 20 req/s the free route fails (100 % HTTP 500) from 1h to 1h20, then is healthy at the 2 req/s a first failback stage at 10 % sends it.", 3 * h, withPaid(thinStage)},
+		{"failback_3rps", "A 3 req/s service: 30 % of the free route's replies are error templates inside HTTP 200 from 1h to 1h25, its readiness probe passing; then it recovers and gets a first stage's 0.3 req/s.", 4 * h,
+			map[string]model{"free": busy3, "paid-standard": busy3Paid(0.3), "paid-premium": busy3Paid(0.1)}},
 		{"idle_readiness", "No user calls reach any route (counters there and flat, a quiet night); from 1h to 2h the free route's readiness probe fails.", 3 * h,
 			map[string]model{"free": idleFree, "paid-standard": idle(), "paid-premium": idle()}},
 		{"healthy_24h", "24 h of healthy traffic: soft-fail 2 ± 1.5 % per scrape, a single-scrape P99 spike every 23 min.", 24 * h, withPaid(healthyFree())},

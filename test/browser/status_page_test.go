@@ -95,7 +95,7 @@ func answer(_ context.Context, q string, t time.Time) (model.Vector, error) {
 			val = 1200 // the calls or samples behind a ratio: 20 req/s
 		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
 			val = 0.9
-		case strings.Contains(q, "llm_probe_success"), strings.Contains(q, "quality"):
+		case strings.Contains(q, "llm_probe_results_total"), strings.Contains(q, "quality"):
 			val = 1
 		case strings.Contains(q, "histogram_quantile"):
 			val = 1
