@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -212,22 +211,12 @@ func (s FleetSummary) Disturbed() int {
 }
 
 // Quantile is the q-quantile (nearest rank) of the runs' first moves,
-// never counted as later than any; -1 if that rank never moved.
+// a run never acted on counted as later than any; -1 if that rank never
+// moved.
 func (s FleetSummary) Quantile(q float64) time.Duration {
-	if len(s.Runs) == 0 {
-		return -1
-	}
-	d := make([]time.Duration, len(s.Runs))
+	moves := make([]time.Duration, len(s.Runs))
 	for i, r := range s.Runs {
-		d[i] = r.FirstMove
-		if d[i] < 0 {
-			d[i] = math.MaxInt64
-		}
+		moves[i] = r.FirstMove
 	}
-	slices.Sort(d)
-	i := int(math.Ceil(q*float64(len(d)))) - 1
-	if d[max(i, 0)] == math.MaxInt64 {
-		return -1
-	}
-	return d[max(i, 0)]
+	return quantile(moves, q)
 }
