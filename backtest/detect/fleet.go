@@ -64,6 +64,9 @@ func Threshold(kind string) (signal string, p0 float64, err error) {
 // kind's Threshold against its synth.FailureShare) at that rate, plus a
 // minute. It returns the expected calls too.
 func SPRTBound(kind string, rate float64) (bound time.Duration, calls float64, err error) {
+	if !(rate > 0) || math.IsInf(rate, 1) {
+		return 0, 0, fmt.Errorf("rate %v req/s: want a positive, finite rate", rate)
+	}
 	_, p0, err := Threshold(kind)
 	if err != nil {
 		return 0, 0, err

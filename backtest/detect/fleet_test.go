@@ -31,4 +31,7 @@ func TestSPRTExpectedCalls(t *testing.T) {
 	if _, _, err := SPRTBound("teapot", 1); err == nil {
 		t.Error("an unknown kind has a bound")
 	}
+	if _, _, err := SPRTBound("fallback_phrase", 0); err == nil {
+		t.Error("a rate of 0 has a bound")
+	}
 }
