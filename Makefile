@@ -29,12 +29,16 @@ bench:
 
 # bench-detect prints how the shipped policy and three common baselines
 # detect and act on every scenario, then on NIGHTS random failing and
-# healthy low-traffic nights each (two Markdown tables; docs/detection.md
-# quotes them).
+# healthy low-traffic nights each, then on the healthy fleet's noise: WEEKS
+# healthy weeks and FLEET healthy and failing fleet nights per rate and
+# failure kind (three Markdown tables; docs/detection.md quotes them).
 NIGHTS ?= 100
+FLEET ?= 20
+WEEKS ?= 3
 bench-detect:
 	go run ./backtest/benchdetect
 	go run ./backtest/benchdetect -nights $(NIGHTS)
+	go run ./backtest/benchdetect -fleet $(FLEET) -weeks $(WEEKS)
 
 # bench-prometheus measures the Prometheus CPU per tick of the default and
 # the at-scale policy at 1,000 and 10,000 routes (about 15 minutes).

@@ -6,10 +6,18 @@
 // random failing and N healthy low-traffic nights instead (internal/synth)
 // and prints, per method, how many failing nights were acted on within
 // 15 min, how many moved a backup, and the healthy nights' false moves and
-// alerts per route-day. `make bench-detect` runs both.
+// alerts per route-day. With -fleet N it replays the healthy fleet's noise
+// (internal/synth, fleet.go) instead: -weeks healthy weeks of three routes,
+// and per rate (0.1, 0.3, 1 req/s on free, idle backups) N healthy 6 h
+// nights and N failing ones of each failure kind (fallback phrases,
+// truncation, error templates, 503s), each failing row with its bound:
+// twice the expected calls of Wald's SPRT (α 0.001, β 0.05, the policy's
+// threshold against the failing share) at the rate, plus 1 min.
+// `make bench-detect` runs all three.
 //
 //	go run ./backtest/benchdetect [-dir testdata/scenarios] [-run REGEXP]
 //	go run ./backtest/benchdetect -nights 100 [-seed 1]
+//	go run ./backtest/benchdetect -fleet 20 [-weeks 3] [-seed 1]
 package main
 
 import (
@@ -30,12 +38,17 @@ func main() {
 	dir := flag.String("dir", "testdata/scenarios", "the scenario files")
 	run := flag.String("run", "", "only scenarios whose name matches this regular expression")
 	nights := flag.Uint64("nights", 0, "instead, draw this many random failing and healthy low-traffic nights and sum each method's outcomes")
-	seed := flag.Uint64("seed", 1, "with -nights, the first night's seed")
+	fleet := flag.Uint64("fleet", 0, "instead, replay this many healthy and failing fleet nights per rate and kind, and -weeks healthy weeks")
+	weeks := flag.Uint64("weeks", 3, "with -fleet, how many healthy weeks")
+	seed := flag.Uint64("seed", 1, "with -nights or -fleet, the first seed")
 	flag.Parse()
 	var err error
-	if *nights > 0 {
+	switch {
+	case *fleet > 0:
+		err = benchFleet(*seed, *weeks, *fleet)
+	case *nights > 0:
 		err = benchNights(*seed, *nights)
-	} else {
+	default:
 		err = bench(*dir, *run)
 	}
 	if err != nil {
@@ -54,6 +67,18 @@ func benchNights(first, n uint64) error {
 		return err
 	}
 	return detect.WriteNightsTable(os.Stdout, reports)
+}
+
+func benchFleet(first, weeks, n uint64) error {
+	pol, err := defaultPolicy()
+	if err != nil {
+		return err
+	}
+	rows, err := detect.FleetRows(context.Background(), pol, first, weeks, n)
+	if err != nil {
+		return err
+	}
+	return detect.WriteFleetTable(os.Stdout, rows)
 }
 
 func defaultPolicy() (*evaluator.Policy, error) {

@@ -26,6 +26,8 @@ type Window struct {
 func ParseTruth(data []byte) ([]Window, error) {
 	var out []Window
 	sc := bufio.NewScanner(bytes.NewReader(data))
+	// A week's values line is megabytes long: a line may be the whole file.
+	sc.Buffer(make([]byte, 64*1024), len(data)+1)
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), "# degraded: ")
 		if !ok {

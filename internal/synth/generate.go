@@ -78,6 +78,11 @@ func generate(sc scenario, seed uint64) []series {
 		for i := 0; i < n; i++ {
 			t := time.Duration(i) * step
 			absent := md.absent != nil && md.absent(t)
+			if i > 0 && md.restart != nil && md.restart(t) {
+				cOK, cSoft, cHard, cRetry, cSize, cReplies = 0, 0, 0, 0, 0, 0
+				clear(cFault)
+				clear(cB)
+			}
 			if i > 0 {
 				reqs := float64(md.reqs)
 				if md.volume != nil {

@@ -41,6 +41,13 @@ type model struct {
 	// llm_gateway_response_size_bytes histogram's _sum and _count, which is
 	// what the shipped policy reads); nil = no size series.
 	replyBytes func(time.Duration) float64
+	// restart is true at the scrapes at which the gateway restarted: its
+	// request counters and histograms start again from 0 (the probe
+	// counters, another process's, go on); nil = never.
+	restart func(time.Duration) bool
+	// e2e, when set, is the chance that an end-to-end probe fails at t,
+	// replacing e2eFailure's "as users' replies fail".
+	e2e func(time.Duration) float64
 }
 
 // fault is a share of a route's calls answered with one verdict: a hard

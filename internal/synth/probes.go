@@ -77,8 +77,12 @@ func runsIn(t, every time.Duration) int {
 // e2eFailure is the chance that an end-to-end probe of md fails at t: it
 // is a real inference judged as users' replies are, so it fails as often
 // as they do (hard, soft with the noise's mean, and the further faults),
-// and also whenever the readiness probe would.
+// and also whenever the readiness probe would; md.e2e, when set, replaces
+// this.
 func e2eFailure(md model, t time.Duration) float64 {
+	if md.e2e != nil {
+		return md.e2e(t)
+	}
 	user := md.hard(t) + md.soft(t)
 	if md.noise {
 		user += 0.02

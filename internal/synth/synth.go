@@ -2,8 +2,10 @@
 // the incidents of docs/design.md (counters per verdict, a latency
 // histogram, quota and probe gauges) with seeded noise, so the same
 // scenario always gives the same bytes. testdata/scenarios/gen writes the
-// named scenarios to files; the random nights (nights.go) are drawn by the
-// tests and `make bench-detect` at run time, one per seed.
+// named scenarios to files; the random nights (nights.go) and the healthy
+// fleet's noise (fleet.go: weeks, and nights at a given rate, healthy or
+// failing) are drawn by the tests and `make bench-detect` at run time, one
+// per seed.
 package synth
 
 import (
