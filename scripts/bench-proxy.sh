@@ -182,6 +182,7 @@ held() { # URL PID-RSS-FUNCTION: RSS idle and with $nstreams open streams, KiB
 		exit 1
 	fi
 	alive
+	echo "  $1: RSS $idle KiB idle, $top KiB with $nstreams streams open" >&2
 	echo "$idle $top"
 }
 echo "memory: $nstreams open streams for $hold through each" >&2

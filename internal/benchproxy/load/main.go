@@ -58,7 +58,12 @@ func main() {
 		// the machine's bursts of noise fall on each alike.
 		urls := strings.Split(*url, ",")
 		sums := make([]benchproxy.Summary, len(urls))
-		slices := max(int(*dur / *slice), 1)
+		slices := 1 // one URL: the load is one run, without pauses
+		if len(urls) > 1 {
+			// Each slice waits for its last reply: a stream's slice
+			// pauses the load for one stream's length.
+			slices = max(int(*dur / *slice), 1)
+		}
 		for i := range slices {
 			for j := range urls {
 				k := (i + j) % len(urls)
