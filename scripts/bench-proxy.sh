@@ -154,6 +154,13 @@ for i in $(seq 100); do
 done
 echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
+# gostats is where hermes's memory is, from its Go collector: the
+# goroutines, the heap in use and the goroutines' stacks.
+gostats() {
+	curl -sf "http://127.0.0.1:$hport/metrics" | awk '
+		/^go_goroutines / { g = $2 } /^go_memstats_heap_inuse_bytes / { h = $2 } /^go_memstats_stack_inuse_bytes / { s = $2 }
+		END { printf "%d goroutines, heap in use %.1f MiB, stacks %.1f MiB", g, h / 1048576, s / 1048576 }'
+}
 # Memory first, on a fresh hermes (a few requests in): held streams
 # measured later would share the heap earlier loads left behind.
 held() { # URL PID-RSS-FUNCTION: RSS idle and with $nstreams open streams, KiB
@@ -161,9 +168,10 @@ held() { # URL PID-RSS-FUNCTION: RSS idle and with $nstreams open streams, KiB
 	load -mode stream -url "$1" -rate 10 -duration 1s >/dev/null
 	sleep 2
 	idle=$($2)
+	[ "$1" != "$viahermes" ] || echo "  hermes idle: $(gostats)" >&2
 	"$dir/load" -mode hold -url "$1" -c "$nstreams" -events 100000 -gap 1s -hold "$hold" >"$dir/hold.out" 2>"$dir/hold.err" &
 	lpid=$!
-	while ! grep -q ready "$dir/hold.out"; do
+	while ! grep -qs ready "$dir/hold.out"; do
 		if ! kill -0 "$lpid" 2>/dev/null; then
 			echo "bench-proxy: holding $nstreams streams failed:" >&2
 			cat "$dir/hold.err" >&2
@@ -175,6 +183,7 @@ held() { # URL PID-RSS-FUNCTION: RSS idle and with $nstreams open streams, KiB
 	sleep 5
 	top=0
 	for _ in 1 2 3 4 5; do r=$($2); [ "$r" -gt "$top" ] && top=$r; sleep 1; done
+	[ "$1" != "$viahermes" ] || echo "  hermes with $nstreams streams: $(gostats)" >&2
 	if ! wait "$lpid"; then
 		echo "bench-proxy: holding $nstreams streams failed:" >&2
 		cat "$dir/hold.err" >&2
