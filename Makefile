@@ -1,4 +1,4 @@
-.PHONY: build test demo scenarios bench bench-detect bench-prometheus
+.PHONY: build test demo scenarios bench bench-detect bench-prometheus bench-proxy
 
 # build stamps the version into hermes --version and hermes_build_info.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -44,3 +44,10 @@ bench-detect:
 # the at-scale policy at 1,000 and 10,000 routes (about 15 minutes).
 bench-prometheus:
 	scripts/bench-prometheus.sh
+
+# bench-proxy measures hermes proxy beside nginx against the same fake
+# upstream (latency at 500 req/s, streams, throughput, memory with 1,000
+# open streams, a soak: SOAK=10m by default, SOAK=60s to shorten it) and
+# prints one Markdown table with issue 30's budget (docs/scale.md).
+bench-proxy:
+	scripts/bench-proxy.sh
