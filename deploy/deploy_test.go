@@ -152,7 +152,7 @@ func TestPrometheusConfig(t *testing.T) {
 	cfg, _ := os.ReadFile("prometheus.yml")
 	watchdog, _ := os.ReadFile("../rules/prometheus/hermes-watchdog.rules.yml")
 	unit, _ := os.ReadFile("hermes.service")
-	for _, want := range []string{"job_name: hermes\n", "job_name: hermes-probe\n", "localhost:9797", "localhost:9798"} {
+	for _, want := range []string{"job_name: hermes\n", "job_name: hermes-probe\n", "job_name: hermes-proxy\n", "localhost:9797", "localhost:9798", "localhost:9799"} {
 		if !strings.Contains(string(cfg), want) {
 			t.Errorf("prometheus.yml lacks %q", want)
 		}
