@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // Targeter is implemented by backends that write files: Targets are their
@@ -99,7 +99,7 @@ func checkTargets(acts []Actuator) error {
 var optionKeyRE = regexp.MustCompile(`^([a-z_]+)[:.\[ ]`)
 
 // problemAt places err at the i-th actuator, or at its option the message
-// starts with, for rules.Config.Locate to find its line.
+// starts with, for config.Config.Locate to find its line.
 func problemAt(i int, name string, err error) error {
 	where := fmt.Sprintf("actuators[%d]", i)
 	path := where
@@ -109,7 +109,7 @@ func problemAt(i int, name string, err error) error {
 	if m := optionKeyRE.FindStringSubmatch(err.Error()); m != nil {
 		path += "." + m[1]
 	}
-	return rules.ProblemAt(path, where+": "+err.Error())
+	return config.ProblemAt(path, where+": "+err.Error())
 }
 
 // CheckDir reports a problem when the directory a file is to be written in

@@ -16,7 +16,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // Settings is what Build hands a backend's factory: the actuator's
@@ -72,7 +72,7 @@ func (r *Registry) Kinds() []string {
 // Build builds every configured actuator, picking the factory by type. It
 // returns every problem at once, each prefixed with its place in the
 // configuration ("actuators[1] (dns): zone must be set") and made with
-// rules.ProblemAt, so that rules.Config.Locate adds its file:line; on any
+// config.ProblemAt, so that config.Config.Locate adds its file:line; on any
 // problem it returns no actuators. Two actuators writing one target (see
 // Targeter) are a problem. What the machine must provide is checked
 // separately, by Preflight.
@@ -81,7 +81,7 @@ func (r *Registry) Kinds() []string {
 // WrapOptions) are taken out of the options before the factory sees them,
 // and each backend comes back wrapped by Wrap: always in Safety, and in
 // RateLimit, Retry and DryRun as configured. Backend unwraps it.
-func (r *Registry) Build(cfgs []rules.ActuatorConfig, logger *slog.Logger) ([]Actuator, error) {
+func (r *Registry) Build(cfgs []config.ActuatorConfig, logger *slog.Logger) ([]Actuator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

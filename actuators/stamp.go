@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -25,7 +25,7 @@ type StampCarrier interface {
 // backend would be written by both replicas, which then fight over it.
 // acts are what Build returned from cfgs, in the same order; problems
 // are placed like Build's.
-func CheckStamps(cfgs []rules.ActuatorConfig, acts []Actuator) error {
+func CheckStamps(cfgs []config.ActuatorConfig, acts []Actuator) error {
 	var errs []error
 	for i, a := range acts {
 		if c, ok := Backend(a).(StampCarrier); ok && c.CarriesStamp() {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -632,7 +632,7 @@ func TestBuildReservedKeys(t *testing.T) {
 		"retry":              map[string]any{"attempts": 2, "backoff": "10ms"},
 		"max_shift_per_tick": 25,
 	}
-	acts, err := r.Build([]rules.ActuatorConfig{
+	acts, err := r.Build([]config.ActuatorConfig{
 		{Name: "all", Type: "fake", Services: []string{"chat"}, Options: opts},
 		{Name: "plain", Type: "fake"},
 	}, nil)
@@ -668,7 +668,7 @@ func TestBuildReservedKeys(t *testing.T) {
 	}
 	// The services filter reaches the backend.
 	var b2 []*fake
-	acts, err = fakeRegistry(&b2).Build([]rules.ActuatorConfig{{Name: "chat-only", Type: "fake", Services: []string{"chat"}}}, nil)
+	acts, err = fakeRegistry(&b2).Build([]config.ActuatorConfig{{Name: "chat-only", Type: "fake", Services: []string{"chat"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,7 +688,7 @@ func TestBuildSettings(t *testing.T) {
 		return newFake(s.Name), nil
 	})
 	services := []string{"chat"}
-	_, err := r.Build([]rules.ActuatorConfig{
+	_, err := r.Build([]config.ActuatorConfig{
 		{Name: "edge", Type: "fake", Services: services, Options: map[string]any{"path": "/x", "dry_run": true}},
 		{Type: "fake"},
 	}, nil)
@@ -713,7 +713,7 @@ func TestBuildSettings(t *testing.T) {
 func TestBuildReservedKeyErrors(t *testing.T) {
 	var built []*fake
 	r := fakeRegistry(&built)
-	acts, err := r.Build([]rules.ActuatorConfig{
+	acts, err := r.Build([]config.ActuatorConfig{
 		{Name: "typos", Type: "fake", Options: map[string]any{
 			"colour": "red", "dry_run": "yes", "retry": map[string]any{"attempts": 2, "backof": "1s"},
 		}},
@@ -743,7 +743,7 @@ actuators[1] (ranges): max_shift_per_tick: 101 is out of range (want 1..100, or 
 func TestDrift(t *testing.T) {
 	ctx := t.Context()
 	var built []*fake
-	acts, err := fakeRegistry(&built).Build([]rules.ActuatorConfig{{Name: "chat-only", Type: "fake", Services: []string{"chat"}}}, nil)
+	acts, err := fakeRegistry(&built).Build([]config.ActuatorConfig{{Name: "chat-only", Type: "fake", Services: []string{"chat"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

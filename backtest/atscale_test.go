@@ -17,7 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestAtScaleDecidesLikeDefault replays every scenario twice: the default
@@ -38,11 +38,11 @@ func TestAtScaleDecidesLikeDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := rules.Load("../rules/hermes-at-scale.yaml")
+	cfg, err := config.Load("../rules/hermes-at-scale.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	atScale, err := evaluator.NewPolicy(cfg)
+	atScale, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,18 +9,18 @@ import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // BenchmarkBacktestTick measures one evaluation tick of a backtest: every
 // default signal queried through the real PromQL engine over the healthy
 // scenario, then the core's Step.
 func BenchmarkBacktestTick(b *testing.B) {
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		b.Fatal(err)
 	}
-	pol, err := evaluator.NewPolicy(cfg)
+	pol, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		b.Fatal(err)
 	}

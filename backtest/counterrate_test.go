@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/prometheus/prometheus/storage"
 )
 
@@ -23,7 +23,7 @@ import (
 // on every scenario, window by window, and rates and increases of random
 // counters with resets, gaps, stale markers and irregular scrapes.
 func TestCounterRateMatchesEngine(t *testing.T) {
-	onScenarios(t, func(t *testing.T, cfg *rules.Config, b *Store, rec *Recorder) {
+	onScenarios(t, func(t *testing.T, cfg *config.Config, b *Store, rec *Recorder) {
 		step := cfg.Global.EvaluationInterval
 		n := 0
 		for i, c := range rec.rates {

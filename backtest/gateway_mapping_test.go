@@ -12,7 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // gatewayShape rewrites the contract's series of a scenario into the
@@ -93,7 +93,7 @@ func TestGatewayMappingsDecide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rename := func(cfg *rules.Config) {
+			rename := func(cfg *config.Config) {
 				for i := range cfg.Services {
 					for j, r := range cfg.Services[i].Routes {
 						cfg.Services[i].Routes[j] = shape.route(r)
@@ -193,9 +193,9 @@ func gatewaySeries(t *testing.T, f *backtest.File, shape gatewayShape) (blind, o
 }
 
 // atScalePolicy is rules/hermes-at-scale.yaml with edit applied.
-func atScalePolicy(t *testing.T, edit func(*rules.Config)) *evaluator.Policy {
+func atScalePolicy(t *testing.T, edit func(*config.Config)) *evaluator.Policy {
 	t.Helper()
-	cfg, err := rules.Load("../rules/hermes-at-scale.yaml")
+	cfg, err := config.Load("../rules/hermes-at-scale.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func atScalePolicy(t *testing.T, edit func(*rules.Config)) *evaluator.Policy {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := evaluator.NewPolicy(cfg)
+	p, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestNativeAggMatchesEngine checks that every recording computed as a
@@ -22,7 +22,7 @@ import (
 // recorded series with gaps, stale markers, NaNs, values of very different
 // sizes, unsorted and duplicate bounds and bad le labels.
 func TestNativeAggMatchesEngine(t *testing.T) {
-	onScenarios(t, func(t *testing.T, cfg *rules.Config, b *Store, rec *Recorder) {
+	onScenarios(t, func(t *testing.T, cfg *config.Config, b *Store, rec *Recorder) {
 		step := cfg.Global.EvaluationInterval
 		var sums, quantiles int
 		for _, a := range rec.natives {

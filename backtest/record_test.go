@@ -11,7 +11,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestRecorderMatchesEngine proves the recordings exact on every scenario:
@@ -19,7 +19,7 @@ import (
 // runs it, returns bit for bit what the engine returns for the query as
 // written.
 func TestRecorderMatchesEngine(t *testing.T) {
-	onScenarios(t, func(t *testing.T, cfg *rules.Config, b *Store, rec *Recorder) {
+	onScenarios(t, func(t *testing.T, cfg *config.Config, b *Store, rec *Recorder) {
 		step, queries := cfg.Global.EvaluationInterval, cfg.Queries()
 		if len(rec.plan.rewrite) < len(queries)/2 {
 			t.Fatalf("only %d of %d queries read a recording", len(rec.plan.rewrite), len(queries))
@@ -47,7 +47,7 @@ func TestRecorderMatchesEngine(t *testing.T) {
 // onScenarios runs f, as a subtest per shipped scenario, with the shipped
 // policy, the scenario's backtest and a Recorder of the policy's queries
 // over it.
-func onScenarios(t *testing.T, f func(t *testing.T, cfg *rules.Config, b *Store, rec *Recorder)) {
+func onScenarios(t *testing.T, f func(t *testing.T, cfg *config.Config, b *Store, rec *Recorder)) {
 	t.Helper()
 	cfg, files := shippedScenarios(t)
 	for _, path := range files {
@@ -70,9 +70,9 @@ func windows(b *Store, step time.Duration, f func(from, end time.Time)) {
 }
 
 // shippedScenarios returns the shipped policy and the scenario files.
-func shippedScenarios(t *testing.T) (*rules.Config, []string) {
+func shippedScenarios(t *testing.T) (*config.Config, []string) {
 	t.Helper()
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

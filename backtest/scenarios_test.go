@@ -45,7 +45,7 @@ func backtestVia(t *testing.T, name string, opts backtest.Options, wrap func(pro
 		return tl
 	}
 	step := pol.Config.Global.EvaluationInterval
-	w := backtest.NewWindowed(bt, pol.Config.Queries(), bt.Start(), bt.End(), step, backtest.DefaultWindow)
+	w := backtest.NewWindowed(bt, pol.Queries(), bt.Start(), bt.End(), step, backtest.DefaultWindow)
 	tl, err := backtest.Run(context.Background(), pol, wrap(w.Query), bt.Start(), bt.End(), opts)
 	if err != nil {
 		t.Fatal(err)

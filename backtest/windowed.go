@@ -189,7 +189,7 @@ func RunStore(ctx context.Context, pol *evaluator.Policy, b *Store, progress fun
 		return nil, fmt.Errorf("evaluation_interval must be positive")
 	}
 	start := alignUp(b.Start(), step)
-	queries := pol.Config.Queries()
+	queries := pol.Queries()
 	w := NewWindowed(NewRecorder(b, queries, step), queries, start, b.End(), step, DefaultWindow)
 	w.Progress = progress
 	w.base = ctx

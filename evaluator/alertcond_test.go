@@ -10,6 +10,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -42,7 +43,7 @@ var condCases = []string{
 func TestTargetEnvMatchesExpr(t *testing.T) {
 	var conds []*alertRule
 	for _, path := range []string{"../rules/hermes.yaml", "../rules/hermes-at-scale.yaml"} {
-		cfg, err := rules.Load(path)
+		cfg, err := config.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +92,7 @@ func TestTargetEnvMatchesExpr(t *testing.T) {
 // rules' time at 10,000 routes.
 func TestShippedConditionsAreNative(t *testing.T) {
 	for _, path := range []string{"../rules/hermes.yaml", "../rules/hermes-at-scale.yaml"} {
-		cfg, err := rules.Load(path)
+		cfg, err := config.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}

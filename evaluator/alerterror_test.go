@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestAlertExpressionErrorsAreReported adds a rule whose expression passes
@@ -14,7 +15,7 @@ import (
 // route's evaluation must be reported as an alert_error
 // event, not pass silently as "not firing".
 func TestAlertExpressionErrorsAreReported(t *testing.T) {
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestAlertExpressionErrorsAreReported(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("the broken rule should pass validation (it fails only at run time): %v", err)
 	}
-	p, err := NewPolicy(cfg)
+	p, err := NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func defaultPolicy(t testing.TB) *Policy {
@@ -19,14 +19,14 @@ func defaultPolicy(t testing.TB) *Policy {
 // target of its actuator-scope alerts.
 func policyWithActuator(t testing.TB) *Policy {
 	t.Helper()
-	return policyOf(t, []rules.ActuatorConfig{{Name: "split", Type: "file"}})
+	return policyOf(t, []config.ActuatorConfig{{Name: "split", Type: "file"}})
 }
 
 // policyOf is the shipped policy with the given actuators. (The helpers of
 // internal/testenv import this package, so its own tests cannot use them.)
-func policyOf(t testing.TB, acts []rules.ActuatorConfig) *Policy {
+func policyOf(t testing.TB, acts []config.ActuatorConfig) *Policy {
 	t.Helper()
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func policyOf(t testing.TB, acts []rules.ActuatorConfig) *Policy {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPolicy(cfg)
+	p, err := NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,11 @@
 // service's traffic split, applies operators' commands and evaluates the
 // alert rules.
 //
-// A tick of the live loop (package runner) looks like this:
+// The policy is a rules.Policy, which the loader, rules/config, builds
+// from the configuration file (config.Config.Rules); NewPolicy prepares it
+// once per load. A tick of the live loop (package runner) looks like this:
 //
-//	snap := promapi.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout)
+//	snap := promapi.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, timeout)
 //	next, events := evaluator.Step(pol, prev, evaluator.Input{Snapshot: snap, Commands: queued}, t)
 //	// the shell: export next (telemetry, persist), audit events,
 //	// actuate next.Services, send next.Alerts

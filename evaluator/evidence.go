@@ -189,10 +189,10 @@ type evidenceFormat struct {
 
 // newEvidenceFormat is the evidence format of signal sig of cfg, whose
 // bounds at scoring.confidence are b.
-func newEvidenceFormat(cfg *rules.Config, sig *rules.SignalConfig, b *proportionBounds) evidenceFormat {
+func newEvidenceFormat(cfg *rules.Policy, sig *rules.SignalConfig, b *proportionBounds) evidenceFormat {
 	f := evidenceFormat{samples: sig.Samples != "", minSamples: cfg.Scoring.MinSamples,
 		bounds: b, confidence: fmtConfidence(cfg.Scoring.Confidence)}
-	if w := rules.QueryWindow(sig.EvidenceQuery()); w > 0 {
+	if w := sig.Derived.Evidence; w > 0 {
 		f.in = " in " + fmtWindow(w)
 	}
 	return f

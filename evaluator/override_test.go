@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestReloadClearsAPinToARemovedRoute pins chat to paid-premium, then
@@ -23,7 +23,7 @@ func TestReloadClearsAPinToARemovedRoute(t *testing.T) {
 		t.Fatalf("setup: pinned split %v", s.Services["chat"].Weights)
 	}
 
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestReloadClearsAPinToARemovedRoute(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p2, err := NewPolicy(cfg)
+	p2, err := NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

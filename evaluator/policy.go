@@ -10,10 +10,11 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// Policy is a validated configuration prepared for the core: lookups by name
-// and compiled alert rules. Build it once per (re)load with NewPolicy.
+// Policy is a validated policy prepared for the core: lookups by name,
+// compiled alert rules and the queries of a tick. Build it once per
+// (re)load with NewPolicy.
 type Policy struct {
-	Config  *rules.Config
+	Config  *rules.Policy
 	signals map[string]rules.SignalConfig
 	levels  [traffic.Manual]rules.LevelConfig // indexed by level; [traffic.Normal] is unused
 	alerts  []*alertRule
@@ -50,6 +51,8 @@ type Policy struct {
 	// with their columns, ascending.
 	columns []string
 	windows [][]windowColumn
+	// queries are every query a tick sends (rules.Policy.Queries).
+	queries []string
 }
 
 // windowColumn is one of a signal's longer windows and the index of its
@@ -59,8 +62,9 @@ type windowColumn struct {
 	col    int
 }
 
-// NewPolicy prepares cfg for the core. cfg must have passed Validate.
-func NewPolicy(cfg *rules.Config) (*Policy, error) {
+// NewPolicy prepares cfg for the core. cfg must be built by the loader
+// (config.Config.Rules), which validates it and derives its windows.
+func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	p := &Policy{Config: cfg, signals: map[string]rules.SignalConfig{}, signalIndex: map[string]int{},
 		services: map[string]rules.ServiceConfig{}, routeServices: map[string][]string{}}
 	p.shown, p.decisive = newProportionBounds(zScore(cfg.Scoring.Confidence)), newProportionBounds(zScore(cfg.Scoring.DecisiveConfidence))
@@ -109,9 +113,8 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 		}
 		p.serviceRoutes = append(p.serviceRoutes, idx)
 	}
-	for _, a := range cfg.Actuators {
-		p.actuators = append(p.actuators, a.ResolvedName())
-	}
+	p.actuators = cfg.ActuatorNames
+	p.queries = cfg.Queries()
 	for i, a := range cfg.Alerts {
 		r, err := compileAlert(a)
 		if err != nil {
@@ -125,6 +128,10 @@ func NewPolicy(cfg *rules.Config) (*Policy, error) {
 	}
 	return p, nil
 }
+
+// Queries are every PromQL query a tick sends, each signal's
+// rules.SignalConfig.TickQuery once, in signal order: made once per policy.
+func (p *Policy) Queries() []string { return p.queries }
 
 // Routes returns every route of every service, each once, in config order.
 func (p *Policy) Routes() []string { return p.routes }

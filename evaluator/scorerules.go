@@ -29,7 +29,7 @@ type scoreRule[T any] struct {
 // newScoreRules resolves cfg's scoring rules. A rule on an unknown signal,
 // or a floor with an unknown level, is left out: Validate rejects both,
 // and judge skipped them before.
-func newScoreRules(cfg *rules.Config, index map[string]int) scoreRules {
+func newScoreRules(cfg *rules.Policy, index map[string]int) scoreRules {
 	sr := scoreRules{bounds: make([][]rules.Bound, len(cfg.Signals))}
 	for _, pen := range cfg.Scoring.Penalties {
 		if i, ok := index[pen.Signal]; ok {

@@ -10,15 +10,15 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // mixedFleet is a fleet of 12 services of 3 routes, one route shared by two
 // services, with an actuator.
-func mixedFleet(cfg *rules.Config) {
+func mixedFleet(cfg *config.Config) {
 	testenv.Fleet(36)(cfg)
 	cfg.Services[1].Routes = append(cfg.Services[1].Routes, cfg.Services[0].Routes[2])
-	cfg.Actuators = []rules.ActuatorConfig{{Name: "split", Type: "file"}}
+	cfg.Actuators = []config.ActuatorConfig{{Name: "split", Type: "file"}}
 }
 
 // mixedSnapshot is one of a few kinds of tick, chosen by kind: calm,

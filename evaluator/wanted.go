@@ -58,7 +58,7 @@ func callsWanted(p *Policy, rs RouteState) []string {
 			continue
 		}
 		b := p.scoring.bounds[idx][0]
-		v, n, w := c.Value, c.Volume, p.Config.Signals[idx].OwnWindow()
+		v, n, w := c.Value, c.Volume, p.Config.Signals[idx].Derived.Own
 		if win, wv, wn := c.Window(); win > 0 {
 			v, n, w = wv, wn, win
 		}

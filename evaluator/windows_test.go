@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // windowedPolicy is the shipped policy with hard_fail_ratio and
 // soft_fail_ratio also counted over 5m and 15m.
 func windowedPolicy(t *testing.T) *Policy {
 	t.Helper()
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func windowedPolicy(t *testing.T) *Policy {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPolicy(cfg)
+	p, err := NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // Layer names, the layer label of llm_probe_success.
@@ -176,7 +176,7 @@ func Load(path string) (*Config, error) {
 // errors.
 func Parse(data []byte, source string) (*Config, error) {
 	cfg := &Config{Defaults: defaultDefaults}
-	if err := rules.ParseStrict(data, source, cfg, func() error {
+	if err := config.ParseStrict(data, source, cfg, func() error {
 		cfg.setDefaults()
 		return cfg.Validate()
 	}); err != nil {
@@ -234,7 +234,7 @@ func (t *Target) Layer(name string) LayerConfig {
 // Validate reports every problem of a configuration with defaults applied.
 func (c *Config) Validate() error {
 	var errs []error
-	add := func(path, format string, args ...any) { errs = append(errs, rules.Problem(path, format, args...)) }
+	add := func(path, format string, args ...any) { errs = append(errs, config.Problem(path, format, args...)) }
 	if len(c.Targets) == 0 {
 		add("targets", "at least one target is needed")
 	}
@@ -325,15 +325,15 @@ func (d *Defaults) layer(name string) LayerConfig {
 func (l LayerConfig) validate(path string) []error {
 	var errs []error
 	if l.Interval < MinInterval {
-		errs = append(errs, rules.Problem(path+".interval", "%s is below the minimum %s", l.Interval, MinInterval))
+		errs = append(errs, config.Problem(path+".interval", "%s is below the minimum %s", l.Interval, MinInterval))
 	}
 	if l.Timeout < MinTimeout {
-		errs = append(errs, rules.Problem(path+".timeout", "%s is below the minimum %s", l.Timeout, MinTimeout))
+		errs = append(errs, config.Problem(path+".timeout", "%s is below the minimum %s", l.Timeout, MinTimeout))
 	} else if l.Timeout > l.Interval {
-		errs = append(errs, rules.Problem(path+".timeout", "%s is longer than the interval %s", l.Timeout, l.Interval))
+		errs = append(errs, config.Problem(path+".timeout", "%s is longer than the interval %s", l.Timeout, l.Interval))
 	}
 	if l.FailureThreshold < 1 {
-		errs = append(errs, rules.Problem(path+".failure_threshold", "must be at least 1"))
+		errs = append(errs, config.Problem(path+".failure_threshold", "must be at least 1"))
 	}
 	return errs
 }

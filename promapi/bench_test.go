@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // BenchmarkTickAnswer measures one signal's answer at 10,000 routes with
@@ -53,7 +54,7 @@ func BenchmarkTickAnswer(b *testing.B) {
 		_, _ = w.Write(answer)
 	}))
 	defer srv.Close()
-	cfg := rules.PrometheusConfig{URL: srv.URL}
+	cfg := config.PrometheusConfig{URL: srv.URL}
 	api, err := NewAPI(cfg)
 	if err != nil {
 		b.Fatal(err)

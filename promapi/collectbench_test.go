@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // fleetAnswers renders, for every query of the shipped policy's signals,
@@ -21,7 +22,7 @@ import (
 // holds them), the same at every tick and in every part of its answer.
 func fleetAnswers(tb testing.TB, n int) (signals []rules.SignalConfig, routes []string, answers map[string][]byte) {
 	tb.Helper()
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestCollectorAsCollectRoutes holds a Collector, kept from tick to tick,
@@ -24,13 +25,13 @@ import (
 // new order, and queries failing after some series.
 func TestCollectorAsCollectRoutes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	pool := []rules.SignalConfig{
+	pool := config.DeriveSignals([]rules.SignalConfig{
 		{Name: "p99", Query: "p99"},
 		{Name: "soft", Query: "soft", Volume: "calls"},
 		{Name: "hard", Query: "hard", Volume: "calls", Windows: []time.Duration{5 * time.Minute, 15 * time.Minute}},
 		{Name: "hard_again", Query: "hard", Volume: "calls", Windows: []time.Duration{5 * time.Minute, 15 * time.Minute}},
 		{Name: "ttft", Query: "ttft", Samples: "samples", Windows: []time.Duration{time.Hour}},
-	}
+	})
 	var c Collector
 	routes := names("r", 40)
 	signals := slices.Clone(pool)
@@ -64,6 +65,7 @@ func TestCollectorAsCollectRoutes(t *testing.T) {
 				}
 				signals = append(signals, s)
 			}
+			signals = config.DeriveSignals(signals)
 		}
 		answers := randomAnswers(rng, signals, routes)
 		query := func(_ context.Context, q string, _ time.Time, into *Answer) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // vectorOf answers an instant query with n series of one route each,
@@ -43,13 +44,13 @@ func TestAnswerBounds(t *testing.T) {
 		{"unbounded", 20000, 100, 0, 0, ""},
 		{"too large", 2000, 1000, 1 << 20, 0, "response_too_large"},
 		{"too many series", 2001, 0, 0, 2000, "too_many_series"},
-		{"the shipped defaults hold a 10,000-route answer", 10000, 20, rules.DefaultMaxResponseBytes, rules.DefaultMaxSeriesPerQuery, ""},
+		{"the shipped defaults hold a 10,000-route answer", 10000, 20, config.DefaultMaxResponseBytes, config.DefaultMaxSeriesPerQuery, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(vectorOf(c.series, c.pad))
 			defer srv.Close()
-			cfg := rules.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes, MaxSeriesPerQuery: c.maxSeries}
+			cfg := config.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes, MaxSeriesPerQuery: c.maxSeries}
 			api, err := NewAPI(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -85,7 +86,7 @@ func TestAnswerBounds(t *testing.T) {
 func TestCollectReportsBounds(t *testing.T) {
 	srv := httptest.NewServer(vectorOf(50, 0))
 	defer srv.Close()
-	api, err := NewAPI(rules.PrometheusConfig{URL: srv.URL})
+	api, err := NewAPI(config.PrometheusConfig{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,19 +15,19 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // NewAPI builds a query API client from the prometheus section of the
 // configuration (see newTransport).
-func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
+func NewAPI(cfg config.PrometheusConfig) (v1.API, error) {
 	rt, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
 	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
-		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(cfg.URL), rules.RedactError(err))
+		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(cfg.URL), config.RedactError(err))
 	}
 	return v1.NewAPI(client), nil
 }
@@ -37,7 +37,7 @@ func NewAPI(cfg rules.PrometheusConfig) (v1.API, error) {
 // client settings (basic auth, bearer token file, TLS, proxy), its bound
 // on the size of an answer (max_response_bytes; see ErrResponseTooLarge)
 // and its decode slots (see maxDecoding).
-func newTransport(cfg rules.PrometheusConfig) (http.RoundTripper, error) {
+func newTransport(cfg config.PrometheusConfig) (http.RoundTripper, error) {
 	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // prometheusStub answers /api/v1/query like Prometheus would, by query text.
@@ -46,7 +46,7 @@ func prometheusStub(t *testing.T) *httptest.Server {
 
 func TestQueryFunc(t *testing.T) {
 	srv := prometheusStub(t)
-	api, err := NewAPI(rules.PrometheusConfig{URL: srv.URL})
+	api, err := NewAPI(config.PrometheusConfig{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestQueryFunc(t *testing.T) {
 }
 
 func TestNewAPIRejectsBadHTTPConfig(t *testing.T) {
-	var cfg rules.PrometheusConfig
+	var cfg config.PrometheusConfig
 	cfg.URL = "http://127.0.0.1:9090"
 	cfg.HTTPClient.TLSConfig.CAFile = "/does/not/exist.pem"
 	if _, err := NewAPI(cfg); err == nil || !strings.Contains(err.Error(), "http_config") {

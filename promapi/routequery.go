@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // NewRouteQueryFunc returns a RouteQueryFunc over the /api/v1/query
@@ -28,7 +28,7 @@ import (
 // logged, results that are not an instant vector refused, answers past
 // max_response_bytes or max_series_per_query refused, and at most
 // maxDecoding answers read and decoded at once.
-func NewRouteQueryFunc(cfg rules.PrometheusConfig, timeout time.Duration, logger *slog.Logger) (RouteQueryFunc, error) {
+func NewRouteQueryFunc(cfg config.PrometheusConfig, timeout time.Duration, logger *slog.Logger) (RouteQueryFunc, error) {
 	rt, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func NewRouteQueryFunc(cfg rules.PrometheusConfig, timeout time.Duration, logger
 func routeQueryFunc(address string, rt http.RoundTripper, timeout time.Duration, maxSeries int, logger *slog.Logger) (RouteQueryFunc, error) {
 	u, err := url.Parse(address)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus.url %s: %w", rules.RedactURL(address), rules.RedactError(err))
+		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(address), config.RedactError(err))
 	}
 	u.Path = path.Join(u.Path, "/api/v1/query")
 	client := &http.Client{Transport: rt}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // byRoute runs rq into an Answer over routes and returns what it got as a
@@ -44,11 +45,11 @@ func byRoute(rq RouteQueryFunc, routes ...string) QueryFunc {
 // reasons, the server-side timeout.
 func TestRouteQueryFuncAsQueryFunc(t *testing.T) {
 	srv := prometheusStub(t)
-	api, err := NewAPI(rules.PrometheusConfig{URL: srv.URL})
+	api, err := NewAPI(config.PrometheusConfig{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rq, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL}, time.Second, nil)
+	rq, err := NewRouteQueryFunc(config.PrometheusConfig{URL: srv.URL}, time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestRouteQueryFuncHTTP(t *testing.T) {
 	}))
 	defer srv.Close()
 	var logs bytes.Buffer
-	q, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL + "/prom/"}, 4*time.Second, slog.New(slog.NewTextHandler(&logs, nil)))
+	q, err := NewRouteQueryFunc(config.PrometheusConfig{URL: srv.URL + "/prom/"}, 4*time.Second, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestRouteQueryFuncCutAnswers(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	q, err := NewRouteQueryFunc(rules.PrometheusConfig{URL: srv.URL}, time.Second, nil)
+	q, err := NewRouteQueryFunc(config.PrometheusConfig{URL: srv.URL}, time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

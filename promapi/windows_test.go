@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestAnswerWindowParts: the parts of a signal's windows are no second
@@ -19,6 +20,7 @@ import (
 func TestAnswerWindowParts(t *testing.T) {
 	sig := rules.SignalConfig{Name: "a", Query: "sum by (route) (rate(x_total{v=\"bad\"}[1m]))", Volume: "sum by (route) (increase(x_total[1m]))",
 		Windows: []time.Duration{5 * time.Minute, 15 * time.Minute}}
+	sig = config.DeriveSignals([]rules.SignalConfig{sig})[0]
 	part := func(v float64, route, p string) *model.Sample {
 		return &model.Sample{Metric: model.Metric{RouteLabel: model.LabelValue(route), rules.PartLabel: model.LabelValue(p)}, Value: model.SampleValue(v)}
 	}

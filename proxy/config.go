@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // Config is a proxy configuration file.
@@ -99,7 +100,7 @@ func Load(path string) (*Config, error) {
 // errors.
 func Parse(data []byte, source string) (*Config, error) {
 	cfg := &Config{Defaults: DefaultLimits}
-	if err := rules.ParseStrict(data, source, cfg, func() error {
+	if err := config.ParseStrict(data, source, cfg, func() error {
 		cfg.setDefaults()
 		return cfg.Validate()
 	}); err != nil {
@@ -132,7 +133,7 @@ func (c *Config) setDefaults() {
 // Validate reports every problem of a configuration with defaults applied.
 func (c *Config) Validate() error {
 	var errs []error
-	add := func(path, format string, args ...any) { errs = append(errs, rules.Problem(path, format, args...)) }
+	add := func(path, format string, args ...any) { errs = append(errs, config.Problem(path, format, args...)) }
 	if len(c.Routes) == 0 {
 		add("routes", "at least one route is needed")
 	}
@@ -189,18 +190,18 @@ var reserved = map[string]bool{"metrics": true, "-": true}
 func (l Limits) validate(path string) []error {
 	var errs []error
 	if l.MaxConcurrentRequests < 1 {
-		errs = append(errs, rules.Problem(path+".max_concurrent_requests", "must be at least 1"))
+		errs = append(errs, config.Problem(path+".max_concurrent_requests", "must be at least 1"))
 	}
 	for _, d := range []struct {
 		key string
 		d   time.Duration
 	}{{"first_byte_timeout", l.FirstByteTimeout}, {"idle_timeout", l.IdleTimeout}, {"total_timeout", l.TotalTimeout}} {
 		if d.d <= 0 {
-			errs = append(errs, rules.Problem(path+"."+d.key, "must be positive"))
+			errs = append(errs, config.Problem(path+"."+d.key, "must be positive"))
 		}
 	}
 	if l.FirstByteTimeout > l.TotalTimeout {
-		errs = append(errs, rules.Problem(path+".first_byte_timeout", "%s is longer than total_timeout %s", l.FirstByteTimeout, l.TotalTimeout))
+		errs = append(errs, config.Problem(path+".first_byte_timeout", "%s is longer than total_timeout %s", l.FirstByteTimeout, l.TotalTimeout))
 	}
 	return errs
 }

@@ -1,28 +1,31 @@
-// Package rules holds Hermes's configuration: its schema, loading, validation
-// and the shipped default policy (hermes.yaml).
+// Package rules is Hermes's policy as the core reads it: signals, scoring,
+// levels, failback, services and alert rules, and the shipped default
+// policy (hermes.yaml). It does no I/O: the loader, rules/config, reads
+// files and the environment, validates and builds a Policy, and holds the
+// rest of the configuration file (where Prometheus and Alertmanager are,
+// the actuators).
 package rules
 
 import (
 	"time"
-
-	commoncfg "github.com/prometheus/common/config"
 )
 
-// Config is the whole Hermes configuration file.
-type Config struct {
-	Global     GlobalConfig      `yaml:"global" mapstructure:"global"`
-	Prometheus PrometheusConfig  `yaml:"prometheus" mapstructure:"prometheus"`
-	Signals    []SignalConfig    `yaml:"signals" mapstructure:"signals"`
-	Scoring    ScoringConfig     `yaml:"scoring" mapstructure:"scoring"`
-	Levels     []LevelConfig     `yaml:"levels" mapstructure:"levels"`
-	Failback   FailbackConfig    `yaml:"failback" mapstructure:"failback"`
-	Services   []ServiceConfig   `yaml:"services" mapstructure:"services"`
-	Alerts     []AlertRuleConfig `yaml:"alerts" mapstructure:"alerts"`
-	Actuators  []ActuatorConfig  `yaml:"actuators" mapstructure:"actuators"`
-	Alerting   AlertingConfig    `yaml:"alerting" mapstructure:"alerting"`
-
-	// src is where Parse read the configuration (see Locate).
-	src *configSource
+// Policy is the part of the configuration file the core reads. The loader
+// (rules/config) builds it, with every field its YAML keys do not set
+// (SignalConfig's derived windows, ActuatorNames) filled in; a Policy
+// made otherwise must be prepared by config.Config.Policy.
+type Policy struct {
+	Global   GlobalConfig      `yaml:"global" mapstructure:"global"`
+	Signals  []SignalConfig    `yaml:"signals" mapstructure:"signals"`
+	Scoring  ScoringConfig     `yaml:"scoring" mapstructure:"scoring"`
+	Levels   []LevelConfig     `yaml:"levels" mapstructure:"levels"`
+	Failback FailbackConfig    `yaml:"failback" mapstructure:"failback"`
+	Services []ServiceConfig   `yaml:"services" mapstructure:"services"`
+	Alerts   []AlertRuleConfig `yaml:"alerts" mapstructure:"alerts"`
+	// ActuatorNames are the configured actuators' names (ResolvedName),
+	// in order: the targets of actuator-scope alert rules. The loader
+	// fills it from the file's actuators.
+	ActuatorNames []string `yaml:"-" mapstructure:"-"`
 }
 
 // GlobalConfig sets the tick.
@@ -32,29 +35,6 @@ type GlobalConfig struct {
 	// QueryTimeout bounds each PromQL query of a tick; it must be below the interval.
 	QueryTimeout time.Duration `yaml:"query_timeout" mapstructure:"query_timeout"`
 }
-
-// PrometheusConfig says where signals are queried.
-type PrometheusConfig struct {
-	URL string `yaml:"url" mapstructure:"url"`
-	// HTTPClient is the prometheus/common HTTP client configuration
-	// (basic_auth, authorization, tls_config, proxy_url, ...).
-	HTTPClient commoncfg.HTTPClientConfig `yaml:"http_config" mapstructure:"http_config"`
-	// MaxResponseBytes bounds the body of one query answer; a larger one
-	// fails that signal ("response_too_large") instead of filling Hermes's
-	// memory. 0 means no bound. Default DefaultMaxResponseBytes.
-	MaxResponseBytes int64 `yaml:"max_response_bytes" mapstructure:"max_response_bytes"`
-	// MaxSeriesPerQuery bounds the series one signal's answer may hold; more
-	// fail that signal ("too_many_series"). 0 means no bound. Default
-	// DefaultMaxSeriesPerQuery.
-	MaxSeriesPerQuery int `yaml:"max_series_per_query" mapstructure:"max_series_per_query"`
-}
-
-// Defaults of the query answer bounds: a signal over 10,000 routes answers
-// about 1 MB and 10,000 series.
-const (
-	DefaultMaxResponseBytes  = 16 << 20
-	DefaultMaxSeriesPerQuery = 100_000
-)
 
 // Missing-data policies of a signal.
 const (
@@ -93,6 +73,33 @@ type SignalConfig struct {
 	// window's ratio agrees with it (docs/detection.md, "Evidence over
 	// longer windows").
 	Windows []time.Duration `yaml:"windows" mapstructure:"windows"`
+
+	// Derived is what the loader works out of the queries by parsing
+	// them as PromQL, which the core does not do; never read from the
+	// file.
+	Derived DerivedWindows `yaml:"-" mapstructure:"-"`
+}
+
+// DerivedWindows are the windows of a signal's queries, worked out by the
+// loader (rules/config), which parses PromQL.
+type DerivedWindows struct {
+	// Own is the window the signal's volume counts over (the 1m of
+	// increase(x[1m]), or of a recording named …:rate1m), 0 without a
+	// volume.
+	Own time.Duration
+	// Evidence is the range of the first range selector of the
+	// signal's EvidenceQuery (the "2m" explanations name: "2 calls in
+	// 2m"), 0 when it has none.
+	Evidence time.Duration
+	// Over are the signal's query and volume over each of its Windows,
+	// in order: its own with every range of its own window made that
+	// window.
+	Over []WindowQuery
+}
+
+// WindowQuery are a signal's query and volume over one longer window.
+type WindowQuery struct {
+	Query, Volume string
 }
 
 // EvidenceQuery is the signal's volume or samples query, "" when it has none.
@@ -106,7 +113,7 @@ func (s SignalConfig) EvidenceQuery() string {
 // Queries are every PromQL query a tick runs: each signal's TickQuery (its
 // query with its evidence), in signal order, each once. Live ticks and
 // backtests send exactly these.
-func (c *Config) Queries() []string {
+func (c *Policy) Queries() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, s := range c.Signals {
@@ -217,6 +224,15 @@ type ServiceConfig struct {
 	Routes []string `yaml:"routes" mapstructure:"routes"`
 }
 
+// Alert scopes.
+const (
+	ScopeRoute   = "route"   // one alert per route
+	ScopeService = "service" // one alert per service
+	// ScopeActuator: one alert per actuator, from the actuators' health
+	// that the live loop passes to the core with each tick's snapshot.
+	ScopeActuator = "actuator"
+)
+
 // Alert tiers.
 const (
 	TierA = "A" // page
@@ -239,56 +255,4 @@ type AlertRuleConfig struct {
 	Summary       string            `yaml:"summary" mapstructure:"summary"`
 	Description   string            `yaml:"description" mapstructure:"description"`
 	RunbookURL    string            `yaml:"runbook_url" mapstructure:"runbook_url"`
-}
-
-// AlertingConfig says where alerts are sent and how often.
-type AlertingConfig struct {
-	// Alertmanagers each receive every alert: list every member of an HA
-	// cluster, not a load balancer in front of it. Empty: alerts are
-	// evaluated and exported, but not sent.
-	Alertmanagers []AlertmanagerConfig `yaml:"alertmanagers" mapstructure:"alertmanagers"`
-	// ExternalURL is Hermes's own address as people reach it; alerts link
-	// to its status page there (generatorURL). Default DefaultExternalURL.
-	ExternalURL string `yaml:"external_url" mapstructure:"external_url"`
-	// RunbookBaseURL is where relative runbook_url annotations of alerts
-	// ("#hermesroutefailedover", "other.html#x") point: they are resolved
-	// against it, as links in a page are. Default DefaultRunbookBaseURL.
-	RunbookBaseURL string `yaml:"runbook_base_url" mapstructure:"runbook_base_url"`
-	// ResendDelay is the least time between two sends of an unchanged
-	// alert; firing alerts are valid for 4 × max(evaluation interval,
-	// ResendDelay). Default: global.evaluation_interval.
-	ResendDelay time.Duration `yaml:"resend_delay" mapstructure:"resend_delay"`
-	// QueueCapacity bounds the alerts waiting for each Alertmanager; on
-	// overflow the oldest are dropped. Default DefaultQueueCapacity.
-	QueueCapacity int `yaml:"queue_capacity" mapstructure:"queue_capacity"`
-}
-
-// AlertmanagerConfig is one Alertmanager; alerts are POSTed to
-// URL + "/api/v2/alerts".
-type AlertmanagerConfig struct {
-	// URL is the Alertmanager's base URL, with its path prefix if any.
-	URL string `yaml:"url" mapstructure:"url"`
-	// Timeout bounds one request. Default DefaultAlertmanagerTimeout.
-	Timeout time.Duration `yaml:"timeout" mapstructure:"timeout"`
-	// HTTPClient is the prometheus/common HTTP client configuration, as
-	// prometheus.http_config.
-	HTTPClient commoncfg.HTTPClientConfig `yaml:"http_config" mapstructure:"http_config"`
-}
-
-// ActuatorConfig is one actuator; Type picks the package and Options holds
-// the type-specific keys, decoded strictly by that package.
-type ActuatorConfig struct {
-	Name     string         `yaml:"name" mapstructure:"name"`
-	Type     string         `yaml:"type" mapstructure:"type"`
-	Services []string       `yaml:"services" mapstructure:"services"`
-	Options  map[string]any `yaml:",inline" mapstructure:",remain"`
-}
-
-// ResolvedName is the actuator's name: Name, or Type when Name is unset.
-// Logs, metrics, errors and actuator-scope alerts use it.
-func (a ActuatorConfig) ResolvedName() string {
-	if a.Name != "" {
-		return a.Name
-	}
-	return a.Type
 }

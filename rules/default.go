@@ -2,13 +2,9 @@ package rules
 
 import _ "embed"
 
-// DefaultYAML is the shipped default policy, rules/hermes.yaml.
+// DefaultYAML is the shipped default policy, rules/hermes.yaml; the
+// loader (rules/config) parses it. It is embedded here, in hermes.yaml's
+// own folder, because go:embed reads no parent folder.
 //
 //go:embed hermes.yaml
 var DefaultYAML []byte
-
-// Default parses and validates the shipped default policy. Environment
-// overrides (HERMES_…) apply to it as to any file.
-func Default() (*Config, error) {
-	return Parse(DefaultYAML, "hermes.yaml")
-}

@@ -1,11 +1,8 @@
 package rules
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // PartLabel is the label that tells, in the one query a tick sends for a
@@ -29,7 +26,7 @@ const (
 //	label_replace(EVIDENCE, "signal_part", "evidence", "", "")
 //
 // followed, for each of its Windows, by that window's query and volume
-// (WindowQueries) marked WindowPart(PartValue, w) and
+// (Derived.Over) marked WindowPart(PartValue, w) and
 // WindowPart(PartEvidence, w): "value_15m", "evidence_15m".
 //
 // The added label makes the parts' label sets disjoint, so `or` keeps
@@ -37,51 +34,23 @@ const (
 // many routes and windows there are. Every part is evaluated at the same
 // time by the same engine, as separate queries would be; promapi.Collect
 // splits them.
+//
+// The windows' queries come from the loader (SignalConfig.Derived), which
+// parses PromQL once per load; TickQuery only joins strings. It panics
+// on a signal with windows whose Derived was not filled in, a Policy not
+// built by the loader.
 func (s SignalConfig) TickQuery() string {
 	ev := s.EvidenceQuery()
 	if ev == "" {
 		return s.Query
 	}
-	if len(s.Windows) == 0 {
-		return markPart(s.Query, PartValue) + "\nor\n" + markPart(ev, PartEvidence)
+	if len(s.Derived.Over) != len(s.Windows) {
+		panic("rules: signal " + s.Name + " has windows but not their queries: build its policy with rules/config")
 	}
-	k := tickKey{s.Query, ev, fmt.Sprint(s.Windows)}
-	if q, ok := tickQueries.Load(k); ok {
-		return q.(string)
-	}
-	q := s.tickQuery(ev)
-	if tickQueriesMade.Add(1) > maxTickQueries {
-		// Only configurations make keys: a process reloading many
-		// different ones starts afresh rather than growing.
-		tickQueries.Clear()
-		tickQueriesMade.Store(1)
-	}
-	tickQueries.Store(k, q)
-	return q
-}
-
-// tickQueries memoizes the TickQuery of a signal with windows, by its
-// queries and windows. The live loop and backtests build every signal's
-// TickQuery each tick, and its windows' queries are made by parsing and
-// printing PromQL (WindowQueries), most of a millisecond each: at four
-// windowed signals, 25 ms of a 10,000-route live tick's CPU (a CPU profile
-// of hermes run), for the same few strings every time.
-var (
-	tickQueries     sync.Map // tickKey → string
-	tickQueriesMade atomic.Int64
-)
-
-const maxTickQueries = 4096
-
-type tickKey struct{ query, evidence, windows string }
-
-// tickQuery is TickQuery of a signal with evidence ev and windows, made
-// anew.
-func (s SignalConfig) tickQuery(ev string) string {
 	q := markPart(s.Query, PartValue) + "\nor\n" + markPart(ev, PartEvidence)
-	for _, w := range s.Windows {
-		wq, wv := s.WindowQueries(w)
-		q += "\nor\n" + markPart(wq, WindowPart(PartValue, w)) + "\nor\n" + markPart(wv, WindowPart(PartEvidence, w))
+	for i, w := range s.Windows {
+		wq := s.Derived.Over[i]
+		q += "\nor\n" + markPart(wq.Query, WindowPart(PartValue, w)) + "\nor\n" + markPart(wq.Volume, WindowPart(PartEvidence, w))
 	}
 	return q
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
@@ -37,7 +38,7 @@ func newFlakyRunner(t *testing.T, fp *fakeProm, flaky *flakyActuator) (*Runner, 
 	kinds.Register("flaky", func(actuators.Settings) (actuators.Actuator, error) { return flaky, nil })
 	reg := prometheus.NewRegistry()
 	r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds,
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
+		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestRunSendsAlertsToEveryAlertmanager runs the live loop in real time
@@ -36,7 +37,7 @@ func TestRunSendsAlertsToEveryAlertmanager(t *testing.T) {
 	fp.hard = 0.9 // a hard outage: failover at the first tick, HermesRouteFailedOver fires at once
 	fp.mu.Unlock()
 	r, err := New(Options{ConfigPath: path, Registerer: prometheus.NewRegistry(),
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
+		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hermes-failover/hermes/internal/benchfleet"
 	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // fleetConfig writes the shipped configuration with routes routes.
@@ -58,7 +58,7 @@ func TestQueriesPerTickDoNotGrowWithRoutes(t *testing.T) {
 					return v, nil
 				}
 				r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(),
-					NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+					NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,7 +15,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestReloadFloodNeitherDelaysTicksNorFloodsTheAudit sends reload requests
@@ -33,7 +33,7 @@ func TestReloadFloodNeitherDelaysTicksNorFloodsTheAudit(t *testing.T) {
 		file.Register(kinds)
 		reg := prometheus.NewRegistry()
 		audit := &testenv.Buffer{}
-		slowLoad := func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) {
+		slowLoad := func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) {
 			time.Sleep(300 * time.Millisecond)
 			return fp.query, nil
 		}

@@ -31,7 +31,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/runner/history"
 	"github.com/hermes-failover/hermes/runner/persist"
@@ -69,7 +69,7 @@ type Options struct {
 	// NewQuery builds the query side from the configuration; nil means the
 	// Prometheus HTTP API at prometheus.url, whose tick answers are decoded
 	// straight into route slots (promapi.NewRouteQueryFunc).
-	NewQuery func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, error)
+	NewQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, error)
 }
 
 // Runner runs the tick loop. Its methods are safe for concurrent use.
@@ -77,7 +77,7 @@ type Runner struct {
 	opts Options
 	log  *slog.Logger
 	// newQuery builds the query side (Options.NewQuery, else Prometheus).
-	newQuery func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error)
+	newQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error)
 	metrics  *telemetry.Metrics
 	acts     *actuationMetrics
 	alerts   *alerting.Sender
@@ -86,7 +86,7 @@ type Runner struct {
 	collector promapi.Collector
 
 	mu        sync.Mutex
-	cfg       *rules.Config
+	cfg       *config.Config
 	pol       *evaluator.Policy
 	query     promapi.QueryFunc
 	ticks     promapi.RouteQueryFunc
@@ -166,7 +166,7 @@ func New(opts Options) (*Runner, error) {
 		alertErrors: map[string]AlertError{},
 	}
 	if opts.NewQuery != nil {
-		r.newQuery = func(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
+		r.newQuery = func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
 			q, err := opts.NewQuery(cfg, logger)
 			return q, promapi.VectorRoutes(q), err
 		}
@@ -187,7 +187,7 @@ func New(opts Options) (*Runner, error) {
 // prometheusQueries builds the query side over the Prometheus HTTP API:
 // a QueryFunc for restore and a RouteQueryFunc for the ticks, whose
 // answers at 10,000 routes are too large to decode as vectors.
-func prometheusQueries(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
+func prometheusQueries(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
 	a, err := promapi.NewAPI(cfg.Prometheus)
 	if err != nil {
 		return nil, nil, err
@@ -201,7 +201,7 @@ func prometheusQueries(cfg *rules.Config, logger *slog.Logger) (promapi.QueryFun
 
 // loaded is everything built from one version of the configuration.
 type loaded struct {
-	cfg   *rules.Config
+	cfg   *config.Config
 	pol   *evaluator.Policy
 	query promapi.QueryFunc
 	ticks promapi.RouteQueryFunc
@@ -211,14 +211,14 @@ type loaded struct {
 // load reads, validates and builds a configuration without touching the
 // running one, so a bad file can be rejected whole.
 func (r *Runner) load() (*loaded, error) {
-	cfg, err := rules.Load(r.opts.ConfigPath)
+	cfg, err := config.Load(r.opts.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s is invalid:\n%w", r.opts.ConfigPath, err)
 	}
-	pol, err := evaluator.NewPolicy(cfg)
+	pol, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // fakeProm answers signal queries from per-signal values for the route
@@ -115,7 +116,7 @@ func newFileRunner(t *testing.T, fp *fakeProm, dir string, opts Options) (*Runne
 		opts.Actuators = kinds
 	}
 	if opts.NewQuery == nil {
-		opts.NewQuery = func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }
+		opts.NewQuery = func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }
 	}
 	r, err := New(opts)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // View is a consistent copy of what the live loop holds, in the core's own
@@ -22,7 +22,7 @@ type View struct {
 	LastTick      time.Time
 	ConfigFile    string
 	LoadedAt      time.Time
-	Config        *rules.Config
+	Config        *config.Config
 	Policy        *evaluator.Policy
 	State         evaluator.State
 	// Actuators is each actuator's last outcome, by name.

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web/api"
 )
@@ -36,7 +37,7 @@ func TestStatusShowsAlertExpressionErrors(t *testing.T) {
 	}
 	nothing := func(context.Context, string, time.Time) (model.Vector, error) { return model.Vector{}, nil }
 	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(),
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return nothing, nil }})
+		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return nothing, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web/api"
 	"github.com/hermes-failover/hermes/web/charts"
@@ -133,7 +134,7 @@ func TestStatusPageSaysTheState(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	snap, probs := failing(p, testenv.Healthy(p, t0), "connection", "connection refused")
 	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, t0)
-	st := StatusOf(runner.View{Ticked: true, LastTick: t0, Config: p.Config, Policy: p, State: s, SignalProblems: probs})
+	st := StatusOf(runner.View{Ticked: true, LastTick: t0, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s, SignalProblems: probs})
 	srv := serve(t, &statusBackend{st: st}, "")
 	_, body := do(t, "GET", srv.URL+"/", "", "")
 	for _, want := range []string{
@@ -156,7 +157,7 @@ func TestStatusPageSaysTheState(t *testing.T) {
 	s, _ = evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, t0)
 	t1 := t0.Add(time.Minute)
 	s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: testenv.Healthy(p, t1)}, t1)
-	st = StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t1, Config: p.Config, Policy: p, State: s})
+	st = StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t1, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s})
 	srv = serve(t, &statusBackend{st: st}, "")
 	_, body = do(t, "GET", srv.URL+"/", "", "")
 	i := strings.Index(body, `id="route-free"`)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web/api"
 )
@@ -51,7 +52,7 @@ func TestStatusSaysPrometheusUnreachable(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	snap, probs := failing(p, testenv.Healthy(p, t0), "connection", "connection refused")
 	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, t0)
-	view := runner.View{Ticked: true, LastTick: t0, Config: p.Config, Policy: p, State: s, SignalProblems: probs}
+	view := runner.View{Ticked: true, LastTick: t0, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s, SignalProblems: probs}
 	st := StatusOf(view)
 	if !slices.Equal(st.Problems, []string{"Prometheus unreachable: connection refused"}) {
 		t.Errorf("problems %q, want Prometheus unreachable: connection refused", st.Problems)
@@ -116,7 +117,7 @@ func TestStatusSaysFailedOver(t *testing.T) {
 		}
 	}
 	s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: idle}, t1)
-	st := StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t1, Config: p.Config, Policy: p, State: s})
+	st := StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t1, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s})
 	free := routeOf(t, st, "free")
 	if free.Level != "failover" || !free.Since.Equal(t0) {
 		t.Fatalf("free %s since %s, want failover since %s", free.Level, free.Since, t0)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // ParseCase is one row of a backend's config-parse table: options in, and
@@ -101,7 +101,7 @@ func ParseServiceCases[C any](t *testing.T, parse func(map[string]any, ...string
 // ParseActuators parses the minimal good configuration of the repository
 // (testdata/config/minimal.good.yaml) followed by yaml, which holds an
 // `actuators:` list, as the binary does, and returns its actuators.
-func ParseActuators(t *testing.T, yaml string) []rules.ActuatorConfig {
+func ParseActuators(t *testing.T, yaml string) []config.ActuatorConfig {
 	t.Helper()
 	_, here, _, ok := runtime.Caller(0)
 	if !ok {
@@ -111,7 +111,7 @@ func ParseActuators(t *testing.T, yaml string) []rules.ActuatorConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := rules.Parse(append(base, yaml...), "hermes.yaml")
+	cfg, err := config.Parse(append(base, yaml...), "hermes.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

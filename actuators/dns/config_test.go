@@ -189,7 +189,7 @@ func TestNewServices(t *testing.T) {
 	}
 }
 
-// TestFromConfigFile goes through rules.Parse and the registry, as the
+// TestFromConfigFile goes through config.Parse and the registry, as the
 // binary does, with the example of the package documentation.
 func TestFromConfigFile(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "tsig.key")

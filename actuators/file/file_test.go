@@ -13,7 +13,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -281,13 +281,13 @@ func TestRegistryBuild(t *testing.T) {
 	var r actuators.Registry
 	Register(&r)
 	path := filepath.Join(t.TempDir(), "routes.json")
-	acts, err := r.Build([]rules.ActuatorConfig{
+	acts, err := r.Build([]config.ActuatorConfig{
 		{Name: "state", Type: "file", Services: []string{"chat"}, Options: map[string]any{"path": path}},
 	}, nil)
 	if err != nil || len(acts) != 1 || acts[0].Name() != "state" {
 		t.Fatalf("Build = %v, %v; want the state actuator", acts, err)
 	}
-	acts, err = r.Build([]rules.ActuatorConfig{
+	acts, err = r.Build([]config.ActuatorConfig{
 		{Type: "file", Options: map[string]any{"path": path}},
 		{Type: "dns"},
 		{Name: "nopath", Type: "file", Options: map[string]any{"mode": "0x"}},
@@ -347,7 +347,7 @@ func TestFilter(t *testing.T) {
 	}
 }
 
-// TestFromConfigFile goes through rules.Parse, as the binary does: YAML
+// TestFromConfigFile goes through config.Parse, as the binary does: YAML
 // octal modes and unknown keys reach the actuator as expected.
 func TestFromConfigFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "routes.json")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -178,7 +178,7 @@ upstreams.embed: not in this actuator's services ["Chat" "search"]`
 func TestRegistryBuild(t *testing.T) {
 	var r actuators.Registry
 	Register(&r)
-	acts, err := r.Build([]rules.ActuatorConfig{
+	acts, err := r.Build([]config.ActuatorConfig{
 		{Name: "edge", Type: Kind, Options: map[string]any{
 			"include_path": "/etc/nginx/hermes/{service}.conf",
 			"upstreams":    map[string]any{"chat": map[string]any{"free": []any{"127.0.0.1:1"}}},
@@ -187,7 +187,7 @@ func TestRegistryBuild(t *testing.T) {
 	if err != nil || len(acts) != 1 || acts[0].Name() != "edge" {
 		t.Fatalf("Build = %v, %v; want the edge actuator", acts, err)
 	}
-	acts, err = r.Build([]rules.ActuatorConfig{{Type: Kind, Options: map[string]any{"upstreams": map[string]any{}}}}, nil)
+	acts, err = r.Build([]config.ActuatorConfig{{Type: Kind, Options: map[string]any{"upstreams": map[string]any{}}}}, nil)
 	want := "actuators[0] (nginx): include_path must be set (e.g. /etc/nginx/hermes/{service}.conf)\n" +
 		"actuators[0] (nginx): upstreams: must list at least one service"
 	if acts != nil || err == nil || err.Error() != want {
@@ -195,7 +195,7 @@ func TestRegistryBuild(t *testing.T) {
 	}
 }
 
-// TestFromConfigFile goes through rules.Parse, as the binary does.
+// TestFromConfigFile goes through config.Parse, as the binary does.
 func TestFromConfigFile(t *testing.T) {
 	cfgs := actuatortest.ParseActuators(t, `
 actuators:

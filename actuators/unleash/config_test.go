@@ -10,7 +10,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -113,13 +113,13 @@ func TestTokenFile(t *testing.T) {
 func TestRegistryBuild(t *testing.T) {
 	var r actuators.Registry
 	Register(&r)
-	acts, err := r.Build([]rules.ActuatorConfig{
+	acts, err := r.Build([]config.ActuatorConfig{
 		{Name: "flags", Type: "unleash", Services: []string{"chat"}, Options: map[string]any{"url": "http://unleash:4242", "admin_token": "t"}},
 	}, nil)
 	if err != nil || len(acts) != 1 || acts[0].Name() != "flags" {
 		t.Fatalf("Build = %v, %v; want the flags actuator", acts, err)
 	}
-	_, err = r.Build([]rules.ActuatorConfig{
+	_, err = r.Build([]config.ActuatorConfig{
 		{Type: "unleash", Options: map[string]any{"admin_token": "t", "timeout": "soon"}},
 		{Name: "u2", Type: "unleash", Options: map[string]any{"url": "http://x"}},
 	}, nil)
@@ -130,7 +130,7 @@ actuators[1] (u2): admin_token or admin_token_file must be set`
 	}
 }
 
-// TestFromConfigFile goes through rules.Parse, as the binary does: the
+// TestFromConfigFile goes through config.Parse, as the binary does: the
 // nested flags map reaches the actuator from YAML.
 func TestFromConfigFile(t *testing.T) {
 	cfgs := actuatortest.ParseActuators(t, `

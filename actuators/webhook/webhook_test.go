@@ -19,7 +19,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -531,20 +531,20 @@ func TestRegistryBuild(t *testing.T) {
 	Register(&reg)
 	r := newReceiver(t)
 	opts := options(r.srv.URL, "max_shift_per_tick", 10, "retry", map[string]any{"attempts": 2})
-	acts, err := reg.Build([]rules.ActuatorConfig{{Name: "flags", Type: Kind, Services: []string{"chat"}, Options: opts}}, nil)
+	acts, err := reg.Build([]config.ActuatorConfig{{Name: "flags", Type: Kind, Services: []string{"chat"}, Options: opts}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w, ok := actuators.Backend(acts[0]).(*Actuator); !ok || w.Name() != "flags" {
 		t.Fatalf("Backend = %T", actuators.Backend(acts[0]))
 	}
-	_, err = reg.Build([]rules.ActuatorConfig{{Type: Kind, Options: map[string]any{"url": r.srv.URL}}}, nil)
+	_, err = reg.Build([]config.ActuatorConfig{{Type: Kind, Options: map[string]any{"url": r.srv.URL}}}, nil)
 	if want := "actuators[0] (webhook): secret or secret_file must be set (the key that signs every request)"; err == nil || err.Error() != want {
 		t.Errorf("Build error = %v, want %q", err, want)
 	}
 }
 
-// TestFromConfigFile goes through rules.Parse, as the binary does: nested
+// TestFromConfigFile goes through config.Parse, as the binary does: nested
 // http_config and headers maps and the reserved keys reach Build intact.
 func TestFromConfigFile(t *testing.T) {
 	r := newReceiver(t)

@@ -31,7 +31,7 @@ import (
 
 	"github.com/hermes-failover/hermes/backtest/detect"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func main() {
@@ -82,11 +82,11 @@ func benchFleet(first, weeks, n uint64) error {
 }
 
 func defaultPolicy() (*evaluator.Policy, error) {
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		return nil, err
 	}
-	return evaluator.NewPolicy(cfg)
+	return evaluator.NewPolicy(cfg.Rules())
 }
 
 func bench(dir, run string) error {

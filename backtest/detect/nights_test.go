@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestNightsOfTheShippedPolicy is issue #21's figures as properties, on 40
@@ -16,11 +16,11 @@ import (
 // most 2 % of failing nights a backup changing level. `make bench-detect`
 // measures the same on more nights (NIGHTS, 100 of each by default).
 func TestNightsOfTheShippedPolicy(t *testing.T) {
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := evaluator.NewPolicy(cfg)
+	pol, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

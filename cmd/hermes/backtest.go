@@ -17,7 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/atomicfile"
 	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/web/report"
 )
 
@@ -70,7 +70,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *ticks && *comparePath != "" {
 		return backtestUsage.fail(stderr, fs, "--ticks does not apply to --compare (the report draws both policies' ticks)")
 	}
-	pol, cand, err := backtestPolicies(*configPath, *comparePath)
+	pol, cand, prom, err := backtestPolicies(*configPath, *comparePath)
 	if err == nil && *reportPath != "" {
 		err = checkWritable(*reportPath)
 	}
@@ -84,7 +84,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var histories []*history
 	if *promURL != "" {
 		histories = append(histories, &history{name: *promURL, close: func() {}, replay: func(p *evaluator.Policy) (*backtest.Timeline, error) {
-			return backtestPrometheus(ctx, p, *promURL, *fromS, *toS, rf, time.Now())
+			return backtestPrometheus(ctx, p, prom[p], *promURL, *fromS, *toS, rf, time.Now())
 		}})
 	}
 	for _, path := range series {
@@ -192,7 +192,7 @@ func backtestSeries(ctx context.Context, pol *evaluator.Policy, bt *backtest.Sto
 
 // backtestPrometheus backtests [from, to] of a Prometheus: one range query per
 // signal at the evaluation interval, then the same ticks as a live run.
-func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, toS string, rf backtestFlags, now time.Time) (*backtest.Timeline, error) {
+func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, pc config.PrometheusConfig, url, fromS, toS string, rf backtestFlags, now time.Time) (*backtest.Timeline, error) {
 	cfg := pol.Config
 	if fromS == "" {
 		return nil, errors.New("--from is required with --prometheus")
@@ -208,7 +208,6 @@ func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, 
 	if !to.After(from) {
 		return nil, errors.New("--to must be after --from")
 	}
-	pc := cfg.Prometheus
 	pc.URL = url
 	api, err := promapi.NewAPI(pc)
 	if err != nil {
@@ -216,7 +215,7 @@ func backtestPrometheus(ctx context.Context, pol *evaluator.Policy, url, fromS, 
 	}
 	step := cfg.Global.EvaluationInterval
 	from = from.Truncate(step)
-	cache, err := backtest.NewRangeCache(ctx, api, cfg.Queries(), from, to.Truncate(step), step)
+	cache, err := backtest.NewRangeCache(ctx, api, pol.Queries(), from, to.Truncate(step), step)
 	if err != nil {
 		return nil, err
 	}
@@ -274,13 +273,13 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 }
 
 // loadConfig loads and validates path, or the embedded default when empty.
-func loadConfig(path string) (*rules.Config, error) {
-	var cfg *rules.Config
+func loadConfig(path string) (*config.Config, error) {
+	var cfg *config.Config
 	var err error
 	if path == "" {
-		cfg, err = rules.Default()
+		cfg, err = config.Default()
 	} else {
-		cfg, err = rules.Load(path)
+		cfg, err = config.Load(path)
 	}
 	if err != nil {
 		return nil, err

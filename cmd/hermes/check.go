@@ -11,7 +11,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/proxy"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 )
 
@@ -61,13 +61,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var (
-		cfg *rules.Config
+		cfg *config.Config
 		err error
 	)
 	if *configFile == "" {
-		cfg, err = rules.Default()
+		cfg, err = config.Default()
 	} else {
-		cfg, err = rules.Load(*configFile)
+		cfg, err = config.Load(*configFile)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -111,8 +111,8 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 // initialSplits is the split the core plans for cfg at a first tick
 // that knows nothing yet (every route normal, no data): each service's
 // traffic on the first route of its chain.
-func initialSplits(cfg *rules.Config) (actuators.Splits, error) {
-	p, err := evaluator.NewPolicy(cfg)
+func initialSplits(cfg *config.Config) (actuators.Splits, error) {
+	p, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		return nil, fmt.Errorf("initial state: %w", err)
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func TestCheckDefault(t *testing.T) {
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/backtest/detect"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // history is one history to replay: a series file or a Prometheus's range.
@@ -68,28 +69,32 @@ func warnUnknownRoutes(stderr io.Writer, path string, inFile, known []string) {
 
 // backtestPolicies loads the current policy (--config, or the embedded
 // default) and, with --compare, the candidate's.
-func backtestPolicies(configPath, comparePath string) (cur, cand *evaluator.Policy, err error) {
+func backtestPolicies(configPath, comparePath string) (cur, cand *evaluator.Policy, prom map[*evaluator.Policy]config.PrometheusConfig, err error) {
+	prom = map[*evaluator.Policy]config.PrometheusConfig{}
 	load := func(path, what string) (*evaluator.Policy, error) {
 		cfg, err := loadConfig(path)
 		var pol *evaluator.Policy
 		if err == nil {
-			pol, err = evaluator.NewPolicy(cfg)
+			pol, err = evaluator.NewPolicy(cfg.Rules())
 		}
 		if err != nil && what != "" {
 			err = fmt.Errorf("%s: %w", what, err)
 		}
+		if err == nil {
+			prom[pol] = cfg.Prometheus
+		}
 		return pol, err
 	}
 	if cur, err = load(configPath, ""); err != nil || comparePath == "" {
-		return cur, nil, err
+		return cur, nil, prom, err
 	}
 	if cand, err = load(comparePath, "--compare "+comparePath); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if cur.Config.Global.EvaluationInterval != cand.Config.Global.EvaluationInterval {
-		return nil, nil, errors.New("--compare: the candidate's global.evaluation_interval differs from the current one; ticks would not line up")
+		return nil, nil, nil, errors.New("--compare: the candidate's global.evaluation_interval differs from the current one; ticks would not line up")
 	}
-	return cur, cand, nil
+	return cur, cand, prom, nil
 }
 
 // writeComparison prints c as text or one JSON object.

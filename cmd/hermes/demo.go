@@ -39,7 +39,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stderr, "demo: the default policy (rules/hermes.yaml) over a silent content failure of the free route (testdata/scenarios/content_failure.yaml)")
-	pol, err := evaluator.NewPolicy(cfg)
+	pol, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // Templates are the routes of the shipped service, in chain order; the
@@ -80,8 +81,8 @@ func isCounter(name string) bool {
 // Services is a configuration edit: the services of a fleet of routes
 // routes, "chat" then "chat-K", each a chain of up to 3 routes as the
 // shipped service.
-func Services(routes int) func(*rules.Config) {
-	return func(cfg *rules.Config) {
+func Services(routes int) func(*config.Config) {
+	return func(cfg *config.Config) {
 		cfg.Services = nil
 		for i := range routes {
 			if i%len(Templates) == 0 {
@@ -138,7 +139,7 @@ func ConfigYAML(routes int) ([]byte, error) {
 func ConfigYAMLFrom(src []byte, routes int) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("services:\n")
-	cfg := &rules.Config{}
+	cfg := &config.Config{}
 	Services(routes)(cfg)
 	for _, svc := range cfg.Services {
 		fmt.Fprintf(&b, "  - name: %s\n    routes: [%s]\n", svc.Name, strings.Join(svc.Routes, ", "))

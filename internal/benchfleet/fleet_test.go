@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/hermes-failover/hermes/backtest"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func TestSeriesStretchesCountersAndCopiesRoutes(t *testing.T) {
@@ -54,7 +54,7 @@ func TestConfigYAMLIsAValidFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := rules.Parse(src, "fleet.yaml")
+	cfg, err := config.Parse(src, "fleet.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

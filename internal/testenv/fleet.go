@@ -5,6 +5,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // FleetChain is how many routes each service of a Fleet has: a priority
@@ -14,8 +15,8 @@ const FleetChain = 4
 // Fleet is a DefaultPolicy edit that replaces the services with routes
 // routes, in services of FleetChain routes named svcN with routes
 // svcN-routeM (one shorter service takes the remainder).
-func Fleet(routes int) func(*rules.Config) {
-	return func(cfg *rules.Config) {
+func Fleet(routes int) func(*config.Config) {
+	return func(cfg *config.Config) {
 		cfg.Services = nil
 		for s := 0; s*FleetChain < routes; s++ {
 			svc := rules.ServiceConfig{Name: fmt.Sprintf("svc%d", s)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // HardFailScoring is the part of a small Hermes configuration that the
@@ -29,11 +30,11 @@ scoring:
 // failing t if either fails.
 func Policy(t testing.TB, src string) *evaluator.Policy {
 	t.Helper()
-	cfg, err := rules.Parse([]byte(src), "test.yaml")
+	cfg, err := config.Parse([]byte(src), "test.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := evaluator.NewPolicy(cfg)
+	p, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +43,9 @@ func Policy(t testing.TB, src string) *evaluator.Policy {
 
 // DefaultPolicy is the shipped policy (rules/hermes.yaml), changed by each
 // non-nil edit, validated.
-func DefaultPolicy(t testing.TB, edits ...func(*rules.Config)) *evaluator.Policy {
+func DefaultPolicy(t testing.TB, edits ...func(*config.Config)) *evaluator.Policy {
 	t.Helper()
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func DefaultPolicy(t testing.TB, edits ...func(*rules.Config)) *evaluator.Policy
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := evaluator.NewPolicy(cfg)
+	p, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

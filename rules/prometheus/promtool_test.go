@@ -19,6 +19,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	hermesrules "github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 const (
@@ -150,8 +151,8 @@ func TestRecordsMatchSignalQueries(t *testing.T) {
 					t.Fatalf("%s signal %s: window %q: %v", atScaleConfig, s.Name, w, err)
 				}
 				at, def := s.config(), defaults[i].config()
-				atQ, atV := at.WindowQueries(time.Duration(d))
-				defQ, defV := def.WindowQueries(time.Duration(d))
+				atQ, atV := config.WindowQueries(at, time.Duration(d))
+				defQ, defV := config.WindowQueries(def, time.Duration(d))
 				queries[atQ], queries[atV] = defQ, defV
 			}
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/alertmanager/api/v2/models"
 	commoncfg "github.com/prometheus/common/config"
 
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // alertsPath is where Alertmanager's v2 API takes alerts.
@@ -29,7 +29,7 @@ const maxBatch = 256
 // alertmanager is one Alertmanager: its queue and its HTTP client. A worker
 // goroutine delivers the queue.
 type alertmanager struct {
-	cfg      rules.AlertmanagerConfig
+	cfg      config.AlertmanagerConfig
 	endpoint string // where alerts are POSTed
 	name     string // endpoint without credentials: logs and metric labels
 	client   *http.Client
@@ -42,10 +42,10 @@ type alertmanager struct {
 	stopOnce sync.Once
 }
 
-func newAlertmanager(c rules.AlertmanagerConfig, capacity int) (*alertmanager, error) {
+func newAlertmanager(c config.AlertmanagerConfig, capacity int) (*alertmanager, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
-		return nil, fmt.Errorf("alertmanager %q: %w", rules.RedactURL(c.URL), rules.RedactError(err))
+		return nil, fmt.Errorf("alertmanager %q: %w", config.RedactURL(c.URL), config.RedactError(err))
 	}
 	u = u.JoinPath(alertsPath)
 	client, err := commoncfg.NewClientFromConfig(c.HTTPClient, "hermes-alertmanager")

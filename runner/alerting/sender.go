@@ -27,7 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // Default backoff between two attempts to deliver one batch.
@@ -45,7 +45,7 @@ type Sender struct {
 	minBackoff, maxBackoff time.Duration
 
 	mu       sync.Mutex
-	cfg      rules.AlertingConfig
+	cfg      config.AlertingConfig
 	validFor time.Duration
 	ams      []*alertmanager
 	lastSent map[string]time.Time // alert key → last time it was queued
@@ -60,7 +60,7 @@ type Sender struct {
 // New builds a Sender for cfg, whose alerts are evaluated every interval,
 // and registers its metrics on reg. With no Alertmanager configured it only
 // exports the alerts' state. It starts nothing: call Run.
-func New(cfg rules.AlertingConfig, interval time.Duration, reg prometheus.Registerer, logger *slog.Logger) (*Sender, error) {
+func New(cfg config.AlertingConfig, interval time.Duration, reg prometheus.Registerer, logger *slog.Logger) (*Sender, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -89,7 +89,7 @@ func New(cfg rules.AlertingConfig, interval time.Duration, reg prometheus.Regist
 // ApplyConfig switches to a new alerting configuration (after a reload).
 // Alertmanagers whose configuration is unchanged keep their queue; removed
 // ones deliver what they hold and stop. On error nothing changes.
-func (s *Sender) ApplyConfig(cfg rules.AlertingConfig, interval time.Duration) error {
+func (s *Sender) ApplyConfig(cfg config.AlertingConfig, interval time.Duration) error {
 	cfg = withDefaults(cfg, interval)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,22 +136,22 @@ func (s *Sender) ApplyConfig(cfg rules.AlertingConfig, interval time.Duration) e
 	return nil
 }
 
-// withDefaults fills in what rules.Parse would, for configurations built
+// withDefaults fills in what config.Parse would, for configurations built
 // in code.
-func withDefaults(cfg rules.AlertingConfig, interval time.Duration) rules.AlertingConfig {
+func withDefaults(cfg config.AlertingConfig, interval time.Duration) config.AlertingConfig {
 	if cfg.ExternalURL == "" {
-		cfg.ExternalURL = rules.DefaultExternalURL
+		cfg.ExternalURL = config.DefaultExternalURL
 	}
 	if cfg.ResendDelay == 0 {
 		cfg.ResendDelay = interval
 	}
 	if cfg.QueueCapacity <= 0 {
-		cfg.QueueCapacity = rules.DefaultQueueCapacity
+		cfg.QueueCapacity = config.DefaultQueueCapacity
 	}
 	cfg.Alertmanagers = slices.Clone(cfg.Alertmanagers)
 	for i := range cfg.Alertmanagers {
 		if cfg.Alertmanagers[i].Timeout <= 0 {
-			cfg.Alertmanagers[i].Timeout = rules.DefaultAlertmanagerTimeout
+			cfg.Alertmanagers[i].Timeout = config.DefaultAlertmanagerTimeout
 		}
 	}
 	return cfg

@@ -11,14 +11,14 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 func newSender(t *testing.T, reg *prometheus.Registry, capacity int, ams ...*testenv.FakeAlertmanager) *Sender {
 	t.Helper()
-	cfg := rules.AlertingConfig{ExternalURL: "http://hermes.test:9797", QueueCapacity: capacity}
+	cfg := config.AlertingConfig{ExternalURL: "http://hermes.test:9797", QueueCapacity: capacity}
 	for _, am := range ams {
-		cfg.Alertmanagers = append(cfg.Alertmanagers, rules.AlertmanagerConfig{URL: am.URL, Timeout: 5 * time.Second})
+		cfg.Alertmanagers = append(cfg.Alertmanagers, config.AlertmanagerConfig{URL: am.URL, Timeout: 5 * time.Second})
 	}
 	s, err := New(cfg, 15*time.Second, reg, nil)
 	if err != nil {
@@ -82,7 +82,7 @@ func amName(f *testenv.FakeAlertmanager) string { return f.URL + alertsPath }
 
 func TestResendDelay(t *testing.T) {
 	am := testenv.NewFakeAlertmanager(t)
-	cfg := rules.AlertingConfig{Alertmanagers: []rules.AlertmanagerConfig{{URL: am.URL}}, ResendDelay: time.Minute}
+	cfg := config.AlertingConfig{Alertmanagers: []config.AlertmanagerConfig{{URL: am.URL}}, ResendDelay: time.Minute}
 	s, err := New(cfg, 15*time.Second, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestStopDrains(t *testing.T) {
 
 func TestNoAlertmanagers(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s, err := New(rules.AlertingConfig{}, 15*time.Second, reg, nil)
+	s, err := New(config.AlertingConfig{}, 15*time.Second, reg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestApplyConfigKeepsUnchangedAlertmanagers(t *testing.T) {
 	testenv.Go(t, s.Run)
 	first := s.ams[0]
 	cfg := s.cfg
-	cfg.Alertmanagers = append(cfg.Alertmanagers, rules.AlertmanagerConfig{URL: b.URL, Timeout: 5 * time.Second})
+	cfg.Alertmanagers = append(cfg.Alertmanagers, config.AlertmanagerConfig{URL: b.URL, Timeout: 5 * time.Second})
 	if err := s.ApplyConfig(cfg, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -352,12 +353,12 @@ func TestRestoreFromActuators(t *testing.T) {
 }
 
 func TestRestoreFromActuatorsSeveralServices(t *testing.T) {
-	cfg, err := rules.Default()
+	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Services = append(cfg.Services, rules.ServiceConfig{Name: "batch", Routes: []string{"paid-standard", "paid-premium"}})
-	p, err := evaluator.NewPolicy(cfg)
+	p, err := evaluator.NewPolicy(cfg.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

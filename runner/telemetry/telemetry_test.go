@@ -21,11 +21,12 @@ import (
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-func policy(t *testing.T, edit func(*rules.Config)) *evaluator.Policy {
+func policy(t *testing.T, edit func(*config.Config)) *evaluator.Policy {
 	t.Helper()
 	return testenv.DefaultPolicy(t, edit)
 }
@@ -246,7 +247,7 @@ func TestUpdateAfterReload(t *testing.T) {
 
 	// The reload drops paid-standard, the quality_score signal and renames
 	// the service.
-	p2 := policy(t, func(c *rules.Config) {
+	p2 := policy(t, func(c *config.Config) {
 		c.Services = []rules.ServiceConfig{{Name: "assistant", Routes: []string{"free", "paid-premium"}}}
 		c.Signals = slices.DeleteFunc(c.Signals, func(s rules.SignalConfig) bool { return s.Name == "quality_score" })
 		c.Scoring.Penalties = slices.DeleteFunc(c.Scoring.Penalties, func(p rules.PenaltyConfig) bool { return p.Signal == "quality_score" })

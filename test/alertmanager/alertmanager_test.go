@@ -15,7 +15,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/alerting"
 )
 
@@ -54,8 +54,8 @@ func TestTieredAlerts(t *testing.T) {
 
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	reg := prometheus.NewRegistry()
-	sender, err := alerting.New(rules.AlertingConfig{
-		Alertmanagers: []rules.AlertmanagerConfig{{URL: am.URL, Timeout: 2 * time.Second}},
+	sender, err := alerting.New(config.AlertingConfig{
+		Alertmanagers: []config.AlertmanagerConfig{{URL: am.URL, Timeout: 2 * time.Second}},
 		ExternalURL:   "http://hermes.test:9797",
 	}, time.Second, reg, logger)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 )
@@ -59,7 +60,7 @@ func TestStatusPageHistoryFromPrometheus(t *testing.T) {
 	start := func() (*runner.Runner, *httptest.Server, context.CancelFunc) {
 		reg := prometheus.NewRegistry()
 		r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg, Logger: slog.New(slog.DiscardHandler),
-			NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+			NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 )
@@ -119,7 +120,7 @@ func startRunner(t *testing.T, dir string) (*runner.Runner, *prometheus.Registry
 	}
 	reg := prometheus.NewRegistry()
 	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
-		NewQuery: func(*rules.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

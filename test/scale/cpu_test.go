@@ -10,7 +10,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestPrometheusCPUPerTick measures what one tick of each policy costs the
@@ -78,7 +78,7 @@ func measure(t *testing.T, routes, ticks int) []string {
 	e.next(t) // one more evaluation of every group before measuring
 	a := e.run(t, at, ticks)
 	e.logRuleGroups(t)
-	row := func(name string, cfg *rules.Config, p phase) string {
+	row := func(name string, cfg *config.Config, p phase) string {
 		return fmt.Sprintf("| %d | %s | %d | %.2f s | %s | %d |", routes, name, len(cfg.Queries()), p.cpu-ingest.cpu, p.slowest.Round(10*time.Millisecond), p.errors)
 	}
 	return []string{row("default (rules/hermes.yaml)", def, d), row("at scale (rules/hermes-at-scale.yaml + recording rules)", at, a)}
@@ -87,7 +87,7 @@ func measure(t *testing.T, routes, ticks int) []string {
 // run writes ticks ticks of the fleet and, when cfg is set, runs its
 // queries at each as a live tick does (promapi.Collect over the HTTP API,
 // the configured query_timeout), and returns the phase's figures.
-func (e *env) run(t *testing.T, cfg *rules.Config, ticks int) phase {
+func (e *env) run(t *testing.T, cfg *config.Config, ticks int) phase {
 	t.Helper()
 	var p phase
 	var query promapi.QueryFunc

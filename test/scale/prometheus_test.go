@@ -20,7 +20,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/benchfleet"
 	"github.com/hermes-failover/hermes/internal/promfleet"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 const (
@@ -149,7 +149,7 @@ func (e *env) loadRecordingRules(t *testing.T) {
 
 // fleetConfig writes the policy at path with the fleet's services and
 // prometheus.url pointing at e, and loads it.
-func (e *env) fleetConfig(t *testing.T, path string) (string, *rules.Config) {
+func (e *env) fleetConfig(t *testing.T, path string) (string, *config.Config) {
 	t.Helper()
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -164,7 +164,7 @@ func (e *env) fleetConfig(t *testing.T, path string) (string, *rules.Config) {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := rules.Load(file)
+	cfg, err := config.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package rules
+package config
 
 import yaml "go.yaml.in/yaml/v3"
 

@@ -1,10 +1,11 @@
-package rules_test
+package config_test
 
 import (
 	"testing"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // FuzzParse feeds the configuration loader arbitrary files (seeds: the
@@ -14,14 +15,14 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add(rules.DefaultYAML)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := rules.Parse(data, "fuzz.yaml")
+		cfg, err := config.Parse(data, "fuzz.yaml")
 		if err != nil {
 			return
 		}
 		if err := cfg.Validate(); err != nil {
 			return
 		}
-		if _, err := evaluator.NewPolicy(cfg); err != nil {
+		if _, err := evaluator.NewPolicy(cfg.Rules()); err != nil {
 			t.Fatalf("a configuration that validates does not build a policy: %v", err)
 		}
 	})

@@ -1,10 +1,13 @@
-package rules
+package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestRewriteWindow: every range of the signal's own window becomes the
@@ -41,23 +44,24 @@ func TestRewriteWindow(t *testing.T) {
 // and volume as further parts of its one query; SplitTickQuery still gives
 // the first two and TickParts all of them.
 func TestTickQueryWindows(t *testing.T) {
-	s := SignalConfig{Name: "hard_fail_ratio",
+	s := rules.SignalConfig{Name: "hard_fail_ratio",
 		Query:   `sum by (route) (rate(x_total{verdict="hard_fail"}[1m])) / sum by (route) (rate(x_total[1m]))`,
 		Volume:  `sum by (route) (increase(x_total[1m]))`,
 		Windows: []time.Duration{5 * time.Minute, 15 * time.Minute}}
+	s = DeriveSignals([]rules.SignalConfig{s})[0]
 	q := s.TickQuery()
 	if _, err := parser.NewParser(parser.Options{}).ParseExpr(q); err != nil {
 		t.Fatalf("TickQuery does not parse: %v\n%s", err, q)
 	}
-	value, evidence, ok := SplitTickQuery(q)
+	value, evidence, ok := rules.SplitTickQuery(q)
 	if !ok || value != s.Query || evidence != s.Volume {
 		t.Errorf("SplitTickQuery = %q, %q, %v; want the query and the volume", value, evidence, ok)
 	}
-	parts, ok := TickParts(q)
+	parts, ok := rules.TickParts(q)
 	if !ok {
 		t.Fatalf("TickParts(%q) not ok", q)
 	}
-	want := []string{PartValue, PartEvidence, "value_5m", "evidence_5m", "value_15m", "evidence_15m"}
+	want := []string{rules.PartValue, rules.PartEvidence, "value_5m", "evidence_5m", "value_15m", "evidence_15m"}
 	if len(parts) != len(want) {
 		t.Fatalf("%d parts, want %d: %v", len(parts), len(want), parts)
 	}
@@ -66,10 +70,10 @@ func TestTickQueryWindows(t *testing.T) {
 			t.Errorf("part %d is %q, want %q", i, p.Part, want[i])
 		}
 	}
-	if wq, wv := s.WindowQueries(15 * time.Minute); parts[4].Query != wq || parts[5].Query != wv || QueryWindow(wq) != 15*time.Minute || QueryWindow(wv) != 15*time.Minute {
+	if wq, wv := WindowQueries(s, 15*time.Minute); parts[4].Query != wq || parts[5].Query != wv || QueryWindow(wq) != 15*time.Minute || QueryWindow(wv) != 15*time.Minute {
 		t.Errorf("15m parts %q, %q; want the query and volume over 15m", parts[4].Query, parts[5].Query)
 	}
-	if got := Columns([]SignalConfig{s, {Name: "p99_ratio"}}); len(got) != 4 || got[2] != "hard_fail_ratio@5m" || got[3] != "hard_fail_ratio@15m" {
+	if got := rules.Columns([]rules.SignalConfig{s, {Name: "p99_ratio"}}); len(got) != 4 || got[2] != "hard_fail_ratio@5m" || got[3] != "hard_fail_ratio@15m" {
 		t.Errorf("Columns = %v", got)
 	}
 }
@@ -90,11 +94,13 @@ func TestCountWindow(t *testing.T) {
 	}
 }
 
-// TestTickQueryMemoMatchesFresh: the memoized TickQuery of each shipped
-// signal with windows is the one made anew, and a signal whose windows
-// change gets its own.
-func TestTickQueryMemoMatchesFresh(t *testing.T) {
-	cfg, err := Load("hermes.yaml")
+// TestTickQueryOfDerivedWindows: each shipped signal with windows sends
+// its query and volume over every window, as the loader derived them
+// once (DeriveSignals); a signal with fewer windows sends another query;
+// one whose windows were never derived panics rather than send its own
+// window's query as a longer window's.
+func TestTickQueryOfDerivedWindows(t *testing.T) {
+	cfg, err := Load("../hermes.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +110,28 @@ func TestTickQueryMemoMatchesFresh(t *testing.T) {
 			continue
 		}
 		n++
-		if got, want := s.TickQuery(), s.tickQuery(s.EvidenceQuery()); got != want || s.TickQuery() != want {
-			t.Errorf("%s: memoized TickQuery differs from a fresh one", s.Name)
+		q := s.TickQuery()
+		for _, w := range s.Windows {
+			wq, wv := WindowQueries(s, w)
+			if !strings.Contains(q, wq) || !strings.Contains(q, wv) {
+				t.Errorf("%s: TickQuery lacks the %s window's query or volume", s.Name, w)
+			}
 		}
 		other := s
 		other.Windows = other.Windows[:len(other.Windows)-1]
-		if other.TickQuery() == s.TickQuery() {
+		if other = DeriveSignals([]rules.SignalConfig{other})[0]; other.TickQuery() == q {
 			t.Errorf("%s: fewer windows gave the same TickQuery", s.Name)
 		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: TickQuery without derived windows did not panic", s.Name)
+				}
+			}()
+			raw := s
+			raw.Derived = rules.DerivedWindows{}
+			_ = raw.TickQuery()
+		}()
 	}
 	if n == 0 {
 		t.Fatal("no shipped signal has windows: nothing was compared")

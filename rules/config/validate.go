@@ -1,8 +1,6 @@
-package rules
+package config
 
 import (
-	"github.com/hermes-failover/hermes/traffic"
-
 	"errors"
 	"fmt"
 	"io"
@@ -15,37 +13,16 @@ import (
 
 	"github.com/expr-lang/expr/vm"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
-
-// Alert scopes.
-const (
-	ScopeRoute   = "route"   // one alert per route
-	ScopeService = "service" // one alert per service
-	// ScopeActuator: one alert per actuator, from the actuators' health
-	// that the live loop passes to the core with each tick's snapshot.
-	ScopeActuator = "actuator"
-)
-
-// LevelNames are the configured levels, mildest first, as levels must list them.
-var LevelNames = []string{traffic.Warm.String(), traffic.Shed.String(), traffic.Failover.String()}
-
-// FloorLevels are the levels a scoring floor may force.
-var FloorLevels = []string{traffic.Warm.String(), traffic.Shed.String(), traffic.Failover.String(), traffic.Manual.String()}
 
 var (
 	signalNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	routeNameRE  = regexp.MustCompile(`^[a-zA-Z0-9_.:-]+$`)
 	alertNameRE  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
-
-// ValidRouteName says whether name may name a route: letters, digits and
-// _ . : -. Names that differ only in case are twins, refused where routes
-// are listed together.
-func ValidRouteName(name string) bool { return routeNameRE.MatchString(name) }
-
-// RouteNamePattern is the pattern ValidRouteName checks, for messages.
-func RouteNamePattern() string { return routeNameRE.String() }
 
 // reservedLabels are set by Hermes on every alert and may not be overridden.
 var reservedLabels = []string{"alertname", "tier", "route", "service", "actuator"}
@@ -192,8 +169,8 @@ func (c *Config) validateSignals(ch *checker) map[string]bool {
 		}
 		checkEvidenceQuery(ch, p, where, s)
 		checkWindows(ch, where, s)
-		if s.Missing != MissingHold && s.Missing != MissingIgnore {
-			ch.errorf(where.field("missing"), "must be %q or %q, got %q", MissingHold, MissingIgnore, s.Missing)
+		if s.Missing != rules.MissingHold && s.Missing != rules.MissingIgnore {
+			ch.errorf(where.field("missing"), "must be %q or %q, got %q", rules.MissingHold, rules.MissingIgnore, s.Missing)
 		}
 	}
 	return names
@@ -201,7 +178,7 @@ func (c *Config) validateSignals(ch *checker) map[string]bool {
 
 // checkEvidenceQuery checks a signal's volume or samples query: at most
 // one of them, an instant vector, with a range to name in explanations.
-func checkEvidenceQuery(ch *checker, p parser.Parser, where loc, s SignalConfig) {
+func checkEvidenceQuery(ch *checker, p parser.Parser, where loc, s rules.SignalConfig) {
 	if s.Volume != "" && s.Samples != "" {
 		ch.errorf(where.field("samples"), "a signal has a volume or samples, not both")
 	}
@@ -225,7 +202,7 @@ func checkEvidenceQuery(ch *checker, p parser.Parser, where loc, s SignalConfig)
 // whose window and the query's are one (so rewriting that window rewrites
 // the same count in both), each longer than the one before and than it,
 // at most MaxWindows.
-func checkWindows(ch *checker, where loc, s SignalConfig) {
+func checkWindows(ch *checker, where loc, s rules.SignalConfig) {
 	if len(s.Windows) == 0 {
 		return
 	}
@@ -234,8 +211,8 @@ func checkWindows(ch *checker, where loc, s SignalConfig) {
 		ch.errorf(at, "needs a volume: only the calls behind a ratio accumulate over longer windows")
 		return
 	}
-	if len(s.Windows) > MaxWindows {
-		ch.errorf(at, "at most %d windows, got %d", MaxWindows, len(s.Windows))
+	if len(s.Windows) > rules.MaxWindows {
+		ch.errorf(at, "at most %d windows, got %d", rules.MaxWindows, len(s.Windows))
 	}
 	own, q := countWindow(s.Volume), countWindow(s.Query)
 	switch {
@@ -243,13 +220,13 @@ func checkWindows(ch *checker, where loc, s SignalConfig) {
 		ch.errorf(at, "the query and the volume must each count over a range such as [1m] (or read a recording named for one, such as route:x:rate1m)")
 		return
 	case own != q:
-		ch.errorf(at, "the query counts over %s and the volume over %s: they must be one window", WindowName(q), WindowName(own))
+		ch.errorf(at, "the query counts over %s and the volume over %s: they must be one window", rules.WindowName(q), rules.WindowName(own))
 		return
 	}
 	prev := own
 	for i, w := range s.Windows {
 		if w <= prev {
-			ch.errorf(at.item(i, ""), "%s must be longer than %s (the windows ascend from the signal's own)", WindowName(w), WindowName(prev))
+			ch.errorf(at.item(i, ""), "%s must be longer than %s (the windows ascend from the signal's own)", rules.WindowName(w), rules.WindowName(prev))
 		}
 		prev = max(prev, w)
 	}
@@ -292,8 +269,8 @@ func (c *Config) validateScoring(ch *checker, signals map[string]bool) {
 		where := sc.field("floors").item(i, "")
 		checkSignalRef(ch, where, f.Signal, signals)
 		checkBound(ch, where, f.Bound)
-		if !slices.Contains(FloorLevels, f.Level) {
-			ch.errorf(where.field("level"), "must be one of %s, got %q", strings.Join(FloorLevels, ", "), f.Level)
+		if !slices.Contains(rules.FloorLevels, f.Level) {
+			ch.errorf(where.field("level"), "must be one of %s, got %q", strings.Join(rules.FloorLevels, ", "), f.Level)
 		}
 	}
 }
@@ -307,7 +284,7 @@ func checkSignalRef(ch *checker, where loc, name string, signals map[string]bool
 	}
 }
 
-func checkBound(ch *checker, where loc, b Bound) {
+func checkBound(ch *checker, where loc, b rules.Bound) {
 	switch {
 	case b.Above == nil && b.Below == nil:
 		ch.errorf(where, "one of above or below must be set")
@@ -325,9 +302,9 @@ func (c *Config) validateLevels(ch *checker) {
 	for i, l := range c.Levels {
 		names[i] = l.Name
 	}
-	if !slices.Equal(names, LevelNames) {
+	if !slices.Equal(names, rules.LevelNames) {
 		ch.errorf(at("levels"), "must list exactly %s in that order, got [%s]",
-			strings.Join(LevelNames, ", "), strings.Join(names, ", "))
+			strings.Join(rules.LevelNames, ", "), strings.Join(names, ", "))
 	}
 	lv := at("levels")
 	for i, l := range c.Levels {
@@ -432,8 +409,8 @@ func (c *Config) validateServices(ch *checker) {
 			switch {
 			case r == "":
 				ch.errorf(rw, "must not be empty")
-			case !routeNameRE.MatchString(r):
-				ch.errorf(rw, "%q must match %s", r, routeNameRE)
+			case !rules.ValidRouteName(r):
+				ch.errorf(rw, "%q must match %s", r, rules.RouteNamePattern())
 			case routes[r]:
 				ch.errorf(rw, "duplicate route %q", r)
 			case caseDup:
@@ -462,17 +439,17 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 			ch.errorf(where.field("name"), "duplicate alert %q", a.Name)
 		}
 		seen[a.Name] = true
-		if a.Tier != TierA && a.Tier != TierB && a.Tier != TierC {
-			ch.errorf(where.field("tier"), "must be %s, %s or %s, got %q", TierA, TierB, TierC, a.Tier)
+		if a.Tier != rules.TierA && a.Tier != rules.TierB && a.Tier != rules.TierC {
+			ch.errorf(where.field("tier"), "must be %s, %s or %s, got %q", rules.TierA, rules.TierB, rules.TierC, a.Tier)
 		}
-		if a.Scope != ScopeRoute && a.Scope != ScopeService && a.Scope != ScopeActuator {
-			ch.errorf(where.field("scope"), "must be %q, %q or %q, got %q", ScopeRoute, ScopeService, ScopeActuator, a.Scope)
+		if a.Scope != rules.ScopeRoute && a.Scope != rules.ScopeService && a.Scope != rules.ScopeActuator {
+			ch.errorf(where.field("scope"), "must be %q, %q or %q, got %q", rules.ScopeRoute, rules.ScopeService, rules.ScopeActuator, a.Scope)
 		}
-		if prog, err := CompileAlertExpr(a.Expr); err != nil {
+		if prog, err := rules.CompileAlertExpr(a.Expr); err != nil {
 			ch.errorf(where.field("expr"), "%v", err)
 		} else {
 			unknown := false
-			for _, name := range AlertSignalRefs(prog) {
+			for _, name := range rules.AlertSignalRefs(prog) {
 				if !signals[name] {
 					ch.errorf(where.field("expr"), "unknown signal %q", name)
 					unknown = true
@@ -513,8 +490,8 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 
 // sampleTemplateData is TemplateData with every configured signal (also
 // listed as missing) and route, to try templates on.
-func (c *Config) sampleTemplateData() TemplateData {
-	d := TemplateData{Route: "route", Service: "service", Level: traffic.Normal.String(), Score: 100,
+func (c *Config) sampleTemplateData() rules.TemplateData {
+	d := rules.TemplateData{Route: "route", Service: "service", Level: traffic.Normal.String(), Score: 100,
 		Signals: map[string]float64{}, Weights: map[string]int{}}
 	for _, s := range c.Signals {
 		d.Signals[s.Name] = 0
@@ -531,12 +508,12 @@ func (c *Config) sampleTemplateData() TemplateData {
 // sampleAlertEnv is what an alert expression of scope sees on the sample
 // data templates are tried on: the route, service or actuator fields of
 // that scope, stage 0 and every signal at 0.
-func sampleAlertEnv(scope string, d TemplateData) AlertEnv {
-	env := AlertEnv{Service: d.Service, Score: d.Score, Level: d.Level, Signals: d.Signals}
+func sampleAlertEnv(scope string, d rules.TemplateData) rules.AlertEnv {
+	env := rules.AlertEnv{Service: d.Service, Score: d.Score, Level: d.Level, Signals: d.Signals}
 	switch scope {
-	case ScopeService:
+	case rules.ScopeService:
 		env.Weights = d.Weights
-	case ScopeActuator:
+	case rules.ScopeActuator:
 		env.Service, env.Actuator = "", "actuator"
 	default:
 		env.Route, env.Stage, env.Missing = d.Route, d.Stage, d.Missing
@@ -549,7 +526,7 @@ func sampleAlertEnv(scope string, d TemplateData) AlertEnv {
 // does, so that an expression that errors at run time (an integer modulo
 // by zero, or a value that is not a bool) is reported by check rather than
 // counted as not firing at every tick.
-func checkAlertExpr(prog *vm.Program, scope string, sample TemplateData) error {
+func checkAlertExpr(prog *vm.Program, scope string, sample rules.TemplateData) error {
 	env := sampleAlertEnv(scope, sample)
 	// CompileAlertExpr compiles with expr.AsBool, so the VM casts the result:
 	// a value that is not a boolean is a run-time error too.
@@ -561,8 +538,8 @@ func checkAlertExpr(prog *vm.Program, scope string, sample TemplateData) error {
 
 // checkTemplate parses text and runs it on sample data, so that unknown
 // fields and signals are caught before an alert fires.
-func checkTemplate(name, text string, sample TemplateData) error {
-	t, err := ParseTemplate(name, text)
+func checkTemplate(name, text string, sample rules.TemplateData) error {
+	t, err := rules.ParseTemplate(name, text)
 	if err != nil {
 		return err
 	}

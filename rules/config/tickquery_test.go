@@ -1,10 +1,12 @@
-package rules
+package config
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // TestTickQuery: every shipped signal is one instant-vector query; one with
@@ -34,7 +36,7 @@ func TestTickQuery(t *testing.T) {
 			continue
 		}
 		counted++
-		for _, want := range []string{s.Query, s.EvidenceQuery(), `"` + PartValue + `"`, `"` + PartEvidence + `"`} {
+		for _, want := range []string{s.Query, s.EvidenceQuery(), `"` + rules.PartValue + `"`, `"` + rules.PartEvidence + `"`} {
 			if !strings.Contains(q, want) {
 				t.Errorf("signal %s: TickQuery lacks %q", s.Name, want)
 			}
@@ -53,7 +55,7 @@ func TestSplitTickQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range cfg.Signals {
-		q, ev, ok := SplitTickQuery(s.TickQuery())
+		q, ev, ok := rules.SplitTickQuery(s.TickQuery())
 		if want := s.EvidenceQuery() != ""; ok != want {
 			t.Errorf("signal %s: split ok = %v, want %v", s.Name, ok, want)
 			continue
@@ -63,7 +65,7 @@ func TestSplitTickQuery(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"", "up", `label_replace(up, "signal_part", "value", "", "")`} {
-		if _, _, ok := SplitTickQuery(q); ok {
+		if _, _, ok := rules.SplitTickQuery(q); ok {
 			t.Errorf("SplitTickQuery(%q) ok, want not a TickQuery", q)
 		}
 	}

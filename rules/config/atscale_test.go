@@ -1,4 +1,4 @@
-package rules
+package config
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 )
 
 // AtScalePath is the shipped at-scale policy, relative to this package.
-const atScalePath = "hermes-at-scale.yaml"
+const atScalePath = "../hermes-at-scale.yaml"
 
 // TestAtScaleIsTheDefaultPolicy: hermes-at-scale.yaml validates and is
 // hermes.yaml except for its signals' queries, which read records: the

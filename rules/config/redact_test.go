@@ -1,4 +1,4 @@
-package rules
+package config
 
 import (
 	"os"
@@ -27,7 +27,7 @@ func TestRedactURL(t *testing.T) {
 // Alertmanager URLs holding a password: the errors `hermes check` and a
 // rejected reload print (and log and audit) must not contain it.
 func TestValidateNeverEchoesAPassword(t *testing.T) {
-	base, err := os.ReadFile("../testdata/config/alerting.good.yaml")
+	base, err := os.ReadFile("../../testdata/config/alerting.good.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package rules
+package config
 
 import (
 	"net/url"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // anchors are the GitHub anchors of the Markdown headings of path: the
@@ -44,7 +46,7 @@ func checkRunbook(t *testing.T, who, link string) {
 		t.Errorf("%s: runbook_url %q is not a file of the repository", who, link)
 		return
 	}
-	if !anchors(t, filepath.Join("..", path))[u.Fragment] {
+	if !anchors(t, filepath.Join("../..", path))[u.Fragment] {
 		t.Errorf("%s: runbook_url %q: %s has no heading with anchor #%s", who, link, path, u.Fragment)
 	}
 }
@@ -54,7 +56,7 @@ func checkRunbook(t *testing.T, who, link string) {
 // the watchdog rules points at an existing heading of docs/runbooks.md or
 // rules/prometheus/README.md.
 func TestEveryRunbookAnchorResolves(t *testing.T) {
-	for _, file := range []string{"hermes.yaml", "hermes-at-scale.yaml"} {
+	for _, file := range []string{"../hermes.yaml", "../hermes-at-scale.yaml"} {
 		cfg, err := Load(file)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +65,7 @@ func TestEveryRunbookAnchorResolves(t *testing.T) {
 			checkRunbook(t, file+" "+a.Name, a.RunbookURL)
 		}
 	}
-	b, err := os.ReadFile("prometheus/hermes-watchdog.rules.yml")
+	b, err := os.ReadFile("../prometheus/hermes-watchdog.rules.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestEveryRunbookAnchorResolves(t *testing.T) {
 // TestRunbookBaseURL: alerting.runbook_base_url moves every relative
 // runbook_url; an absolute one stays.
 func TestRunbookBaseURL(t *testing.T) {
-	src := strings.Replace(string(DefaultYAML), "alerts:\n", "alerting: {runbook_base_url: 'https://wiki.example.com/hermes/runbooks.html'}\nalerts:\n", 1)
+	src := strings.Replace(string(rules.DefaultYAML), "alerts:\n", "alerting: {runbook_base_url: 'https://wiki.example.com/hermes/runbooks.html'}\nalerts:\n", 1)
 	src = strings.Replace(src, "runbook_url: '#hermesquotalow'", "runbook_url: 'https://quota.example.com/runbook'", 1)
 	cfg, err := Parse([]byte(src), "hermes.yaml")
 	if err != nil {
@@ -108,7 +110,7 @@ func TestRunbookBaseURL(t *testing.T) {
 	if got["HermesRouteFailedOver"] != "https://wiki.example.com/hermes/runbooks.html#hermesroutefailedover" || got["HermesQuotaLow"] != "https://quota.example.com/runbook" {
 		t.Errorf("runbook URLs %v", got)
 	}
-	bad := strings.Replace(string(DefaultYAML), "alerts:\n", "alerting: {runbook_base_url: 'wiki/runbooks'}\nalerts:\n", 1)
+	bad := strings.Replace(string(rules.DefaultYAML), "alerts:\n", "alerting: {runbook_base_url: 'wiki/runbooks'}\nalerts:\n", 1)
 	cfg, err = Parse([]byte(bad), "hermes.yaml")
 	if err == nil {
 		err = cfg.Validate()

@@ -1,7 +1,6 @@
-package rules
+package config
 
 import (
-	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,9 +10,11 @@ import (
 
 	"github.com/expr-lang/expr"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
-const fixtures = "../testdata/config"
+const fixtures = "../../testdata/config"
 
 // wants returns the "# want: …" lines at the top of a fixture.
 func wants(data []byte) []string {
@@ -89,7 +90,7 @@ func TestDefault(t *testing.T) {
 		t.Errorf("%d signals, want the full default set", n)
 	}
 	for _, s := range cfg.Signals {
-		if s.Missing != MissingHold && s.Missing != MissingIgnore {
+		if s.Missing != rules.MissingHold && s.Missing != rules.MissingIgnore {
 			t.Errorf("signal %s: missing = %q, want the default applied", s.Name, s.Missing)
 		}
 	}
@@ -181,7 +182,8 @@ func TestEnvOverrideNested(t *testing.T) {
 
 func TestEnvKeys(t *testing.T) {
 	got := strings.Join(EnvKeys(), " ")
-	want := "global.evaluation_interval global.query_timeout prometheus.url prometheus.max_response_bytes prometheus.max_series_per_query scoring.confidence scoring.decisive_confidence scoring.recovery_confidence scoring.min_samples failback.observe failback.min_score failback.max_completed failback.window failback.manual_after alerting.external_url alerting.runbook_base_url alerting.resend_delay alerting.queue_capacity"
+	// The policy's keys (rules.Policy) come first, then the shell's.
+	want := "global.evaluation_interval global.query_timeout scoring.confidence scoring.decisive_confidence scoring.recovery_confidence scoring.min_samples failback.observe failback.min_score failback.max_completed failback.window failback.manual_after prometheus.url prometheus.max_response_bytes prometheus.max_series_per_query alerting.external_url alerting.runbook_base_url alerting.resend_delay alerting.queue_capacity"
 	if got != want {
 		t.Errorf("EnvKeys = %s\nwant       %s", got, want)
 	}
@@ -258,14 +260,14 @@ func TestLineOf(t *testing.T) {
 // The alert environment, shared with the evaluator.
 
 func TestAlertExpr(t *testing.T) {
-	prog, err := CompileAlertExpr(`level == "failover" && signals.hard_fail_ratio > 0.2 && signals["quota"] < 1 && len(missing) == 0`)
+	prog, err := rules.CompileAlertExpr(`level == "failover" && signals.hard_fail_ratio > 0.2 && signals["quota"] < 1 && len(missing) == 0`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := AlertSignalRefs(prog); strings.Join(got, ",") != "hard_fail_ratio,quota" {
+	if got := rules.AlertSignalRefs(prog); strings.Join(got, ",") != "hard_fail_ratio,quota" {
 		t.Errorf("AlertSignalRefs = %v", got)
 	}
-	env := AlertEnv{Level: "failover", Signals: map[string]float64{"hard_fail_ratio": 0.5, "quota": math.NaN()}}
+	env := rules.AlertEnv{Level: "failover", Signals: map[string]float64{"hard_fail_ratio": 0.5, "quota": math.NaN()}}
 	out, err := expr.Run(prog, env)
 	if err != nil {
 		t.Fatal(err)
@@ -285,32 +287,9 @@ func TestAlertExpr(t *testing.T) {
 		"   ":          "expression is empty",
 		"weights.free": "expected bool",
 	} {
-		_, err := CompileAlertExpr(src)
+		_, err := rules.CompileAlertExpr(src)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("CompileAlertExpr(%q) = %v, want one line containing %q", src, err, want)
-		}
-	}
-}
-
-func TestTemplate(t *testing.T) {
-	tmpl, err := ParseTemplate("t", `{{ .Route }}/{{ .Service }} {{ printf "%.1f" (pct .Signals.x) }}% [{{ join .Missing ", " }}] {{ humanizeDuration 3725 }} {{ .Weights.free }}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := AlertEnv{Route: "free", Service: "chat", Signals: map[string]float64{"x": 0.034},
-		Missing: []string{"a", "b"}, Weights: map[string]int{"free": 95}}
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, env.TemplateData()); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := b.String(), "free/chat 3.4% [a, b] 1h 2m 5s 95"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	for in, want := range map[any]string{
-		90 * time.Second: "1m 30s", 0.25: "250ms", 86400.0: "1d", -61: "-1m 1s",
-	} {
-		if got, err := humanizeDuration(in); err != nil || got != want {
-			t.Errorf("humanizeDuration(%v) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 }
@@ -326,7 +305,7 @@ func mustNode(t *testing.T, src string) *yaml.Node {
 
 func TestActuatorFileOptionsAreRelativeToTheConfig(t *testing.T) {
 	dir := t.TempDir()
-	cfg := strings.Replace(string(DefaultYAML), "actuators: []", `actuators:
+	cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", `actuators:
   - name: hook
     type: webhook
     url: https://example.com/hook

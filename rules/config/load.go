@@ -1,4 +1,4 @@
-package rules
+package config
 
 import (
 	"bytes"
@@ -23,6 +23,8 @@ import (
 	"github.com/spf13/viper"
 	yamlv2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // EnvPrefix prefixes the environment variables that override configuration
@@ -101,6 +103,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	if verr := cfg.Validate(); verr != nil || err != nil {
 		return nil, locate(source, &root, errors.Join(err, verr))
 	}
+	cfg.Policy = *cfg.Rules()
 	cfg.src = &configSource{name: source, doc: &root}
 	return cfg, nil
 }
@@ -143,17 +146,19 @@ func decode(data []byte) (*Config, error) {
 // cannot express.
 func newConfig() *Config {
 	return &Config{
-		Global: GlobalConfig{
-			EvaluationInterval: DefaultEvaluationInterval,
-			QueryTimeout:       DefaultQueryTimeout,
+		Policy: rules.Policy{
+			Global: rules.GlobalConfig{
+				EvaluationInterval: DefaultEvaluationInterval,
+				QueryTimeout:       DefaultQueryTimeout,
+			},
+			Scoring: rules.ScoringConfig{
+				Confidence:         DefaultConfidence,
+				DecisiveConfidence: DefaultDecisiveConfidence,
+				MinSamples:         DefaultMinSamples,
+			},
 		},
 		Prometheus: PrometheusConfig{HTTPClient: commoncfg.DefaultHTTPClientConfig,
 			MaxResponseBytes: DefaultMaxResponseBytes, MaxSeriesPerQuery: DefaultMaxSeriesPerQuery},
-		Scoring: ScoringConfig{
-			Confidence:         DefaultConfidence,
-			DecisiveConfidence: DefaultDecisiveConfidence,
-			MinSamples:         DefaultMinSamples,
-		},
 	}
 }
 
@@ -178,12 +183,12 @@ func (c *Config) resolveRunbooks() {
 func (c *Config) setDefaults() {
 	for i := range c.Signals {
 		if c.Signals[i].Missing == "" {
-			c.Signals[i].Missing = MissingHold
+			c.Signals[i].Missing = rules.MissingHold
 		}
 	}
 	for i := range c.Alerts {
 		if c.Alerts[i].Scope == "" {
-			c.Alerts[i].Scope = ScopeRoute
+			c.Alerts[i].Scope = rules.ScopeRoute
 		}
 	}
 	for i := range c.Actuators {
@@ -254,8 +259,12 @@ func envOverride(path string) (string, bool) {
 func envKeys(t reflect.Type, prefix string) []string {
 	var keys []string
 	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		if name == "" || !f.IsExported() {
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if f.Anonymous && opts == "squash" {
+			keys = append(keys, envKeys(f.Type, prefix)...)
+			continue
+		}
+		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
 		key := prefix + name
