@@ -58,7 +58,9 @@ func (t *targetEnv) signal(name string) float64 {
 }
 
 // nativeCond is the condition n (a compiled program's tree) as a Go
-// function, nil unless n is made only of: the boolean fields degraded and
+// function, reading the variables by the names rules/alertenv.go gives
+// them (rules.AlertFloat, AlertInt, AlertString, AlertBool, AlertListVar,
+// AlertSignals), nil unless n is made only of: the boolean fields degraded and
 // drill, true and false; !, not, &&, and, ||, or; comparisons of numbers
 // (score, stage, failing_for, signals.x or signals["x"], len of missing,
 // evidence or causes, a literal), as expr compares them (two ints as ints,
@@ -70,11 +72,8 @@ func nativeCond(n ast.Node) func(*targetEnv) bool {
 		v := n.Value
 		return func(*targetEnv) bool { return v }
 	case *ast.IdentifierNode:
-		switch n.Value {
-		case "degraded":
-			return func(t *targetEnv) bool { return t.env.Degraded }
-		case "drill":
-			return func(t *targetEnv) bool { return t.env.Drill }
+		if get, ok := rules.AlertBool(n.Value); ok {
+			return func(t *targetEnv) bool { return get(&t.env) }
 		}
 	case *ast.UnaryNode:
 		if x := nativeCond(n.Node); x != nil && (n.Operator == "!" || n.Operator == "not") {
@@ -140,18 +139,16 @@ func nativeNumber(n ast.Node) (i func(*targetEnv) int, f func(*targetEnv) float6
 		v := n.Value
 		return nil, func(*targetEnv) float64 { return v }
 	case *ast.IdentifierNode:
-		switch n.Value {
-		case "score":
-			return nil, func(t *targetEnv) float64 { return t.env.Score }
-		case "failing_for":
-			return nil, func(t *targetEnv) float64 { return t.env.FailingFor }
-		case "stage":
-			return func(t *targetEnv) int { return t.env.Stage }, nil
+		if get, ok := rules.AlertFloat(n.Value); ok {
+			return nil, func(t *targetEnv) float64 { return get(&t.env) }
+		}
+		if get, ok := rules.AlertInt(n.Value); ok {
+			return func(t *targetEnv) int { return get(&t.env) }, nil
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)
 		key, isKey := n.Property.(*ast.StringNode)
-		if ok && isKey && id.Value == "signals" && !n.Optional && !n.Method {
+		if ok && isKey && id.Value == rules.AlertSignals && !n.Optional && !n.Method {
 			name := key.Value
 			return nil, func(t *targetEnv) float64 { return t.signal(name) }
 		}
@@ -160,13 +157,12 @@ func nativeNumber(n ast.Node) (i func(*targetEnv) int, f func(*targetEnv) float6
 			break
 		}
 		if id, ok := n.Arguments[0].(*ast.IdentifierNode); ok {
-			switch id.Value {
-			case "missing":
-				return func(t *targetEnv) int { return len(t.env.Missing) }, nil
-			case "evidence":
-				return func(t *targetEnv) int { return len(t.full().Evidence) }, nil
-			case "causes":
-				return func(t *targetEnv) int { return len(t.full().Causes) }, nil
+			l, ok := rules.AlertListVar(id.Value)
+			switch {
+			case ok && l.Detail:
+				return func(t *targetEnv) int { return len(l.Get(t.full())) }, nil
+			case ok:
+				return func(t *targetEnv) int { return len(l.Get(&t.env)) }, nil
 			}
 		}
 	}
@@ -181,17 +177,8 @@ func nativeString(n ast.Node) func(*targetEnv) string {
 		v := n.Value
 		return func(*targetEnv) string { return v }
 	case *ast.IdentifierNode:
-		switch n.Value {
-		case "route":
-			return func(t *targetEnv) string { return t.env.Route }
-		case "service":
-			return func(t *targetEnv) string { return t.env.Service }
-		case "level":
-			return func(t *targetEnv) string { return t.env.Level }
-		case "actuator":
-			return func(t *targetEnv) string { return t.env.Actuator }
-		case "error":
-			return func(t *targetEnv) string { return t.env.Error }
+		if get, ok := rules.AlertString(n.Value); ok {
+			return func(t *targetEnv) string { return get(&t.env) }
 		}
 	}
 	return nil

@@ -42,6 +42,86 @@ type AlertEnv struct {
 	Error      string  `expr:"error"`
 }
 
+// The alert language's variables as the core reads them without running
+// an expr program (evaluator/alertcond.go decides the conditions made only
+// of these in Go): by name, how to read each from an AlertEnv. With the
+// expr tags of AlertEnv, the one place their names are spelled;
+// TestAlertVarsAreAlertEnv keeps the two alike.
+var (
+	alertFloats = map[string]func(*AlertEnv) float64{
+		"score":       func(e *AlertEnv) float64 { return e.Score },
+		"failing_for": func(e *AlertEnv) float64 { return e.FailingFor },
+	}
+	alertInts = map[string]func(*AlertEnv) int{
+		"stage": func(e *AlertEnv) int { return e.Stage },
+	}
+	alertStrings = map[string]func(*AlertEnv) string{
+		"route":    func(e *AlertEnv) string { return e.Route },
+		"service":  func(e *AlertEnv) string { return e.Service },
+		"level":    func(e *AlertEnv) string { return e.Level },
+		"actuator": func(e *AlertEnv) string { return e.Actuator },
+		"error":    func(e *AlertEnv) string { return e.Error },
+	}
+	alertBools = map[string]func(*AlertEnv) bool{
+		"degraded": func(e *AlertEnv) bool { return e.Degraded },
+		"drill":    func(e *AlertEnv) bool { return e.Drill },
+	}
+	alertLists = map[string]AlertList{
+		"missing":  {Get: func(e *AlertEnv) []string { return e.Missing }},
+		"evidence": {Get: func(e *AlertEnv) []string { return e.Evidence }, Detail: true},
+		"causes":   {Get: func(e *AlertEnv) []string { return e.Causes }, Detail: true},
+	}
+	// alertMaps are the variables the language does not read by name
+	// alone: signals (signals.x, signals["x"]) and weights.
+	alertMaps = []string{AlertSignals, "weights"}
+)
+
+// AlertSignals is the variable holding every signal's value, read as
+// signals.x or signals["x"]. It is a route's detail (see AlertList).
+const AlertSignals = "signals"
+
+// AlertList is a list variable of the alert language. Detail marks the
+// route's details (its Signals, Evidence and Causes), which the core puts
+// in a route's AlertEnv only when something reads them.
+type AlertList struct {
+	Get    func(*AlertEnv) []string
+	Detail bool
+}
+
+// AlertFloat is how to read the float variable name, ok false when name
+// is none.
+func AlertFloat(name string) (get func(*AlertEnv) float64, ok bool) {
+	get, ok = alertFloats[name]
+	return get, ok
+}
+
+// AlertInt is how to read the int variable name, ok false when name is
+// none.
+func AlertInt(name string) (get func(*AlertEnv) int, ok bool) {
+	get, ok = alertInts[name]
+	return get, ok
+}
+
+// AlertString is how to read the string variable name, ok false when name
+// is none.
+func AlertString(name string) (get func(*AlertEnv) string, ok bool) {
+	get, ok = alertStrings[name]
+	return get, ok
+}
+
+// AlertBool is how to read the boolean variable name, ok false when name
+// is none.
+func AlertBool(name string) (get func(*AlertEnv) bool, ok bool) {
+	get, ok = alertBools[name]
+	return get, ok
+}
+
+// AlertListVar is the list variable name, ok false when name is none.
+func AlertListVar(name string) (AlertList, bool) {
+	l, ok := alertLists[name]
+	return l, ok
+}
+
 // TemplateData is what an alert's summary and description templates see.
 // Its fields mean the same as those of AlertEnv.
 type TemplateData struct {
@@ -102,7 +182,7 @@ type signalRefs struct{ refs []string }
 // Visit records n when it reads signals through a constant key.
 func (v *signalRefs) Visit(n *ast.Node) {
 	if m, ok := (*n).(*ast.MemberNode); ok {
-		if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "signals" {
+		if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == AlertSignals {
 			if key, ok := m.Property.(*ast.StringNode); ok {
 				v.refs = append(v.refs, key.Value)
 			}
