@@ -120,9 +120,10 @@ func moduleDeps(imports map[string][]string, pkg string) []string {
 // through any package it depends on: I/O (files, the network, the
 // environment, logs), cancellation, the escape hatches from Go's types,
 // and the loader's libraries (viper, fsnotify, YAML, mapstructure, the
-// Prometheus HTTP client configuration, PromQL's parser). Time comes in as
-// a parameter, samples as a Snapshot, the policy as a rules.Policy built
-// by rules/config.
+// Prometheus HTTP client configuration, PromQL's parser), any other
+// Prometheus module, and protobuf (which prometheus/common/model brings).
+// Time comes in as a parameter, samples as a Snapshot, the policy as a
+// rules.Policy built by rules/config.
 //
 // sync, sync/atomic and unsafe are not in it: Go's own time and strings
 // import them, so no Go package that reads a time or a string is without
@@ -132,7 +133,7 @@ var coreForbidden = regexp.MustCompile(`^(` + strings.Join([]string{
 	`log`, `log/slog`, `context`, `runtime/debug`,
 	`github\.com/spf13/viper`, `github\.com/fsnotify/fsnotify`,
 	`go\.yaml\.in/.*`, `gopkg\.in/yaml.*`, `github\.com/go-viper/.*`,
-	`github\.com/prometheus/common/config`, `github\.com/prometheus/prometheus/.*`,
+	`github\.com/prometheus/.*`, `google\.golang\.org/protobuf/.*`,
 }, "|") + `)$`)
 
 // coreTolerated are the forbidden packages the core still reaches, each
@@ -143,32 +144,30 @@ var coreForbidden = regexp.MustCompile(`^(` + strings.Join([]string{
 var coreTolerated = map[string][]string{
 	// Go's time loads zone files: every package reading a time reaches
 	// syscall.
-	"syscall": {"time", "fmt", "encoding/json", "text/template", "embed", exprLang, exprAST, exprFile, exprVM, promModel},
+	"syscall": {"time", "fmt", "encoding/json", "text/template", "embed", exprLang, exprAST, exprFile, exprVM},
 	// fmt (numbers and messages, evaluator/ and rules/), encoding/json
 	// (Contribution's JSON, evaluator/score.go), text/template (alert
-	// summaries, rules/alertenv.go, evaluator/alert.go), expr-lang (alert
-	// conditions, rules/alertenv.go, evaluator/alertcond.go) and
-	// prometheus/common/model (durations: rules/windows.go WindowName,
-	// evaluator/overlay.go; it brings protobuf) all reach os and reflect.
-	"os":      {"fmt", "encoding/json", "text/template", exprLang, exprAST, exprFile, exprVM, promModel},
-	"reflect": {"fmt", "encoding/json", "text/template", exprLang, exprAST, exprFile, exprVM, promModel},
-	"io/fs":   {"fmt", "encoding/json", "text/template", "embed", exprLang, exprAST, exprFile, exprVM, promModel},
+	// summaries, rules/alertenv.go, evaluator/alert.go) and expr-lang
+	// (alert conditions, rules/alertenv.go, evaluator/alertcond.go) all
+	// reach os and reflect.
+	"os":      {"fmt", "encoding/json", "text/template", exprLang, exprAST, exprFile, exprVM},
+	"reflect": {"fmt", "encoding/json", "text/template", exprLang, exprAST, exprFile, exprVM},
+	"io/fs":   {"fmt", "encoding/json", "text/template", "embed", exprLang, exprAST, exprFile, exprVM},
 	// expr-lang prints the stack of a panic in an expression.
 	"runtime/debug": {exprLang},
 	// text/template escapes URLs (urlquery).
 	"net/url":   {"text/template"},
 	"net/netip": {"text/template"},
 	// rules/default.go embeds the shipped policy, rules/hermes.yaml, in
-	// the folder the docs point at; protobuf embeds its edition defaults.
-	"embed": {"embed", promModel},
+	// the folder the docs point at.
+	"embed": {"embed"},
 }
 
 const (
-	exprLang  = "github.com/expr-lang/expr"
-	exprAST   = "github.com/expr-lang/expr/ast"
-	exprFile  = "github.com/expr-lang/expr/file"
-	exprVM    = "github.com/expr-lang/expr/vm"
-	promModel = "github.com/prometheus/common/model"
+	exprLang = "github.com/expr-lang/expr"
+	exprAST  = "github.com/expr-lang/expr/ast"
+	exprFile = "github.com/expr-lang/expr/file"
+	exprVM   = "github.com/expr-lang/expr/vm"
 )
 
 // TestCoreDeps: everything `go list -deps ./evaluator/...` lists, the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // Overlay is an injected fault: from From (until Until, when set) the
@@ -60,17 +60,17 @@ func ParseOverlay(p *Policy, s string, start time.Time) (Overlay, error) {
 		return bad("value " + strconv.Quote(val) + " is not a number")
 	}
 	offS, durS, hasDur := strings.Cut(when, "+")
-	off, err := model.ParseDuration(offS)
+	off, err := rules.ParseDuration(offS)
 	if err != nil {
 		return bad("offset: " + err.Error())
 	}
-	o := Overlay{Route: route, Signal: signal, Value: v, From: start.Add(time.Duration(off))}
+	o := Overlay{Route: route, Signal: signal, Value: v, From: start.Add(off)}
 	if hasDur {
-		d, err := model.ParseDuration(durS)
+		d, err := rules.ParseDuration(durS)
 		if err != nil || d == 0 {
 			return bad("duration " + strconv.Quote(durS) + " is not a positive duration")
 		}
-		o.Until = o.From.Add(time.Duration(d))
+		o.Until = o.From.Add(d)
 	}
 	if _, ok := p.signals[signal]; !ok {
 		return bad("unknown signal " + strconv.Quote(signal))

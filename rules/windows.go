@@ -1,17 +1,13 @@
 package rules
 
-import (
-	"time"
-
-	"github.com/prometheus/common/model"
-)
+import "time"
 
 // MaxWindows is how many longer windows a signal may declare: each adds
 // two parts to the signal's one query and a column to every snapshot.
 const MaxWindows = 4
 
 // WindowName writes a window as PromQL does: 5m, 90s as 1m30s, 1h.
-func WindowName(w time.Duration) string { return model.Duration(w).String() }
+func WindowName(w time.Duration) string { return FormatDuration(w) }
 
 // WindowColumn is the snapshot column of signal's samples over window w:
 // "soft_fail_ratio@15m".
