@@ -33,13 +33,32 @@ func (t *targetEnv) full() *rules.AlertEnv {
 	return &t.env
 }
 
-// eval is what r's condition gives for the target, as the expr program
-// run by m gives it.
-func (t *targetEnv) eval(r *alertRule, m *vm.VM) (any, error) {
-	if r.native != nil {
-		return r.native(t), nil
+// alertCond is an alert rule's condition, compiled once per policy: its
+// expr program, the reference evaluation, and, when nativeCond knows its
+// shape, the same condition in Go. eval is the one way the core evaluates
+// a condition; TestTargetEnvMatchesExpr and
+// TestGeneratedConditionsMatchExpr hold it to the program.
+type alertCond struct {
+	prog   *vm.Program
+	native func(*targetEnv) bool // nil when nativeCond does not know the shape
+}
+
+// compileCond compiles the condition src (rules.CompileAlertExpr).
+func compileCond(src string) (alertCond, error) {
+	prog, err := rules.CompileAlertExpr(src)
+	if err != nil {
+		return alertCond{}, err
 	}
-	return m.Run(r.prog, t.full())
+	return alertCond{prog: prog, native: nativeCond(prog.Node())}, nil
+}
+
+// eval is what the condition gives for the target t, as the expr program
+// run by m gives it.
+func (c *alertCond) eval(t *targetEnv, m *vm.VM) (any, error) {
+	if c.native != nil {
+		return c.native(t), nil
+	}
+	return m.Run(c.prog, t.full())
 }
 
 // signal is what signals[name] gives: the map holds every contribution's

@@ -54,9 +54,17 @@ func TestTargetEnvMatchesExpr(t *testing.T) {
 	for _, src := range condCases {
 		conds = append(conds, mustCompileCond(t, src))
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	matchExpr(t, conds, rand.New(rand.NewPCG(1, 2)), 500)
+}
+
+// matchExpr checks conds on n random route, service and actuator
+// environments: eval gives what the expr program gives on the
+// environment alertEnv and routeDetails build from scratch (the same
+// value, the same error), and full is that environment.
+func matchExpr(t *testing.T, conds []*alertRule, rng *rand.Rand, n int) {
+	t.Helper()
 	var plain, fast vm.VM
-	for i := range 500 {
+	for i := range n {
 		rs := randomRouteState(rng)
 		svc := rules.ServiceConfig{Name: "svc0"}
 		want := alertEnv(State{}, svc, nil, "svc0-route1", nil, rs, map[string]float64{})
@@ -73,8 +81,8 @@ func TestTargetEnvMatchesExpr(t *testing.T) {
 				{false, other, targetEnv{env: other}},
 			} {
 				c.t.env.Signals = maps.Clone(c.t.env.Signals) // no map shared with the scratch environment
-				wantRes, wantErr := plain.Run(r.prog, &c.scratch)
-				res, err := c.t.eval(r, &fast)
+				wantRes, wantErr := plain.Run(r.cond.prog, &c.scratch)
+				res, err := r.cond.eval(&c.t, &fast)
 				if fmt.Sprintf("%T %v %v", res, res, err) != fmt.Sprintf("%T %v %v", wantRes, wantRes, wantErr) {
 					t.Fatalf("case %d, %s on %#v: eval gave %T %v, %v; the expr program %T %v, %v",
 						i, r.cfg.Expr, c.scratch, res, res, err, wantRes, wantRes, wantErr)
@@ -87,6 +95,67 @@ func TestTargetEnvMatchesExpr(t *testing.T) {
 	}
 }
 
+// TestGeneratedConditionsMatchExpr: on 2,000 conditions generated from the
+// alert language's grammar (genCond), most in the shapes nativeCond
+// knows, some not, the compiled condition (alertCond) gives what expr's
+// program gives, on random environments.
+func TestGeneratedConditionsMatchExpr(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	var conds []*alertRule
+	native := 0
+	for range 2000 {
+		r := mustCompileCond(t, genCond(rng, 3))
+		if r.cond.native != nil {
+			native++
+		}
+		conds = append(conds, r)
+	}
+	if native < len(conds)/2 || native == len(conds) {
+		t.Fatalf("%d of %d generated conditions are native: the generator no longer covers both evaluations", native, len(conds))
+	}
+	matchExpr(t, conds, rng, 10)
+}
+
+// genCond is a random boolean condition of the alert language, nested at
+// most depth deep: the variables, literals and operators nativeCond knows,
+// and now and then a shape it leaves to expr (arithmetic, in, a
+// comparison of booleans).
+func genCond(rng *rand.Rand, depth int) string {
+	if depth == 0 || rng.IntN(3) == 0 {
+		switch rng.IntN(8) {
+		case 0:
+			return pick(rng, "degraded", "drill", "true", "false")
+		case 1:
+			return genString(rng) + pick(rng, " == ", " != ") + genString(rng)
+		case 2:
+			return pick(rng, genNumber(rng)+" + 1 > "+genNumber(rng), `"`+pick(rng, condSignals...)+`" in missing`,
+				"degraded == drill", `level in ["warm", "shed"]`)
+		default:
+			return genNumber(rng) + pick(rng, " == ", " != ", " < ", " <= ", " > ", " >= ") + genNumber(rng)
+		}
+	}
+	switch rng.IntN(3) {
+	case 0:
+		return pick(rng, "!", "not ") + "(" + genCond(rng, depth-1) + ")"
+	default:
+		return "(" + genCond(rng, depth-1) + pick(rng, " && ", " and ", " || ", " or ") + genCond(rng, depth-1) + ")"
+	}
+}
+
+// genNumber is a numeric operand: a number variable, a signal, a list's
+// length or a literal.
+func genNumber(rng *rand.Rand) string {
+	sig := pick(rng, condSignals...)
+	return pick(rng, "score", "stage", "failing_for", "signals."+sig, `signals["`+sig+`"]`,
+		"len(missing)", "len(evidence)", "len(causes)", "0", "1", "2", "-1", "0.03", "60", "59.99", "1.5")
+}
+
+// genString is a string operand: a string variable or a literal.
+func genString(rng *rand.Rand) string {
+	return pick(rng, "route", "service", "level", "actuator", "error",
+		`""`, `"svc0-route1"`, `"svc1"`, `"normal"`, `"failover"`, `"split"`, `"exit 1"`)
+}
+
 // TestShippedConditionsAreNative keeps the shipped policies' conditions in
 // the shapes nativeCond knows: their expr programs cost most of the alert
 // rules' time at 10,000 routes.
@@ -97,13 +166,13 @@ func TestShippedConditionsAreNative(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, a := range cfg.Alerts {
-			if mustCompileCond(t, a.Expr).native == nil {
+			if mustCompileCond(t, a.Expr).cond.native == nil {
 				t.Errorf("%s: %s %q runs its expr program", path, a.Name, a.Expr)
 			}
 		}
 	}
 	for _, src := range condCases {
-		if mustCompileCond(t, src).native == nil {
+		if mustCompileCond(t, src).cond.native == nil {
 			t.Logf("left to expr: %s", src)
 		}
 	}
@@ -111,11 +180,11 @@ func TestShippedConditionsAreNative(t *testing.T) {
 
 func mustCompileCond(t *testing.T, src string) *alertRule {
 	t.Helper()
-	prog, err := rules.CompileAlertExpr(src)
+	cond, err := compileCond(src)
 	if err != nil {
 		t.Fatalf("%s: %v", src, err)
 	}
-	return &alertRule{cfg: rules.AlertRuleConfig{Expr: src}, prog: prog, native: nativeCond(prog.Node())}
+	return &alertRule{cfg: rules.AlertRuleConfig{Expr: src}, cond: cond}
 }
 
 // condSignals are the signal names random environments use: shipped ones,

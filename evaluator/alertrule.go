@@ -20,18 +20,17 @@ import (
 // alertRule is a compiled alert rule of the policy.
 type alertRule struct {
 	cfg         rules.AlertRuleConfig
-	prog        *vm.Program
-	native      func(*targetEnv) bool // prog in Go, nil when nativeCond does not know its shape
+	cond        alertCond
 	summary     *template.Template
 	description *template.Template
 }
 
 func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
-	prog, err := rules.CompileAlertExpr(a.Expr)
+	cond, err := compileCond(a.Expr)
 	if err != nil {
 		return nil, fmt.Errorf("expr: %w", err)
 	}
-	r := &alertRule{cfg: a, prog: prog, native: nativeCond(prog.Node())}
+	r := &alertRule{cfg: a, cond: cond}
 	if r.summary, err = rules.ParseTemplate(a.Name+".summary", a.Summary); err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
 	}
@@ -119,7 +118,7 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 	var cache annotationCache
 	for _, ri := range scoped {
 		r := e.p.alerts[ri]
-		res, err := env.eval(r, &e.machine)
+		res, err := r.cond.eval(env, &e.machine)
 		cond, isBool := res.(bool)
 		if err == nil && !isBool {
 			err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
