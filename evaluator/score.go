@@ -13,45 +13,56 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// Contribution is what one signal did to a route's score. A route's score
-// holds one per signal, and a fleet's state one per route and signal, so
-// its fields are ordered to leave no padding (104 bytes): its status is
-// written as text only in JSON (MarshalJSON).
+// Contribution is what one signal did to a route's score at one tick:
+// what moved the route (the signal and its value), by how much (the
+// points it took off, the cap and the floor it imposed) and on what
+// evidence (whether there was a sample, the calls or samples behind the
+// value, the longer window that decided, or why there is no value).
+// MarshalJSON is its one wire form. A route's score holds one per signal,
+// and a fleet's state one per route and signal, so each group's small
+// fields sit together and it has no padding (104 bytes).
 type Contribution struct {
-	Signal string       `json:"signal"`
-	Value  float64      `json:"value"`
-	Status SampleStatus `json:"-"`
-	// Idle: the signal needs user traffic and the route gets none.
-	Idle bool `json:"idle,omitempty"`
+	// What moved the route.
+	Signal string
+	Value  float64
+	// AlertValue is what alert expressions see as signals.NAME: the lower
+	// confidence bound of a counted proportion (the share the calls show at
+	// least), NaN for a statistic of too few samples, else Value.
+	AlertValue float64
+
+	// By how much. Penalty is the points this signal took off; CapsAt the
+	// score cap it imposes, or -1; Floor the level it forces at least,
+	// normal when none.
+	Penalty float64
+	CapsAt  float64
+	Floor   traffic.Level
+
+	// On what evidence.
+	//
+	// Status says whether the signal had a sample (written as text in
+	// JSON).
+	Status SampleStatus
 	// Counted: Volume is the count behind Value (calls or samples).
-	Counted bool `json:"counted,omitempty"`
+	Counted bool
 	// Unproven: Value is past a threshold but its count does not show it
 	// at scoring.confidence; the signal holds the route (ReasonText says
 	// why).
-	Unproven bool `json:"unproven,omitempty"`
+	Unproven bool
+	// Idle: the signal needs user traffic and the route gets none.
+	Idle bool
 	// evidenceKind and evidence, when set with its format, make
 	// ReasonText the evidence text of a counted signal, written only when
 	// asked for (evidence.go); evidence also holds the longer window that
 	// gave the text's bound, if one did (see Window).
 	evidenceKind evidenceKind
+	// Volume is the count behind Value (calls or samples) when Counted.
+	Volume float64
 	// Reason is why the signal has no value (a sample's error), or a
 	// reason read back from JSON; ReasonText is what to show.
-	Reason   string `json:"reason,omitempty"`
+	Reason   string
 	evidence *evidence
-	// Penalty is the points this signal took off.
-	Penalty float64 `json:"penalty"`
-	// CapsAt is the score cap this signal imposes, or -1.
-	CapsAt float64 `json:"caps_at"`
-	// Floor is the level this signal forces at least, normal when none.
-	Floor traffic.Level `json:"floor"`
-	// Volume is the count behind Value (calls or samples) when Counted.
-	Volume float64 `json:"volume,omitempty"`
 	// bound is the end of the interval the evidence text gives.
 	bound float64
-	// AlertValue is what alert expressions see as signals.NAME: the lower
-	// confidence bound of a counted proportion (the share the calls show at
-	// least), NaN for a statistic of too few samples, else Value.
-	AlertValue float64 `json:"-"`
 }
 
 // Window is the longer window of the signal whose calls gave the bound
