@@ -74,6 +74,11 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	}
 	p.evidence = make([]evidence, len(cfg.Signals))
 	for i, s := range cfg.Signals {
+		if len(s.Derived.Over) != len(s.Windows) {
+			return nil, fmt.Errorf("signals[%d] (%s): its windows' queries were not derived: build the policy with rules/config (config.Config.Rules)", i, s.Name)
+		}
+	}
+	for i, s := range cfg.Signals {
 		p.signals[s.Name] = s
 		p.signalIndex[s.Name] = i
 		p.evidence[i] = evidence{evidenceFormat: ptr(newEvidenceFormat(cfg, &cfg.Signals[i], p.shown))}

@@ -2,10 +2,12 @@ package evaluator
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
 )
 
@@ -130,5 +132,22 @@ func TestWithWindowsNeverWidens(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPolicyWantsDerivedWindows: a policy whose windowed signal was not
+// through the loader (no derived window queries) is refused with its
+// name, not sent with its own window's query as a longer window's.
+func TestPolicyWantsDerivedWindows(t *testing.T) {
+	pol := windowedPolicy(t).Config
+	if _, err := NewPolicy(pol); err != nil {
+		t.Fatalf("the loader's policy: %v", err)
+	}
+	p := *pol
+	p.Signals = slices.Clone(p.Signals)
+	i := slices.IndexFunc(p.Signals, func(s rules.SignalConfig) bool { return len(s.Windows) > 0 })
+	p.Signals[i].Derived = rules.DerivedWindows{}
+	if _, err := NewPolicy(&p); err == nil || !strings.Contains(err.Error(), p.Signals[i].Name) {
+		t.Errorf("NewPolicy without derived windows: %v, want an error naming %s", err, p.Signals[i].Name)
 	}
 }

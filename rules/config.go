@@ -136,12 +136,12 @@ type ScoringConfig struct {
 	// Confidence is how sure the calls behind a signal with a volume must
 	// make Hermes before a route moves: down only when the one-sided bound
 	// at Confidence is past a threshold, up only when it is within.
-	// Default DefaultConfidence.
+	// Default config.DefaultConfidence.
 	Confidence float64 `yaml:"confidence" mapstructure:"confidence"`
 	// DecisiveConfidence is the stricter confidence at which the calls
 	// alone skip the dwell: a level whose threshold the score is below even
 	// at this confidence is entered on the tick that shows it. Default
-	// DefaultDecisiveConfidence.
+	// config.DefaultDecisiveConfidence.
 	DecisiveConfidence float64 `yaml:"decisive_confidence" mapstructure:"decisive_confidence"`
 	// RecoveryConfidence is the power with which the calls and probe
 	// results behind a signal with a volume must rule out a failure
@@ -153,7 +153,7 @@ type ScoringConfig struct {
 	// up"). 0, the default, takes Confidence.
 	RecoveryConfidence float64 `yaml:"recovery_confidence" mapstructure:"recovery_confidence"`
 	// MinSamples is the fewest samples (see SignalConfig.Samples) a
-	// statistic needs to count. Default DefaultMinSamples.
+	// statistic needs to count. Default config.DefaultMinSamples.
 	MinSamples float64 `yaml:"min_samples" mapstructure:"min_samples"`
 }
 
