@@ -278,15 +278,16 @@ type AlertmanagerConfig struct {
 // ActuatorConfig is one actuator; Type picks the package and Options holds
 // the type-specific keys, decoded strictly by that package.
 type ActuatorConfig struct {
-	Name     string   `yaml:"name" mapstructure:"name"`
-	Type     string   `yaml:"type" mapstructure:"type"`
-	Services []string `yaml:"services" mapstructure:"services"`
+	Name     string         `yaml:"name" mapstructure:"name"`
+	Type     string         `yaml:"type" mapstructure:"type"`
+	Services []string       `yaml:"services" mapstructure:"services"`
+	Options  map[string]any `yaml:",inline" mapstructure:",remain"`
+
 	// MaxShiftPerTick bounds the traffic the core's plan moves per tick in
 	// the actuator's services, in percentage points (1..99; 0 or 100: no
 	// bound). The core plans the steps (evaluator's shift.go), so
 	// backtests and the status page show them; the actuator writes them.
-	MaxShiftPerTick int            `yaml:"max_shift_per_tick" mapstructure:"max_shift_per_tick"`
-	Options         map[string]any `yaml:",inline" mapstructure:",remain"`
+	MaxShiftPerTick int `yaml:"max_shift_per_tick,omitempty" mapstructure:"max_shift_per_tick"`
 }
 
 // ResolvedName is the actuator's name: Name, or Type when Name is unset.
