@@ -11,9 +11,9 @@ import "context"
 // Drift is as good as a's Current: nginx with state_listen reports what
 // nginx serves; a backend that cannot be read back (a webhook) reports the
 // state its receiver acknowledged, so a failed Apply, or one whose outcome
-// is unknown, shows as drift. While a rate limit walks a service toward a new split,
-// and on a dry-run actuator, Drift reports true: the backend does not hold
-// the decision yet.
+// is unknown, shows as drift. On a dry-run actuator Drift reports true: the
+// backend does not hold the decision. (A rate limit's step is the decision:
+// the core plans it, so a backend that took it shows no drift.)
 func Drift(ctx context.Context, a Actuator, desired Splits) (bool, error) {
 	_, drift, err := Compare(ctx, a, desired)
 	return drift, err

@@ -77,10 +77,11 @@ func (r *Registry) Kinds() []string {
 // Targeter) are a problem. What the machine must provide is checked
 // separately, by Preflight.
 //
-// The keys every actuator accepts (dry_run, retry, max_shift_per_tick; see
-// WrapOptions) are taken out of the options before the factory sees them,
-// and each backend comes back wrapped by Wrap: always in Safety, and in
-// RateLimit, Retry and DryRun as configured. Backend unwraps it.
+// The keys every actuator accepts (dry_run, retry; see WrapOptions) are
+// taken out of the options before the factory sees them, and each backend
+// comes back wrapped by Wrap: always in Safety, and in Retry and DryRun as
+// configured. Backend unwraps it. (max_shift_per_tick is decoded by rules
+// into ActuatorConfig.MaxShiftPerTick, and the core plans its steps.)
 func (r *Registry) Build(cfgs []config.ActuatorConfig, logger *slog.Logger) ([]Actuator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -13,9 +13,8 @@ import (
 // out of the options before calling the backend's factory, and wraps the
 // backend according to them (see Wrap).
 const (
-	OptionDryRun   = "dry_run"
-	OptionRetry    = "retry"
-	OptionMaxShift = "max_shift_per_tick"
+	OptionDryRun = "dry_run"
+	OptionRetry  = "retry"
 )
 
 // Defaults and bounds of the reserved keys.
@@ -32,15 +31,14 @@ const (
 //	  - type: nginx
 //	    dry_run: true            # log, apply nothing
 //	    retry: {attempts: 3, backoff: 1s}
-//	    max_shift_per_tick: 20   # move at most 20 points of traffic per tick
+//
+// (An actuator's max_shift_per_tick is not a wrapper: the core plans the
+// steps it allows, rules.ActuatorConfig.MaxShiftPerTick.)
 type WrapOptions struct {
 	// DryRun logs what would be applied and applies nothing.
 	DryRun bool `mapstructure:"dry_run"`
 	// Retry retries retryable errors within a tick.
 	Retry RetryOptions `mapstructure:"retry"`
-	// MaxShiftPerTick bounds the traffic moved per tick, in percentage
-	// points (see RateLimit); 0 means no bound.
-	MaxShiftPerTick int `mapstructure:"max_shift_per_tick"`
 	// Services are the services the actuator handles (all when empty); Build
 	// sets them from the actuator's `services:`. Not a key.
 	Services []string `mapstructure:"-"`
@@ -64,7 +62,7 @@ func SplitWrapOptions(opts map[string]any) (WrapOptions, map[string]any, error) 
 	)
 	for k, v := range opts {
 		switch k {
-		case OptionDryRun, OptionRetry, OptionMaxShift:
+		case OptionDryRun, OptionRetry:
 			reserved[k] = v
 		default:
 			if rest == nil {
@@ -94,24 +92,21 @@ func (o WrapOptions) Validate() error {
 	if o.Retry.Backoff < 0 || o.Retry.Backoff > MaxRetryBackoff {
 		errs = append(errs, fmt.Errorf("%s.backoff: %v is out of range (want 0s..%v)", OptionRetry, o.Retry.Backoff, MaxRetryBackoff))
 	}
-	if o.MaxShiftPerTick < 0 || o.MaxShiftPerTick > 100 {
-		errs = append(errs, fmt.Errorf("%s: %d is out of range (want 1..100, or 0 for no limit)", OptionMaxShift, o.MaxShiftPerTick))
-	}
 	return errors.Join(errs...)
 }
 
 // Wrap puts the wrappers o asks for around a backend, in this fixed order,
 // outermost first:
 //
-//	services filter → Safety → RateLimit → Retry → DryRun → backend
+//	services filter → Safety → Retry → DryRun → backend
 //
 // The filter keeps the actuator's services, so the wrappers see (and log,
 // and check) only those. Safety is always there and judges the state the
-// evaluator decided, before any rate limiting. RateLimit (when
-// max_shift_per_tick is set) turns it into this tick's step; Retry (when
-// retry.attempts > 1) retries that step; DryRun (when dry_run is set)
+// evaluator planned: with max_shift_per_tick, the core's plan is already
+// this tick's step (evaluator's shift.go), so it is written as is. Retry
+// (when retry.attempts > 1) retries it; DryRun (when dry_run is set)
 // replaces the backend's Apply with a log line, so a dry run shows the
-// steps a rate limit would take and the states Safety would refuse.
+// steps the plan takes and the states Safety would refuse.
 // Every layer keeps the backend's Name.
 func Wrap(a Actuator, o WrapOptions, logger *slog.Logger) Actuator {
 	if o.DryRun {
@@ -120,7 +115,6 @@ func Wrap(a Actuator, o WrapOptions, logger *slog.Logger) Actuator {
 	if o.Retry.Attempts > 1 {
 		a = Retry(a, o.Retry.Attempts, o.Retry.Backoff)
 	}
-	a = RateLimit(a, o.MaxShiftPerTick)
 	a = Safety(a)
 	return Scope(a, o.Services)
 }

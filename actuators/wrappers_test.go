@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -264,246 +263,6 @@ func TestSafety(t *testing.T) {
 	}
 }
 
-func TestRateLimitSteps(t *testing.T) {
-	ctx := t.Context()
-	f := newFake("edge")
-	f.state = chat(map[string]int{"free": 100, "paid": 0}, nil) // the baseline, read from Current
-	a := actuators.RateLimit(f, 20)
-	shed := chat(map[string]int{"free": 50, "paid": 50}, map[string]traffic.Level{"free": traffic.Shed, "paid": traffic.Normal})
-	for i, want := range []map[string]int{
-		{"free": 80, "paid": 20},
-		{"free": 60, "paid": 40},
-		{"free": 50, "paid": 50},
-		{"free": 50, "paid": 50},
-	} {
-		if err := a.Apply(ctx, shed); err != nil {
-			t.Fatal(err)
-		}
-		got := f.last(t)["chat"]
-		if !maps.Equal(got.Weights, want) {
-			t.Fatalf("tick %d: applied %v, want %v", i+1, got.Weights, want)
-		}
-		limited := slices.ContainsFunc(got.Reasons, func(r string) bool { return strings.HasPrefix(r, "rate limit:") })
-		if limited != (i < 2) {
-			t.Errorf("tick %d: reasons %q", i+1, got.Reasons)
-		}
-		if !got.RetriesEnabled || got.Levels["free"] != traffic.Shed {
-			t.Errorf("tick %d: flags or levels lost: %+v", i+1, got)
-		}
-	}
-	if r := f.applies[0]["chat"].Reasons; len(r) != 1 || r[0] != "rate limit: moving 20 of 50 points toward the desired split this tick (max_shift_per_tick 20)" {
-		t.Errorf("reasons = %q", r)
-	}
-	if len(shed["chat"].Reasons) != 0 {
-		t.Error("RateLimit modified the caller's desired state")
-	}
-}
-
-func TestRateLimitDrainsFailedRoutesAtOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		from, to map[string]int
-		levels   map[string]traffic.Level
-		want     map[string]int
-	}{
-		{
-			name:   "failover moves everything at once",
-			from:   map[string]int{"free": 100, "paid": 0},
-			to:     map[string]int{"free": 0, "paid": 100},
-			levels: map[string]traffic.Level{"free": traffic.Failover, "paid": traffic.Normal},
-			want:   map[string]int{"free": 0, "paid": 100},
-		},
-		{
-			name:   "manual drain plus a limited healthy shift",
-			from:   map[string]int{"a": 50, "b": 50, "c": 0},
-			to:     map[string]int{"a": 0, "b": 20, "c": 80},
-			levels: map[string]traffic.Level{"a": traffic.Manual, "b": traffic.Shed},
-			want:   map[string]int{"a": 0, "b": 40, "c": 60},
-		},
-		{
-			name:   "the same move without levels is limited",
-			from:   map[string]int{"free": 100, "paid": 0},
-			to:     map[string]int{"free": 0, "paid": 100},
-			levels: nil,
-			want:   map[string]int{"free": 90, "paid": 10},
-		},
-		{
-			name:   "failing back to a recovered route is limited",
-			from:   map[string]int{"free": 0, "paid": 100},
-			to:     map[string]int{"free": 100, "paid": 0},
-			levels: map[string]traffic.Level{"free": traffic.Normal, "paid": traffic.Normal},
-			want:   map[string]int{"free": 10, "paid": 90},
-		},
-		{
-			name:   "largest remainder, ties by name",
-			from:   map[string]int{"a": 100, "b": 0, "c": 0, "d": 0},
-			to:     map[string]int{"a": 40, "b": 20, "c": 20, "d": 20},
-			levels: nil,
-			want:   map[string]int{"a": 90, "b": 4, "c": 3, "d": 3},
-		},
-		{
-			// A reload removed the route: the backend may no longer know
-			// it, so it is never asked for it again (nginx would refuse
-			// every tick, and the service's traffic could no longer move).
-			name:   "a route the target drops (removed by a reload) drains at once",
-			from:   map[string]int{"old": 100},
-			to:     map[string]int{"new": 100},
-			levels: nil,
-			want:   map[string]int{"new": 100},
-		},
-		{
-			name:   "a removed route drains at once while healthy routes stay limited",
-			from:   map[string]int{"gone": 50, "a": 50, "b": 0},
-			to:     map[string]int{"a": 0, "b": 100},
-			levels: map[string]traffic.Level{"a": traffic.Shed, "b": traffic.Normal},
-			want:   map[string]int{"a": 40, "b": 60},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake("edge")
-			f.state = chat(tc.from, nil)
-			if err := actuators.RateLimit(f, 10).Apply(t.Context(), chat(tc.to, tc.levels)); err != nil {
-				t.Fatal(err)
-			}
-			if got := f.last(t)["chat"].Weights; !maps.Equal(got, tc.want) {
-				t.Errorf("applied %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestRateLimitSurvivesARebuild rebuilds a rate-limited actuator whose
-// backend cannot report its split (as a webhook), as a reload does: the new
-// one goes on from the step the old one reached instead of jumping.
-func TestRateLimitSurvivesARebuild(t *testing.T) {
-	f := newFake("hook")
-	f.state = chat(map[string]int{"free": 100, "paid": 0}, nil)
-	target := chat(map[string]int{"free": 0, "paid": 100}, nil)
-	old := actuators.Wrap(f, actuators.WrapOptions{MaxShiftPerTick: 20}, slog.New(slog.DiscardHandler))
-	if err := old.Apply(t.Context(), target); err != nil {
-		t.Fatal(err)
-	}
-	f.currentErr = errDown // from now on nothing can be read back
-	rebuilt := actuators.Wrap(f, actuators.WrapOptions{MaxShiftPerTick: 20}, slog.New(slog.DiscardHandler))
-	actuators.CarryRateLimits([]actuators.Actuator{old}, []actuators.Actuator{rebuilt})
-	if err := rebuilt.Apply(t.Context(), target); err != nil {
-		t.Fatal(err)
-	}
-	if got := f.last(t)["chat"].Weights; got["paid"] != 40 {
-		t.Errorf("after the rebuild the split is %v, want paid 40 (one more 20-point step)", got)
-	}
-}
-
-func TestRateLimitBaseline(t *testing.T) {
-	ctx := t.Context()
-	target := chat(map[string]int{"free": 0, "paid": 100}, nil)
-	t.Run("no baseline: applied as is", func(t *testing.T) {
-		f := newFake("edge")
-		f.currentErr = errDown
-		if err := actuators.RateLimit(f, 10).Apply(ctx, target); err != nil {
-			t.Fatal(err)
-		}
-		if got := f.last(t)["chat"].Weights; !maps.Equal(got, target["chat"].Weights) {
-			t.Errorf("applied %v, want the target", got)
-		}
-	})
-	t.Run("a failed Apply does not advance", func(t *testing.T) {
-		f := newFake("edge")
-		f.state = chat(map[string]int{"free": 100, "paid": 0}, nil)
-		f.errs = []error{errDown}
-		a := actuators.RateLimit(f, 10)
-		if err := a.Apply(ctx, target); !errors.Is(err, errDown) {
-			t.Fatalf("err = %v", err)
-		}
-		f.currentErr = errDown // from now on the step comes from memory
-		for _, want := range []int{90, 80} {
-			if err := a.Apply(ctx, target); err != nil {
-				t.Fatal(err)
-			}
-			if got := f.last(t)["chat"].Weights["free"]; got != want {
-				t.Errorf("free = %d, want %d", got, want)
-			}
-		}
-	})
-	t.Run("disabled", func(t *testing.T) {
-		f := newFake("edge")
-		for _, n := range []int{0, -1, 100} {
-			if a := actuators.RateLimit(f, n); a != actuators.Actuator(f) {
-				t.Errorf("RateLimit(f, %d) wraps f", n)
-			}
-		}
-	})
-}
-
-// TestRateLimitConverges checks random moves: every step is a split of
-// non-negative integers summing to 100, moves at most maxShift points off
-// healthy routes, and the target is reached in ceil(points/maxShift) ticks.
-func TestRateLimitConverges(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	randomSplit := func(routes []string) map[string]int {
-		w := map[string]int{}
-		left := 100
-		for i, r := range routes {
-			n := left
-			if i < len(routes)-1 {
-				n = rng.IntN(left + 1)
-			}
-			w[r] = n
-			left -= n
-		}
-		return w
-	}
-	for i := range 500 {
-		routes := []string{"a", "b", "c", "d"}[:2+rng.IntN(3)]
-		from, to := randomSplit(routes), randomSplit(routes)
-		levels := map[string]traffic.Level{}
-		for _, r := range routes {
-			if rng.IntN(4) == 0 {
-				levels[r] = traffic.Failover
-			}
-		}
-		maxShift := 1 + rng.IntN(40)
-		healthyLoss := 0
-		for _, r := range routes {
-			if d := from[r] - to[r]; d > 0 && levels[r] != traffic.Failover {
-				healthyLoss += d
-			}
-		}
-		f := newFake("edge")
-		f.state = chat(from, nil)
-		a := actuators.RateLimit(f, maxShift)
-		prev := from
-		ticks := 0
-		for ; ticks < 200; ticks++ {
-			if err := a.Apply(t.Context(), chat(to, levels)); err != nil {
-				t.Fatal(err)
-			}
-			got := f.last(t)["chat"].Weights
-			sum, healthyMoved := 0, 0
-			for r, w := range got {
-				sum += w
-				if w < 0 {
-					t.Fatalf("case %d: negative weight in %v", i, got)
-				}
-				if d := prev[r] - w; d > 0 && levels[r] != traffic.Failover {
-					healthyMoved += d
-				}
-			}
-			if sum != 100 || healthyMoved > maxShift {
-				t.Fatalf("case %d: %v → %v (target %v, levels %v, max %d): sum %d, %d points off healthy routes",
-					i, prev, got, to, levels, maxShift, sum, healthyMoved)
-			}
-			prev = got
-			if maps.Equal(got, to) {
-				break
-			}
-		}
-		if want := (healthyLoss + maxShift - 1) / maxShift; ticks+1 != max(want, 1) {
-			t.Errorf("case %d: %v → %v with max %d took %d ticks, want %d", i, from, to, maxShift, ticks+1, max(want, 1))
-		}
-	}
-}
-
 func TestDryRun(t *testing.T) {
 	ctx := t.Context()
 	var buf bytes.Buffer
@@ -627,22 +386,22 @@ func TestBuildReservedKeys(t *testing.T) {
 	var built []*fake
 	r := fakeRegistry(&built)
 	opts := map[string]any{
-		"path":               "/x",
-		"dry_run":            true,
-		"retry":              map[string]any{"attempts": 2, "backoff": "10ms"},
-		"max_shift_per_tick": 25,
+		"path":    "/x",
+		"dry_run": true,
+		"retry":   map[string]any{"attempts": 2, "backoff": "10ms"},
 	}
 	acts, err := r.Build([]config.ActuatorConfig{
-		{Name: "all", Type: "fake", Services: []string{"chat"}, Options: opts},
+		// max_shift_per_tick is the core's (rules decodes it): no wrapper.
+		{Name: "all", Type: "fake", Services: []string{"chat"}, MaxShiftPerTick: 25, Options: opts},
 		{Name: "plain", Type: "fake"},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(opts) != 4 {
+	if len(opts) != 3 {
 		t.Errorf("Build modified the configuration's options: %v", opts)
 	}
-	wantLayers := []string{"*actuators.scoped", "*actuators.safety", "*actuators.rateLimit", "*actuators.retry", "*actuators.dryRun", "*actuators_test.fake"}
+	wantLayers := []string{"*actuators.scoped", "*actuators.safety", "*actuators.retry", "*actuators.dryRun", "*actuators_test.fake"}
 	if got := layers(acts[0]); !slices.Equal(got, wantLayers) {
 		t.Errorf("layers = %v, want %v", got, wantLayers)
 	}
@@ -718,9 +477,9 @@ func TestBuildReservedKeyErrors(t *testing.T) {
 			"colour": "red", "dry_run": "yes", "retry": map[string]any{"attempts": 2, "backof": "1s"},
 		}},
 		{Name: "ranges", Type: "fake", Options: map[string]any{
-			"retry": map[string]any{"attempts": 20, "backoff": "2h"}, "max_shift_per_tick": 101,
+			"retry": map[string]any{"attempts": 20, "backoff": "2h"},
 		}},
-		{Name: "ok", Type: "fake", Options: map[string]any{"retry": map[string]any{}, "max_shift_per_tick": 0}},
+		{Name: "ok", Type: "fake", Options: map[string]any{"retry": map[string]any{}}},
 	}, nil)
 	if acts != nil {
 		t.Errorf("Build returned actuators along with an error")
@@ -729,8 +488,7 @@ func TestBuildReservedKeyErrors(t *testing.T) {
 actuators[0] (typos): dry_run: expected type 'bool', got unconvertible type 'string'
 actuators[0] (typos): retry.backof: unknown key
 actuators[1] (ranges): retry.attempts: 20 is out of range (want 1..10)
-actuators[1] (ranges): retry.backoff: 2h0m0s is out of range (want 0s..1m0s)
-actuators[1] (ranges): max_shift_per_tick: 101 is out of range (want 1..100, or 0 for no limit)`
+actuators[1] (ranges): retry.backoff: 2h0m0s is out of range (want 0s..1m0s)`
 	if err == nil || err.Error() != want {
 		t.Errorf("Build error =\n%v\nwant\n%s", err, want)
 	}

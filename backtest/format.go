@@ -81,6 +81,9 @@ func (tl *Timeline) formatEvent(e evaluator.Event) string {
 		if e.RetriesEnabled != nil && !*e.RetriesEnabled {
 			extra += "  retries off"
 		}
+		if len(e.Reasons) > 0 {
+			extra += "  " + strings.Join(e.Reasons, "; ") // a rate limit's step
+		}
 		return fmt.Sprintf("%s  traffic   %s %s%s", at, e.Service, strings.Join(parts, " "), extra)
 	case evaluator.EventAlert:
 		target := e.Service

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/hermes-failover/hermes/rules/config"
 )
 
 // TestInteraction runs the scripts in testdata/interaction: a data-driven
@@ -27,6 +29,7 @@ import (
 //	drill route=free quota_remaining=0.02 for=10m [dry-run] / end-drill route=free
 //	                                                          (a fault drill: other keys are signals)
 //	restart                                                   (keep only what Hermes exports and restores)
+//	reload max_shift_per_tick=30                              (a new policy whose actuator limits the shift; state kept)
 //	state                                                     (print every route and service)
 //	score route=free                                          (print a route's score, its bounds and reasons)
 func TestInteraction(t *testing.T) {
@@ -187,6 +190,14 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			d.Fatalf(t, "waiting: no route %q", arg("route"))
 		}
 		return strings.Join(Waiting(h.p, *rs, h.now), "\n")
+	case "reload":
+		// As the live loop's reload: a new policy, the state kept.
+		n, err := strconv.Atoi(arg("max_shift_per_tick"))
+		if err != nil {
+			d.Fatalf(t, "reload: want max_shift_per_tick=N: %v", err)
+		}
+		h.p = policyOf(t, []config.ActuatorConfig{{Name: "split", Type: "file", MaxShiftPerTick: n}})
+		return fmt.Sprintf("reloaded: actuator split with max_shift_per_tick %d", n)
 	case "restart":
 		h.s = exportedOnly(h.s)
 		return "restarted: dwell and recovery timers and alerts forgotten"
@@ -261,6 +272,9 @@ func (h *harness) format(e Event) string {
 		extra := ""
 		if e.Degraded != nil && *e.Degraded {
 			extra = " DEGRADED"
+		}
+		if len(e.Reasons) > 0 {
+			extra += " (" + strings.Join(e.Reasons, "; ") + ")" // a rate limit's step
 		}
 		return fmt.Sprintf("%s traffic %s %s%s", at, e.Service, weightsText(svc.Routes, e.Weights), extra)
 	case EventAlert:

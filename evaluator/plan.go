@@ -52,8 +52,11 @@ func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteSta
 
 // planServices plans every service's split from its routes' new states
 // (routes, by route index), the override on it and the split it had (old
-// splits of services no longer configured stay). A split whose weights,
-// retries, degraded flag or override changed is an EventTraffic.
+// splits of services no longer configured stay), then limits the move
+// from the old split to max_shift_per_tick (shift.go): the split planned
+// is the step the actuators write this tick. A split whose weights,
+// retries, degraded flag or override changed is an EventTraffic; a
+// limited step's event gives the rate limit's reason.
 func planServices(p *Policy, s State, routes []RouteState, now time.Time) (map[string]*traffic.Split, []Event) {
 	out := make(map[string]*traffic.Split, max(len(s.Services), len(p.Config.Services)))
 	maps.Copy(out, s.Services)
@@ -64,9 +67,15 @@ func planServices(p *Policy, s State, routes []RouteState, now time.Time) (map[s
 		if o, ok := s.Overrides[svc.Name]; ok {
 			st = applyOverride(o, st, old)
 		}
+		target := st.Weights
+		st = limitShift(old, st, p.maxShift[si])
 		if old == nil || !old.Equal(st) || old.Override != st.Override {
-			evs = append(evs, Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
-				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)})
+			ev := Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
+				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)}
+			if !maps.Equal(target, st.Weights) {
+				ev.Reasons = []string{st.Reasons[len(st.Reasons)-1]}
+			}
+			evs = append(evs, ev)
 		}
 		out[svc.Name] = &st
 	}

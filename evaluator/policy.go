@@ -26,6 +26,9 @@ type Policy struct {
 	// actuators are the names of the configured actuators (name, else
 	// type), the targets of actuator-scope alert rules.
 	actuators []string
+	// maxShift is each service's max_shift_per_tick, by service index
+	// (shift.go); 0 for none.
+	maxShift []int
 
 	// signalIndex is each signal's index in Config.Signals.
 	signalIndex map[string]int
@@ -120,6 +123,7 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	}
 	p.actuators = cfg.ActuatorNames
 	p.queries = cfg.Queries()
+	p.maxShift = shiftLimits(cfg)
 	for i, a := range cfg.Alerts {
 		r, err := compileAlert(a)
 		if err != nil {

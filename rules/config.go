@@ -222,6 +222,11 @@ type FailbackConfig struct {
 type ServiceConfig struct {
 	Name   string   `yaml:"name" mapstructure:"name"`
 	Routes []string `yaml:"routes" mapstructure:"routes"`
+	// MaxShiftPerTick is the most traffic the plan moves off healthy
+	// routes per tick, in percentage points (0: no bound): the smallest
+	// max_shift_per_tick of the actuators that write the service, filled
+	// in by the loader (rules/config) from the actuators section.
+	MaxShiftPerTick int `yaml:"-" mapstructure:"-"`
 }
 
 // Alert scopes.

@@ -242,7 +242,6 @@ func (r *Runner) load() (*loaded, error) {
 func (r *Runner) swap(ld *loaded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	actuators.CarryRateLimits(r.actuators, ld.acts) // a reload must not reset a limited move
 	r.forgetActuators(ld.acts)
 	r.cfg, r.pol, r.query, r.ticks, r.actuators = ld.cfg, ld.pol, ld.query, ld.ticks, ld.acts
 	r.loadedAt = r.opts.Now()

@@ -530,8 +530,8 @@ func TestRegistryBuild(t *testing.T) {
 	var reg actuators.Registry
 	Register(&reg)
 	r := newReceiver(t)
-	opts := options(r.srv.URL, "max_shift_per_tick", 10, "retry", map[string]any{"attempts": 2})
-	acts, err := reg.Build([]config.ActuatorConfig{{Name: "flags", Type: Kind, Services: []string{"chat"}, Options: opts}}, nil)
+	opts := options(r.srv.URL, "retry", map[string]any{"attempts": 2})
+	acts, err := reg.Build([]config.ActuatorConfig{{Name: "flags", Type: Kind, Services: []string{"chat"}, MaxShiftPerTick: 10, Options: opts}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -39,7 +40,29 @@ func (c *Config) Rules() *rules.Policy {
 	for i, a := range c.Actuators {
 		p.ActuatorNames[i] = a.ResolvedName()
 	}
+	p.Services = slices.Clone(c.Services)
+	for i := range p.Services {
+		p.Services[i].MaxShiftPerTick = shiftLimit(c.Actuators, p.Services[i].Name)
+	}
 	return &p
+}
+
+// shiftLimit is the max_shift_per_tick of service: the smallest limit of
+// the actuators that write it (those naming it in `services:`, or naming
+// none), 0 when none limits it. A limit of 100 or more moves everything
+// in one tick, so it is no limit.
+func shiftLimit(acts []ActuatorConfig, service string) int {
+	out := 0
+	for _, a := range acts {
+		n := a.MaxShiftPerTick
+		if n <= 0 || n >= 100 || len(a.Services) > 0 && !slices.Contains(a.Services, service) {
+			continue
+		}
+		if out == 0 || n < out {
+			out = n
+		}
+	}
+	return out
 }
 
 // PrometheusConfig says where signals are queried.
@@ -106,6 +129,12 @@ type ActuatorConfig struct {
 	Type     string         `yaml:"type" mapstructure:"type"`
 	Services []string       `yaml:"services" mapstructure:"services"`
 	Options  map[string]any `yaml:",inline" mapstructure:",remain"`
+
+	// MaxShiftPerTick bounds the traffic the core's plan moves per tick in
+	// the actuator's services, in percentage points (1..99; 0 or 100: no
+	// bound). The core plans the steps (evaluator's shift.go), so
+	// backtests and the status page show them; the actuator writes them.
+	MaxShiftPerTick int `yaml:"max_shift_per_tick,omitempty" mapstructure:"max_shift_per_tick"`
 }
 
 // ResolvedName is the actuator's name: Name, or Type when Name is unset.

@@ -565,6 +565,9 @@ func (c *Config) validateActuators(ch *checker) {
 			ch.errorf(where.field("name"), "duplicate actuator %q (the name defaults to the type)", name)
 		}
 		seen[name] = true
+		if a.MaxShiftPerTick < 0 || a.MaxShiftPerTick > 100 {
+			ch.errorf(where.field("max_shift_per_tick"), "%d is out of range (want 1..100, or 0 for no limit)", a.MaxShiftPerTick)
+		}
 		for j, s := range a.Services {
 			if !services[s] {
 				ch.errorf(where.field("services").item(j, ""), "unknown service %q", s)
