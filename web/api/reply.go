@@ -79,6 +79,12 @@ type ErrorReply = Response[struct{}]
 // the command. A command a tick applied is answered 200, with the fields
 // of its kind; one still queued when the request could not wait any longer
 // is answered 202 with Outcome OutcomeQueued, Command and Tick.
+//
+// The runner reports a command as its own runner.CommandResult rather than
+// as this type: the loop may not import web/... (TestLayout keeps the shell
+// from depending on its front end), and what the loop did is not what the
+// API says of it. web converts it in one place (commandReply), and ctl
+// decodes this type.
 type CommandReply struct {
 	// Command is the command's kind: release, pin, pause, clear, drill or
 	// end-drill (evaluator.CommandKind).
