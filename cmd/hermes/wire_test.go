@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +168,31 @@ func strictRoundTrip(t *testing.T, body []byte, v any) {
 	}
 	if !bytes.Equal(again.Bytes(), body) {
 		t.Errorf("the shared type loses part of the reply:\nwrote   %s\nencodes %s", body, again.Bytes())
+	}
+}
+
+// TestCtlPrintsTheReply: `hermes ctl` says what the reply says: the tick
+// that applied a command, or the tick a queued one applies at; and a 2xx
+// that is not in the envelope (a server of another version) is an error,
+// not a command done at the zero time.
+func TestCtlPrintsTheReply(t *testing.T) {
+	_, url := serve(t, &backend{}, "")
+	if code, out, errb := hermes(t, "ctl", "--url", url, "pin", "chat", "paid-premium", "--reason", "launch"); code != 0 ||
+		out != "pin: done at the tick of 1970-01-01T00:16:45Z\n" {
+		t.Errorf("applied: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+	_, url = serve(t, &backend{queued: true}, "")
+	if code, out, errb := hermes(t, "ctl", "--url", url, "pause", "chat", "--reason", "freeze"); code != 0 ||
+		out != "pause: queued; applies at the tick of 1970-01-01T00:17:00Z\n" {
+		t.Errorf("queued: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"released","route":"free","tick":"1970-01-01T00:16:45Z"}`))
+	}))
+	t.Cleanup(old.Close)
+	if code, out, errb := hermes(t, "ctl", "--url", old.URL, "release", "free", "--reason", "fixed"); code != 1 || out != "" ||
+		!strings.Contains(errb, `not an admin API reply (status "released")`) {
+		t.Errorf("a reply outside the envelope: exit %d, stdout %q, stderr %q", code, out, errb)
 	}
 }
