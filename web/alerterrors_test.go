@@ -42,7 +42,7 @@ func TestStatusShowsAlertExpressionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
-	srv := httptest.NewServer(Handler(Options{Backend: Live(r), Gatherer: prometheus.NewRegistry()}))
+	srv := httptest.NewServer(Handler(Options{Loop: Live(r), Gatherer: prometheus.NewRegistry()}))
 	t.Cleanup(srv.Close)
 
 	var st api.Status

@@ -18,15 +18,11 @@ func (h *handler) startDrill(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := time.ParseDuration(req.For)
 	if err != nil || d <= 0 {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("for: want a positive duration such as 10m (a drill must end by itself), got %q", req.For))
+		writeError(w, api.ErrorBadData, fmt.Errorf("for: want a positive duration such as 10m (a drill must end by itself), got %q", req.For))
 		return
 	}
-	cmd := evaluator.Command{Kind: evaluator.CommandDrill, Route: req.Route, Signals: req.Signals, Reason: req.Reason, By: req.By,
-		DryRun: req.DryRun, Expires: h.o.Now().Add(d)}
-	if res, ok := h.submit(w, r, cmd); ok {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "started", "route": req.Route, "kind": evaluator.DrillKind(req.Signals),
-			"dry_run": req.DryRun, "until": cmd.Expires, "tick": res.Tick})
-	}
+	h.submit(w, r, evaluator.Command{Kind: evaluator.CommandDrill, Route: req.Route, Signals: req.Signals, Reason: req.Reason, By: req.By,
+		DryRun: req.DryRun, Expires: h.o.Now().Add(d)})
 }
 
 // stopDrill is DELETE /api/v1/admin/drills/{route}?reason=…: ends a drill
@@ -36,8 +32,5 @@ func (h *handler) stopDrill(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cmd := evaluator.Command{Kind: evaluator.CommandEndDrill, Route: r.PathValue("route"), Reason: reason, By: r.URL.Query().Get("by")}
-	if res, ok := h.submit(w, r, cmd); ok {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "stopped", "route": cmd.Route, "tick": res.Tick})
-	}
+	h.submit(w, r, evaluator.Command{Kind: evaluator.CommandEndDrill, Route: r.PathValue("route"), Reason: reason, By: r.URL.Query().Get("by")})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // TestDrillEndpoints: a drill request becomes a drill command ending
@@ -23,7 +24,7 @@ func TestDrillEndpoints(t *testing.T) {
 		t.Errorf("start: %d %s", code, body)
 	}
 	code, body = do(t, "DELETE", srv.URL+"/api/v1/admin/drills/free?reason=enough&by=bob", "", "")
-	if code != http.StatusOK || !strings.Contains(body, `"status": "stopped"`) {
+	if code != http.StatusOK || !strings.Contains(body, `"outcome": "stopped"`) {
 		t.Errorf("stop: %d %s", code, body)
 	}
 	if len(b.drills) != 2 {
@@ -53,7 +54,8 @@ func TestDrillEndpoints(t *testing.T) {
 }
 
 // FuzzDrillBody posts arbitrary JSON bodies to POST /api/v1/admin/drills:
-// nothing may panic, and every answer is a JSON status, 200 or 400.
+// nothing may panic, and every answer is a reply in the envelope, 200 or
+// 400.
 func FuzzDrillBody(f *testing.F) {
 	f.Add(`{"route":"free","signals":{"quota_remaining":0.02},"for":"10m","reason":"game day","dry_run":true}`)
 	f.Add(`{"route":"free","signals":{"quota_remaining":1e999},"for":"10m","reason":"x"}`)
@@ -63,12 +65,12 @@ func FuzzDrillBody(f *testing.F) {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/admin/drills", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
-		Handler(Options{Backend: b, EnableAdminAPI: true}).ServeHTTP(rec, req)
+		Handler(Options{Loop: b, EnableAdminAPI: true}).ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
 			t.Fatalf("POST %q: %d %s", body, rec.Code, rec.Body)
 		}
-		var answer struct{ Status string }
-		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || answer.Status == "" {
+		var answer api.Response[json.RawMessage]
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || !wellFormed(rec.Code, answer) {
 			t.Fatalf("POST %q: answer %q is not a JSON status (%v)", body, rec.Body, err)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // guard protects the endpoints that move traffic or reload the
@@ -34,17 +36,17 @@ func newGuard(token string) *guard {
 func (gd *guard) wrap(g endpointGroup, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !g.enabled {
-			writeError(w, http.StatusForbidden, fmt.Errorf("the %s is not enabled; start Hermes with %s to enable it", g.name, g.flag))
+			writeError(w, api.ErrorForbidden, fmt.Errorf("the %s is not enabled; start Hermes with %s to enable it", g.name, g.flag))
 			return
 		}
 		if err := gd.csrf.Check(r); err != nil {
-			writeError(w, http.StatusForbidden, fmt.Errorf("%s refused: %w (send it from the same origin, or without a browser)", g.name, err))
+			writeError(w, api.ErrorForbidden, fmt.Errorf("%s refused: %w (send it from the same origin, or without a browser)", g.name, err))
 			return
 		}
 		if gd.token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(gd.token)) != 1 {
-				writeError(w, http.StatusUnauthorized, errors.New("admin token required"))
+				writeError(w, api.ErrorUnauthorized, errors.New("admin token required"))
 				return
 			}
 		}
@@ -58,7 +60,7 @@ func (gd *guard) wrap(g endpointGroup, next http.HandlerFunc) http.HandlerFunc {
 func requireJSON(w http.ResponseWriter, r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, fmt.Errorf("want Content-Type: application/json, got %q", ct))
+		writeError(w, api.ErrorUnsupportedMediaType, fmt.Errorf("want Content-Type: application/json, got %q", ct))
 		return false
 	}
 	return true

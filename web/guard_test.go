@@ -12,7 +12,7 @@ const pinBody = `{"service":"chat","kind":"pin","route":"paid-premium","reason":
 
 func TestAdminAndLifecycleAreClosedByDefault(t *testing.T) {
 	b := &fakeBackend{overrides: map[string]evaluator.Override{}}
-	srv := serveOptions(t, Options{Backend: b})
+	srv := serveOptions(t, Options{Loop: b})
 	for _, c := range []struct{ method, path, body, flag string }{
 		{"POST", "/-/reload", "", "--web.enable-lifecycle"},
 		{"PUT", "/-/reload", "", "--web.enable-lifecycle"},
@@ -31,7 +31,7 @@ func TestAdminAndLifecycleAreClosedByDefault(t *testing.T) {
 		t.Errorf("a closed API changed something: %v %v %v", b.overrides, b.released, b.drills)
 	}
 	// Enabling one group leaves the other closed.
-	srv = serveOptions(t, Options{Backend: b, EnableLifecycle: true})
+	srv = serveOptions(t, Options{Loop: b, EnableLifecycle: true})
 	if code, _ := do(t, "POST", srv.URL+"/-/reload", "", ""); code != http.StatusOK {
 		t.Errorf("reload with the lifecycle API on: %d", code)
 	}

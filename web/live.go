@@ -1,10 +1,8 @@
 package web
 
 import (
-	"context"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/runner"
@@ -12,39 +10,13 @@ import (
 	"github.com/hermes-failover/hermes/web/api"
 )
 
-// Loop is what the endpoints ask the live loop; *runner.Runner is one.
-// Like Prometheus's web package asking its rule manager through
-// RulesRetriever, the web side defines what it needs and builds its own
-// wire types from the loop's.
-type Loop interface {
-	Ready() bool
-	View() runner.View
-	Reload(ctx context.Context) error
-	Submit(ctx context.Context, cmd evaluator.Command) (runner.CommandResult, error)
-	Historian
-}
+// Live serves the live loop r: it is the Loop of `hermes run`, with the
+// status built from r's View.
+func Live(r *runner.Runner) Loop { return live{r} }
 
-// Live serves the live loop l: it is the Backend of `hermes run`.
-func Live(l Loop) Backend { return live{l} }
+type live struct{ *runner.Runner }
 
-type live struct{ l Loop }
-
-func (b live) Ready() bool                      { return b.l.Ready() }
-func (b live) Reload(ctx context.Context) error { return b.l.Reload(ctx) }
-func (b live) Status() api.Status               { return StatusOf(b.l.View()) }
-
-func (b live) History(ctx context.Context, since time.Time) ([]evaluator.Tick, []evaluator.Event, string) {
-	return b.l.History(ctx, since)
-}
-
-func (b live) Actuations(ctx context.Context, since time.Time) ([]evaluator.Actuation, string) {
-	return b.l.Actuations(ctx, since)
-}
-
-func (b live) Submit(ctx context.Context, cmd evaluator.Command) (api.CommandResult, error) {
-	res, err := b.l.Submit(ctx, cmd)
-	return api.CommandResult{Applied: res.Applied, Tick: res.Tick, Events: res.Events}, err
-}
+func (l live) Status() api.Status { return StatusOf(l.View()) }
 
 // StatusOf builds the status API's answer from a view of the live loop.
 func StatusOf(v runner.View) api.Status {
@@ -122,7 +94,3 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 	}
 	return ss
 }
-
-// live draws the status page's charts: the page finds a Backend's past
-// through Historian.
-var _ Historian = live{}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/web/api"
+	"github.com/hermes-failover/hermes/runner"
 )
 
 // coreBackend applies commands with the core's own rules.
@@ -18,14 +18,14 @@ type coreBackend struct {
 	s evaluator.State
 }
 
-func (b *coreBackend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
+func (b *coreBackend) Submit(_ context.Context, cmd evaluator.Command) (runner.CommandResult, error) {
 	now := time.Unix(1000, 0)
 	next, evs, err := evaluator.Apply(b.p, b.s, cmd, now)
 	if err != nil {
-		return api.CommandResult{}, err
+		return runner.CommandResult{}, err
 	}
 	b.s = next
-	return api.CommandResult{Applied: true, Tick: now, Events: evs}, nil
+	return runner.CommandResult{Applied: true, Tick: now, Events: evs}, nil
 }
 
 // TestPauseOverAPinNeedsReplace: the admin API refuses a pause over a pin

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	_ "embed"
 	"html/template"
 	"net/http"
@@ -71,7 +70,7 @@ type pageData struct {
 	// Colors are the routes' colours (charts.RouteColors).
 	Colors map[string]template.CSS
 	// History holds the charts of the last historyWindow and the recent
-	// events, when the backend keeps them.
+	// events.
 	History *history
 }
 
@@ -91,16 +90,6 @@ const historyWindow = 3 * time.Hour
 
 // recentEvents is how many events the status page lists.
 const recentEvents = 30
-
-// Historian is a Backend that can tell its past ticks and events (Live
-// does: the runner tells them from Prometheus or its memory); the status
-// page draws them.
-type Historian interface {
-	History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string)
-	// Actuations are the actuators' applies that changed a split or
-	// failed, from Prometheus or memory like the ticks.
-	Actuations(ctx context.Context, since time.Time) (acts []evaluator.Actuation, source string)
-}
 
 // buildHistory draws the charts of st's services and routes from ticks,
 // with the actuations marked on each service's split and on the scores of
@@ -145,7 +134,7 @@ func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Even
 // page renders the status at a glance, server-side, with no JavaScript.
 func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	st := h.o.Backend.Status()
+	st := h.o.Loop.Status()
 	var routes []string
 	for _, svc := range st.Services {
 		for _, rt := range svc.Routes {
@@ -157,13 +146,11 @@ func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 	for r, c := range rc {
 		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
 	}
-	if hb, ok := h.o.Backend.(Historian); ok {
-		since := data.Now.Add(-historyWindow)
-		ticks, events, source := hb.History(req.Context(), since)
-		acts, actSource := hb.Actuations(req.Context(), since)
-		data.History = buildHistory(st, ticks, events, acts, source, rc)
-		data.History.ActuationSource = actSource
-	}
+	since := data.Now.Add(-historyWindow)
+	ticks, events, source := h.o.Loop.History(req.Context(), since)
+	acts, actSource := h.o.Loop.Actuations(req.Context(), since)
+	data.History = buildHistory(st, ticks, events, acts, source, rc)
+	data.History.ActuationSource = actSource
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)
 	}

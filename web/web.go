@@ -16,23 +16,34 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
-// Backend is what the handlers need from the running evaluator.
-type Backend interface {
+// Loop is what the endpoints ask the live loop: the one interface between
+// web and the loop, defined here where it is used, as Prometheus's web
+// asks its rule manager through an interface of its own. Live adapts
+// *runner.Runner to it, building the status's wire types from
+// runner.View; tests fake it in those wire types.
+type Loop interface {
 	Ready() bool
 	Status() api.Status
 	Reload(ctx context.Context) error
 	// Submit queues an operator command for the next tick and waits for
 	// it (see runner.Runner.Submit): an error refuses the command.
-	Submit(ctx context.Context, cmd evaluator.Command) (api.CommandResult, error)
+	Submit(ctx context.Context, cmd evaluator.Command) (runner.CommandResult, error)
+	// History tells the past ticks and events, from Prometheus or the
+	// loop's memory (source says which); the status page draws them.
+	History(ctx context.Context, since time.Time) (ticks []evaluator.Tick, events []evaluator.Event, source string)
+	// Actuations are the actuators' applies that changed a split or
+	// failed, from Prometheus or memory like the ticks.
+	Actuations(ctx context.Context, since time.Time) (acts []evaluator.Actuation, source string)
 }
 
 // Options configure the handler.
 type Options struct {
-	Backend  Backend
+	Loop     Loop
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
 	// EnableAdminAPI opens /api/v1/admin/* (operator commands); closed, it
@@ -82,9 +93,9 @@ const HandlerWait = time.Minute
 type handler struct{ o Options }
 
 func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
-	if !h.o.Backend.Ready() {
+	if !h.o.Loop.Ready() {
 		msg := "Hermes is not ready: restoring state or waiting for the first tick."
-		if h.o.Backend.Status().Ticked {
+		if h.o.Loop.Status().Ticked {
 			msg = "Hermes is not ready: restored, but the last tick had no data from Prometheus (every signal query failed), so nothing is written to the backends but pins and pauses."
 		}
 		http.Error(w, msg, http.StatusServiceUnavailable)
@@ -94,13 +105,13 @@ func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, h.o.Backend.Status())
+	writeJSON(w, http.StatusOK, h.o.Loop.Status())
 }
 
 func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), HandlerWait)
 	defer cancel()
-	if err := h.o.Backend.Reload(ctx); err != nil {
+	if err := h.o.Loop.Reload(ctx); err != nil {
 		http.Error(w, "failed to reload config: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -112,10 +123,7 @@ func (h *handler) release(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	cmd := evaluator.Command{Kind: evaluator.CommandRelease, Route: req.Route, Reason: req.Reason, By: req.By}
-	if res, ok := h.submit(w, r, cmd); ok {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "released", "route": req.Route, "tick": res.Tick})
-	}
+	h.submit(w, r, evaluator.Command{Kind: evaluator.CommandRelease, Route: req.Route, Reason: req.Reason, By: req.By})
 }
 
 func (h *handler) setOverride(w http.ResponseWriter, r *http.Request) {
@@ -125,22 +133,19 @@ func (h *handler) setOverride(w http.ResponseWriter, r *http.Request) {
 	}
 	kind, err := traffic.ParseOverrideKind(req.Kind)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, api.ErrorBadData, err)
 		return
 	}
 	cmd := evaluator.Command{Kind: evaluator.CommandKind(kind), Service: req.Service, Route: req.Route, Reason: req.Reason, By: req.By, Replace: req.Replace}
 	if req.ExpiresIn != "" {
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil || d <= 0 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("expires_in: want a positive duration such as 30m, got %q", req.ExpiresIn))
+			writeError(w, api.ErrorBadData, fmt.Errorf("expires_in: want a positive duration such as 30m, got %q", req.ExpiresIn))
 			return
 		}
 		cmd.Expires = h.o.Now().Add(d)
 	}
-	if res, ok := h.submit(w, r, cmd); ok {
-		o := evaluator.Override{Kind: kind, Route: req.Route, Reason: req.Reason, By: req.By, Since: res.Tick, Expires: cmd.Expires}
-		writeJSON(w, http.StatusOK, map[string]any{"status": "set", "service": req.Service, "override": o, "tick": res.Tick})
-	}
+	h.submit(w, r, cmd)
 }
 
 func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
@@ -148,10 +153,7 @@ func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cmd := evaluator.Command{Kind: evaluator.CommandClear, Service: r.PathValue("service"), Reason: reason, By: r.URL.Query().Get("by")}
-	if res, ok := h.submit(w, r, cmd); ok {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "cleared", "service": cmd.Service, "tick": res.Tick})
-	}
+	h.submit(w, r, evaluator.Command{Kind: evaluator.CommandClear, Service: r.PathValue("service"), Reason: reason, By: r.URL.Query().Get("by")})
 }
 
 // queryReason is the required ?reason= of a DELETE; it answers the
@@ -159,27 +161,54 @@ func (h *handler) clearOverride(w http.ResponseWriter, r *http.Request) {
 func queryReason(w http.ResponseWriter, r *http.Request) (string, bool) {
 	reason := r.URL.Query().Get("reason")
 	if reason == "" {
-		writeError(w, http.StatusBadRequest, errors.New("a reason is required (?reason=…)"))
+		writeError(w, api.ErrorBadData, errors.New("a reason is required (?reason=…)"))
 	}
 	return reason, reason != ""
 }
 
-// submit hands a command to the backend. It answers the request itself
-// when the command is refused (400) or still queued (202 with the tick it
-// will apply at), and returns true when the command was applied.
-func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.Command) (api.CommandResult, bool) {
+// submit hands a command to the loop and answers the request: 200 with
+// the reply when a tick applied the command, 202 when it is still queued,
+// 400 (refused) when the loop refuses it.
+func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.Command) {
 	ctx, cancel := context.WithTimeout(r.Context(), HandlerWait)
 	defer cancel()
-	res, err := h.o.Backend.Submit(ctx, cmd)
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, err)
-		return res, false
-	case !res.Applied:
-		writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued", "command": cmd.Kind, "applies_at": res.Tick})
-		return res, false
+	res, err := h.o.Loop.Submit(ctx, cmd)
+	if err != nil {
+		writeError(w, api.ErrorRefused, err)
+		return
 	}
-	return res, true
+	code := http.StatusOK
+	if !res.Applied {
+		code = http.StatusAccepted
+	}
+	writeJSON(w, code, api.Response[api.CommandReply]{Status: api.StatusSuccess, Data: commandReply(cmd, res)})
+}
+
+// commandReply is the wire form of what the loop did with cmd: the one
+// conversion from the runner's CommandResult, which the runner keeps as
+// its own type because it may not import web/... (TestLayout).
+func commandReply(cmd evaluator.Command, res runner.CommandResult) api.CommandReply {
+	rp := api.CommandReply{Command: cmd.Kind, Tick: res.Tick, Service: cmd.Service, Route: cmd.Route}
+	if !res.Applied {
+		rp.Outcome = api.OutcomeQueued
+		return rp
+	}
+	switch cmd.Kind {
+	case evaluator.CommandRelease:
+		rp.Outcome = api.OutcomeReleased
+	case evaluator.CommandPin, evaluator.CommandPause:
+		rp.Outcome = api.OutcomeSet
+		rp.Override = &evaluator.Override{Kind: traffic.OverrideKind(cmd.Kind), Route: cmd.Route, Reason: cmd.Reason, By: cmd.By,
+			Since: res.Tick, Expires: cmd.Expires}
+	case evaluator.CommandClear:
+		rp.Outcome = api.OutcomeCleared
+	case evaluator.CommandDrill:
+		rp.Outcome = api.OutcomeStarted
+		rp.DrillKind, rp.DryRun, rp.Until = evaluator.DrillKind(cmd.Signals), cmd.DryRun, cmd.Expires
+	case evaluator.CommandEndDrill:
+		rp.Outcome = api.OutcomeStopped
+	}
+	return rp
 }
 
 // decode reads a JSON request body into v, strictly; it answers the
@@ -191,7 +220,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("bad request body: %w", err))
+		writeError(w, api.ErrorBadData, fmt.Errorf("bad request body: %w", err))
 		return false
 	}
 	return true
@@ -205,6 +234,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, map[string]string{"status": "error", "error": err.Error()})
+// writeError answers with an error reply of class typ, under its HTTP code.
+func writeError(w http.ResponseWriter, typ api.ErrorType, err error) {
+	writeJSON(w, typ.HTTPCode(), api.ErrorReply{Status: api.StatusError, ErrorType: typ, Error: err.Error()})
 }

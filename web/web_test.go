@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 )
@@ -41,8 +42,16 @@ func (f *fakeBackend) Status() api.Status {
 	}
 }
 func (f *fakeBackend) Reload(context.Context) error { return f.reloadErr }
-func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
-	res := api.CommandResult{Applied: true, Tick: time.Unix(1005, 0)}
+
+// History and Actuations: a fake loop has no past.
+func (f *fakeBackend) History(context.Context, time.Time) ([]evaluator.Tick, []evaluator.Event, string) {
+	return nil, nil, "memory"
+}
+func (f *fakeBackend) Actuations(context.Context, time.Time) ([]evaluator.Actuation, string) {
+	return nil, "memory"
+}
+func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (runner.CommandResult, error) {
+	res := runner.CommandResult{Applied: true, Tick: time.Unix(1005, 0)}
 	switch cmd.Kind {
 	case evaluator.CommandRelease:
 		if cmd.Route != "free" {
@@ -63,9 +72,9 @@ func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (api.Comm
 }
 
 // serve starts the handler with the admin and lifecycle APIs enabled.
-func serve(t *testing.T, b Backend, token string) *httptest.Server {
+func serve(t *testing.T, b Loop, token string) *httptest.Server {
 	t.Helper()
-	return serveOptions(t, Options{Backend: b, AdminToken: token, EnableAdminAPI: true, EnableLifecycle: true})
+	return serveOptions(t, Options{Loop: b, AdminToken: token, EnableAdminAPI: true, EnableLifecycle: true})
 }
 
 func serveOptions(t *testing.T, o Options) *httptest.Server {

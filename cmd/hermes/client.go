@@ -67,9 +67,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any, out a
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct{ Error string }
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s %s: %s%s", method, path, e.Error, c.hint(resp.StatusCode))
+		var e api.ErrorReply
+		if json.Unmarshal(b, &e) == nil && e.Status == api.StatusError && e.Error != "" {
+			return &apiError{method: method, path: path, code: resp.StatusCode, reply: e, hint: c.hint(resp.StatusCode)}
 		}
 		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(b)))
 	}
@@ -79,6 +79,33 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any, out a
 		}
 	}
 	return nil
+}
+
+// command sends an admin command and returns what became of it (applied,
+// or queued: Outcome says which). An error reply of the server is an
+// *apiError.
+func (c *apiClient) command(ctx context.Context, method, path string, body any) (api.CommandReply, error) {
+	var r api.Response[api.CommandReply]
+	if err := c.do(ctx, method, path, body, &r); err != nil {
+		return api.CommandReply{}, err
+	}
+	if r.Status != api.StatusSuccess {
+		return api.CommandReply{}, fmt.Errorf("%s %s: not an admin API reply (status %q): is %s a Hermes of this version?", method, path, r.Status, c.base)
+	}
+	return r.Data, nil
+}
+
+// apiError is an error reply of the admin API: its words, with a hint of
+// the flag that would have avoided it.
+type apiError struct {
+	method, path string
+	code         int // HTTP
+	reply        api.ErrorReply
+	hint         string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s %s: %s%s", e.method, e.path, e.reply.Error, e.hint)
 }
 
 // hint says which flag would have avoided an answer of code: the token

@@ -152,13 +152,7 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes ctl: %v\n", err)
 		return 2
 	}
-	// answer is what the admin API says of a command: applied at a tick,
-	// or queued for one.
-	var answer struct {
-		Status    string    `json:"status"`
-		Tick      time.Time `json:"tick"`
-		AppliesAt time.Time `json:"applies_at"`
-	}
+	var reply api.CommandReply
 	switch name {
 	case "status":
 		st, err := c.status(ctx)
@@ -169,26 +163,26 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		writeStatus(stdout, st)
 		return 0
 	case "release":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/release", api.ReleaseRequest{Route: pos[0], Reason: *reason, By: *by}, &answer)
+		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/release", api.ReleaseRequest{Route: pos[0], Reason: *reason, By: *by})
 	case "pin":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur}, &answer)
+		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur})
 	case "pause":
-		err = c.do(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur, Replace: *replace}, &answer)
+		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur, Replace: *replace})
 	case "clear":
 		q := url.Values{"reason": {*reason}, "by": {*by}}
-		err = c.do(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil, &answer)
+		reply, err = c.command(ctx, http.MethodDelete, "/api/v1/admin/overrides/"+url.PathEscape(pos[0])+"?"+q.Encode(), nil)
 	case "drill":
 		method, path, body := drill.request(pos[0], *reason, *by)
-		err = c.do(ctx, method, path, body, &answer)
+		reply, err = c.command(ctx, method, path, body)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes ctl %s: %v\n", name, err)
 		return 1
 	}
-	if answer.Status == "queued" {
-		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s\n", name, answer.AppliesAt.UTC().Format(time.RFC3339))
+	if reply.Outcome == api.OutcomeQueued {
+		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s\n", name, reply.Tick.UTC().Format(time.RFC3339))
 	} else {
-		fmt.Fprintf(stdout, "%s: done at the tick of %s\n", name, answer.Tick.UTC().Format(time.RFC3339))
+		fmt.Fprintf(stdout, "%s: done at the tick of %s\n", name, reply.Tick.UTC().Format(time.RFC3339))
 	}
 	return 0
 }

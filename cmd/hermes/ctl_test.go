@@ -16,11 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
-// backend is a web.Backend recording admin calls; the HTTP server and the
+// backend is a web.Loop recording admin calls; the HTTP server and the
 // command-line client in between are the real ones.
 type backend struct {
 	calls []string
@@ -30,6 +31,8 @@ type backend struct {
 	blind bool
 	// st, when set, is the status.
 	st *api.Status
+	// queued: commands wait for a late tick (the loop answers before it).
+	queued bool
 }
 
 func (b *backend) Ready() bool { return !b.starting && !b.blind }
@@ -64,8 +67,19 @@ func (b *backend) Status() api.Status {
 	}
 }
 func (b *backend) Reload(context.Context) error { return nil }
-func (b *backend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
-	res := api.CommandResult{Applied: true, Tick: time.Unix(1005, 0)}
+
+// History and Actuations: the fake loop has no past.
+func (b *backend) History(context.Context, time.Time) ([]evaluator.Tick, []evaluator.Event, string) {
+	return nil, nil, "memory"
+}
+func (b *backend) Actuations(context.Context, time.Time) ([]evaluator.Actuation, string) {
+	return nil, "memory"
+}
+func (b *backend) Submit(_ context.Context, cmd evaluator.Command) (runner.CommandResult, error) {
+	res := runner.CommandResult{Applied: true, Tick: time.Unix(1005, 0).UTC()}
+	if b.queued {
+		return runner.CommandResult{Applied: false, Tick: time.Unix(1020, 0).UTC()}, nil
+	}
 	switch cmd.Kind {
 	case evaluator.CommandRelease:
 		if cmd.Route != "free" {
@@ -91,7 +105,7 @@ func serveBackend(t *testing.T, token string) (*backend, string) {
 }
 
 func serve(t *testing.T, b *backend, token string) (*backend, string) {
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), AdminToken: token, EnableAdminAPI: true,
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: b, Gatherer: prometheus.NewRegistry(), AdminToken: token, EnableAdminAPI: true,
 		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
 	return b, srv.URL

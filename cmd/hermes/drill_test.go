@@ -71,7 +71,7 @@ func TestCtlDrillRefusedByTheRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: web.Live(r), Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true}))
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true}))
 	t.Cleanup(srv.Close)
 	for _, c := range []struct {
 		args []string
@@ -91,7 +91,7 @@ func TestCtlDrillRefusedByTheRunner(t *testing.T) {
 		}
 	}
 	// Closed by default: without --web.enable-admin-api nothing is queued.
-	closed := httptest.NewServer(web.Handler(web.Options{Backend: web.Live(r), Gatherer: prometheus.NewRegistry()}))
+	closed := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: prometheus.NewRegistry()}))
 	t.Cleanup(closed.Close)
 	if code, _, errb := hermes(t, "ctl", "--url", closed.URL, "drill", "free", "--set", "quota_remaining=0.02", "--for", "10m", "--reason", "x"); code != 1 || !strings.Contains(errb, "--web.enable-admin-api") {
 		t.Errorf("drill with the admin API off: exit %d %s", code, errb)

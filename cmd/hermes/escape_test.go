@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 	"github.com/hermes-failover/hermes/web/api"
 )
@@ -31,15 +32,15 @@ func (h *hostile) Status() api.Status {
 	return st
 }
 
-func (h *hostile) Submit(context.Context, evaluator.Command) (api.CommandResult, error) {
-	return api.CommandResult{}, errors.New("refused" + clearScreen)
+func (h *hostile) Submit(context.Context, evaluator.Command) (runner.CommandResult, error) {
+	return runner.CommandResult{}, errors.New("refused" + clearScreen)
 }
 
 // TestControlCharactersAreEscaped: ctl and explain print what the server
 // says; a control character in it (ESC, BEL, CR) is shown escaped, never
 // sent to the terminal.
 func TestControlCharactersAreEscaped(t *testing.T) {
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: &hostile{}, Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true,
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: &hostile{}, Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true,
 		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
 	url := srv.URL

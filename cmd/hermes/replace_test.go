@@ -12,8 +12,8 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
-	"github.com/hermes-failover/hermes/web/api"
 )
 
 // coreBackend applies ctl's commands with the core's own rules
@@ -25,15 +25,15 @@ type coreBackend struct {
 	s  evaluator.State
 }
 
-func (b *coreBackend) Submit(_ context.Context, cmd evaluator.Command) (api.CommandResult, error) {
+func (b *coreBackend) Submit(_ context.Context, cmd evaluator.Command) (runner.CommandResult, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	next, evs, err := evaluator.Apply(b.p, b.s, cmd, time.Unix(1000, 0))
 	if err != nil {
-		return api.CommandResult{}, err
+		return runner.CommandResult{}, err
 	}
 	b.s = next
-	return api.CommandResult{Applied: true, Tick: time.Unix(1005, 0), Events: evs}, nil
+	return runner.CommandResult{Applied: true, Tick: time.Unix(1005, 0), Events: evs}, nil
 }
 
 // TestCtlPauseOverAPin: `ctl pause` over a pin fails naming the pin and
@@ -41,7 +41,7 @@ func (b *coreBackend) Submit(_ context.Context, cmd evaluator.Command) (api.Comm
 // service or route in `ctl pin` lists the valid names.
 func TestCtlPauseOverAPin(t *testing.T) {
 	b := &coreBackend{p: testenv.DefaultPolicy(t)}
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: b, Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true,
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: b, Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true,
 		Now: func() time.Time { return time.Unix(1000, 0) }}))
 	t.Cleanup(srv.Close)
 	ctl := func(args ...string) (int, string) {

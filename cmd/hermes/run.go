@@ -83,7 +83,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 1
 	}
-	srv := webf.newServer(withPprof(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg, Logger: logger, AdminToken: token,
+	srv := webf.newServer(withPprof(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg, Logger: logger, AdminToken: token,
 		EnableAdminAPI: webf.adminAPI, EnableLifecycle: webf.lifecycle}), *pprofOn))
 	logger.Info("listening", "address", ln.Addr().String(), "config", *configPath,
 		"admin_api", webf.adminAPI, "lifecycle_api", webf.lifecycle)

@@ -49,7 +49,7 @@ func TestStatusPageSaysPrometheusUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg}))
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg}))
 	defer srv.Close()
 	testenv.EventuallyDetail(t, 30*time.Second, "a blind tick", func() (bool, string) {
 		st := web.StatusOf(r.View())

@@ -55,7 +55,7 @@ func TestCrossOriginFormCannotPin(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
 	r, reg := startRunner(t, t.TempDir())
 	rec := &recorder{}
-	hermes := httptest.NewServer(rec.wrap(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg, EnableAdminAPI: true})))
+	hermes := httptest.NewServer(rec.wrap(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg, EnableAdminAPI: true})))
 	defer hermes.Close()
 
 	// The attacker's page, on another site (localhost, not 127.0.0.1).

@@ -66,7 +66,7 @@ func TestStatusPageHistoryFromPrometheus(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { _ = r.Run(ctx) }()
-		h := web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg})
+		h := web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg})
 		current.Store(&h)
 		return r, httptest.NewServer(h), cancel
 	}

@@ -31,7 +31,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
 	dir := t.TempDir()
 	r, reg := startRunner(t, dir)
-	srv := httptest.NewServer(web.Handler(web.Options{Backend: web.Live(r), Gatherer: reg}))
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg}))
 	defer srv.Close()
 
 	weights := func() map[string]int { return web.StatusOf(r.View()).Services[0].Weights }

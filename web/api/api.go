@@ -1,7 +1,8 @@
 // Package api holds the wire types of Hermes's HTTP API (/api/v1/...):
-// what the status endpoint returns and what the admin endpoints take. The
-// live loop fills them, the web handlers serve them, and `hermes ctl` and
-// `hermes explain` read them.
+// what the status endpoint returns, what the admin endpoints take and the
+// envelope they answer in (reply.go). The web handlers build and encode
+// them, and `hermes ctl` and `hermes explain` decode the same types: there
+// is no other copy of the wire format.
 package api
 
 import (
@@ -180,15 +181,4 @@ type DrillRequest struct {
 	// DryRun: levels, splits and alerts follow the drill, the actuators
 	// keep the split from before it.
 	DryRun bool `json:"dry_run,omitempty"`
-}
-
-// CommandResult is what became of an operator command: applied by a tick
-// (its events say what changed), or still queued for the tick at AppliesAt
-// when the request could not wait for it.
-type CommandResult struct {
-	// Applied is false while the command waits for its tick.
-	Applied bool `json:"applied"`
-	// Tick is the tick that applied it, or the one it will apply at.
-	Tick   time.Time         `json:"tick"`
-	Events []evaluator.Event `json:"events,omitempty"`
 }
