@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -24,32 +26,57 @@ type auditRecord struct {
 	By     string         `json:"by,omitempty"`
 }
 
-func (r *Runner) audit(e evaluator.Event) {
-	e.Time = e.Time.UTC()
-	if e.Type == evaluator.EventAlertError {
-		// Every tick while it lasts: logged and counted, not audited.
-		r.metrics.AlertEvalError(e.Name)
-		r.log.Warn("alert expression failed; the alert counts as not holding", "alert", e.Name, "service", e.Service, "route", e.Route, "err", e.Reasons)
-		return
+// auditStage writes the core's decisions of every tick to the audit log,
+// one JSON line per event, and logs them. Alert expression failures come
+// every tick while they last: they are logged (one line per alert and
+// tick) and counted (the telemetry stage), not audited. It keeps no state.
+type auditStage struct {
+	log   *slog.Logger
+	audit *AuditLog
+}
+
+// Tick audits and logs the tick's events.
+func (s *auditStage) Tick(_ context.Context, t *tickResult) {
+	failed := map[string][]evaluator.Event{}
+	var names []string
+	for _, e := range t.Events {
+		if e.Type != evaluator.EventAlertError {
+			s.event(e)
+			continue
+		}
+		if failed[e.Name] == nil {
+			names = append(names, e.Name)
+		}
+		failed[e.Name] = append(failed[e.Name], e)
 	}
-	r.opts.Audit.Write(e)
+	for _, name := range names {
+		es := failed[name]
+		e := es[0]
+		s.log.Warn("alert expression failed; the alert counts as not holding", "alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons)
+	}
+}
+
+// event audits and logs one event.
+func (s *auditStage) event(e evaluator.Event) {
+	e.Time = e.Time.UTC()
+	s.audit.Write(e)
 	switch e.Type {
 	case evaluator.EventLevel, evaluator.EventFailback:
 		attrs := []any{"service", e.Service, "route", e.Route, "from", e.From, "to", e.To}
 		attrs = appendSet(attrs, "stage", e.Stage)
 		attrs = appendSet(attrs, "percent", e.Percent)
 		attrs = appendSet(attrs, "score", e.Score)
-		r.log.Info("route "+e.Type, append(attrs, "reasons", e.Reasons)...)
+		s.log.Info("route "+e.Type, append(attrs, "reasons", e.Reasons)...)
 	case evaluator.EventTraffic:
-		r.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
+		s.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
 	case evaluator.EventAlert:
-		r.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
+		s.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
 	case evaluator.EventDrill:
 		attrs := []any{"route", e.Route, "kind", e.Drill.Kind, "since_injection", e.Time.Sub(e.Drill.Injected), "dry_run", e.Drill.DryRun, "reasons", e.Reasons}
-		r.log.Info("drill "+e.State, appendSet(attrs, "until", e.Expires)...)
+		s.log.Info("drill "+e.State, appendSet(attrs, "until", e.Expires)...)
 	case evaluator.EventOverride, evaluator.EventCommand:
 		attrs := []any{"kind", e.Name, "service", e.Service, "route", e.Route, "reasons", e.Reasons, "by", e.By}
-		r.log.Info(e.Type+" "+e.State, appendSet(attrs, "expires", e.Expires)...)
+		s.log.Info(e.Type+" "+e.State, appendSet(attrs, "expires", e.Expires)...)
 	}
 }
 
