@@ -118,7 +118,7 @@ func (s *persistStage) restore(ctx context.Context, pol *evaluator.Policy, query
 	}
 	// One line for the fleet: the audit record below has every route's
 	// and service's line.
-	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", firstFew(got.Report))
+	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", strings.Join(firstFew(got.Report), "; "))
 	s.audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
 	out := restored{state: got.State}
 	if got.Source == "actuators" && len(acts) > 0 {
