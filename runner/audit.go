@@ -27,21 +27,55 @@ type auditRecord struct {
 }
 
 // auditStage writes the core's decisions of every tick to the audit log,
-// one JSON line per event, and logs them. Alert expression failures come
-// every tick while they last: they are logged (one line per alert and
-// tick) and counted (the telemetry stage), not audited. It keeps no state.
+// one JSON line per event, and logs them: one line per event, but one
+// line per type for a type with more than burstEvents events in a tick.
+// Alert expression failures come every tick while they last: they are
+// logged (one line per alert and tick) and counted (the telemetry
+// stage), not audited. It keeps no state.
 type auditStage struct {
 	log   *slog.Logger
 	audit *AuditLog
 }
 
+// burstEvents is how many events of one type a tick logs a line each
+// for. Beyond it (a start-up that gives every service of the fleet its
+// first split, an outage behind every route) the type gets one line with
+// the count and the first few targets; the audit log has every event.
+const burstEvents = 10
+
 // Tick audits and logs the tick's events.
 func (s *auditStage) Tick(_ context.Context, t *tickResult) {
+	count := map[string]int{}
+	for _, e := range t.Events {
+		count[e.Type]++
+	}
+	var types []string // of the summed up types, in order of appearance
+	targets := map[string][]string{}
+	for _, e := range t.Events {
+		switch {
+		case e.Type == evaluator.EventAlertError:
+		case count[e.Type] > burstEvents:
+			e.Time = e.Time.UTC()
+			s.audit.Write(e)
+		default:
+			s.event(e)
+			continue
+		}
+		if targets[e.Type] == nil {
+			types = append(types, e.Type)
+		}
+		targets[e.Type] = append(targets[e.Type], target(e))
+	}
+	for _, typ := range types {
+		if typ == evaluator.EventAlertError {
+			continue
+		}
+		s.log.Info("events of the tick: "+typ+"; the audit log has each", "events", len(targets[typ]), "first", firstFew(targets[typ]))
+	}
 	failed := map[string][]evaluator.Event{}
 	var names []string
 	for _, e := range t.Events {
 		if e.Type != evaluator.EventAlertError {
-			s.event(e)
 			continue
 		}
 		if failed[e.Name] == nil {
@@ -54,6 +88,20 @@ func (s *auditStage) Tick(_ context.Context, t *tickResult) {
 		e := es[0]
 		s.log.Warn("alert expression failed; the alert counts as not holding", "alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons)
 	}
+}
+
+// target names what event e is about: service/route, the service, the
+// route or the alert.
+func target(e evaluator.Event) string {
+	switch {
+	case e.Service != "" && e.Route != "":
+		return e.Service + "/" + e.Route
+	case e.Service != "":
+		return e.Service
+	case e.Route != "":
+		return e.Route
+	}
+	return e.Name
 }
 
 // event audits and logs one event.
