@@ -24,12 +24,12 @@ import (
 // metrics.
 type actuationStage struct {
 	// replica names this replica when two write one backend (Options.Replica).
-	replica string
-	now     func() time.Time
-	log     *slog.Logger
-	audit   *AuditLog
-	metrics *actuationMetrics
-	held    *withheldMetrics
+	replica         string
+	now             func() time.Time
+	log             *slog.Logger
+	audit           *AuditLog
+	metrics         *actuationMetrics
+	withheldMetrics *withheldMetrics
 
 	mu sync.Mutex
 	// outcomes are each actuator's last outcome, by name.
@@ -49,7 +49,7 @@ type actuationStage struct {
 
 func newActuationStage(o Options) *actuationStage {
 	return &actuationStage{replica: o.Replica, now: o.Now, log: o.Logger, audit: o.Audit,
-		metrics: newActuationMetrics(o.Registerer), held: newWithheldMetrics(o.Registerer),
+		metrics: newActuationMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
 		outcomes: map[string]ActuatorOutcome{}, applied: map[string]actuators.Splits{},
 		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}}
 }

@@ -45,6 +45,17 @@ func (s *alertingStage) Tick(ctx context.Context, t *tickResult) {
 	s.sender.Notify(ctx, t.Next.Alerts, t.Time)
 }
 
+// run delivers the queued alerts until ctx is done or stop is called.
+func (s *alertingStage) run(ctx context.Context) { s.sender.Run(ctx) }
+
+// stop makes run deliver what is queued and return.
+func (s *alertingStage) stop() { s.sender.Stop() }
+
+// applyConfig takes a reloaded alerting configuration.
+func (s *alertingStage) applyConfig(cfg rules.AlertingConfig, interval time.Duration) error {
+	return s.sender.ApplyConfig(cfg, interval)
+}
+
 // noteErrors keeps the alert errors among the events of one tick, the
 // last one by alert.
 func (s *alertingStage) noteErrors(events []evaluator.Event) {

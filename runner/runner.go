@@ -94,11 +94,15 @@ type Runner struct {
 	// collector gathers each tick's answers into its snapshot; only the
 	// loop's goroutine uses it (tick).
 	collector promapi.Collector
-	stages    pipeline
-	reloads   reloadQueue
+	// stages run after each Step, in order (pipeline).
+	stages  pipeline
+	reloads reloadQueue
 
+	// mu guards what follows, but status (atomic).
 	mu sync.Mutex
+	// loaded is the running configuration; a reload swaps it whole.
 	loaded
+	// lastResult is what the last tick left.
 	lastResult
 	// history is the status page's fallback when Prometheus cannot answer.
 	history *history.Store
@@ -187,7 +191,7 @@ func New(opts Options) (*Runner, error) {
 	}
 	ld, err := r.load()
 	if err != nil {
-		r.stages.telemetry.metrics.ConfigReload(false, opts.Now())
+		r.stages.telemetry.configReload(false, opts.Now())
 		return nil, err
 	}
 	sender, err := alerting.New(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval, opts.Registerer, opts.Logger)
@@ -207,7 +211,7 @@ func New(opts Options) (*Runner, error) {
 		r.stages.alerting,
 	}
 	r.swap(ld)
-	r.stages.telemetry.metrics.ConfigReload(true, opts.Now())
+	r.stages.telemetry.configReload(true, opts.Now())
 	return r, nil
 }
 
@@ -304,14 +308,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.state = got.state
 	r.mu.Unlock()
 	r.stages.actuation.restored(got.unknownSplit)
-	sender := r.stages.alerting.sender
 	alertsDone := make(chan struct{})
-	go func() { sender.Run(ctx); close(alertsDone) }()
-	defer func() { sender.Stop(); <-alertsDone }() // deliver what is queued before exiting
+	go func() { r.stages.alerting.run(ctx); close(alertsDone) }()
+	defer func() { r.stages.alerting.stop(); <-alertsDone }() // deliver what is queued before exiting
 	reloadsDone := make(chan struct{})
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
-	metrics := r.stages.telemetry.metrics
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
@@ -329,10 +331,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		start := r.opts.Now()
 		r.tick(ctx, next)
 		end := r.opts.Now()
-		metrics.ObserveTick(end.Sub(start), next)
+		r.stages.telemetry.observeTick(end.Sub(start), next)
 		if missed := int(end.Sub(next) / interval); missed > 0 {
 			for range missed {
-				metrics.TickSkipped()
+				r.stages.telemetry.tickSkipped()
 			}
 			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end.Sub(start), "skipped", missed)
 		}

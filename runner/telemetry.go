@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/runner/telemetry"
@@ -25,3 +26,16 @@ func (s *telemetryStage) Tick(_ context.Context, t *tickResult) {
 		}
 	}
 }
+
+// The loop's own series (tick duration, skipped ticks, reloads), which
+// telemetry.Metrics exports beside the state.
+
+func (s *telemetryStage) observeTick(took time.Duration, tick time.Time) {
+	s.metrics.ObserveTick(took, tick)
+}
+
+func (s *telemetryStage) tickSkipped() { s.metrics.TickSkipped() }
+
+func (s *telemetryStage) configReload(ok bool, at time.Time) { s.metrics.ConfigReload(ok, at) }
+
+func (s *telemetryStage) reloadRequested() { s.metrics.ReloadRequested() }

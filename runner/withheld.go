@@ -114,9 +114,9 @@ func settled(s evaluator.State, svc string) bool {
 // routes, and logs when either changes: one line per reason, with the
 // count of services and the first few.
 func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]string) {
-	s.held.withheld.Reset()
+	s.withheldMetrics.withheld.Reset()
 	for svc, why := range withheld {
-		s.held.withheld.WithLabelValues(svc, why).Set(1)
+		s.withheldMetrics.withheld.WithLabelValues(svc, why).Set(1)
 	}
 	if !maps.Equal(withheld, s.lastWithheld) {
 		groups := byReason(withheld)
@@ -125,7 +125,7 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 		}
 		s.lastWithheld = withheld
 	}
-	s.held.pauseFailed.Reset()
+	s.withheldMetrics.pauseFailed.Reset()
 	var loud []string
 	for _, svc := range slices.Sorted(maps.Keys(st.Overrides)) {
 		sp := st.Services[svc]
@@ -134,7 +134,7 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 		}
 		for _, route := range slices.Sorted(maps.Keys(sp.Weights)) {
 			if sp.Weights[route] > 0 && sp.Levels[route].Failed() {
-				s.held.pauseFailed.WithLabelValues(svc, route).Set(1)
+				s.withheldMetrics.pauseFailed.WithLabelValues(svc, route).Set(1)
 				loud = append(loud, svc+"/"+route)
 			}
 		}
