@@ -11,6 +11,7 @@ require (
 	github.com/golang/snappy v1.0.0
 	github.com/google/renameio/v2 v2.0.2
 	github.com/miekg/dns v1.1.73
+	github.com/oklog/run v1.2.0
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/prometheus/alertmanager v0.35.0
 	github.com/prometheus/client_golang v1.25.0

@@ -2,7 +2,11 @@ package runner
 
 import (
 	"context"
+	"log/slog"
+	"maps"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,13 +16,99 @@ import (
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
+// actuationStage re-asserts the desired state on every backend each
+// tick. It owns what the runner knows of the backends: each actuator's
+// last outcome, what each backend holds after its last successful apply
+// (applied), the services it withholds and why (withheld.go), the
+// replicas' lease (lease.go), the audit of dry-run drills, and their
+// metrics.
+type actuationStage struct {
+	// replica names this replica when two write one backend (Options.Replica).
+	replica         string
+	now             func() time.Time
+	log             *slog.Logger
+	audit           *AuditLog
+	metrics         *actuationMetrics
+	withheldMetrics *withheldMetrics
+
+	mu sync.Mutex
+	// outcomes are each actuator's last outcome, by name.
+	outcomes map[string]ActuatorOutcome
+	// applied is what each actuator's backend holds after its last
+	// successful apply (see noteActuation).
+	applied map[string]actuators.Splits
+	// lastDesired is the last desired state audited per actuator.
+	lastDesired map[string]actuators.Splits
+	// unknownSplit are the services whose split no backend could say at
+	// the restart: withheld until the core decides them on data.
+	unknownSplit map[string]bool
+	// lastWithheld and lastPauseFailed are what noteWithheld last logged.
+	lastWithheld    map[string]string
+	lastPauseFailed string
+}
+
+func newActuationStage(o Options) *actuationStage {
+	return &actuationStage{replica: o.Replica, now: o.Now, log: o.Logger, audit: o.Audit,
+		metrics: newActuationMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
+		outcomes: map[string]ActuatorOutcome{}, applied: map[string]actuators.Splits{},
+		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}}
+}
+
+// Tick audits what dry-run drills keep from the backends, decides which
+// services to withhold, writes the others to every actuator and exports
+// the withheld ones. The actuations it saw go into t.Actuations.
+func (s *actuationStage) Tick(ctx context.Context, t *tickResult) {
+	s.auditDryRuns(t.Prev, t.Next, t.Time)
+	s.mu.Lock()
+	withheld := s.withheldServices(t.Next, t.Data)
+	s.mu.Unlock()
+	for svc, why := range s.actuate(ctx, t, withheld) {
+		if _, ok := withheld[svc]; !ok {
+			withheld[svc] = why
+		}
+	}
+	s.noteWithheld(t.Next, withheld)
+}
+
+// restored tells the stage the services whose split no backend could say
+// at the restart (persistStage.restore).
+func (s *actuationStage) restored(unknownSplit []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, svc := range unknownSplit {
+		s.unknownSplit[svc] = true
+	}
+}
+
+// health is each actuator's last outcome as the core reads it.
+func (s *actuationStage) health() map[string]evaluator.ActuatorHealth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := make(map[string]evaluator.ActuatorHealth, len(s.outcomes))
+	for name, a := range s.outcomes {
+		h[name] = evaluator.ActuatorHealth{OK: a.OK, FailingSince: a.FailingSince, Error: a.Error}
+	}
+	return h
+}
+
+// lastOutcomes are each actuator's last outcome, by name.
+func (s *actuationStage) lastOutcomes() []ActuatorOutcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ActuatorOutcome, 0, len(s.outcomes))
+	for _, name := range slices.Sorted(maps.Keys(s.outcomes)) {
+		out = append(out, s.outcomes[name])
+	}
+	return out
+}
+
 type actuationMetrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	drift    *prometheus.GaugeVec
-	// held and failingSince are read back for the charts' actuation
-	// markers (see noteActuation).
-	held         *prometheus.GaugeVec
+	// applied, changed and failingSince are read back for the charts'
+	// actuation markers (see noteActuation).
+	applied      *prometheus.GaugeVec
 	changed      *prometheus.GaugeVec
 	failingSince *prometheus.GaugeVec
 }
@@ -35,7 +125,7 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 		drift: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants after applying (0 when it matches; absent when it cannot be read).",
 		}, []string{"actuator"}),
-		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		applied: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: persist.MetricActuatorTrafficRatio, Help: "Share (0 to 1) of a service's traffic the actuator's backend holds for a route after its last successful apply.",
 		}, []string{persist.ActuatorLabel, persist.ServiceLabel, persist.RouteLabel}),
 		changed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -45,112 +135,113 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 			Name: persist.MetricActuatorFailingSince, Help: "Unix time the actuator's applies began to fail; 0 while its last apply succeeded.",
 		}, []string{persist.ActuatorLabel}),
 	}
-	reg.MustRegister(m.total, m.duration, m.drift, m.held, m.changed, m.failingSince)
+	reg.MustRegister(m.total, m.duration, m.drift, m.applied, m.changed, m.failingSince)
 	return m
 }
 
 // desired is the actuators' desired state: the core's planned splits, but
-// the split from before a dry-run drill for the services it holds.
+// the split from before a dry-run drill for the services it keeps.
 func desired(s evaluator.State) actuators.Splits {
 	d := make(actuators.Splits, len(s.Services))
 	for name, sp := range s.Services {
 		d[name] = *sp
-		if held, ok := s.DryRunHold(name); ok {
-			d[name] = held
+		if kept, ok := s.DryRunHold(name); ok {
+			d[name] = kept
 		}
 	}
 	return d
 }
 
-// toWrite is what the runner writes to actuator a this tick: the desired
-// state all, with the held services as the backend holds them and, with
-// a replica name, the replicas' lease applied (lease.go). It reads the
-// backend back only when either needs it; disagree are the services
+// toWrite is what the stage writes to actuator a this tick: the desired
+// state all, with the withheld services as the backend holds them and,
+// with a replica name, the replicas' lease applied (lease.go). It reads
+// the backend back only when either needs it; disagree are the services
 // another replica holds with a different split.
-func (r *Runner) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, s evaluator.State, now time.Time, interval time.Duration, held map[string]string) (out actuators.Splits, disagree []string, err error) {
-	if len(held) == 0 && r.opts.Replica == "" {
+func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, st evaluator.State, now time.Time, interval time.Duration, withheld map[string]string) (out actuators.Splits, disagree []string, err error) {
+	if len(withheld) == 0 && s.replica == "" {
 		return all, nil, nil
 	}
 	cur, err := a.Current(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	out = withHeld(cur, all, held)
-	if r.opts.Replica == "" {
+	out = withCurrent(cur, all, withheld)
+	if s.replica == "" {
 		return out, nil, nil
 	}
 	operator := map[string]bool{}
-	for svc, o := range s.Overrides {
+	for svc, o := range st.Overrides {
 		operator[svc] = operatorSplit(o, true)
 	}
-	return out, lease(r.opts.Replica, out, cur, held, operator, now, interval), nil
+	return out, lease(s.replica, out, cur, withheld, operator, now, interval), nil
 }
 
-// actuate re-asserts the desired state on every actuator, in a stable
-// order; held services (heldServices) keep what each backend holds, and
-// a split another replica holds is left to it (toWrite). It returns the
-// services held for that, with holdReplicasDisagree. A failure leaves the
-// decision standing; the next tick applies it again (level-triggered), so
-// nothing is forgotten.
-func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evaluator.State, now time.Time, interval time.Duration, held map[string]string) map[string]string {
-	all := desired(s)
+// actuate re-asserts the desired state of tick t on every actuator, in a
+// stable order; withheld services (withheldServices) keep what each
+// backend holds, and a split another replica holds is left to it
+// (toWrite). It returns the services withheld for that, with
+// withheldReplicasDisagree. A failure leaves the decision standing; the
+// next tick applies it again (level-triggered), so nothing is forgotten.
+func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld map[string]string) map[string]string {
+	st, now, interval := t.Next, t.Time, t.Config.Global.EvaluationInterval
+	all := desired(st)
 	disagree := map[string]string{}
-	sorted := append([]actuators.Actuator(nil), acts...)
+	sorted := append([]actuators.Actuator(nil), t.Actuators...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
-		start := r.opts.Now()
-		desired, others, err := r.toWrite(ctx, a, all, s, now, interval, held)
+		start := s.now()
+		desired, others, err := s.toWrite(ctx, a, all, st, now, interval, withheld)
 		for _, svc := range others {
-			disagree[svc] = holdReplicasDisagree
+			disagree[svc] = withheldReplicasDisagree
 		}
 		if err == nil {
 			err = a.Apply(ctx, desired)
 		}
-		applied := r.opts.Now()
-		r.acts.duration.WithLabelValues(a.Name()).Observe(applied.Sub(start).Seconds())
-		r.mu.Lock()
-		prev := r.lastActs[a.Name()]
-		st := ActuatorOutcome{Actuator: a.Name(), At: now, OK: err == nil}
+		applied := s.now()
+		s.metrics.duration.WithLabelValues(a.Name()).Observe(applied.Sub(start).Seconds())
+		s.mu.Lock()
+		prev := s.outcomes[a.Name()]
+		out := ActuatorOutcome{Actuator: a.Name(), At: now, OK: err == nil}
 		if err != nil {
-			st.Error = err.Error()
-			st.FailingSince = prev.FailingSince
-			if prev.OK || st.FailingSince.IsZero() {
-				st.FailingSince = now
+			out.Error = err.Error()
+			out.FailingSince = prev.FailingSince
+			if prev.OK || out.FailingSince.IsZero() {
+				out.FailingSince = now
 			}
 		}
-		r.lastActs[a.Name()] = st
-		r.mu.Unlock()
+		s.outcomes[a.Name()] = out
+		s.mu.Unlock()
 		if err != nil {
-			r.acts.total.WithLabelValues(a.Name(), "error").Inc()
-			r.log.Error("actuation failed; retrying next tick", "actuator", a.Name(), "err", err)
-			r.opts.Audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
-			r.noteActuation(a.Name(), now, nil, st.FailingSince, err)
+			s.metrics.total.WithLabelValues(a.Name(), "error").Inc()
+			s.log.Error("actuation failed; retrying next tick", "actuator", a.Name(), "err", err)
+			s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
+			t.Actuations = append(t.Actuations, s.noteActuation(a.Name(), now, nil, out.FailingSince, err)...)
 			continue
 		}
-		r.acts.total.WithLabelValues(a.Name(), "success").Inc()
-		holds, drift, derr := actuators.Compare(ctx, a, desired)
-		r.noteActuation(a.Name(), applied, heldAfter(a, desired, holds, derr), time.Time{}, nil)
+		s.metrics.total.WithLabelValues(a.Name(), "success").Inc()
+		readBack, drift, derr := actuators.Compare(ctx, a, desired)
+		t.Actuations = append(t.Actuations, s.noteActuation(a.Name(), applied, appliedAfter(a, desired, readBack, derr), time.Time{}, nil)...)
 		switch {
 		case derr != nil:
-			r.acts.drift.DeleteLabelValues(a.Name())
+			s.metrics.drift.DeleteLabelValues(a.Name())
 		case drift:
-			r.acts.drift.WithLabelValues(a.Name()).Set(1)
+			s.metrics.drift.WithLabelValues(a.Name()).Set(1)
 		default:
-			r.acts.drift.WithLabelValues(a.Name()).Set(0)
+			s.metrics.drift.WithLabelValues(a.Name()).Set(0)
 		}
-		if changed := !sameDesired(r, a.Name(), desired); changed || !prev.OK || drift {
+		if changed := !s.sameDesired(a.Name(), desired); changed || !prev.OK || drift {
 			result := "ok"
 			if actuators.IsDryRun(a) {
 				result = "dry-run"
 			}
 			for svc, ds := range desired {
 				rec := auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result}
-				if have, ok := holds[svc]; drift && ok && !have.Equal(ds) {
-					// A rate limit (or a dry run) left the backend short of
-					// the decision: record what it really holds.
+				if have, ok := readBack[svc]; drift && ok && !have.Equal(ds) {
+					// A dry run (or a backend that did not take the split)
+					// left the backend short of the decision: record what it really holds.
 					rec.Holds = have.Weights
 				}
-				r.opts.Audit.Write(rec)
+				s.audit.Write(rec)
 			}
 		}
 	}
@@ -159,14 +250,11 @@ func (r *Runner) actuate(ctx context.Context, acts []actuators.Actuator, s evalu
 
 // sameDesired remembers the last desired state audited per actuator so the
 // audit log records changes, not every idempotent re-assertion.
-func sameDesired(r *Runner, name string, d actuators.Splits) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.lastDesired == nil {
-		r.lastDesired = map[string]actuators.Splits{}
-	}
-	old, ok := r.lastDesired[name]
-	r.lastDesired[name] = d
+func (s *actuationStage) sameDesired(name string, d actuators.Splits) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.lastDesired[name]
+	s.lastDesired[name] = d
 	if !ok || len(old) != len(d) {
 		return false
 	}
@@ -176,4 +264,21 @@ func sameDesired(r *Runner, name string, d actuators.Splits) bool {
 		}
 	}
 	return true
+}
+
+// auditDryRuns writes, for every service a dry-run drill keeps, what the
+// actuators would have applied (result "would"; Holds is the split they
+// keep) each time the planned split changes, and logs it.
+func (s *actuationStage) auditDryRuns(prev, next evaluator.State, now time.Time) {
+	for _, svc := range slices.Sorted(maps.Keys(next.Services)) {
+		kept, ok := next.DryRunHold(svc)
+		planned := next.Services[svc]
+		if !ok || (prev.Services[svc] != nil && prev.Services[svc].Equal(*planned)) {
+			continue
+		}
+		s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Service: svc, Weights: planned.Weights, Holds: kept.Weights,
+			Result: "would", Reason: "dry-run drill: the actuators keep the split from before the drill"})
+		s.log.Info("dry-run drill: would apply", "service", svc, "weights", actuators.FormatWeights(planned.Weights),
+			"actuators_keep", actuators.FormatWeights(kept.Weights))
+	}
 }

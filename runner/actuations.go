@@ -16,63 +16,62 @@ import (
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
-// heldAfter is what actuator a's backend holds after a successful apply of
-// desired: what Compare read back, or, when the backend could not be read,
-// what was applied, for the services a handles.
-func heldAfter(a actuators.Actuator, desired, holds actuators.Splits, readErr error) actuators.Splits {
-	if readErr != nil || holds == nil {
+// appliedAfter is what actuator a's backend holds after a successful
+// apply of desired: what Compare read back, or, when the backend could
+// not be read, what was applied, for the services a handles.
+func appliedAfter(a actuators.Actuator, desired, readBack actuators.Splits, readErr error) actuators.Splits {
+	if readErr != nil || readBack == nil {
 		return actuators.Handled(a, desired)
 	}
-	return holds
+	return readBack
 }
 
 // noteActuation exports what actuator name's backend holds, when it last
 // took a new split and since when it fails (persist.MetricActuator*,
-// which persist.Actuations reads back for the charts), and records in the
-// in-memory history the same actuations: an apply that changed a
+// which persist.Actuations reads back for the charts), and returns for
+// the in-memory history the same actuations: an apply that changed a
 // service's split (at the time it returned, at), and the first failure
-// after success (failingSince equal to the tick at). held is nil when the
-// apply failed with applyErr.
-func (r *Runner) noteActuation(name string, at time.Time, held actuators.Splits, failingSince time.Time, applyErr error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.held == nil {
-		r.held = map[string]actuators.Splits{}
-	}
-	prev := r.held[name]
+// after success (failingSince equal to the tick at). applied is nil when
+// the apply failed with applyErr.
+func (s *actuationStage) noteActuation(name string, at time.Time, applied actuators.Splits, failingSince time.Time, applyErr error) []evaluator.Actuation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []evaluator.Actuation
+	prev := s.applied[name]
 	if applyErr != nil {
-		r.acts.failingSince.WithLabelValues(name).Set(float64(failingSince.UnixMilli()) / 1e3)
+		s.metrics.failingSince.WithLabelValues(name).Set(float64(failingSince.UnixMilli()) / 1e3)
 		if !failingSince.Equal(at) {
-			return // still failing: marked when it began
+			return nil // still failing: marked when it began
 		}
 		services := slices.Sorted(maps.Keys(prev))
 		if len(services) == 0 {
 			services = []string{""}
 		}
 		for _, svc := range services {
-			r.history.AddActuation(evaluator.Actuation{Time: failingSince.UTC(), Actuator: name, Service: svc, Result: evaluator.ActuationFailed, Error: applyErr.Error()})
+			out = append(out, evaluator.Actuation{Time: failingSince.UTC(), Actuator: name, Service: svc, Result: evaluator.ActuationFailed, Error: applyErr.Error()})
 		}
-		return
+		return out
 	}
-	r.acts.failingSince.WithLabelValues(name).Set(0)
+	s.metrics.failingSince.WithLabelValues(name).Set(0)
 	for svc, old := range prev {
 		for route := range old.Weights {
-			if _, ok := held[svc].Weights[route]; !ok {
-				r.acts.held.DeleteLabelValues(name, svc, route)
+			if _, ok := applied[svc].Weights[route]; !ok {
+				s.metrics.applied.DeleteLabelValues(name, svc, route)
 			}
 		}
 	}
-	for _, svc := range slices.Sorted(maps.Keys(held)) {
-		w := held[svc].Weights
+	for _, svc := range slices.Sorted(maps.Keys(applied)) {
+		w := applied[svc].Weights
 		for route, pct := range w {
-			r.acts.held.WithLabelValues(name, svc, route).Set(float64(pct) / 100)
+			s.metrics.applied.WithLabelValues(name, svc, route).Set(float64(pct) / 100)
 		}
 		if old, ok := prev[svc]; ok && !maps.Equal(old.Weights, w) {
-			r.acts.changed.WithLabelValues(name, svc).Set(float64(at.UnixMilli()) / 1e3)
-			r.history.AddActuation(evaluator.Actuation{Time: at.UTC(), Actuator: name, Service: svc, Weights: maps.Clone(w), Result: evaluator.ActuationApplied})
+			s.metrics.changed.WithLabelValues(name, svc).Set(float64(at.UnixMilli()) / 1e3)
+			out = append(out, evaluator.Actuation{Time: at.UTC(), Actuator: name, Service: svc, Weights: maps.Clone(w), Result: evaluator.ActuationApplied})
 		}
 	}
-	r.held[name] = held
+	s.applied[name] = applied
+	return out
 }
 
 // Actuations returns the actuations since t, oldest first, from Hermes's
@@ -134,35 +133,37 @@ func withRecent(acts, mem []evaluator.Actuation) []evaluator.Actuation {
 	return acts
 }
 
-// forgetActuators drops what the runner keeps and exports of actuators not
-// in acts, which a reload removed: their series (which would otherwise stay
-// at their last values until Hermes restarts), their status and what they
-// held. r.mu is held.
-func (r *Runner) forgetActuators(acts []actuators.Actuator) {
+// forget drops what the stage keeps and exports of actuators not in
+// acts, which a reload removed: their series (which would otherwise stay
+// at their last values until Hermes restarts), their outcome and what
+// their backends held.
+func (s *actuationStage) forget(acts []actuators.Actuator) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	keep := make(map[string]bool, len(acts))
 	for _, a := range acts {
 		keep[a.Name()] = true
 	}
 	gone := map[string]bool{}
-	for name := range r.lastActs {
+	for name := range s.outcomes {
 		gone[name] = !keep[name]
 	}
-	for name := range r.held {
+	for name := range s.applied {
 		gone[name] = !keep[name]
 	}
 	for name, g := range gone {
 		if !g {
 			continue
 		}
-		delete(r.lastActs, name)
-		delete(r.held, name)
-		delete(r.lastDesired, name)
+		delete(s.outcomes, name)
+		delete(s.applied, name)
+		delete(s.lastDesired, name)
 		l := prometheus.Labels{persist.ActuatorLabel: name}
-		r.acts.total.DeletePartialMatch(l)
-		r.acts.duration.DeletePartialMatch(l)
-		r.acts.drift.DeletePartialMatch(l)
-		r.acts.held.DeletePartialMatch(l)
-		r.acts.changed.DeletePartialMatch(l)
-		r.acts.failingSince.DeletePartialMatch(l)
+		s.metrics.total.DeletePartialMatch(l)
+		s.metrics.duration.DeletePartialMatch(l)
+		s.metrics.drift.DeletePartialMatch(l)
+		s.metrics.applied.DeletePartialMatch(l)
+		s.metrics.changed.DeletePartialMatch(l)
+		s.metrics.failingSince.DeletePartialMatch(l)
 	}
 }

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -24,32 +26,105 @@ type auditRecord struct {
 	By     string         `json:"by,omitempty"`
 }
 
-func (r *Runner) audit(e evaluator.Event) {
-	e.Time = e.Time.UTC()
-	if e.Type == evaluator.EventAlertError {
-		// Every tick while it lasts: logged and counted, not audited.
-		r.metrics.AlertEvalError(e.Name)
-		r.log.Warn("alert expression failed; the alert counts as not holding", "alert", e.Name, "service", e.Service, "route", e.Route, "err", e.Reasons)
-		return
+// auditStage writes the core's decisions of every tick to the audit log,
+// one JSON line per event, and logs them: one line per event, but one
+// line per type for a type with more than burstEvents events in a tick.
+// Alert expression failures come every tick while they last: they are
+// logged (one line per alert and tick) and counted (the telemetry
+// stage), not audited. It keeps no state.
+type auditStage struct {
+	log   *slog.Logger
+	audit *AuditLog
+}
+
+// burstEvents is how many events of one type a tick logs a line each
+// for. Beyond it (a start-up that gives every service of the fleet its
+// first split, an outage behind every route) the type gets one line with
+// the count and the first few targets; the audit log has every event.
+const burstEvents = 10
+
+// Tick audits and logs the tick's events.
+func (s *auditStage) Tick(_ context.Context, t *tickResult) {
+	count := map[string]int{}
+	for _, e := range t.Events {
+		count[e.Type]++
 	}
-	r.opts.Audit.Write(e)
+	var types []string // of the summed up types, in order of appearance
+	targets := map[string][]string{}
+	for _, e := range t.Events {
+		switch {
+		case e.Type == evaluator.EventAlertError:
+		case count[e.Type] > burstEvents:
+			e.Time = e.Time.UTC()
+			s.audit.Write(e)
+		default:
+			s.event(e)
+			continue
+		}
+		if targets[e.Type] == nil {
+			types = append(types, e.Type)
+		}
+		targets[e.Type] = append(targets[e.Type], target(e))
+	}
+	for _, typ := range types {
+		if typ == evaluator.EventAlertError {
+			continue
+		}
+		s.log.Info("events of the tick: "+typ+"; the audit log has each", "events", len(targets[typ]), "first", firstFew(targets[typ]))
+	}
+	failed := map[string][]evaluator.Event{}
+	var names []string
+	for _, e := range t.Events {
+		if e.Type != evaluator.EventAlertError {
+			continue
+		}
+		if failed[e.Name] == nil {
+			names = append(names, e.Name)
+		}
+		failed[e.Name] = append(failed[e.Name], e)
+	}
+	for _, name := range names {
+		es := failed[name]
+		e := es[0]
+		s.log.Warn("alert expression failed; the alert counts as not holding", "alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons)
+	}
+}
+
+// target names what event e is about: service/route, the service, the
+// route or the alert.
+func target(e evaluator.Event) string {
+	switch {
+	case e.Service != "" && e.Route != "":
+		return e.Service + "/" + e.Route
+	case e.Service != "":
+		return e.Service
+	case e.Route != "":
+		return e.Route
+	}
+	return e.Name
+}
+
+// event audits and logs one event.
+func (s *auditStage) event(e evaluator.Event) {
+	e.Time = e.Time.UTC()
+	s.audit.Write(e)
 	switch e.Type {
 	case evaluator.EventLevel, evaluator.EventFailback:
 		attrs := []any{"service", e.Service, "route", e.Route, "from", e.From, "to", e.To}
 		attrs = appendSet(attrs, "stage", e.Stage)
 		attrs = appendSet(attrs, "percent", e.Percent)
 		attrs = appendSet(attrs, "score", e.Score)
-		r.log.Info("route "+e.Type, append(attrs, "reasons", e.Reasons)...)
+		s.log.Info("route "+e.Type, append(attrs, "reasons", e.Reasons)...)
 	case evaluator.EventTraffic:
-		r.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
+		s.log.Info("traffic split", "service", e.Service, "weights", e.Weights)
 	case evaluator.EventAlert:
-		r.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
+		s.log.Info("alert "+e.State, "alert", e.Name, "tier", e.Tier, "service", e.Service, "route", e.Route)
 	case evaluator.EventDrill:
 		attrs := []any{"route", e.Route, "kind", e.Drill.Kind, "since_injection", e.Time.Sub(e.Drill.Injected), "dry_run", e.Drill.DryRun, "reasons", e.Reasons}
-		r.log.Info("drill "+e.State, appendSet(attrs, "until", e.Expires)...)
+		s.log.Info("drill "+e.State, appendSet(attrs, "until", e.Expires)...)
 	case evaluator.EventOverride, evaluator.EventCommand:
 		attrs := []any{"kind", e.Name, "service", e.Service, "route", e.Route, "reasons", e.Reasons, "by", e.By}
-		r.log.Info(e.Type+" "+e.State, appendSet(attrs, "expires", e.Expires)...)
+		s.log.Info(e.Type+" "+e.State, appendSet(attrs, "expires", e.Expires)...)
 	}
 }
 

@@ -20,12 +20,12 @@ import (
 // event's optional fields, never pointers or <nil>.
 func TestAuditLogPrintsValues(t *testing.T) {
 	var logs, audit bytes.Buffer
-	r := &Runner{log: slog.New(slog.NewTextHandler(&logs, nil)), opts: Options{Audit: NewAuditLog(&audit)}}
+	r := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(&audit)}
 	score, stage, percent := 42.5, 2, 50
 	expires := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	r.audit(evaluator.Event{Type: evaluator.EventLevel, Service: "chat", Route: "free", From: "warm", To: "shed", Score: &score})
-	r.audit(evaluator.Event{Type: evaluator.EventFailback, Service: "chat", Route: "free", Stage: &stage, Percent: &percent, Score: &score})
-	r.audit(evaluator.Event{Type: evaluator.EventOverride, State: "set", Name: "pin", Service: "chat", Route: "paid", Expires: &expires})
+	r.event(evaluator.Event{Type: evaluator.EventLevel, Service: "chat", Route: "free", From: "warm", To: "shed", Score: &score})
+	r.event(evaluator.Event{Type: evaluator.EventFailback, Service: "chat", Route: "free", Stage: &stage, Percent: &percent, Score: &score})
+	r.event(evaluator.Event{Type: evaluator.EventOverride, State: "set", Name: "pin", Service: "chat", Route: "paid", Expires: &expires})
 	out := logs.String()
 	for _, want := range []string{"score=42.5", "stage=2", "percent=50", "expires=2026-12-01T03:00:00.000Z"} {
 		if !strings.Contains(out, want) {

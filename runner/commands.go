@@ -15,6 +15,37 @@ type pendingCommand struct {
 	done chan commandOutcome // buffered: the tick never blocks on it
 }
 
+// commandQueue holds the operator commands between Submit and their tick.
+type commandQueue struct {
+	// pending are the commands the next tick applies, in order.
+	pending []*pendingCommand
+	// inflight are the commands the running tick took, until it stores
+	// its state: Submit checks a new command against them too.
+	inflight []*pendingCommand
+	nextID   uint64
+}
+
+// take hands the pending commands to a tick, which holds them in flight.
+func (q *commandQueue) take() []*pendingCommand {
+	cmds := q.pending
+	q.pending, q.inflight = nil, cmds
+	return cmds
+}
+
+// putBack queues the commands of a dropped tick again, first.
+func (q *commandQueue) putBack(cmds []*pendingCommand) {
+	q.pending, q.inflight = append(cmds, q.pending...), nil
+}
+
+// commandsOf are the core's commands of cmds.
+func commandsOf(cmds []*pendingCommand) []evaluator.Command {
+	out := make([]evaluator.Command, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.cmd
+	}
+	return out
+}
+
 type commandOutcome struct {
 	result CommandResult
 	err    error
@@ -34,7 +65,7 @@ func (r *Runner) Submit(ctx context.Context, cmd evaluator.Command) (CommandResu
 	r.mu.Lock()
 	now := r.opts.Now()
 	s := r.state
-	for _, p := range append(r.inflight, r.pending...) {
+	for _, p := range append(r.cmds.inflight, r.cmds.pending...) {
 		if next, _, err := evaluator.Apply(r.pol, s, p.cmd, now); err == nil {
 			s = next
 		}
@@ -43,10 +74,10 @@ func (r *Runner) Submit(ctx context.Context, cmd evaluator.Command) (CommandResu
 		r.mu.Unlock()
 		return CommandResult{}, err
 	}
-	r.nextID++
-	cmd.ID = strconv.FormatUint(r.nextID, 10)
+	r.cmds.nextID++
+	cmd.ID = strconv.FormatUint(r.cmds.nextID, 10)
 	p := &pendingCommand{cmd: cmd, done: make(chan commandOutcome, 1)}
-	r.pending = append(r.pending, p)
+	r.cmds.pending = append(r.cmds.pending, p)
 	interval := r.cfg.Global.EvaluationInterval
 	r.mu.Unlock()
 
@@ -61,6 +92,10 @@ func (r *Runner) Submit(ctx context.Context, cmd evaluator.Command) (CommandResu
 	}
 	return CommandResult{Applied: false, Tick: tick}, nil
 }
+
+// answerCommands is the loop's own stage: it answers the commands of
+// tick t, after the persist stage saved what they changed.
+func answerCommands(_ context.Context, t *tickResult) { answer(t.commands, t.Events, t.Time) }
 
 // answer tells every waiting Submit what its tick did with its command.
 func answer(cmds []*pendingCommand, events []evaluator.Event, tick time.Time) {

@@ -8,7 +8,6 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
@@ -18,9 +17,6 @@ const (
 	historyTicks  = 1440
 	historyEvents = 500
 )
-
-// historyTimeout bounds the range queries of one status page.
-const historyTimeout = 3 * time.Second
 
 // History returns the ticks since t, oldest first, from Hermes's own series
 // in Prometheus (so they survive restarts and merge replicas; source
@@ -44,26 +40,11 @@ func (r *Runner) History(ctx context.Context, since time.Time) (ticks []evaluato
 	return ticks, memEvents, "prometheus"
 }
 
-// readHistory calls read with the Prometheus API of the configuration and
-// the range of the status page's history (from since, on the tick grid,
-// to the last tick), bounded by historyTimeout. An error (no tick yet, no
-// API, or read's) means the caller draws this process's memory instead.
+// readHistory reads Hermes's own series from Prometheus for the status
+// page, through the persist stage (persistStage.readSeries).
 func (r *Runner) readHistory(ctx context.Context, since time.Time, read func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error) error {
 	r.mu.Lock()
-	cfg, now := r.cfg, r.lastTick
+	cfg, last := r.cfg, r.lastTick
 	r.mu.Unlock()
-	if now.IsZero() {
-		return errors.New("no tick yet")
-	}
-	api, err := promapi.NewAPI(cfg.Prometheus)
-	if err == nil {
-		qctx, cancel := context.WithTimeout(ctx, historyTimeout)
-		defer cancel()
-		step := cfg.Global.EvaluationInterval
-		err = read(qctx, api, since.Truncate(step), now, step)
-	}
-	if err != nil {
-		r.log.Debug("history from Prometheus failed; drawing this process's", "err", err)
-	}
-	return err
+	return r.stages.persist.readSeries(ctx, cfg, last, since, read)
 }

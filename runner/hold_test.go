@@ -50,8 +50,8 @@ func TestBlindTickWritesNothing(t *testing.T) {
 		if r.Ready() {
 			t.Error("ready although the last ticks had no data")
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": holdNoData}); v != 1 {
-			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", holdNoData, v)
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldNoData}); v != 1 {
+			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", withheldNoData, v)
 		}
 		stop()
 	})
@@ -86,7 +86,7 @@ func TestUnknownSplitHoldsRatherThanPrimary(t *testing.T) {
 		if got["free"] != 0 || got["paid-standard"] != 100 {
 			t.Errorf("after the failover the backend got %v, want free=0", got)
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": holdUnknownSplit}); v == 1 {
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v == 1 {
 			t.Errorf("still held once the core decided on data: %v", v)
 		}
 		stop()
@@ -109,7 +109,7 @@ func TestPauseWithALostSplitHolds(t *testing.T) {
 		if applied {
 			t.Errorf("a pause whose split was lost applied %v", flaky.last["chat"])
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": holdUnknownSplit}); v != 1 {
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
 			t.Errorf("held metric %v, want 1", v)
 		}
 		stop()

@@ -34,11 +34,11 @@ func fresh(st traffic.Stamp, me string, now time.Time, interval time.Duration) b
 // split another replica stamped freshly keeps that split: when it differs
 // from this replica's, the service is reported in disagree; when it is
 // the same, the holder renews it. Every other service is stamped with me
-// and the tick. Services in held (already cur's) and the ones in operator
+// and the tick. Services in withheld (already cur's) and the ones in operator
 // (a person's pin or pause, which takes the lease) are not deferred.
-func lease(me string, out, cur actuators.Splits, held map[string]string, operator map[string]bool, now time.Time, interval time.Duration) (disagree []string) {
+func lease(me string, out, cur actuators.Splits, withheld map[string]string, operator map[string]bool, now time.Time, interval time.Duration) (disagree []string) {
 	for svc, want := range out {
-		if _, ok := held[svc]; ok {
+		if _, ok := withheld[svc]; ok {
 			continue
 		}
 		have, ok := cur[svc]

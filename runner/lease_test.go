@@ -46,9 +46,9 @@ func TestReplicasThatDisagreeDoNotFlap(t *testing.T) {
 				t.Fatalf("tick %d: the split moved to %v while replica a holds it at free=100", i, w)
 			}
 		}
-		held := map[string]string{"service": "chat", "reason": holdReplicasDisagree}
+		held := map[string]string{"service": "chat", "reason": withheldReplicasDisagree}
 		if v := testenv.Metric(t, regB, "hermes_service_actuation_held", held); v != 1 {
-			t.Errorf("replica b: hermes_service_actuation_held{reason=%q} = %v, want 1", holdReplicasDisagree, v)
+			t.Errorf("replica b: hermes_service_actuation_held{reason=%q} = %v, want 1", withheldReplicasDisagree, v)
 		}
 		stopA()
 		time.Sleep(75 * time.Second) // a's stamp is older than four intervals

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner/persist"
 )
 
 // TestOverridesFileWriteIsRetried: when the overrides file cannot be
@@ -44,4 +45,10 @@ func TestOverridesFileWriteIsRetried(t *testing.T) {
 			t.Errorf("overrides file after the retry: %+v, want the pin", ov)
 		}
 	})
+}
+
+// loadOverrides reads the overrides of the local state file at path.
+func loadOverrides(path string) (map[string]evaluator.Override, error) {
+	l, err := persist.ReadLocal(path)
+	return l.Overrides, err
 }

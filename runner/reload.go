@@ -28,7 +28,7 @@ type reloadCall struct {
 // invalid configuration is rejected, logged and counted; the old one keeps
 // running. Requests are answered only while Run runs.
 func (r *Runner) Reload(ctx context.Context) error {
-	r.metrics.ReloadRequested()
+	r.stages.telemetry.reloadRequested()
 	q := &r.reloads
 	q.mu.Lock()
 	c := q.pending
@@ -88,16 +88,16 @@ func (r *Runner) reload() error {
 	ld, err := r.load()
 	now := r.opts.Now()
 	if err == nil {
-		err = r.alerts.ApplyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
+		err = r.stages.alerting.applyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
 	}
 	if err != nil {
-		r.metrics.ConfigReload(false, now)
+		r.stages.telemetry.configReload(false, now)
 		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
 		r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
 		return err
 	}
 	r.swap(ld)
-	r.metrics.ConfigReload(true, now)
+	r.stages.telemetry.configReload(true, now)
 	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
 	r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "ok"})
 	return nil

@@ -1,27 +1,34 @@
-// Package runner is the live shell around the evaluator core. One tick,
-// in the order the packages are called:
+// Package runner is the live shell around the evaluator core. One tick:
 //
 //	promapi.Collector     one PromQL query per signal, each answer streamed
 //	                      into route slots → evaluator.Snapshot (plus the
 //	                      actuators' health after the last tick)
 //	evaluator.Step        the pure core, with the operator commands queued
 //	                      since the last tick → next State and Events
-//	telemetry / persist   export the state as Hermes's own series
-//	AuditLog              one JSON line per event
-//	actuators             re-assert State.Services on every backend
-//	alerting.Sender       queue State.Alerts for every Alertmanager
 //
-// The loop goroutine is the only writer of the state: operator commands
+// then each stage's Tick with the tick's result (stage.go), in order:
+//
+//	persist               the local state file (overrides, drills, active
+//	                      alerts); at start-up, all of restore
+//	(answer)              the loop's own: reply to the tick's commands
+//	telemetry             the state as Hermes's own series
+//	audit                 one JSON line per event, and its log line
+//	actuation             withhold, lease, re-assert State.Services on
+//	                      every backend; audit dry-run drills
+//	alerting              queue State.Alerts for every Alertmanager
+//
+// Each stage owns its state, metrics and lock; the Runner keeps the tick
+// timing, the command queue, the reloads and the last tick's result. The
+// loop goroutine is the only writer of the state: operator commands
 // (Submit) are queued and applied by the next tick's Step; reloads are
 // loaded beside the loop, coalesced and rate-limited (reload.go), and
-// taken by the next tick. At start-up persist.Load restores the state.
+// taken by the next tick.
 package runner
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,8 +48,11 @@ import (
 // Options configure a Runner. ConfigPath is required.
 type Options struct {
 	ConfigPath string
-	// OverridesPath is where operator overrides are kept across restarts
-	// (default: hermes-overrides.json next to the config file).
+	// OverridesPath is the local state file: what must survive a restart
+	// and Prometheus may not know yet, the operators' overrides, running
+	// drills and active alerts (persist.Local). Default: hermes-state.json
+	// next to the config file, or hermes-overrides.json there, its old
+	// name, until Hermes first saves it (--overrides.file).
 	OverridesPath string
 	Logger        *slog.Logger
 	Registerer    prometheus.Registerer
@@ -72,60 +82,69 @@ type Options struct {
 	NewQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, error)
 }
 
-// Runner runs the tick loop. Its methods are safe for concurrent use.
+// Runner runs the tick loop: it keeps the tick timing, the command queue,
+// the reloads and the last tick's result, and hands every tick to the
+// stages (stage.go), which own the rest. Its methods are safe for
+// concurrent use.
 type Runner struct {
 	opts Options
 	log  *slog.Logger
 	// newQuery builds the query side (Options.NewQuery, else Prometheus).
 	newQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error)
-	metrics  *telemetry.Metrics
-	acts     *actuationMetrics
-	alerts   *alerting.Sender
 	// collector gathers each tick's answers into its snapshot; only the
 	// loop's goroutine uses it (tick).
 	collector promapi.Collector
+	// stages run after each Step, in order (pipeline).
+	stages  pipeline
+	reloads reloadQueue
 
-	mu        sync.Mutex
-	cfg       *config.Config
-	pol       *evaluator.Policy
-	query     promapi.QueryFunc
-	ticks     promapi.RouteQueryFunc
-	actuators []actuators.Actuator
-	state     evaluator.State
-	lastTick  time.Time
-	lastActs  map[string]ActuatorOutcome
-	// problems are the last tick's failed signal queries.
-	problems []SignalProblem
-	// alertErrors are the last run-time failure of each alert expression.
-	alertErrors map[string]AlertError
-	lastDesired map[string]actuators.Splits
-	// held is what each actuator's backend held after its last successful
-	// apply (see noteActuation).
-	held     map[string]actuators.Splits
-	loadedAt time.Time
+	// mu guards what follows, but status (atomic).
+	mu sync.Mutex
+	// loaded is the running configuration; a reload swaps it whole.
+	loaded
+	// lastResult is what the last tick left.
+	lastResult
 	// history is the status page's fallback when Prometheus cannot answer.
 	history *history.Store
-	// pending are the operator commands the next tick applies, in order.
-	pending []*pendingCommand
-	// inflight are the commands the running tick took, until it stores
-	// its state: Submit checks a new command against them too.
-	inflight []*pendingCommand
-	// unknownSplit are the services whose split no backend could say at
-	// the restart: held until the core decides them on data (hold.go).
-	unknownSplit    map[string]bool
-	holds           *holdMetrics
-	lastHeld        map[string]string
-	lastPauseFailed string
-	// overridesUnsaved: the last write of the overrides file failed.
-	overridesUnsaved bool
-	nextID           uint64
+	cmds    commandQueue
+	status  readiness
+}
 
-	// ticked is set by the first tick, ready by the first tick that had
-	// data (see Ready).
-	ticked   atomic.Bool
-	ready    atomic.Bool
-	restored atomic.Bool
-	reloads  reloadQueue
+// loaded is everything built from one version of the configuration.
+type loaded struct {
+	cfg   *config.Config
+	pol   *evaluator.Policy
+	query promapi.QueryFunc
+	ticks promapi.RouteQueryFunc
+	acts  []actuators.Actuator
+	// loadedAt is when it was swapped in.
+	loadedAt time.Time
+}
+
+// lastResult is what the last tick left: its time, its state and its
+// failed signal queries.
+type lastResult struct {
+	lastTick time.Time
+	state    evaluator.State
+	problems []SignalProblem
+}
+
+// readiness is set by the loop and read by anyone without the lock:
+// ticked by the first tick, ready by the first tick that had data (see
+// Ready).
+type readiness struct {
+	ticked, ready atomic.Bool
+}
+
+// pipeline holds the stages a tick runs after evaluator.Step, in order,
+// and the ones the loop also asks between ticks (health of the
+// actuators, restore, reload, the status page's view).
+type pipeline struct {
+	order     []stage
+	persist   *persistStage
+	telemetry *telemetryStage
+	actuation *actuationStage
+	alerting  *alertingStage
 }
 
 // New loads and validates the configuration and builds the query side and
@@ -146,24 +165,23 @@ func New(opts Options) (*Runner, error) {
 	if opts.ReloadInterval == 0 {
 		opts.ReloadInterval = time.Second
 	}
-	if opts.OverridesPath == "" {
-		opts.OverridesPath = defaultOverridesPath(opts.ConfigPath)
-	}
 	if err := CheckReplicaName(opts.Replica); err != nil {
 		return nil, err
 	}
 	opts.Audit.register(opts.Registerer, opts.Logger)
+	persisting := newPersistStage(opts)
+	opts.OverridesPath = persisting.path
 	r := &Runner{
-		history:     history.New(historyTicks, historyEvents),
-		opts:        opts,
-		log:         opts.Logger,
-		metrics:     telemetry.New(opts.Registerer, opts.Metrics),
-		acts:        newActuationMetrics(opts.Registerer),
-		holds:       newHoldMetrics(opts.Registerer),
-		reloads:     reloadQueue{kick: make(chan struct{}, 1)},
-		lastActs:    map[string]ActuatorOutcome{},
-		newQuery:    prometheusQueries,
-		alertErrors: map[string]AlertError{},
+		history:  history.New(historyTicks, historyEvents),
+		opts:     opts,
+		log:      opts.Logger,
+		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
+		newQuery: prometheusQueries,
+		stages: pipeline{
+			persist:   persisting,
+			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics)},
+			actuation: newActuationStage(opts),
+		},
 	}
 	if opts.NewQuery != nil {
 		r.newQuery = func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
@@ -173,14 +191,27 @@ func New(opts Options) (*Runner, error) {
 	}
 	ld, err := r.load()
 	if err != nil {
-		r.metrics.ConfigReload(false, opts.Now())
+		r.stages.telemetry.configReload(false, opts.Now())
 		return nil, err
 	}
-	if r.alerts, err = alerting.New(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval, opts.Registerer, opts.Logger); err != nil {
+	sender, err := alerting.New(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval, opts.Registerer, opts.Logger)
+	if err != nil {
 		return nil, err
+	}
+	r.stages.alerting = &alertingStage{sender: sender, errors: map[string]AlertError{}}
+	// The order of a tick: the restart memory first, so that a command's
+	// caller finds it saved when answered; then the series, the audit
+	// log, the backends and Alertmanager.
+	r.stages.order = []stage{
+		r.stages.persist,
+		stageFunc(answerCommands),
+		r.stages.telemetry,
+		&auditStage{log: opts.Logger, audit: opts.Audit},
+		r.stages.actuation,
+		r.stages.alerting,
 	}
 	r.swap(ld)
-	r.metrics.ConfigReload(true, opts.Now())
+	r.stages.telemetry.configReload(true, opts.Now())
 	return r, nil
 }
 
@@ -197,15 +228,6 @@ func prometheusQueries(cfg *config.Config, logger *slog.Logger) (promapi.QueryFu
 		return nil, nil, err
 	}
 	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, logger), ticks, nil
-}
-
-// loaded is everything built from one version of the configuration.
-type loaded struct {
-	cfg   *config.Config
-	pol   *evaluator.Policy
-	query promapi.QueryFunc
-	ticks promapi.RouteQueryFunc
-	acts  []actuators.Actuator
 }
 
 // load reads, validates and builds a configuration without touching the
@@ -239,23 +261,25 @@ func (r *Runner) load() (*loaded, error) {
 	return &loaded{cfg: cfg, pol: pol, query: q, ticks: ticks, acts: acts}, nil
 }
 
+// swap makes ld the running configuration; the next tick takes it.
 func (r *Runner) swap(ld *loaded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.forgetActuators(ld.acts)
-	r.cfg, r.pol, r.query, r.ticks, r.actuators = ld.cfg, ld.pol, ld.query, ld.ticks, ld.acts
-	r.loadedAt = r.opts.Now()
+	r.stages.actuation.forget(ld.acts)
+	ld.loadedAt = r.opts.Now()
+	r.loaded = *ld
 }
 
 // Ready reports whether the state was restored and the last tick had
 // data: at least one of its signal queries answered (a value or no
 // sample), not all of them failed. Otherwise the levels are placeholders
-// or stale, and the actuators write nothing (hold.go). The runner is the one owner of this notion: /-/ready, the
-// status API and `hermes ctl` ask it.
-func (r *Runner) Ready() bool { return r.ready.Load() }
+// or stale, and the actuators write nothing (withheld.go). The runner is
+// the one owner of this notion: /-/ready, the status API and `hermes ctl`
+// ask it.
+func (r *Runner) Ready() bool { return r.status.ready.Load() }
 
 // Ticked reports whether a first tick ran since start, with or without data.
-func (r *Runner) Ticked() bool { return r.ticked.Load() }
+func (r *Runner) Ticked() bool { return r.status.ticked.Load() }
 
 // hadData reports whether at least one signal query of the snapshot
 // answered: a value or no sample, not an error.
@@ -272,12 +296,20 @@ func hadData(snap evaluator.Snapshot) bool {
 // multiples of the evaluation interval; a tick that overruns makes the loop
 // skip the ticks it missed (counted), never stack them.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.restore(ctx); err != nil {
+	r.mu.Lock()
+	pol, query, acts := r.pol, r.query, r.acts
+	r.mu.Unlock()
+	got, err := r.stages.persist.restore(ctx, pol, query, acts)
+	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.state = got.state
+	r.mu.Unlock()
+	r.stages.actuation.restored(got.unknownSplit)
 	alertsDone := make(chan struct{})
-	go func() { r.alerts.Run(ctx); close(alertsDone) }()
-	defer func() { r.alerts.Stop(); <-alertsDone }() // deliver what is queued before exiting
+	go func() { r.stages.alerting.run(ctx); close(alertsDone) }()
+	defer func() { r.stages.alerting.stop(); <-alertsDone }() // deliver what is queued before exiting
 	reloadsDone := make(chan struct{})
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
@@ -298,38 +330,37 @@ func (r *Runner) Run(ctx context.Context) error {
 		start := r.opts.Now()
 		r.tick(ctx, next)
 		end := r.opts.Now()
-		r.metrics.ObserveTick(end.Sub(start), next)
+		r.stages.telemetry.observeTick(end.Sub(start), next)
 		if missed := int(end.Sub(next) / interval); missed > 0 {
 			for range missed {
-				r.metrics.TickSkipped()
+				r.stages.telemetry.tickSkipped()
 			}
 			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end.Sub(start), "skipped", missed)
 		}
 	}
 }
 
-// tick runs one evaluation at the aligned time ts.
+// tick runs one evaluation at the aligned time ts: collect, then
+// evaluator.Step with the commands queued since the last tick, then every
+// stage in order with the tick's result.
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
-	cfg, pol, query, acts, prev := r.cfg, r.pol, r.ticks, r.actuators, r.state
-	cmds := r.pending
-	r.pending, r.inflight = nil, cmds
-	health := make(map[string]evaluator.ActuatorHealth, len(r.lastActs))
-	for name, a := range r.lastActs {
-		health[name] = evaluator.ActuatorHealth{OK: a.OK, FailingSince: a.FailingSince, Error: a.Error}
-	}
+	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, commands: r.cmds.take()}
+	query := r.ticks
 	r.mu.Unlock()
+	health := r.stages.actuation.health()
 
+	cfg := t.Config
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
 	defer cancel()
 	qerrs := newQueryErrors(cfg.Signals)
-	snap := r.collector.Collect(tctx, qerrs.wrap(query), cfg.Signals, pol.Routes(), ts, cfg.Global.QueryTimeout)
+	snap := r.collector.Collect(tctx, qerrs.wrap(query), cfg.Signals, t.Policy.Routes(), ts, cfg.Global.QueryTimeout)
 	if ctx.Err() != nil {
 		// Hermes is stopping: the queries were canceled, not answered. The
 		// tick is dropped rather than judged, counted and exported as if
 		// every signal had failed; its commands go back to the queue.
 		r.mu.Lock()
-		r.pending, r.inflight = append(cmds, r.pending...), nil
+		r.cmds.putBack(t.commands)
 		r.mu.Unlock()
 		r.log.Info("tick dropped: stopping", "tick", ts)
 		return
@@ -337,53 +368,30 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	snap.Actuators = health
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	logSignalProblems(r.log, problems)
-	in := evaluator.Input{Snapshot: snap, Commands: make([]evaluator.Command, len(cmds))}
-	for i, c := range cmds {
-		in.Commands[i] = c.cmd
-	}
-	next, events := evaluator.Step(pol, prev, in, ts)
+	t.Snapshot, t.Data = snap, hadData(snap)
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands)}, ts)
 
 	r.mu.Lock()
-	r.state, r.lastTick, r.inflight, r.problems = next, ts, nil, problems
-	r.noteAlertErrors(events)
-	r.history.Add(evaluator.TickOf(ts, next), events)
+	r.state, r.lastTick, r.problems = t.Next, ts, problems
+	r.cmds.inflight = nil
+	r.history.Add(evaluator.TickOf(ts, t.Next), t.Events)
 	r.mu.Unlock()
-	// The overrides file follows the state; a failed write is retried
-	// every tick until it succeeds, so a restart does not lose an override,
-	// nor an alert that began since Prometheus last scraped Hermes.
-	if r.overridesUnsaved || !maps.EqualFunc(prev.Overrides, next.Overrides, evaluator.Override.Equal) ||
-		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) || !persist.SameActive(prev.Alerts, next.Alerts) {
-		err := saveOverrides(r.opts.OverridesPath, next, ts)
-		r.overridesUnsaved = err != nil
-		if err != nil {
-			r.log.Error("cannot save the overrides file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", r.opts.OverridesPath, "err", err)
-		}
+	for _, s := range r.stages.order {
+		s.Tick(tctx, t)
 	}
-	answer(cmds, events, ts)
-	r.metrics.Update(pol, next, snap, ts)
-	for _, e := range events {
-		r.audit(e)
-	}
-	r.auditDryRuns(prev, next, ts)
-	data := hadData(snap)
 	r.mu.Lock()
-	held := r.heldServices(next, data)
-	r.mu.Unlock()
-	for svc, why := range r.actuate(tctx, acts, next, ts, cfg.Global.EvaluationInterval, held) {
-		if _, ok := held[svc]; !ok {
-			held[svc] = why
-		}
+	for _, a := range t.Actuations {
+		r.history.AddActuation(a)
 	}
-	r.noteHolds(next, held)
-	r.alerts.Notify(ctx, next.Alerts, ts)
-	if !r.ticked.Load() {
-		r.ticked.Store(true)
+	r.mu.Unlock()
+	if !r.status.ticked.Load() {
+		r.status.ticked.Store(true)
 		r.log.Info("first tick done", "tick", ts)
 	}
-	switch was := r.ready.Swap(data); {
-	case data && !was:
+	switch was := r.status.ready.Swap(t.Data); {
+	case t.Data && !was:
 		r.log.Info("ready: the tick had data from Prometheus", "tick", ts)
-	case !data:
+	case !t.Data:
 		r.log.Warn("not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses", "tick", ts)
 	}
 }

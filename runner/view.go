@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,13 +47,11 @@ type ActuatorOutcome struct {
 // View returns a consistent copy of the current state.
 func (r *Runner) View() View {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	v := View{Ticked: r.ticked.Load(), Ready: r.ready.Load(), LastTick: r.lastTick, ConfigFile: r.opts.ConfigPath,
-		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state,
-		Actuators: make([]ActuatorOutcome, 0, len(r.lastActs)), SignalProblems: r.problems, AlertErrors: r.viewAlertErrors()}
-	for _, name := range slices.Sorted(maps.Keys(r.lastActs)) {
-		v.Actuators = append(v.Actuators, r.lastActs[name])
-	}
+	v := View{Ticked: r.status.ticked.Load(), Ready: r.status.ready.Load(), LastTick: r.lastTick, ConfigFile: r.opts.ConfigPath,
+		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state, SignalProblems: r.problems}
+	r.mu.Unlock()
+	v.Actuators = r.stages.actuation.lastOutcomes()
+	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
 	return v
 }
 

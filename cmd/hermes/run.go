@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hermes-failover/hermes/runner/persist"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	oklog "github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/runner/telemetry"
 	"github.com/hermes-failover/hermes/web"
 )
@@ -31,7 +33,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	auditPath := fs.String("audit.file", "-", `audit log (JSON lines) file, or "-" for standard output`)
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
-	overrides := fs.String("overrides.file", "", "operator overrides file (default: hermes-overrides.json next to the config)")
+	overrides := fs.String("overrides.file", "", "local state file: operator overrides, running drills and active alerts kept across restarts (default: hermes-state.json next to the config; hermes-overrides.json, its old name, is read while it is missing)")
 	tolerance := fs.Duration("restore.tolerance", time.Hour, "how old Hermes's own series may be to restore state from them")
 	selector := fs.String("restore.selector", "", `label matchers selecting this deployment's own series, e.g. job="hermes"`)
 	watch := fs.Bool("config.watch", false, "reload the configuration when its file changes (off: reload on SIGHUP, or POST /-/reload with --web.enable-lifecycle)")
@@ -90,51 +92,76 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if token == "" && (webf.adminAPI || webf.lifecycle) {
 		logger.Warn("the enabled admin or lifecycle API accepts anyone who can reach this address; set --web.admin-token-file to require a token")
 	}
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- webf.serve(ln, srv, logger) }()
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				logger.Info("SIGHUP: reloading configuration")
-				if err := audit.Reopen(); err != nil { // logrotate's create
-					logger.Error("cannot reopen the audit log", "err", err)
+	// The loop, the HTTP server, SIGHUP and the configuration watcher
+	// run as one oklog/run.Group, as Prometheus's main does: the first
+	// to return (the loop's failure, the server's, or ctx: SIGINT or
+	// SIGTERM) interrupts the others, and Run waits for all of them.
+	var g oklog.Group
+	g.Add(oklog.ContextHandler(ctx))
+	{
+		loopCtx, stopLoop := context.WithCancel(context.Background())
+		g.Add(func() error {
+			if err := r.Run(loopCtx); err != nil {
+				logger.Error("evaluator stopped", "err", err)
+				return err
+			}
+			return nil
+		}, func(error) { stopLoop() })
+	}
+	{
+		var stopping atomic.Bool
+		g.Add(func() error {
+			err := webf.serve(ln, srv, logger)
+			if err == nil && !stopping.Load() {
+				err = errors.New("stopped unasked")
+			}
+			if err != nil {
+				logger.Error("HTTP server stopped", "err", err)
+			}
+			return err
+		}, func(error) {
+			stopping.Store(true)
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Warn("HTTP shutdown", "err", err)
+			}
+		})
+	}
+	{
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		hupCtx, stopHup := context.WithCancel(context.Background())
+		g.Add(func() error {
+			defer signal.Stop(hup)
+			for {
+				select {
+				case <-hupCtx.Done():
+					return nil
+				case <-hup:
+					logger.Info("SIGHUP: reloading configuration")
+					if err := audit.Reopen(); err != nil { // logrotate's create
+						logger.Error("cannot reopen the audit log", "err", err)
+					}
+					_ = r.Reload(hupCtx)
 				}
-				_ = r.Reload(ctx)
 			}
-		}
-	}()
+		}, func(error) { stopHup() })
+	}
 	if *watch {
-		go func() {
-			if err := r.WatchConfig(ctx); err != nil {
+		watchCtx, stopWatch := context.WithCancel(context.Background())
+		g.Add(func() error {
+			if err := r.WatchConfig(watchCtx); err != nil {
+				// Not fatal: SIGHUP and /-/reload still reload.
 				logger.Warn("cannot watch the configuration file; use SIGHUP or /-/reload", "err", err)
+				<-watchCtx.Done()
 			}
-		}()
+			return nil
+		}, func(error) { stopWatch() })
 	}
-
-	runErr := make(chan error, 1)
-	go func() { runErr <- r.Run(ctx) }()
 	code := 0
-	select {
-	case err := <-runErr:
-		if err != nil {
-			logger.Error("evaluator stopped", "err", err)
-			code = 1
-		}
-	case err := <-srvErr:
-		logger.Error("HTTP server stopped", "err", err)
+	if err := g.Run(); err != nil && !errors.Is(err, context.Canceled) {
 		code = 1
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		logger.Warn("HTTP shutdown", "err", err)
 	}
 	logger.Info("stopped")
 	return code

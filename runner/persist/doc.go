@@ -9,4 +9,8 @@
 // PromQL query function (restore.go); when Prometheus has nothing to give,
 // FromActuators infers the state from the split the actuators hold
 // (actuators.go). Nobody else reads or writes these series.
+//
+// What Prometheus may not know yet, the operators' overrides, running
+// drills and the alerts that just became active, is kept on disk in the
+// local state file (Local, local.go), and Load merges both.
 package persist

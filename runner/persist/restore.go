@@ -320,19 +320,13 @@ type Restored struct {
 // Current); on error it may still return what some actuators could say.
 type CurrentFunc func(ctx context.Context) (map[string]traffic.Split, error)
 
-// Local is what this process kept on disk (the overrides file): the
-// operators' overrides and the active alerts of its last save.
-type Local struct {
-	Overrides map[string]evaluator.Override
-	Alerts    SavedAlerts
-}
-
 // Load rebuilds the state before the first decision: from Hermes's own
 // series in Prometheus when they hold any route (Restore), else from what
 // the actuators hold now (FromActuators) — never by assuming every route is
 // healthy. Alerts come from Prometheus (RestoreAlerts) and from the saved
 // ones of local, which know of alerts begun after Prometheus's last scrape;
-// overrides come from local. query should bound each query's time, so a
+// overrides and running drills come from local (the first tick ends the
+// drills that expired meanwhile). query should bound each query's time, so a
 // hung Prometheus cannot keep Hermes from starting.
 func Load(ctx context.Context, p *evaluator.Policy, query promapi.QueryFunc, current CurrentFunc, local Local, now time.Time, opt RestoreOptions) Restored {
 	overrides := local.Overrides
@@ -356,6 +350,7 @@ func Load(ctx context.Context, p *evaluator.Policy, query promapi.QueryFunc, cur
 	}
 	st.Alerts = mergeAlerts(al, local.Alerts.restore(p, now, opt))
 	st.Overrides = maps.Clone(overrides)
+	st.Drills = local.Drills
 	out.State, out.Report = st, report
 	return out
 }

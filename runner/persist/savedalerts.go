@@ -9,7 +9,7 @@ import (
 )
 
 // SavedAlerts are the active alerts as this process last saved them on
-// disk (in the overrides file), at Tick. They bridge what
+// disk (in the local state file, Local), at Tick. They bridge what
 // MetricAlertActiveSince cannot: an alert that became active, or fired,
 // after Prometheus's last scrape of Hermes. Restored from Prometheus alone,
 // a restart within that scrape would start the alert again, with a second

@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/alerting"
+)
+
+// AlertError is the last run-time failure of one alert rule's expression
+// (evaluator.EventAlertError: a division by zero, a result that is not a
+// bool); the alert counted as not holding. They are counted in
+// hermes_alert_eval_errors_total and logged; this is what the status page
+// and API show of them.
+type AlertError struct {
+	Alert string
+	// Service and Route are the target of the last failure.
+	Service, Route string
+	Error          string
+	// At is the tick of the last failure, Since the first of this process.
+	At, Since time.Time
+	// Count is how many evaluations failed in this process.
+	Count int
+}
+
+// alertingStage sends the state's alerts to every Alertmanager
+// (alerting.Sender, which owns its queues) and keeps the last run-time
+// failure of each alert expression for the status page.
+type alertingStage struct {
+	sender *alerting.Sender
+
+	mu     sync.Mutex
+	errors map[string]AlertError
+}
+
+// Tick keeps the tick's alert errors and queues its alerts.
+func (s *alertingStage) Tick(ctx context.Context, t *tickResult) {
+	s.noteErrors(t.Events)
+	s.sender.Notify(ctx, t.Next.Alerts, t.Time)
+}
+
+// run delivers the queued alerts until ctx is done or stop is called.
+func (s *alertingStage) run(ctx context.Context) { s.sender.Run(ctx) }
+
+// stop makes run deliver what is queued and return.
+func (s *alertingStage) stop() { s.sender.Stop() }
+
+// applyConfig takes a reloaded alerting configuration.
+func (s *alertingStage) applyConfig(cfg config.AlertingConfig, interval time.Duration) error {
+	return s.sender.ApplyConfig(cfg, interval)
+}
+
+// noteErrors keeps the alert errors among the events of one tick, the
+// last one by alert.
+func (s *alertingStage) noteErrors(events []evaluator.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range events {
+		if e.Type != evaluator.EventAlertError {
+			continue
+		}
+		ae := s.errors[e.Name]
+		if ae.Count == 0 {
+			ae.Since = e.Time
+		}
+		ae.Alert, ae.Service, ae.Route, ae.At = e.Name, e.Service, e.Route, e.Time
+		ae.Error = strings.Join(e.Reasons, "; ")
+		ae.Count++
+		s.errors[e.Name] = ae
+	}
+}
+
+// lastErrors returns the kept alert errors of the rules cfg still has, by
+// alert name.
+func (s *alertingStage) lastErrors(cfg *config.Config) []AlertError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []AlertError
+	for _, name := range slices.Sorted(maps.Keys(s.errors)) {
+		if cfg != nil && !slices.ContainsFunc(cfg.Alerts, func(a rules.AlertRuleConfig) bool { return a.Name == name }) {
+			continue // removed by a reload
+		}
+		out = append(out, s.errors[name])
+	}
+	return out
+}

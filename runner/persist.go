@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/persist"
+	"github.com/hermes-failover/hermes/traffic"
+)
+
+// persistStage is the one owner of Hermes's restart memory: it restores
+// the state at start-up (persist.Load: Hermes's own series in Prometheus,
+// else the actuators, plus the local state file), keeps the local state
+// file (overrides, drills, active alerts) in step with the state, and
+// reads the saved series back for the status page. The series themselves
+// are exported by the telemetry stage, in persist's names.
+type persistStage struct {
+	// path is the local state file; legacy, when set, its old name, read
+	// when path does not exist yet.
+	path, legacy string
+	opts         persist.RestoreOptions
+	log          *slog.Logger
+	audit        *AuditLog
+	now          func() time.Time
+	// unsaved: the last write of the local state file failed. Only the
+	// loop's goroutine (Tick) uses it, so it needs no lock.
+	unsaved bool
+}
+
+func newPersistStage(o Options) *persistStage {
+	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now}
+	if s.path == "" {
+		s.path, s.legacy = persist.DefaultLocalPath(o.ConfigPath), persist.LegacyLocalPath(o.ConfigPath)
+	}
+	return s
+}
+
+// Tick saves the local state file when what it keeps changed; a failed
+// write is retried every tick until it succeeds, so a restart does not
+// lose an override, nor an alert that began since Prometheus last scraped
+// Hermes.
+func (s *persistStage) Tick(_ context.Context, t *tickResult) {
+	if !s.unsaved && !persist.LocalChanged(t.Prev, t.Next) {
+		return
+	}
+	err := persist.SaveLocal(s.path, persist.LocalOf(t.Next, t.Time))
+	s.unsaved = err != nil
+	if err != nil {
+		s.log.Error("cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", s.path, "err", err)
+	}
+}
+
+// readLocal reads the local state file, or the file of its old name
+// while only that one exists.
+func (s *persistStage) readLocal() (persist.Local, error) {
+	path := s.path
+	if s.legacy != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(s.legacy); err == nil {
+				s.log.Info("reading the state file under its old name; the first tick saves it under the new one, and the old file can go", "old", s.legacy, "file", s.path)
+				path = s.legacy
+				s.unsaved = true
+			}
+		}
+	}
+	return persist.ReadLocal(path)
+}
+
+// restored is what the start-up restore gives the loop: the state, and
+// the services whose split no backend could say, which the actuation
+// stage withholds until the core decides them on data.
+type restored struct {
+	state        evaluator.State
+	unknownSplit []string
+}
+
+// restore rebuilds the state before the first decision (persist.Load):
+// from Hermes's own series in Prometheus, else from what the actuators
+// hold now; overrides, drills and the alerts saved on disk come from the
+// local state file.
+func (s *persistStage) restore(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, acts []actuators.Actuator) (restored, error) {
+	now := s.now()
+	local, err := s.readLocal()
+	if err != nil {
+		return restored{}, err
+	}
+	// A hung Prometheus must not keep Hermes from starting: every restore
+	// query gets the query timeout, then Hermes falls back to the actuators.
+	timeout := pol.Config.Global.QueryTimeout
+	bounded := func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+		qctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return query(qctx, q, t)
+	}
+	// FanOut.Current takes each service from the first actuator (by name)
+	// that can say, and reports those that cannot.
+	var known map[string]traffic.Split
+	current := func(ctx context.Context) (map[string]traffic.Split, error) {
+		var err error
+		known, err = actuators.FanOut("actuators", acts...).Current(ctx)
+		return known, err
+	}
+	got := persist.Load(ctx, pol, bounded, current, local, now, s.opts)
+	for _, err := range got.Problems {
+		s.log.Warn("restore", "err", err)
+	}
+	// One line for the fleet: the audit record below has every route's
+	// and service's line.
+	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", strings.Join(firstFew(got.Report), "; "))
+	s.audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
+	out := restored{state: got.State}
+	if got.Source == "actuators" && len(acts) > 0 {
+		for _, svc := range pol.Config.Services {
+			if _, ok := known[svc.Name]; !ok {
+				out.unknownSplit = append(out.unknownSplit, svc.Name)
+			}
+		}
+	}
+	if n := len(out.unknownSplit); n > 0 {
+		s.log.Warn("no backend can say what it holds for these services and Prometheus has no saved state: writing nothing for them until the core decides them on data",
+			"services", n, "first", firstFew(out.unknownSplit))
+	}
+	return out, nil
+}
+
+// historyTimeout bounds the range queries of one status page.
+const historyTimeout = 3 * time.Second
+
+// readSeries calls read with the Prometheus API of cfg and the range of
+// the status page's history (from since, on the tick grid, to the last
+// tick, lastTick), bounded by historyTimeout. An error (no tick yet, no
+// API, or read's) means the caller draws this process's memory instead.
+func (s *persistStage) readSeries(ctx context.Context, cfg *config.Config, lastTick, since time.Time, read func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error) error {
+	if lastTick.IsZero() {
+		return errors.New("no tick yet")
+	}
+	api, err := promapi.NewAPI(cfg.Prometheus)
+	if err == nil {
+		qctx, cancel := context.WithTimeout(ctx, historyTimeout)
+		defer cancel()
+		step := cfg.Global.EvaluationInterval
+		err = read(qctx, api, since.Truncate(step), lastTick, step)
+	}
+	if err != nil {
+		s.log.Debug("history from Prometheus failed; drawing this process's", "err", err)
+	}
+	return err
+}

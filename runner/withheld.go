@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/traffic"
+)
+
+// Why a service is withheld: written to no backend this tick. The values
+// are the reason label of hermes_service_actuation_held, a series name
+// kept from before "withheld" had a word of its own.
+const (
+	// withheldNoData: every signal query of the tick failed, so the desired
+	// state is the last one computed on data, possibly long ago; another
+	// replica with data may have moved the traffic since.
+	withheldNoData = "no_data"
+	// withheldUnknownSplit: the restart could not learn what the backends hold
+	// (nothing in Prometheus, a backend that cannot be read back), so the
+	// levels are placeholders; or a pause whose frozen split was lost.
+	withheldUnknownSplit = "unknown_split"
+	// withheldReplicasDisagree: another replica stamped a different split in
+	// the backend within the last two evaluation intervals; it holds the
+	// lease, and this replica leaves its split (lease.go).
+	withheldReplicasDisagree = "replicas_disagree"
+)
+
+// withheldMetrics say which services the actuation stage does not write,
+// and which pauses keep traffic on a failed route.
+type withheldMetrics struct {
+	withheld    *prometheus.GaugeVec
+	pauseFailed *prometheus.GaugeVec
+}
+
+func newWithheldMetrics(reg prometheus.Registerer) *withheldMetrics {
+	m := &withheldMetrics{
+		withheld: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hermes_service_actuation_held",
+			Help: "1 while Hermes writes nothing for the service to any backend, by reason (no_data: the last tick had no data; unknown_split: a restart could not learn what the backends hold; replicas_disagree: another replica holds the backend).",
+		}, []string{"service", "reason"}),
+		pauseFailed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hermes_pause_on_failed_route",
+			Help: "1 while an operator's pause keeps traffic on a route that is failed over or manual.",
+		}, []string{"service", "route"}),
+	}
+	reg.MustRegister(m.withheld, m.pauseFailed)
+	return m
+}
+
+// operatorSplit reports whether the override of a service gives its split
+// without the core's levels: a pin, or a pause that saved what it froze.
+func operatorSplit(o evaluator.Override, ok bool) bool {
+	return ok && (o.Kind == traffic.Pin || o.Kind == traffic.Pause && o.Frozen != nil)
+}
+
+// withheldServices decides, for the tick that produced st, which services
+// are written to no backend and why. A service whose split a person gave
+// (a pin, a pause with its frozen split) is always written. Otherwise a
+// tick without data withholds every service; and a service whose split
+// was unknown at the restart stays withheld until the core has moved it
+// on data: until no route that the plan gives traffic scores below the
+// warm threshold, or the service is degraded (every route bad). s.mu
+// must be held.
+func (s *actuationStage) withheldServices(st evaluator.State, data bool) map[string]string {
+	withheld := map[string]string{}
+	var decided []string
+	for _, svc := range slices.Sorted(maps.Keys(st.Services)) {
+		o, ok := st.Overrides[svc]
+		if operatorSplit(o, ok) {
+			delete(s.unknownSplit, svc)
+			continue
+		}
+		if s.unknownSplit[svc] {
+			if ok && o.Kind == traffic.Pause || !data || !settled(st, svc) {
+				withheld[svc] = withheldUnknownSplit
+				continue
+			}
+			delete(s.unknownSplit, svc)
+			decided = append(decided, svc)
+		}
+		if !data {
+			withheld[svc] = withheldNoData
+		}
+	}
+	if len(decided) > 0 {
+		svc := decided[0]
+		s.log.Info("the core decided on data: writing the services again", "services", len(decided), "first", firstFew(decided),
+			"service", svc, "weights", actuators.FormatWeights(st.Services[svc].Weights))
+	}
+	return withheld
+}
+
+// settled reports whether service svc's plan rests on data: no route with
+// traffic scores below the warm threshold, or the service is degraded.
+func settled(s evaluator.State, svc string) bool {
+	sp := s.Services[svc]
+	if sp.Degraded {
+		return true
+	}
+	for route, w := range sp.Weights {
+		if rs, ok := s.Routes[route]; w > 0 && ok && !rs.BelowSince[traffic.Warm].IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// noteWithheld exports the withheld services and the pauses on failed
+// routes, and logs when either changes: one line per reason, with the
+// count of services and the first few.
+func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]string) {
+	s.withheldMetrics.withheld.Reset()
+	for svc, why := range withheld {
+		s.withheldMetrics.withheld.WithLabelValues(svc, why).Set(1)
+	}
+	if !maps.Equal(withheld, s.lastWithheld) {
+		groups := byReason(withheld)
+		for _, why := range slices.Sorted(maps.Keys(groups)) {
+			s.log.Warn("writing nothing for these services: withheld", "reason", why, "services", len(groups[why]), "first", firstFew(groups[why]))
+		}
+		s.lastWithheld = withheld
+	}
+	s.withheldMetrics.pauseFailed.Reset()
+	var loud []string
+	for _, svc := range slices.Sorted(maps.Keys(st.Overrides)) {
+		sp := st.Services[svc]
+		if st.Overrides[svc].Kind != traffic.Pause || sp == nil {
+			continue
+		}
+		for _, route := range slices.Sorted(maps.Keys(sp.Weights)) {
+			if sp.Weights[route] > 0 && sp.Levels[route].Failed() {
+				s.withheldMetrics.pauseFailed.WithLabelValues(svc, route).Set(1)
+				loud = append(loud, svc+"/"+route)
+			}
+		}
+	}
+	if key := strings.Join(loud, ","); key != s.lastPauseFailed {
+		if key != "" {
+			s.log.Error("a pause keeps traffic on a failed route; clear or pin the service", "routes", len(loud), "first", firstFew(loud))
+		}
+		s.lastPauseFailed = key
+	}
+}
+
+// withCurrent is desired with every withheld service replaced by what cur
+// (one backend) holds now, or left out when it holds nothing for it, so
+// that backends that write a whole document keep the withheld services
+// as they are.
+func withCurrent(cur, desired actuators.Splits, withheld map[string]string) actuators.Splits {
+	out := make(actuators.Splits, len(desired))
+	for svc, sp := range desired {
+		if _, ok := withheld[svc]; !ok {
+			out[svc] = sp
+		} else if have, ok := cur[svc]; ok {
+			out[svc] = have
+		}
+	}
+	return out
+}
