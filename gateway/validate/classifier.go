@@ -311,24 +311,6 @@ func decodeJSON(b []byte) (any, error) {
 	return v, nil
 }
 
-// usageOf reads an OpenAI usage object.
-func usageOf(doc any) Usage {
-	n := func(key string) int {
-		v, _ := get(doc, "usage", key)
-		if num, ok := v.(json.Number); ok {
-			if i, err := num.Int64(); err == nil && i >= 0 && i < 1<<31 {
-				return int(i)
-			}
-		}
-		return 0
-	}
-	u := Usage{PromptTokens: n("prompt_tokens"), CompletionTokens: n("completion_tokens"), TotalTokens: n("total_tokens")}
-	if u.TotalTokens == 0 {
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
-	return u
-}
-
 // FirstToken reports whether the stream has delivered its first token:
 // an event with content or a tool call. It is false for a plain body.
 func (c *Classifier) FirstToken() bool { return c.firstToken }
