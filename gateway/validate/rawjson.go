@@ -94,17 +94,24 @@ func valueEnd(b []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the index just past the string whose quote is b[i].
+// stringEnd returns the index just past the string whose quote is b[i]:
+// the first quote after it that no backslash escapes.
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return i
 }
 
 // members calls each with every member of an object, in order.
@@ -188,8 +195,14 @@ func (r rawJSON) index(i int) rawJSON {
 
 // equals reports whether the string r unquotes to s.
 func (r rawJSON) equals(s string) bool {
-	if body := r[1 : len(r)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body) == s // no escape and plain UTF-8: it is what it reads
+	body := r[1 : len(r)-1]
+	if string(body) == s {
+		return utf8.Valid(body) // else encoding/json would have replaced its bad bytes
+	}
+	if bytes.IndexByte(body, '\\') < 0 && !strings.ContainsRune(s, utf8.RuneError) {
+		// Without escapes, the name unquotes to itself, or to itself
+		// with U+FFFD for its bad bytes: neither is s.
+		return false
 	}
 	u, _ := r.str()
 	return u == s
