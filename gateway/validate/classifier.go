@@ -120,7 +120,7 @@ func (c *Classifier) Write(p []byte) (int, error) {
 		case len(head) >= len("event:") || (len(head) > 0 && !couldBeSSE(head)):
 			c.mode = modePlain
 			buf := c.body
-			c.body = nil
+			c.body = buf[:0] // kept in place: the body so far is the body
 			c.keep(buf)
 		case len(c.body) > 4096: // blank so far: keep as plain
 			c.mode = modePlain

@@ -43,8 +43,9 @@ func (c *Classifier) finishPlain() Result {
 		return soft(ReasonInvalidJSON, "the body is not JSON: %s", firstLine(err.Error()))
 	}
 	isObj := doc.isObject()
-	hasChoices := doc.field("choices").present()
-	if isObj && doc.field("error").present() && !hasChoices {
+	top := doc.fields("choices", "error", "usage") // one pass over the body
+	hasChoices := top[0].present()
+	if isObj && top[1].present() && !hasChoices {
 		return soft(ReasonErrorBody, "the body is an error object")
 	}
 	if v.format == FormatOpenAIChat && isObj && !hasChoices {
@@ -67,16 +68,18 @@ func (c *Classifier) finishPlain() Result {
 		return okResult()
 	}
 	// An OpenAI chat completion.
-	choice, ok := rawGet(doc, "choices", 0)
+	choice, ok := rawGet(top[0], 0)
 	if !ok {
 		return soft(ReasonMissingField, "missing choices[0]")
 	}
-	finish, _ := rawGetString(choice, "finish_reason")
+	f := choice.fields("finish_reason", "message")
+	finish, _ := f[0].str()
 	c.finish = finish
-	c.usage = rawUsage(doc)
-	text, _ := rawGetString(choice, "message", "content")
+	c.usage = usageFrom(top[2])
+	msg := f[1].fields("content", "tool_calls", "function_call")
+	text, _ := msg[0].str()
 	c.content.add(text)
-	tools := rawHasAny(choice, "message", "tool_calls") || rawHasAny(choice, "message", "function_call")
+	tools := notEmpty(msg[1]) || notEmpty(msg[2])
 	if finish == "length" {
 		return soft(ReasonTruncated, "finish_reason length")
 	}

@@ -262,13 +262,6 @@ func rawGetString(doc rawJSON, segs ...any) (string, bool) {
 	return v.str()
 }
 
-// rawHasAny reports whether the value at the path is present and not
-// empty (an array with no element is empty).
-func rawHasAny(doc rawJSON, segs ...any) bool {
-	v, _ := rawGet(doc, segs...)
-	return notEmpty(v)
-}
-
 // notEmpty reports whether v is present, not null and, when an array, has
 // an element.
 func notEmpty(v rawJSON) bool {
@@ -281,11 +274,6 @@ func notEmpty(v rawJSON) bool {
 		return has
 	}
 	return true
-}
-
-// rawUsage reads an OpenAI usage object: doc's "usage".
-func rawUsage(doc rawJSON) Usage {
-	return usageFrom(doc.field("usage"))
 }
 
 // usageFrom reads the token counts of a usage object.
