@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/gateway/instrument"
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -131,7 +130,7 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validation: %w", err)
 	}
-	rt, err := commoncfg.NewRoundTripperFromConfig(rc.HTTPConfig, "hermes_proxy_"+rc.Name)
+	rt, err := upstreamTransport(rc.HTTPConfig, "hermes_proxy_"+rc.Name)
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}

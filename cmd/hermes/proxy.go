@@ -32,6 +32,7 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	configPath := configFlag(fs, "proxy configuration `file` (required)")
 	listen := fs.String("web.listen-address", ":9799", "address serving the routes (/ROUTE/…), /metrics, /-/healthy, /-/ready and /-/reload")
 	lifecycle := fs.Bool("web.enable-lifecycle", false, "enable POST /-/reload (anyone who reaches the address may then reload)")
+	pprofOn := fs.Bool("web.enable-pprof", false, "serve Go runtime profiles (heap, CPU) under /debug/pprof/")
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
 	if _, code, ok := proxyUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
@@ -86,7 +87,7 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ok(w, nil)
 	})
 	// No write timeout: a stream lasts as long as the route's total_timeout.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withPprof(mux, *pprofOn), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("serving", "err", err)

@@ -120,7 +120,7 @@ func (c *Classifier) Write(p []byte) (int, error) {
 		case len(head) >= len("event:") || (len(head) > 0 && !couldBeSSE(head)):
 			c.mode = modePlain
 			buf := c.body
-			c.body = nil
+			c.body = buf[:0] // kept in place: the body so far is the body
 			c.keep(buf)
 		case len(c.body) > 4096: // blank so far: keep as plain
 			c.mode = modePlain
@@ -309,24 +309,6 @@ func decodeJSON(b []byte) (any, error) {
 		return nil, fmt.Errorf("data after the JSON value")
 	}
 	return v, nil
-}
-
-// usageOf reads an OpenAI usage object.
-func usageOf(doc any) Usage {
-	n := func(key string) int {
-		v, _ := get(doc, "usage", key)
-		if num, ok := v.(json.Number); ok {
-			if i, err := num.Int64(); err == nil && i >= 0 && i < 1<<31 {
-				return int(i)
-			}
-		}
-		return 0
-	}
-	u := Usage{PromptTokens: n("prompt_tokens"), CompletionTokens: n("completion_tokens"), TotalTokens: n("total_tokens")}
-	if u.TotalTokens == 0 {
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
-	return u
 }
 
 // FirstToken reports whether the stream has delivered its first token:

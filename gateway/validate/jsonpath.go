@@ -66,38 +66,3 @@ func (p jsonPath) String() string {
 	}
 	return b.String()
 }
-
-// lookup returns the value at p in a decoded JSON document, and whether it
-// is there and not null.
-func (p jsonPath) lookup(doc any) (any, bool) {
-	cur := doc
-	for _, seg := range p {
-		switch s := seg.(type) {
-		case string:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			cur, ok = m[s]
-			if !ok {
-				return nil, false
-			}
-		case int:
-			a, ok := cur.([]any)
-			if !ok || s >= len(a) {
-				return nil, false
-			}
-			cur = a[s]
-		}
-	}
-	return cur, cur != nil
-}
-
-// get is lookup for a path known at compile time.
-func get(doc any, segs ...any) (any, bool) { return jsonPath(segs).lookup(doc) }
-
-func getString(doc any, segs ...any) (string, bool) {
-	v, ok := get(doc, segs...)
-	s, isStr := v.(string)
-	return s, ok && isStr
-}

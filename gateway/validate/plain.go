@@ -2,8 +2,6 @@ package validate
 
 import (
 	"bytes"
-	"encoding/json"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -35,28 +33,31 @@ func (c *Classifier) finishPlain() Result {
 		r.Chars, r.Content = chars, text
 		return r
 	}
-	doc, err := decodeJSON(body)
-	if err != nil {
+	doc, ok := parseJSON(body)
+	if !ok {
 		head := body[:min(len(body), 4096)]
 		if p, ok := containsAny(strings.ToLower(string(head)), v.errorPatterns); ok {
 			return soft(ReasonErrorBody, "the body is an error page (%q)", p)
 		}
+		_, err := decodeJSON(body) // for encoding/json's account of the fault
 		return soft(ReasonInvalidJSON, "the body is not JSON: %s", firstLine(err.Error()))
 	}
-	obj, isObj := doc.(map[string]any)
-	if isObj && obj["error"] != nil && obj["choices"] == nil {
+	isObj := doc.isObject()
+	top := doc.fields("choices", "error", "usage") // one pass over the body
+	hasChoices := top[0].present()
+	if isObj && top[1].present() && !hasChoices {
 		return soft(ReasonErrorBody, "the body is an error object")
 	}
-	if v.format == FormatOpenAIChat && isObj && obj["choices"] == nil {
-		if errorEnvelope(obj) {
+	if v.format == FormatOpenAIChat && isObj && !hasChoices {
+		if rawErrorEnvelope(doc) {
 			return soft(ReasonErrorBody, "the body is an error object")
 		}
-		if p, ok := errorInStrings(obj, v.errorPatterns); ok {
+		if p, ok := rawErrorInStrings(doc, v.errorPatterns); ok {
 			return soft(ReasonErrorBody, "the body is an error template (%q)", p)
 		}
 	}
 	for _, p := range v.required {
-		if _, ok := p.lookup(doc); !ok {
+		if _, ok := p.lookupRaw(doc); !ok {
 			return soft(ReasonMissingField, "missing %s", p)
 		}
 	}
@@ -67,73 +68,22 @@ func (c *Classifier) finishPlain() Result {
 		return okResult()
 	}
 	// An OpenAI chat completion.
-	choice, ok := get(doc, "choices", 0)
+	choice, ok := rawGet(top[0], 0)
 	if !ok {
 		return soft(ReasonMissingField, "missing choices[0]")
 	}
-	finish, _ := getString(choice, "finish_reason")
+	f := choice.fields("finish_reason", "message")
+	finish, _ := f[0].str()
 	c.finish = finish
-	c.usage = usageOf(doc)
-	text, _ := getString(choice, "message", "content")
+	c.usage = usageFrom(top[2])
+	msg := f[1].fields("content", "tool_calls", "function_call")
+	text, _ := msg[0].str()
 	c.content.add(text)
-	tools := hasAny(choice, "message", "tool_calls") || hasAny(choice, "message", "function_call")
+	tools := notEmpty(msg[1]) || notEmpty(msg[2])
 	if finish == "length" {
 		return soft(ReasonTruncated, "finish_reason length")
 	}
 	return v.judgeContent(text, c.content.chars, false, tools)
-}
-
-// hasAny reports whether the value at the path is present and not empty.
-func hasAny(doc any, segs ...any) bool {
-	v, ok := get(doc, segs...)
-	if !ok {
-		return false
-	}
-	if a, isArr := v.([]any); isArr {
-		return len(a) > 0
-	}
-	return true
-}
-
-// errorInStrings looks for an error pattern in the top-level strings of an
-// object that is not a completion ({"code": 500, "msg": "系统繁忙"}).
-func errorInStrings(obj map[string]any, patterns []string) (string, bool) {
-	for _, val := range obj {
-		if s, ok := val.(string); ok {
-			if p, ok := containsAny(strings.ToLower(s), patterns); ok {
-				return p, true
-			}
-		}
-	}
-	return "", false
-}
-
-// errorEnvelope reports whether an object that is not a completion is a
-// provider's error envelope: the code of an HTTP error (400–599, as a
-// number or as text) next to a message, as in {"code":500,"msg":"…"}.
-func errorEnvelope(obj map[string]any) bool {
-	hasCode := false
-	for _, k := range []string{"code", "status", "status_code", "error_code"} {
-		var s string
-		switch v := obj[k].(type) {
-		case json.Number:
-			s = v.String()
-		case string:
-			s = v
-		}
-		if n, err := strconv.Atoi(s); err == nil && n >= 400 && n <= 599 {
-			hasCode = true
-		}
-	}
-	if !hasCode {
-		return false
-	}
-	for _, k := range []string{"msg", "message", "error_msg", "errmsg", "detail"} {
-		if _, ok := obj[k].(string); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // jsonschemaUnmarshal decodes a document the way the schema library wants

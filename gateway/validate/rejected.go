@@ -55,12 +55,12 @@ func rejectedCodes(extra map[string]Reason) (map[string]Reason, []error) {
 // a hard failure.
 func (c *Classifier) finishError() Result {
 	hard := Result{Verdict: HardFail, Detail: fmt.Sprintf("HTTP %d", c.status)}
-	doc, err := decodeJSON(c.body)
-	if err != nil {
+	doc, ok := parseJSON(c.body)
+	if !ok {
 		return hard
 	}
 	for _, key := range []string{"code", "type"} {
-		code, _ := getString(doc, "error", key)
+		code, _ := rawGetString(doc, "error", key)
 		if r, ok := c.v.rejected[code]; ok && code != "" {
 			return Result{Verdict: Rejected, Reason: r, Detail: fmt.Sprintf("HTTP %d %s", c.status, code)}
 		}

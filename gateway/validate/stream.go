@@ -72,8 +72,8 @@ func (c *Classifier) dispatch() {
 	if c.done {
 		return // nothing may follow [DONE]; ignore it
 	}
-	doc, err := decodeJSON(data)
-	if err != nil {
+	doc, ok := parseJSON(data)
+	if !ok {
 		if p, ok := containsAny(lowerHead(data), c.v.errorPatterns); ok {
 			c.streamProblem(ReasonErrorBody, "an event is an error template (%q)", p)
 			return
@@ -81,42 +81,45 @@ func (c *Classifier) dispatch() {
 		c.streamProblem(ReasonInvalidJSON, "event %d is not JSON", c.events)
 		return
 	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
+	if !doc.isObject() {
 		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
 		return
 	}
-	if obj["error"] != nil || obj["choices"] == nil && errorEnvelope(obj) {
+	top := doc.fields("choices", "error", "usage") // one pass over the event
+	choices := top[0]
+	if top[1].present() || !choices.present() && rawErrorEnvelope(doc) {
 		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
 		return
 	}
-	choices, ok := obj["choices"].([]any)
-	if !ok {
-		if p, ok := errorInStrings(obj, c.v.errorPatterns); ok {
+	if !choices.isArray() {
+		if p, ok := rawErrorInStrings(doc, c.v.errorPatterns); ok {
 			c.streamProblem(ReasonErrorBody, "event %d is an error template (%q)", c.events, p)
 			return
 		}
 		c.streamProblem(ReasonMissingField, "event %d has no choices", c.events)
 		return
 	}
-	if u := usageOf(doc); u != (Usage{}) {
+	if u := usageFrom(top[2]); u != (Usage{}) {
 		c.usage = u
 	}
-	for _, ch := range choices {
-		if idx, ok := get(ch, "index"); ok && idx != json.Number("0") {
-			continue // only the first choice is judged
+	choices.elements(func(ch rawJSON) bool {
+		f := ch.fields("index", "delta", "finish_reason")
+		if idx := f[0]; idx.present() && !(idx.isNumber() && string(idx) == "0") {
+			return true // only the first choice is judged
 		}
-		if s, ok := getString(ch, "delta", "content"); ok {
+		delta := f[1].fields("content", "tool_calls", "function_call")
+		if s, ok := delta[0].str(); ok {
 			c.content.add(s)
 			c.firstToken = c.firstToken || s != ""
 		}
-		if hasAny(ch, "delta", "tool_calls") || hasAny(ch, "delta", "function_call") {
+		if notEmpty(delta[1]) || notEmpty(delta[2]) {
 			c.toolCalls, c.firstToken = true, true
 		}
-		if f, ok := getString(ch, "finish_reason"); ok && f != "" {
+		if f, ok := f[2].str(); ok && f != "" {
 			c.finish = f
 		}
-	}
+		return true
+	})
 }
 
 // streamProblem records a problem of the stream; the worst one is kept

@@ -1,0 +1,334 @@
+package mapjudge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxLine bounds one line of a stream; a longer one is not an SSE event a
+// chat API sends, and it is not kept.
+const maxLine = 1 << 20
+
+type mode uint8
+
+const (
+	modeUnknown mode = iota // not decided yet: the body so far is blank or too short to tell
+	modePlain               // one body, kept up to MaxBodyBytes
+	modeSSE                 // server-sent events, parsed line by line
+	modeSkip                // not 2xx: the body is only counted
+	modeError               // HTTP 400: the error body is kept, to tell a rejection from a failure
+)
+
+// maxErrorBody bounds what is kept of an HTTP 400 body: an error object is
+// a few hundred bytes.
+const maxErrorBody = 64 << 10
+
+// Classifier judges one reply fed to it piece by piece. It keeps a plain
+// body (up to Rules.MaxBodyBytes) but only the current line and the
+// content of a stream. Get one with [Validator.Start]; it is not safe for
+// concurrent use.
+type Classifier struct {
+	v           *Validator
+	status      int
+	mode        mode
+	size        int64
+	body        []byte // plain: the body; undecided: the blank or short prefix
+	overflow    bool
+	interrupted bool
+	result      *Result
+
+	// stream state
+	line      []byte
+	skipLine  bool // the current line is too long and is being skipped
+	data      []byte
+	hasData   bool
+	events    int
+	done      bool
+	content   content
+	finish    string
+	toolCalls bool
+	problem   Reason
+	detail    string
+	usage     Usage
+	// firstToken says an event with content or a tool call has arrived.
+	firstToken bool
+}
+
+// Start begins judging a reply with this status and header; feed the body
+// to the Classifier's Write as it arrives and call Finish at its end.
+func (v *Validator) Start(status int, header http.Header) *Classifier {
+	c := &Classifier{v: v, status: status}
+	c.content.max = v.maxBody
+	switch {
+	case status == http.StatusBadRequest:
+		c.mode = modeError
+	case status < 200 || status > 299:
+		c.mode = modeSkip
+	case v.format != FormatOpenAIChat:
+		c.mode = modePlain
+	case isEventStream(header):
+		c.mode = modeSSE
+	}
+	return c
+}
+
+// Classify judges a whole reply.
+func (v *Validator) Classify(status int, header http.Header, body []byte) Result {
+	c := v.Start(status, header)
+	_, _ = c.Write(body)
+	return c.Finish()
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+// Write feeds the next piece of the body. It never fails; it returns
+// len(p) so that a Classifier can be an io.Writer (for io.TeeReader).
+func (c *Classifier) Write(p []byte) (int, error) {
+	n := len(p)
+	c.size += int64(n)
+	switch c.mode {
+	case modeSkip:
+	case modeError:
+		if len(c.body)+len(p) <= maxErrorBody {
+			c.body = append(c.body, p...)
+		}
+	case modeSSE:
+		c.sseWrite(p)
+	case modePlain:
+		c.keep(p)
+	case modeUnknown:
+		c.body = append(c.body, p...)
+		head := bytes.TrimLeft(c.body, " \t\r\n\ufeff")
+		switch {
+		case hasSSEPrefix(head):
+			c.mode = modeSSE
+			buf := c.body
+			c.body = nil
+			c.sseWrite(buf)
+		case len(head) >= len("event:") || (len(head) > 0 && !couldBeSSE(head)):
+			c.mode = modePlain
+			buf := c.body
+			c.body = nil
+			c.keep(buf)
+		case len(c.body) > 4096: // blank so far: keep as plain
+			c.mode = modePlain
+		}
+	}
+	return n, nil
+}
+
+var ssePrefixes = []string{"data:", "event:", "id:", "retry:", ":"}
+
+func hasSSEPrefix(b []byte) bool {
+	for _, p := range ssePrefixes {
+		if bytes.HasPrefix(b, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// couldBeSSE reports whether b may still grow into an SSE field name.
+func couldBeSSE(b []byte) bool {
+	for _, p := range ssePrefixes {
+		if strings.HasPrefix(p, string(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Classifier) keep(p []byte) {
+	if c.overflow {
+		return
+	}
+	if len(c.body)+len(p) > c.v.maxBody {
+		c.overflow = true
+		c.body = nil
+		return
+	}
+	c.body = append(c.body, p...)
+}
+
+// Interrupted records that reading the body failed before its end (the
+// connection broke, a deadline passed): what was seen is judged as cut.
+func (c *Classifier) Interrupted() { c.interrupted = true }
+
+// Finish judges the reply from what was written. Later calls return the
+// same Result.
+func (c *Classifier) Finish() Result {
+	if c.result != nil {
+		return *c.result
+	}
+	var r Result
+	switch c.mode {
+	case modeSkip:
+		r = Result{Verdict: HardFail, Detail: fmt.Sprintf("HTTP %d", c.status)}
+	case modeError:
+		r = c.finishError()
+	case modeSSE:
+		r = c.finishStream()
+	default:
+		r = c.finishPlain()
+	}
+	if c.size > int64(c.v.maxBody) && (r.Verdict == OK || r.Verdict == SoftFail) {
+		// Past the cap the rules no longer see what they need: the
+		// reply fails on its size, whatever else it showed.
+		r = soft(ReasonBodyTooLarge, "the reply is longer than max_body_bytes (%d)", c.v.maxBody)
+	}
+	r.Status = c.status
+	r.Stream = c.mode == modeSSE
+	r.Bytes = c.size
+	if r.Chars == 0 {
+		r.Chars = c.content.chars
+	}
+	if r.Content == "" {
+		r.Content = c.content.String()
+	}
+	if r.FinishReason == "" {
+		r.FinishReason = c.finish
+	}
+	if r.Usage == (Usage{}) {
+		r.Usage = c.usage
+	}
+	if r.Verdict == OK || r.Verdict == HardFail {
+		r.Reason = ReasonNone
+	}
+	c.result = &r
+	return r
+}
+
+func soft(reason Reason, format string, args ...any) Result {
+	return Result{Verdict: SoftFail, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// content is the completion's text, kept up to max bytes, and its length
+// in characters.
+type content struct {
+	b        strings.Builder
+	chars    int
+	max      int
+	overflow bool
+}
+
+func (t *content) add(s string) {
+	t.chars += utf8.RuneCountInString(s)
+	if t.overflow {
+		return
+	}
+	if t.b.Len()+len(s) > t.max {
+		t.overflow = true
+		return
+	}
+	t.b.WriteString(s)
+}
+
+func (t *content) String() string { return t.b.String() }
+
+// judgeContent applies the content rules to a completion.
+func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCalls bool) Result {
+	trimmed := strings.TrimSpace(text)
+	if trimmed == "" && !truncatedText {
+		if toolCalls {
+			return okResult()
+		}
+		return soft(ReasonEmpty, "the completion has no content")
+	}
+	if chars <= v.fallbackMaxChars {
+		if p, ok := containsAny(strings.ToLower(trimmed), v.fallback); ok {
+			return soft(ReasonFallbackPhrase, "the completion is a fallback phrase (%q)", p)
+		}
+	}
+	if v.schema != nil && !truncatedText {
+		if r := v.checkSchema(stripFence(trimmed), "content"); r.Verdict != OK {
+			return r
+		}
+	}
+	if v.minLength > 0 && chars < v.minLength {
+		return soft(ReasonTooShort, "%d characters, less than %d", chars, v.minLength)
+	}
+	return okResult()
+}
+
+// checkSchema validates a JSON document (the content, or the body) against
+// the schema.
+func (v *Validator) checkSchema(doc, what string) Result {
+	inst, err := jsonschemaUnmarshal(doc)
+	if err != nil {
+		return soft(ReasonInvalidJSON, "the %s is not JSON", what)
+	}
+	if err := v.schema.Validate(inst); err != nil {
+		return soft(ReasonMissingField, "the %s does not meet the schema: %s", what, firstLine(err.Error()))
+	}
+	return okResult()
+}
+
+// stripFence removes a Markdown code fence (```json … ```) around s.
+func stripFence(s string) string {
+	if !strings.HasPrefix(s, "```") {
+		return s
+	}
+	_, rest, ok := strings.Cut(s, "\n")
+	if !ok {
+		return s
+	}
+	rest = strings.TrimSpace(rest)
+	return strings.TrimSpace(strings.TrimSuffix(rest, "```"))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// decodeJSON decodes one JSON document, numbers as json.Number, refusing
+// trailing data.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
+		return nil, fmt.Errorf("data after the JSON value")
+	}
+	return v, nil
+}
+
+// usageOf reads an OpenAI usage object.
+func usageOf(doc any) Usage {
+	n := func(key string) int {
+		v, _ := get(doc, "usage", key)
+		if num, ok := v.(json.Number); ok {
+			if i, err := num.Int64(); err == nil && i >= 0 && i < 1<<31 {
+				return int(i)
+			}
+		}
+		return 0
+	}
+	u := Usage{PromptTokens: n("prompt_tokens"), CompletionTokens: n("completion_tokens"), TotalTokens: n("total_tokens")}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u
+}
+
+// FirstToken reports whether the stream has delivered its first token:
+// an event with content or a tool call. It is false for a plain body.
+func (c *Classifier) FirstToken() bool { return c.firstToken }

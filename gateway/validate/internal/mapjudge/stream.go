@@ -1,0 +1,179 @@
+package mapjudge
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// sseWrite splits p into lines and handles each complete one; an
+// incomplete last line waits for the next Write.
+func (c *Classifier) sseWrite(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.appendLine(p)
+			return
+		}
+		c.appendLine(p[:i])
+		p = p[i+1:]
+		if !c.skipLine {
+			c.sseLine(bytes.TrimSuffix(c.line, []byte("\r")))
+		}
+		c.line, c.skipLine = c.line[:0], false
+	}
+}
+
+func (c *Classifier) appendLine(p []byte) {
+	if c.skipLine {
+		return
+	}
+	if len(c.line)+len(p) > maxLine {
+		c.skipLine = true
+		c.line = c.line[:0]
+		c.streamProblem(ReasonInvalidJSON, "an event line longer than %d bytes", maxLine)
+		return
+	}
+	c.line = append(c.line, p...)
+}
+
+// sseLine handles one line of the event stream (without its line end).
+func (c *Classifier) sseLine(line []byte) {
+	if len(line) == 0 {
+		c.dispatch()
+		return
+	}
+	if line[0] == ':' {
+		return // a comment (keep-alive)
+	}
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	if string(field) != "data" {
+		return // event, id, retry: nothing to judge
+	}
+	if c.hasData {
+		c.data = append(c.data, '\n')
+	}
+	c.data = append(c.data, value...)
+	c.hasData = true
+}
+
+// dispatch judges the event whose data lines were collected.
+func (c *Classifier) dispatch() {
+	if !c.hasData {
+		return
+	}
+	data := bytes.TrimSpace(c.data)
+	c.data, c.hasData = c.data[:0], false
+	c.events++
+	if string(data) == "[DONE]" {
+		c.done = true
+		return
+	}
+	if c.done {
+		return // nothing may follow [DONE]; ignore it
+	}
+	doc, err := decodeJSON(data)
+	if err != nil {
+		if p, ok := containsAny(lowerHead(data), c.v.errorPatterns); ok {
+			c.streamProblem(ReasonErrorBody, "an event is an error template (%q)", p)
+			return
+		}
+		c.streamProblem(ReasonInvalidJSON, "event %d is not JSON", c.events)
+		return
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
+		return
+	}
+	if obj["error"] != nil || obj["choices"] == nil && errorEnvelope(obj) {
+		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
+		return
+	}
+	choices, ok := obj["choices"].([]any)
+	if !ok {
+		if p, ok := errorInStrings(obj, c.v.errorPatterns); ok {
+			c.streamProblem(ReasonErrorBody, "event %d is an error template (%q)", c.events, p)
+			return
+		}
+		c.streamProblem(ReasonMissingField, "event %d has no choices", c.events)
+		return
+	}
+	if u := usageOf(doc); u != (Usage{}) {
+		c.usage = u
+	}
+	for _, ch := range choices {
+		if idx, ok := get(ch, "index"); ok && idx != json.Number("0") {
+			continue // only the first choice is judged
+		}
+		if s, ok := getString(ch, "delta", "content"); ok {
+			c.content.add(s)
+			c.firstToken = c.firstToken || s != ""
+		}
+		if hasAny(ch, "delta", "tool_calls") || hasAny(ch, "delta", "function_call") {
+			c.toolCalls, c.firstToken = true, true
+		}
+		if f, ok := getString(ch, "finish_reason"); ok && f != "" {
+			c.finish = f
+		}
+	}
+}
+
+// streamProblem records a problem of the stream; the worst one is kept
+// (error_body, then invalid_json, then missing_field).
+func (c *Classifier) streamProblem(r Reason, format string, args ...any) {
+	if rank(r) <= rank(c.problem) {
+		return
+	}
+	c.problem = r
+	c.detail = soft(r, format, args...).Detail
+}
+
+func rank(r Reason) int {
+	switch r {
+	case ReasonErrorBody:
+		return 3
+	case ReasonInvalidJSON:
+		return 2
+	case ReasonMissingField:
+		return 1
+	}
+	return 0
+}
+
+func lowerHead(b []byte) string {
+	return string(bytes.ToLower(b[:min(len(b), 4096)]))
+}
+
+// finishStream judges a stream at its end.
+func (c *Classifier) finishStream() Result {
+	cut := c.interrupted
+	if len(c.line) > 0 && !c.skipLine {
+		// The last line had no line end: use it if it is whole.
+		line := bytes.TrimSuffix(c.line, []byte("\r"))
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimSpace(value)
+		if string(field) == "data" && (string(value) == "[DONE]" || json.Valid(value)) {
+			c.sseLine(line)
+		} else {
+			cut = true
+		}
+		c.line = c.line[:0]
+	}
+	if !cut {
+		c.dispatch()
+	}
+	switch {
+	case c.problem != ReasonNone:
+		return soft(c.problem, "%s", c.detail)
+	case c.events == 0 && c.content.chars == 0 && !cut:
+		return soft(ReasonEmpty, "a stream without events")
+	case cut || !c.done && c.finish == "":
+		// A stream that ended cleanly after its final finish_reason is
+		// whole: some OpenAI-compatible providers never send [DONE].
+		return soft(ReasonTruncated, "the stream ended before a finish_reason or [DONE] after %d events", c.events)
+	case c.finish == "length":
+		return soft(ReasonTruncated, "finish_reason length")
+	}
+	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls)
+}
