@@ -5,7 +5,7 @@
 //
 // A tick of the live loop (package runner) looks like this:
 //
-//	snap := promapi.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout)
+//	snap := collector.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout) // a promapi.Collector
 //	next, events := evaluator.Step(pol, prev, evaluator.Input{Snapshot: snap, Commands: queued}, t)
 //	// the shell: export next (telemetry, persist), audit events,
 //	// actuate next.Services, send next.Alerts

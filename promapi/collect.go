@@ -13,7 +13,6 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -21,38 +20,14 @@ import (
 // in Hermes's own series).
 const RouteLabel = "route"
 
-// QueryFunc runs one instant PromQL query at time t. The shell adapts a
-// Prometheus API client, a backtest or a range cache to it.
+// QueryFunc runs one instant PromQL query at time t: Client.Query, a
+// backtest's or a range cache's Query. VectorRoutes adapts it to
+// Collector.Collect.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
-
-// Collect runs each signal's TickQuery once at t (its query and its volume
-// or samples query in one expression, so a tick sends one query per
-// signal), concurrently, each under its own timeout (none if timeout <= 0),
-// and returns a Snapshot holding a Sample for every (route, signal) in
-// routes × signals.
-//
-// A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
-// evaluator.StatusMissing ("NaN", "Inf"); a route absent from the result is
-// evaluator.StatusMissing ("no data"); several series for one route are evaluator.StatusError for
-// that route; a failed query is evaluator.StatusError for every route, with
-// ErrorReason as its reason. Series without a route label, or of routes not
-// configured, are ignored. The evidence half of an answer (series marked
-// rules.PartEvidence) is the count behind the value (see withVolume). A
-// signal's windows fill the snapshot's further columns (rules.Columns:
-// "soft_fail_ratio@15m"), each a value with the calls behind it; a window
-// without data is a missing sample there, never the signal's own.
-func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	return CollectRoutes(ctx, VectorRoutes(query), signals, routes, t, timeout)
-}
-
-// CollectRoutes is Collect over a RouteQueryFunc, which hands each answer
-// over series by series instead of as a vector (see NewRouteQueryFunc).
-func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	return new(Collector).Collect(ctx, query, signals, routes, t, timeout)
-}
 
 // RouteQueryFunc runs one instant PromQL query at t and adds every series
 // of its answer to into (Answer.Add); an error fails the whole answer.
+// Client.QueryRoutes is the live ticks'; VectorRoutes adapts a QueryFunc.
 // It adds nothing once it has returned: a Collector serves the same
 // Answer to the query's next tick.
 type RouteQueryFunc func(ctx context.Context, q string, t time.Time, into *Answer) error
@@ -126,6 +101,8 @@ func ErrorDetail(err error) string {
 	var dnsErr *net.DNSError
 	var apiErr *v1.Error
 	switch {
+	case errors.Is(err, ErrResponseTooLarge):
+		return ErrResponseTooLarge.Error()
 	case errors.As(err, &dnsErr):
 		return shortText(dnsErr.Err)
 	case errors.As(err, &errno):

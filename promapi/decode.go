@@ -23,6 +23,11 @@ type envelope struct {
 	floatless bool
 }
 
+// malformed begins the message of an answer that is not the JSON of
+// Prometheus's API, whichever path decoded it (Client.Query says the same
+// of client_golang's complaints); what follows is the decoder's own words.
+const malformed = "malformed answer: "
+
 // readBufferSize is how much of an answer decodeAnswer holds at a time.
 const readBufferSize = 32 << 10
 
@@ -79,9 +84,9 @@ func decodeAnswerSize(r io.Reader, size, maxSeries int, each func(route, part []
 	case body.err != nil:
 		return env, body
 	case s.err != nil:
-		return env, fmt.Errorf("decoding the answer: %w", s.err)
+		return env, fmt.Errorf("%s%w", malformed, s.err)
 	case s.more():
-		return env, errors.New("decoding the answer: data after its end")
+		return env, errors.New(malformed + "data after its end")
 	}
 	return env, nil
 }

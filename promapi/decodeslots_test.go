@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
@@ -48,20 +45,20 @@ func (b *gatedBody) Close() error { return nil }
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	t.Run("vector", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			client, err := api.NewClient(api.Config{Address: "http://prometheus.invalid", RoundTripper: rt})
+			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return NewQueryFunc(v1.NewAPI(client), 15*time.Second, 0, nil)
+			return c.Query
 		})
 	})
 	t.Run("routes", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			rq, err := routeQueryFunc("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return byRoute(rq, "free")
+			return byRoute(c.QueryRoutes, "free")
 		})
 	})
 }

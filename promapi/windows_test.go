@@ -34,7 +34,7 @@ func TestAnswerWindowParts(t *testing.T) {
 			part(0, "paid", "value_5m"), // its count is missing
 		}, nil
 	}
-	snap := Collect(context.Background(), query, []rules.SignalConfig{sig}, []string{"free", "paid"}, time.Unix(0, 0), 0)
+	snap := collect(context.Background(), query, []rules.SignalConfig{sig}, []string{"free", "paid"}, time.Unix(0, 0), 0)
 	if got := snap.Signals(); len(got) != 3 || got[1] != "a@5m" || got[2] != "a@15m" {
 		t.Fatalf("columns %v, want a, a@5m, a@15m", got)
 	}
@@ -65,7 +65,7 @@ func TestAnswerWindowParts(t *testing.T) {
 		}
 		return nil, context.DeadlineExceeded
 	})
-	snap = Collect(context.Background(), fake, []rules.SignalConfig{sig}, []string{"free"}, time.Unix(0, 0), 0)
+	snap = collect(context.Background(), fake, []rules.SignalConfig{sig}, []string{"free"}, time.Unix(0, 0), 0)
 	if s := snap.Get("free", "a"); s.Status != evaluator.StatusOK || s.Volume != 120 {
 		t.Errorf("via ByPart free.a = %+v, want 0.1 of 120 calls", s)
 	}

@@ -35,7 +35,7 @@ const (
 // The added label makes the parts' label sets disjoint, so `or` keeps
 // every series of each and a tick costs one round trip per signal however
 // many routes and windows there are. Every part is evaluated at the same
-// time by the same engine, as separate queries would be; promapi.Collect
+// time by the same engine, as separate queries would be; promapi.Collector
 // splits them.
 func (s SignalConfig) TickQuery() string {
 	ev := s.EvidenceQuery()
