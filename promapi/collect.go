@@ -13,12 +13,9 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
-
-// RouteLabel is the label that names a route in every signal's result (and
-// in Hermes's own series).
-const RouteLabel = "route"
 
 // QueryFunc runs one instant PromQL query at time t: Client.Query, a
 // backtest's or a range cache's Query. VectorRoutes adapts it to
@@ -41,13 +38,26 @@ func VectorRoutes(query QueryFunc) RouteQueryFunc {
 			return err
 		}
 		for _, s := range vec {
-			if r, ok := s.Metric[RouteLabel]; ok {
+			if r, ok := s.Metric[labelname.Route]; ok {
 				into.Add(string(r), string(s.Metric[rules.PartLabel]), float64(s.Value))
 			}
 		}
 		return nil
 	}
 }
+
+// Reasons ErrorReason gives of its own (besides a Prometheus errorType
+// and free text): values of hermes_query_errors_total's reason label,
+// which the status page reads too.
+const (
+	ReasonTimeout          = "timeout"
+	ReasonCanceled         = "canceled"
+	ReasonConnection       = "connection"
+	ReasonResponseTooLarge = "response_too_large"
+	ReasonTooManySeries    = "too_many_series"
+	// ReasonOther is an errorType that Prometheus's API does not give.
+	ReasonOther = "other"
+)
 
 // maxReasonLen bounds the free-text reason of an unclassified error.
 const maxReasonLen = 80
@@ -69,20 +79,20 @@ func ErrorReason(err error) string {
 	var series *TooManySeriesError
 	switch {
 	case errors.Is(err, ErrResponseTooLarge):
-		return "response_too_large"
+		return ReasonResponseTooLarge
 	case errors.As(err, &series):
-		return "too_many_series"
+		return ReasonTooManySeries
 	case errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &netErr) && netErr.Timeout():
-		return "timeout"
+		return ReasonTimeout
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return ReasonCanceled
 	case errors.As(err, &apiErr):
 		return apiErrorReason(apiErr)
 	case isConnectionError(err):
-		return "connection"
+		return ReasonConnection
 	case strings.Contains(err.Error(), "query timed out"):
-		return "timeout"
+		return ReasonTimeout
 	}
 	return shortText(err.Error())
 }
@@ -136,7 +146,7 @@ func apiErrorReason(e *v1.Error) string {
 	case !knownErrorTypes[typ]:
 		// A label value: a server's free text would make a new series
 		// per answer.
-		return "other"
+		return ReasonOther
 	}
 	return typ
 }

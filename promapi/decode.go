@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -184,7 +185,7 @@ func readMetric(s *scanner, labels *seriesLabels) {
 	}
 	for first := true; s.member(first); first = false {
 		switch string(s.key) {
-		case RouteLabel:
+		case labelname.Route:
 			labels.route, labels.hasRoute = readLabel(s, labels.route), true
 		case rules.PartLabel:
 			labels.part = readLabel(s, labels.part)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -21,10 +22,10 @@ func byRoute(rq RouteQueryFunc, routes ...string) QueryFunc {
 		var vec model.Vector
 		for i, r := range routes {
 			if a.nValues[i] == 1 {
-				vec = append(vec, &model.Sample{Metric: model.Metric{RouteLabel: model.LabelValue(r)}, Value: model.SampleValue(a.values[i])})
+				vec = append(vec, &model.Sample{Metric: model.Metric{labelname.Route: model.LabelValue(r)}, Value: model.SampleValue(a.values[i])})
 			}
 			if a.nEvidence[i] == 1 {
-				vec = append(vec, &model.Sample{Metric: model.Metric{RouteLabel: model.LabelValue(r), rules.PartLabel: rules.PartEvidence}, Value: model.SampleValue(a.evidence[i])})
+				vec = append(vec, &model.Sample{Metric: model.Metric{labelname.Route: model.LabelValue(r), rules.PartLabel: rules.PartEvidence}, Value: model.SampleValue(a.evidence[i])})
 			}
 		}
 		return vec, nil

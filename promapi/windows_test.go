@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -20,7 +21,7 @@ func TestAnswerWindowParts(t *testing.T) {
 	sig := rules.SignalConfig{Name: "a", Query: "sum by (route) (rate(x_total{v=\"bad\"}[1m]))", Volume: "sum by (route) (increase(x_total[1m]))",
 		Windows: []time.Duration{5 * time.Minute, 15 * time.Minute}}
 	part := func(v float64, route, p string) *model.Sample {
-		return &model.Sample{Metric: model.Metric{RouteLabel: model.LabelValue(route), rules.PartLabel: model.LabelValue(p)}, Value: model.SampleValue(v)}
+		return &model.Sample{Metric: model.Metric{labelname.Route: model.LabelValue(route), rules.PartLabel: model.LabelValue(p)}, Value: model.SampleValue(v)}
 	}
 	query := func(_ context.Context, q string, _ time.Time) (model.Vector, error) {
 		if q != sig.TickQuery() {
