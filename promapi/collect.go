@@ -98,10 +98,12 @@ func ErrorReason(err error) string {
 }
 
 // ErrorDetail says in a few words what went wrong with a query, for
-// people: the cause a connection failed with ("connection refused", "no
-// such host", "connection reset by peer"), else the message of a
-// Prometheus API error, else the error's first line, cut to 80
-// characters. ErrorReason is the short class (a metric label); this is
+// people: the bound an answer passed (ErrResponseTooLarge), the cause a
+// connection failed with ("connection refused", "no such host",
+// "connection reset by peer"), else the message of a Prometheus API
+// error, else the error's first line, cut to 80 characters. Both of
+// Client's paths give the same detail for the same failure
+// (TestQueryContract). ErrorReason is the short class (a metric label); this is
 // the detail beside it.
 func ErrorDetail(err error) string {
 	if err == nil {

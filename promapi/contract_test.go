@@ -147,6 +147,12 @@ var contractCases = []contractCase{
 		reason: "bad_data", detail: "1:5: parse error: unexpected",
 	},
 	{
+		name:   "execution, 422, with warnings",
+		serve:  reply(http.StatusUnprocessableEntity, `{"status":"error","errorType":"execution","error":"out of memory","warnings":["partial answer"]}`),
+		reason: "execution", detail: "out of memory",
+		warning: "partial answer",
+	},
+	{
 		name:   "execution, 422",
 		serve:  reply(http.StatusUnprocessableEntity, `{"status":"error","errorType":"execution","error":"many-to-many matching not allowed"}`),
 		reason: "execution", detail: "many-to-many matching not allowed",

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
@@ -41,7 +43,8 @@ func (b *gatedBody) Close() error { return nil }
 
 // TestAnswersAreDecodedFewAtATime: a tick's queries all wait for
 // Prometheus at once, but at most maxDecoding answers are read and decoded
-// at a time, and every query gets its answer; as vectors or by route.
+// at a time, and every query gets its answer; as vectors, by route, or
+// by both paths of one Client, which share its bound.
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	t.Run("vector", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
@@ -59,6 +62,22 @@ func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 				t.Fatal(err)
 			}
 			return byRoute(c.QueryRoutes, "free")
+		})
+	})
+	t.Run("both paths of one client", func(t *testing.T) {
+		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
+			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			routes := byRoute(c.QueryRoutes, "free")
+			var calls atomic.Int32
+			return func(ctx context.Context, q string, at time.Time) (model.Vector, error) {
+				if calls.Add(1)%2 == 0 {
+					return c.Query(ctx, q, at)
+				}
+				return routes(ctx, q, at)
+			}
 		})
 	})
 }
