@@ -19,6 +19,11 @@ import (
 // series by series straight into into (decodeAnswer), never held whole
 // nor as a model.Vector. Its errors are typed as client_golang types them
 // (a *v1.Error; readAnswer), so that it keeps Query's contract.
+//
+// Why not client_golang's request: its api.Client.Do reads the whole body
+// into memory before it returns, which is what this path exists to avoid;
+// so the request (postForm) and the typing of errors (readAnswer) repeat
+// what client_golang's v1 API does, and TestQueryContract holds them to it.
 func (c *Client) QueryRoutes(ctx context.Context, q string, t time.Time, into *Answer) error {
 	args := url.Values{"query": {q}, "time": {formatTime(t)}}
 	if c.server > 0 {
