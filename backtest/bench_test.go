@@ -35,11 +35,12 @@ func BenchmarkBacktestTick(b *testing.B) {
 	defer bt.Close()
 	ctx := context.Background()
 	var st evaluator.State
+	var collector promapi.Collector
 	t := bt.Start().Add(2 * time.Hour)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		snap := promapi.Collect(ctx, bt.Query, cfg.Signals, pol.Routes(), t, cfg.Global.QueryTimeout)
+		snap := collector.Collect(ctx, promapi.VectorRoutes(bt.Query), cfg.Signals, pol.Routes(), t, cfg.Global.QueryTimeout)
 		st, _ = evaluator.Step(pol, st, evaluator.Input{Snapshot: snap}, t)
 		t = t.Add(cfg.Global.EvaluationInterval)
 		if t.After(bt.End()) {

@@ -9,7 +9,7 @@
 //	b, err := backtest.Open(f)
 //	defer b.Close()
 //	for t := b.Start(); !t.After(b.End()); t = t.Add(b.Step()) {
-//		snap := promapi.Collect(ctx, b.Query, cfg.Signals, routes, t, timeout)
+//		snap := collector.Collect(ctx, promapi.VectorRoutes(b.Query), cfg.Signals, routes, t, timeout)
 //		// score, decide, plan ...
 //	}
 //

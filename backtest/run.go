@@ -55,6 +55,10 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 	}
 	tl := &Timeline{Start: start, End: to, Step: step}
 	var st evaluator.State
+	// One Collector for the run, as the live loop keeps one: it reuses
+	// each query's route slots from tick to tick.
+	var collector promapi.Collector
+	ticks := promapi.VectorRoutes(query)
 	releases := append([]Release(nil), opts.Releases...)
 	for t := start; !t.After(to); t = t.Add(step) {
 		if err := ctx.Err(); err != nil {
@@ -74,7 +78,7 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 			cmds = append(cmds, cmd)
 			releases = append(releases[:i], releases[i+1:]...)
 		}
-		snap := promapi.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
+		snap := collector.Collect(ctx, ticks, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
 		for _, o := range opts.Inject {
 			o.Apply(&snap)
 		}

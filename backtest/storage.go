@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/util/annotations"
+
+	"github.com/hermes-failover/hermes/labelname"
 )
 
 // Engine limits of a backtest, close to a default Prometheus server's.
@@ -324,7 +326,7 @@ func (s memSeries) Iterator(it chunkenc.Iterator) chunkenc.Iterator {
 func (b *Store) Routes() []string {
 	var out []string
 	for _, s := range b.series {
-		if v := s.labels.Get("route"); v != "" {
+		if v := s.labels.Get(labelname.Route); v != "" {
 			out = append(out, v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -97,14 +98,14 @@ func Severity(tier string) string {
 func alertLabels(r rules.AlertRuleConfig, service, route, level, actuator string, drill bool) map[string]string {
 	labels := map[string]string{"alertname": r.Name, "severity": Severity(r.Tier), "tier": r.Tier}
 	if service != "" {
-		labels["service"] = service
+		labels[labelname.Service] = service
 	}
 	if route != "" {
-		labels["route"] = route
+		labels[labelname.Route] = route
 		labels["level"] = level
 	}
 	if actuator != "" {
-		labels["actuator"] = actuator
+		labels[labelname.Actuator] = actuator
 	}
 	if drill {
 		labels["drill"] = "true"
@@ -118,11 +119,11 @@ func alertLabels(r rules.AlertRuleConfig, service, route, level, actuator string
 // (alertname and target), what people filter on (tier, severity), and level
 // and drill, the labels RestoreAlert cannot derive from the configuration. The
 // series' value is the Unix time the alert became active.
-var ForStateLabels = []string{"alertname", "service", "route", "actuator", "tier", "severity", "level", "drill"}
+var ForStateLabels = []string{"alertname", labelname.Service, labelname.Route, labelname.Actuator, "tier", "severity", "level", "drill"}
 
 // ForStateValues are the values of ForStateLabels for a.
 func (a *Alert) ForStateValues() []string {
-	fallback := map[string]string{"alertname": a.Rule, "service": a.Service, "route": a.Route, "actuator": a.Actuator,
+	fallback := map[string]string{"alertname": a.Rule, labelname.Service: a.Service, labelname.Route: a.Route, labelname.Actuator: a.Actuator,
 		"tier": a.Tier, "severity": Severity(a.Tier)}
 	vals := make([]string, len(ForStateLabels))
 	for i, l := range ForStateLabels {
@@ -145,7 +146,7 @@ func (a *Alert) ForStateValues() []string {
 // LastTrue is now, so keep_firing_for counts from the restart. The next
 // tick renders its annotations again, or resolves it.
 func (p *Policy) RestoreAlert(labels map[string]string, activeAt, now time.Time) (*Alert, bool) {
-	name, service, route, actuator := labels["alertname"], labels["service"], labels["route"], labels["actuator"]
+	name, service, route, actuator := labels["alertname"], labels[labelname.Service], labels[labelname.Route], labels[labelname.Actuator]
 	i := slices.IndexFunc(p.alerts, func(r *alertRule) bool { return r.cfg.Name == name })
 	if i < 0 {
 		return nil, false

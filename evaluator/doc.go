@@ -7,7 +7,7 @@
 // from the configuration file (config.Config.Rules); NewPolicy prepares it
 // once per load. A tick of the live loop (package runner) looks like this:
 //
-//	snap := promapi.Collect(ctx, query, pol.Config.Signals, pol.Routes(), t, timeout)
+//	snap := collector.Collect(ctx, query, cfg.Signals, pol.Routes(), t, timeout) // a promapi.Collector
 //	next, events := evaluator.Step(pol, prev, evaluator.Input{Snapshot: snap, Commands: queued}, t)
 //	// the shell: export next (telemetry, persist), audit events,
 //	// actuate next.Services, send next.Alerts

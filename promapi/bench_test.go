@@ -17,8 +17,8 @@ import (
 // BenchmarkTickAnswer measures one signal's answer at 10,000 routes with
 // its evidence (20,000 series, as the shipped policy's counted signals
 // answer), from a local server into an Answer: through client_golang's
-// model.Vector (NewQueryFunc, what ticks used) and streamed
-// (NewRouteQueryFunc, what they use); decode is the streamed decoding
+// model.Vector (Client.Query, what ticks used) and streamed
+// (Client.QueryRoutes, what they use); decode is the streamed decoding
 // alone, from memory. B/op is the garbage a tick makes per signal.
 func BenchmarkTickAnswer(b *testing.B) {
 	const n = 10000
@@ -55,11 +55,7 @@ func BenchmarkTickAnswer(b *testing.B) {
 	}))
 	defer srv.Close()
 	cfg := config.PrometheusConfig{URL: srv.URL}
-	api, err := NewAPI(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	streamed, err := NewRouteQueryFunc(cfg, 10*time.Second, nil)
+	client, err := New(cfg, 10*time.Second, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,8 +63,8 @@ func BenchmarkTickAnswer(b *testing.B) {
 		name  string
 		query RouteQueryFunc
 	}{
-		{"vector", VectorRoutes(NewQueryFunc(api, 10*time.Second, 0, nil))},
-		{"streamed", streamed},
+		{"vector", VectorRoutes(client.Query)},
+		{"streamed", client.QueryRoutes},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -13,46 +13,18 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// RouteLabel is the label that names a route in every signal's result (and
-// in Hermes's own series).
-const RouteLabel = "route"
-
-// QueryFunc runs one instant PromQL query at time t. The shell adapts a
-// Prometheus API client, a backtest or a range cache to it.
+// QueryFunc runs one instant PromQL query at time t: Client.Query, a
+// backtest's or a range cache's Query. VectorRoutes adapts it to
+// Collector.Collect.
 type QueryFunc func(ctx context.Context, q string, t time.Time) (model.Vector, error)
-
-// Collect runs each signal's TickQuery once at t (its query and its volume
-// or samples query in one expression, so a tick sends one query per
-// signal), concurrently, each under its own timeout (none if timeout <= 0),
-// and returns a Snapshot holding a Sample for every (route, signal) in
-// routes × signals.
-//
-// A finite sample of a configured route is evaluator.StatusOK; NaN or ±Inf is
-// evaluator.StatusMissing ("NaN", "Inf"); a route absent from the result is
-// evaluator.StatusMissing ("no data"); several series for one route are evaluator.StatusError for
-// that route; a failed query is evaluator.StatusError for every route, with
-// ErrorReason as its reason. Series without a route label, or of routes not
-// configured, are ignored. The evidence half of an answer (series marked
-// rules.PartEvidence) is the count behind the value (see withVolume). A
-// signal's windows fill the snapshot's further columns (rules.Columns:
-// "soft_fail_ratio@15m"), each a value with the calls behind it; a window
-// without data is a missing sample there, never the signal's own.
-func Collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	return CollectRoutes(ctx, VectorRoutes(query), signals, routes, t, timeout)
-}
-
-// CollectRoutes is Collect over a RouteQueryFunc, which hands each answer
-// over series by series instead of as a vector (see NewRouteQueryFunc).
-func CollectRoutes(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
-	return new(Collector).Collect(ctx, query, signals, routes, t, timeout)
-}
 
 // RouteQueryFunc runs one instant PromQL query at t and adds every series
 // of its answer to into (Answer.Add); an error fails the whole answer.
+// Client.QueryRoutes is the live ticks'; VectorRoutes adapts a QueryFunc.
 // It adds nothing once it has returned: a Collector serves the same
 // Answer to the query's next tick.
 type RouteQueryFunc func(ctx context.Context, q string, t time.Time, into *Answer) error
@@ -66,13 +38,26 @@ func VectorRoutes(query QueryFunc) RouteQueryFunc {
 			return err
 		}
 		for _, s := range vec {
-			if r, ok := s.Metric[RouteLabel]; ok {
+			if r, ok := s.Metric[labelname.Route]; ok {
 				into.Add(string(r), string(s.Metric[rules.PartLabel]), float64(s.Value))
 			}
 		}
 		return nil
 	}
 }
+
+// Reasons ErrorReason gives of its own (besides a Prometheus errorType
+// and free text): values of hermes_query_errors_total's reason label,
+// which the status page reads too.
+const (
+	ReasonTimeout          = "timeout"
+	ReasonCanceled         = "canceled"
+	ReasonConnection       = "connection"
+	ReasonResponseTooLarge = "response_too_large"
+	ReasonTooManySeries    = "too_many_series"
+	// ReasonOther is an errorType that Prometheus's API does not give.
+	ReasonOther = "other"
+)
 
 // maxReasonLen bounds the free-text reason of an unclassified error.
 const maxReasonLen = 80
@@ -94,29 +79,31 @@ func ErrorReason(err error) string {
 	var series *TooManySeriesError
 	switch {
 	case errors.Is(err, ErrResponseTooLarge):
-		return "response_too_large"
+		return ReasonResponseTooLarge
 	case errors.As(err, &series):
-		return "too_many_series"
+		return ReasonTooManySeries
 	case errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &netErr) && netErr.Timeout():
-		return "timeout"
+		return ReasonTimeout
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return ReasonCanceled
 	case errors.As(err, &apiErr):
 		return apiErrorReason(apiErr)
 	case isConnectionError(err):
-		return "connection"
+		return ReasonConnection
 	case strings.Contains(err.Error(), "query timed out"):
-		return "timeout"
+		return ReasonTimeout
 	}
 	return shortText(err.Error())
 }
 
 // ErrorDetail says in a few words what went wrong with a query, for
-// people: the cause a connection failed with ("connection refused", "no
-// such host", "connection reset by peer"), else the message of a
-// Prometheus API error, else the error's first line, cut to 80
-// characters. ErrorReason is the short class (a metric label); this is
+// people: the bound an answer passed (ErrResponseTooLarge), the cause a
+// connection failed with ("connection refused", "no such host",
+// "connection reset by peer"), else the message of a Prometheus API
+// error, else the error's first line, cut to 80 characters. Both of
+// Client's paths give the same detail for the same failure
+// (TestQueryContract). ErrorReason is the short class (a metric label); this is
 // the detail beside it.
 func ErrorDetail(err error) string {
 	if err == nil {
@@ -126,6 +113,8 @@ func ErrorDetail(err error) string {
 	var dnsErr *net.DNSError
 	var apiErr *v1.Error
 	switch {
+	case errors.Is(err, ErrResponseTooLarge):
+		return ErrResponseTooLarge.Error()
 	case errors.As(err, &dnsErr):
 		return shortText(dnsErr.Err)
 	case errors.As(err, &errno):
@@ -159,7 +148,7 @@ func apiErrorReason(e *v1.Error) string {
 	case !knownErrorTypes[typ]:
 		// A label value: a server's free text would make a new series
 		// per answer.
-		return "other"
+		return ReasonOther
 	}
 	return typ
 }

@@ -24,6 +24,12 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
+// collect is a fresh Collector's Collect over a QueryFunc, as a backtest
+// collects.
+func collect(ctx context.Context, query QueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
+	return new(Collector).Collect(ctx, VectorRoutes(query), signals, routes, t, timeout)
+}
+
 func sample(value float64, lbls ...string) *model.Sample {
 	m := model.Metric{}
 	for i := 0; i+1 < len(lbls); i += 2 {
@@ -69,7 +75,7 @@ func TestCollect(t *testing.T) {
 	}
 	routes := []string{"free", "paid"}
 
-	snap := Collect(context.Background(), query, signals, routes, at, time.Second)
+	snap := collect(context.Background(), query, signals, routes, at, time.Second)
 
 	if got := calls.Load(); got != int32(len(signals)) {
 		t.Errorf("queries run = %d, want %d", got, len(signals))
@@ -139,7 +145,7 @@ func TestCollectTimeoutAndConcurrency(t *testing.T) {
 	}
 	signals := []rules.SignalConfig{{Name: "a", Query: "a"}, {Name: "slow", Query: "slow"}, {Name: "b", Query: "b"}}
 
-	snap := Collect(context.Background(), query, signals, []string{"r"}, time.Unix(0, 0), 200*time.Millisecond)
+	snap := collect(context.Background(), query, signals, []string{"r"}, time.Unix(0, 0), 200*time.Millisecond)
 
 	for _, name := range []string{"a", "b"} {
 		if got := snap.Get("r", name); got.Status != evaluator.StatusOK {

@@ -85,7 +85,7 @@ func memoryQuery(answers map[string][]byte) RouteQueryFunc {
 // policy: every signal's answer decoded from memory (its value, evidence
 // and windows, routes in an order of each query's own) and the snapshot
 // built, tick after tick: by a Collector, as the live loop does, and by
-// CollectRoutes, fresh each tick. B/op is the garbage a tick makes.
+// a fresh Collector each tick. B/op is the garbage a tick makes.
 func BenchmarkCollect(b *testing.B) {
 	signals, routes, answers := fleetAnswers(b, 10000)
 	query := memoryQuery(answers)
@@ -96,7 +96,9 @@ func BenchmarkCollect(b *testing.B) {
 		collect func() evaluator.Snapshot
 	}{
 		{"collector", func() evaluator.Snapshot { return c.Collect(context.Background(), query, signals, routes, t, 0) }},
-		{"fresh", func() evaluator.Snapshot { return CollectRoutes(context.Background(), query, signals, routes, t, 0) }},
+		{"fresh", func() evaluator.Snapshot {
+			return new(Collector).Collect(context.Background(), query, signals, routes, t, 0)
+		}},
 	} {
 		b.Run(run.name, func(b *testing.B) {
 			b.ReportAllocs()

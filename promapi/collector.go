@@ -10,17 +10,21 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 )
 
-// Collector is CollectRoutes for a loop of ticks (the live loop holds
-// one): between ticks it keeps each query's Answer, its route slots and
-// the order its routes came in. At 10,000 routes a tick's answers are
-// about 6 MB of slots, which a fresh Answer per query per tick would
-// make garbage every tick; and Prometheus lists a query's series in the
-// same order tick after tick while they stay the same, so the
-// routeFinder's guesses, learned from the last tick, mostly hold from the
-// first series of the next (a wrong one costs a comparison). An Answer is
-// kept only while the routes, and its query's evidence and windows, stay
-// the same; one whose query a tick no longer asks is dropped.
-// TestCollectorAsCollectRoutes holds it to a fresh CollectRoutes per tick.
+// Collector gathers a tick's answers into the Snapshot the core reads:
+// the one way Hermes collects, live (the runner holds one across ticks),
+// in backtests and in tests (a fresh one per tick is as good, only
+// slower). Sources that answer a QueryFunc go through VectorRoutes.
+//
+// Between ticks it keeps each query's Answer, its route slots and the
+// order its routes came in. At 10,000 routes a tick's answers are about
+// 6 MB of slots, which a fresh Answer per query per tick would make
+// garbage every tick; and Prometheus lists a query's series in the same
+// order tick after tick while they stay the same, so the routeFinder's
+// guesses, learned from the last tick, mostly hold from the first series
+// of the next (a wrong one costs a comparison). An Answer is kept only
+// while the routes, and its query's evidence and windows, stay the same;
+// one whose query a tick no longer asks is dropped.
+// TestCollectorAsFresh holds it to a fresh Collector per tick.
 //
 // The zero Collector is ready to use. It is not for concurrent use: a
 // Collect returns only when every query of its tick has returned.
@@ -29,8 +33,23 @@ type Collector struct {
 	answers   map[string]*Answer // by query
 }
 
-// Collect is CollectRoutes, reusing what the Collector kept from its last
-// tick.
+// Collect runs each signal's TickQuery once at t (its query and its
+// volume or samples query in one expression, so a tick sends one query
+// per signal), concurrently, each under its own timeout (none if timeout
+// <= 0), and returns a Snapshot holding a Sample for every (route,
+// signal) in routes × signals.
+//
+// A finite sample of a configured route is evaluator.StatusOK; NaN or
+// ±Inf is evaluator.StatusMissing ("NaN", "Inf"); a route absent from the
+// result is evaluator.StatusMissing ("no data"); several series for one
+// route are evaluator.StatusError for that route; a failed query is
+// evaluator.StatusError for every route, with ErrorReason as its reason.
+// Series without a route label, or of routes not configured, are
+// ignored. The evidence half of an answer (series marked
+// rules.PartEvidence) is the count behind the value (see withVolume). A
+// signal's windows fill the snapshot's further columns (rules.Columns:
+// "soft_fail_ratio@15m"), each a value with the calls behind it; a window
+// without data is a missing sample there, never the signal's own.
 func (c *Collector) Collect(ctx context.Context, query RouteQueryFunc, signals []rules.SignalConfig, routes []string, t time.Time, timeout time.Duration) evaluator.Snapshot {
 	if c.positions == nil || !slices.Equal(c.positions.names, routes) {
 		// Positions are the routes' places in every slot; a kept

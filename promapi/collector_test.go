@@ -15,15 +15,15 @@ import (
 	"github.com/hermes-failover/hermes/rules/config"
 )
 
-// TestCollectorAsCollectRoutes holds a Collector, kept from tick to tick,
-// to a fresh CollectRoutes at every tick of a random run: routes added,
+// TestCollectorAsFresh holds a Collector, kept from tick to tick,
+// to a fresh Collector at every tick of a random run: routes added,
 // removed, renamed and reordered, the same routes in a new slice, and
 // the caller's slice written in place;
 // signals reloaded (windows added and removed, a volume dropped, a signal
 // gone, two signals sharing a query); answers missing routes, with
 // repeated series, routes not configured, NaN, unknown parts, series in a
 // new order, and queries failing after some series.
-func TestCollectorAsCollectRoutes(t *testing.T) {
+func TestCollectorAsFresh(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	pool := config.DeriveSignals([]rules.SignalConfig{
 		{Name: "p99", Query: "p99"},
@@ -76,7 +76,7 @@ func TestCollectorAsCollectRoutes(t *testing.T) {
 			return a.err
 		}
 		got := c.Collect(context.Background(), query, signals, routes, at, 0)
-		want := CollectRoutes(context.Background(), query, signals, routes, at, 0)
+		want := new(Collector).Collect(context.Background(), query, signals, routes, at, 0)
 		if !slices.Equal(got.Routes(), want.Routes()) {
 			t.Fatalf("tick %d: routes %v, want %v", tick, got.Routes(), want.Routes())
 		}
@@ -130,7 +130,7 @@ type testAnswer struct {
 }
 
 // randomAnswers answers each query of signals over routes, in a random
-// order, with the faults TestCollectorAsCollectRoutes lists.
+// order, with the faults TestCollectorAsFresh lists.
 func randomAnswers(rng *rand.Rand, signals []rules.SignalConfig, routes []string) map[string]testAnswer {
 	out := map[string]testAnswer{}
 	for _, sig := range signals {

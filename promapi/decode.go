@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -22,6 +23,11 @@ type envelope struct {
 	// before its resultType, or a native histogram).
 	floatless bool
 }
+
+// malformed begins the message of an answer that is not the JSON of
+// Prometheus's API, whichever path decoded it (Client.Query says the same
+// of client_golang's complaints); what follows is the decoder's own words.
+const malformed = "malformed answer: "
 
 // readBufferSize is how much of an answer decodeAnswer holds at a time.
 const readBufferSize = 32 << 10
@@ -79,9 +85,9 @@ func decodeAnswerSize(r io.Reader, size, maxSeries int, each func(route, part []
 	case body.err != nil:
 		return env, body
 	case s.err != nil:
-		return env, fmt.Errorf("decoding the answer: %w", s.err)
+		return env, fmt.Errorf("%s%w", malformed, s.err)
 	case s.more():
-		return env, errors.New("decoding the answer: data after its end")
+		return env, errors.New(malformed + "data after its end")
 	}
 	return env, nil
 }
@@ -179,7 +185,7 @@ func readMetric(s *scanner, labels *seriesLabels) {
 	}
 	for first := true; s.member(first); first = false {
 		switch string(s.key) {
-		case RouteLabel:
+		case labelname.Route:
 			labels.route, labels.hasRoute = readLabel(s, labels.route), true
 		case rules.PartLabel:
 			labels.part = readLabel(s, labels.part)

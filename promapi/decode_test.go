@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/labelname"
 )
 
 // series is one series handed over by decodeAnswer.
@@ -171,7 +173,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 		}
 		var want []series
 		for _, s := range vec {
-			if r, ok := s.Metric[RouteLabel]; ok {
+			if r, ok := s.Metric[labelname.Route]; ok {
 				want = append(want, series{string(r), string(s.Metric["signal_part"]), float64(s.Value)})
 			}
 		}

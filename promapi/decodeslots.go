@@ -8,17 +8,17 @@ import (
 	"sync"
 )
 
-// maxDecoding bounds how many answers one QueryFunc or RouteQueryFunc
-// reads and decodes at once. Hermes's memory peaks while it decodes: an
+// maxDecoding bounds how many answers one Client reads and decodes at
+// once, by either path. Hermes's memory peaks while it decodes: an
 // answer is read whole (client_golang's api.Client.Do), about 2 MB a
-// signal at 10,000 routes, and NewQueryFunc also builds a label map per
+// signal at 10,000 routes, and Client.Query also builds a label map per
 // series; a tick's queries all answer at about the same time. Waiting for
 // Prometheus is not bounded (a slow Prometheus must not make a tick last
 // several query times), only what follows once an answer arrives, which
 // is CPU-bound anyway.
 const maxDecoding = 2
 
-// decodeSlot is one query's claim on a slot of a QueryFunc's slots: taken
+// decodeSlot is one query's claim on a slot of a Client's slots: taken
 // when its answer's body is first read (slotBodies), given back when the
 // query returns, after decoding.
 type decodeSlot struct {

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
@@ -44,24 +43,41 @@ func (b *gatedBody) Close() error { return nil }
 
 // TestAnswersAreDecodedFewAtATime: a tick's queries all wait for
 // Prometheus at once, but at most maxDecoding answers are read and decoded
-// at a time, and every query gets its answer; as vectors or by route.
+// at a time, and every query gets its answer; as vectors, by route, or
+// by both paths of one Client, which share its bound.
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	t.Run("vector", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			client, err := api.NewClient(api.Config{Address: "http://prometheus.invalid", RoundTripper: rt})
+			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return NewQueryFunc(v1.NewAPI(client), 15*time.Second, 0, nil)
+			return c.Query
 		})
 	})
 	t.Run("routes", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			rq, err := routeQueryFunc("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return byRoute(rq, "free")
+			return byRoute(c.QueryRoutes, "free")
+		})
+	})
+	t.Run("both paths of one client", func(t *testing.T) {
+		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
+			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			routes := byRoute(c.QueryRoutes, "free")
+			var calls atomic.Int32
+			return func(ctx context.Context, q string, at time.Time) (model.Vector, error) {
+				if calls.Add(1)%2 == 0 {
+					return c.Query(ctx, q, at)
+				}
+				return routes(ctx, q, at)
+			}
 		})
 	})
 }

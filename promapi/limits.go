@@ -23,9 +23,9 @@ func (e *TooManySeriesError) Error() string {
 
 // limitBodies makes every response body of rt fail with ErrResponseTooLarge
 // once more than max bytes have been read (0: no bound). client_golang
-// (NewQueryFunc) reads a whole answer before decoding it, so this is what
+// (Client.Query) reads a whole answer before decoding it, so this is what
 // bounds the memory one query can take; the tick's streamed answers
-// (NewRouteQueryFunc) fail alike past the bound.
+// (Client.QueryRoutes) fail alike past the bound.
 func limitBodies(rt http.RoundTripper, max int64) http.RoundTripper {
 	if max <= 0 {
 		return rt

@@ -51,11 +51,7 @@ func TestAnswerBounds(t *testing.T) {
 			srv := httptest.NewServer(vectorOf(c.series, c.pad))
 			defer srv.Close()
 			cfg := config.PrometheusConfig{URL: srv.URL, MaxResponseBytes: c.maxBytes, MaxSeriesPerQuery: c.maxSeries}
-			api, err := NewAPI(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rq, err := NewRouteQueryFunc(cfg, 4*time.Second, nil)
+			client, err := New(cfg, 4*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,8 +60,8 @@ func TestAnswerBounds(t *testing.T) {
 				routes[i] = fmt.Sprintf("r%d", i)
 			}
 			for name, query := range map[string]QueryFunc{
-				"vector": NewQueryFunc(api, 4*time.Second, c.maxSeries, nil),
-				"routes": byRoute(rq, routes...),
+				"vector": client.Query,
+				"routes": byRoute(client.QueryRoutes, routes...),
 			} {
 				vec, err := query(context.Background(), "up", time.Unix(1000, 0))
 				if c.reason == "" {
@@ -86,12 +82,11 @@ func TestAnswerBounds(t *testing.T) {
 func TestCollectReportsBounds(t *testing.T) {
 	srv := httptest.NewServer(vectorOf(50, 0))
 	defer srv.Close()
-	api, err := NewAPI(config.PrometheusConfig{URL: srv.URL})
+	client, err := New(config.PrometheusConfig{URL: srv.URL, MaxSeriesPerQuery: 10}, 4*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := NewQueryFunc(api, 4*time.Second, 10, nil)
-	snap := Collect(context.Background(), q, []rules.SignalConfig{{Name: "s", Query: "up"}}, []string{"r1", "r2"}, time.Unix(1000, 0), time.Second)
+	snap := new(Collector).Collect(context.Background(), client.QueryRoutes, []rules.SignalConfig{{Name: "s", Query: "up"}}, []string{"r1", "r2"}, time.Unix(1000, 0), time.Second)
 	for _, r := range []string{"r1", "r2"} {
 		if smp := snap.Get(r, "s"); smp.Reason != "too_many_series" {
 			t.Errorf("%s: %+v, want the signal in error with reason too_many_series", r, smp)

@@ -5,9 +5,13 @@ package promapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -19,15 +23,20 @@ import (
 )
 
 // NewAPI builds a query API client from the prometheus section of the
-// configuration (see newTransport).
+// configuration (see newTransport), for what Client does not ask: range
+// queries (the status page's history, backtests).
 func NewAPI(cfg config.PrometheusConfig) (v1.API, error) {
 	rt, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
+	return newAPI(cfg.URL, rt)
+}
+
+func newAPI(address string, rt http.RoundTripper) (v1.API, error) {
+	client, err := api.NewClient(api.Config{Address: address, RoundTripper: rt})
 	if err != nil {
-		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(cfg.URL), config.RedactError(err))
+		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(address), config.RedactError(err))
 	}
 	return v1.NewAPI(client), nil
 }
@@ -45,38 +54,143 @@ func newTransport(cfg config.PrometheusConfig) (http.RoundTripper, error) {
 	return slotBodies(limitBodies(rt, cfg.MaxResponseBytes)), nil
 }
 
-// NewQueryFunc returns a QueryFunc over a. The server-side timeout is set a
-// little under timeout so Prometheus answers with its own error before the
-// client gives up (see ServerTimeout). Warnings are logged; results that are
-// not an instant vector are errors, and so are answers with more than
-// maxSeries series (a TooManySeriesError; 0 means no bound). With an a from
-// NewAPI, at most maxDecoding answers are read and decoded at once.
-func NewQueryFunc(a v1.API, timeout time.Duration, maxSeries int, logger *slog.Logger) QueryFunc {
-	server := ServerTimeout(timeout)
-	slots := make(chan struct{}, maxDecoding)
-	return func(ctx context.Context, q string, t time.Time) (model.Vector, error) {
-		var opts []v1.Option
-		if server > 0 {
-			opts = append(opts, v1.WithTimeout(server))
-		}
-		ctx, slot := withDecodeSlot(ctx, slots)
-		val, warnings, _, err := a.Query(ctx, q, t, opts...)
-		slot.release()
-		if err != nil {
-			return nil, err
-		}
-		if len(warnings) > 0 && logger != nil {
-			logger.Warn("query warnings", "query", q, "warnings", warnings)
-		}
-		vec, ok := val.(model.Vector)
-		if !ok {
-			return nil, fmt.Errorf("query must return an instant vector, got %s", valueType(val))
-		}
-		if maxSeries > 0 && len(vec) > maxSeries {
-			return nil, &TooManySeriesError{Series: len(vec), Max: maxSeries}
-		}
-		return vec, nil
+// Client runs instant queries against the /api/v1/query endpoint of the
+// prometheus section of the configuration, by two paths that keep one
+// contract:
+//
+//   - Query decodes an answer with client_golang into a model.Vector,
+//     every label kept: restore and ad-hoc queries, whose answers are
+//     small and whose callers read labels other than the route.
+//   - QueryRoutes streams an answer series by series into an Answer,
+//     keeping only the route, the part and the value (decodeAnswer): the
+//     ticks, whose answers at 10,000 routes would be about 5 MB of
+//     model.Vector garbage per signal per tick (BenchmarkTickAnswer).
+//
+// Both go through one transport (the same HTTP client settings, size
+// bound and connections), send the same request (POST, GET where the
+// server refuses it; the same time and server-side timeout), share one
+// bound on the answers decoded at once (maxDecoding), log warnings alike,
+// refuse what is not an instant vector of floats and answers past
+// max_series_per_query alike (checkAnswer), and fail with errors that
+// ErrorReason and ErrorDetail read alike. TestQueryContract runs every
+// case against both and requires the same outcome.
+type Client struct {
+	api       v1.API
+	http      *http.Client
+	endpoint  url.URL
+	server    time.Duration // the server-side timeout; 0: none
+	maxSeries int
+	slots     chan struct{}
+	logger    *slog.Logger
+}
+
+// New builds a Client from the prometheus section of the configuration.
+// Each query's client deadline is the caller's (Collector.Collect sets
+// query_timeout); timeout sets the server-side one a little under it
+// (ServerTimeout), so Prometheus answers with its own error before the
+// client gives up. A nil logger drops warnings.
+func New(cfg config.PrometheusConfig, timeout time.Duration, logger *slog.Logger) (*Client, error) {
+	rt, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
 	}
+	return newClient(cfg.URL, rt, timeout, cfg.MaxSeriesPerQuery, logger)
+}
+
+// newClient is New over the round tripper rt, which carries the decode
+// slots (slotBodies).
+func newClient(address string, rt http.RoundTripper, timeout time.Duration, maxSeries int, logger *slog.Logger) (*Client, error) {
+	a, err := newAPI(address, rt)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(address)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(address), config.RedactError(err))
+	}
+	u.Path = path.Join(u.Path, "/api/v1/query")
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Client{
+		api: a, http: &http.Client{Transport: rt}, endpoint: *u,
+		server: ServerTimeout(timeout), maxSeries: maxSeries,
+		slots: make(chan struct{}, maxDecoding), logger: logger,
+	}, nil
+}
+
+// Query runs q at t and returns its answer as a vector (a QueryFunc),
+// through client_golang.
+func (c *Client) Query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+	var opts []v1.Option
+	if c.server > 0 {
+		opts = append(opts, v1.WithTimeout(c.server))
+	}
+	ctx, slot := withDecodeSlot(ctx, c.slots)
+	val, warnings, _, err := c.api.Query(ctx, q, t, opts...)
+	slot.release()
+	c.warn(q, warnings)
+	if err != nil {
+		return nil, malformedAnswer(err)
+	}
+	vec, _ := val.(model.Vector)
+	floatless := false
+	for _, s := range vec {
+		// client_golang decodes a native histogram's sample with a zero
+		// Value; the streamed path refuses it (signal queries must return
+		// floats), so this one does too.
+		floatless = floatless || s.Histogram != nil
+	}
+	if err := checkAnswer(valueType(val), len(vec), floatless, c.maxSeries); err != nil {
+		return nil, err
+	}
+	return vec, nil
+}
+
+// malformedAnswer marks client_golang's error for an answer that is not
+// JSON of the query API (a *v1.Error of type bad_response, its Msg the
+// JSON decoder's, no Detail) as the streamed path marks its own
+// (malformed), so that a person reads the same first words whichever path
+// met it. client_golang's other bad_response errors (a body inconsistent
+// with its status code; a status code neither 2xx, 4xx nor 5xx) are left
+// as they are.
+func malformedAnswer(err error) error {
+	var e *v1.Error
+	if errors.As(err, &e) && e.Type == v1.ErrBadResponse && e.Detail == "" &&
+		e.Msg != msgInconsistent && !strings.HasPrefix(e.Msg, "bad response code") {
+		return &v1.Error{Type: e.Type, Msg: malformed + e.Msg}
+	}
+	return err
+}
+
+// msgInconsistent is client_golang's message for a body whose status
+// disagrees with the HTTP status code; readAnswer gives the same.
+const msgInconsistent = "inconsistent body for response code"
+
+// warn logs the warnings of q's answer, one line.
+func (c *Client) warn(q string, warnings []string) {
+	if len(warnings) > 0 {
+		c.logger.Warn("query warnings", "query", q, "warnings", warnings)
+	}
+}
+
+// checkAnswer is what both paths refuse of an answer Prometheus gave
+// without an error: a result that is not an instant vector (resultType),
+// a series without a float value (a native histogram), more than
+// maxSeries series (0: no bound).
+func checkAnswer(resultType string, series int, floatless bool, maxSeries int) error {
+	switch {
+	case resultType != model.ValVector.String():
+		if resultType == "" {
+			resultType = "nothing"
+		}
+		return fmt.Errorf("query must return an instant vector, got %s", resultType)
+	case floatless:
+		return &v1.Error{Type: v1.ErrBadResponse, Msg: "a series without a float value (a native histogram?): signal queries must return floats"}
+	case maxSeries > 0 && series > maxSeries:
+		return &TooManySeriesError{Series: series, Max: maxSeries}
+	}
+	return nil
 }
 
 // ServerTimeout is the `timeout` parameter sent with a query whose client
@@ -94,7 +208,7 @@ func ServerTimeout(timeout time.Duration) time.Duration {
 
 func valueType(v model.Value) string {
 	if v == nil {
-		return "nothing"
+		return ""
 	}
 	return v.Type().String()
 }

@@ -5,69 +5,43 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-
-	"github.com/hermes-failover/hermes/rules/config"
 )
 
-// NewRouteQueryFunc returns a RouteQueryFunc over the /api/v1/query
-// endpoint of the prometheus section of the configuration, the tick's
-// path: each answer is streamed and decoded series by series straight
-// into its Answer (decodeAnswer), never held whole nor as a model.Vector.
-// It behaves as NewQueryFunc over NewAPI(cfg): the same HTTP client
-// settings, server-side timeout and errors (a *v1.Error typed as
-// client_golang types it, so ErrorReason reads them alike), warnings
-// logged, results that are not an instant vector refused, answers past
-// max_response_bytes or max_series_per_query refused, and at most
-// maxDecoding answers read and decoded at once.
-func NewRouteQueryFunc(cfg config.PrometheusConfig, timeout time.Duration, logger *slog.Logger) (RouteQueryFunc, error) {
-	rt, err := newTransport(cfg)
-	if err != nil {
-		return nil, err
+// QueryRoutes runs q at t and adds every series of its answer to into (a
+// RouteQueryFunc, the ticks' path): the answer is streamed and decoded
+// series by series straight into into (decodeAnswer), never held whole
+// nor as a model.Vector. Its errors are typed as client_golang types them
+// (a *v1.Error; readAnswer), so that it keeps Query's contract.
+//
+// Why not client_golang's request: its api.Client.Do reads the whole body
+// into memory before it returns, which is what this path exists to avoid;
+// so the request (postForm) and the typing of errors (readAnswer) repeat
+// what client_golang's v1 API does, and TestQueryContract holds them to it.
+func (c *Client) QueryRoutes(ctx context.Context, q string, t time.Time, into *Answer) error {
+	args := url.Values{"query": {q}, "time": {formatTime(t)}}
+	if c.server > 0 {
+		args.Set("timeout", c.server.String())
 	}
-	return routeQueryFunc(cfg.URL, rt, timeout, cfg.MaxSeriesPerQuery, logger)
-}
-
-// routeQueryFunc is NewRouteQueryFunc over the round tripper rt, which
-// carries the decode slots (slotBodies).
-func routeQueryFunc(address string, rt http.RoundTripper, timeout time.Duration, maxSeries int, logger *slog.Logger) (RouteQueryFunc, error) {
-	u, err := url.Parse(address)
+	ctx, slot := withDecodeSlot(ctx, c.slots)
+	defer slot.release()
+	resp, err := postForm(ctx, c.http, c.endpoint, args)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(address), config.RedactError(err))
+		return contextError(ctx, err)
 	}
-	u.Path = path.Join(u.Path, "/api/v1/query")
-	client := &http.Client{Transport: rt}
-	server := ServerTimeout(timeout)
-	slots := make(chan struct{}, maxDecoding)
-	return func(ctx context.Context, q string, t time.Time, into *Answer) error {
-		args := url.Values{"query": {q}, "time": {formatTime(t)}}
-		if server > 0 {
-			args.Set("timeout", server.String())
-		}
-		ctx, slot := withDecodeSlot(ctx, slots)
-		defer slot.release()
-		resp, err := postForm(ctx, client, *u, args)
-		if err != nil {
-			return contextError(ctx, err)
-		}
-		defer closeBody(resp.Body)
-		env, err := readAnswer(resp, maxSeries, into.addBytes)
-		if len(env.warnings) > 0 && logger != nil {
-			logger.Warn("query warnings", "query", q, "warnings", env.warnings)
-		}
-		if err != nil {
-			return contextError(ctx, err)
-		}
-		return nil
-	}, nil
+	defer closeBody(resp.Body)
+	env, err := readAnswer(resp, c.maxSeries, into.addBytes)
+	c.warn(q, env.warnings)
+	if err != nil {
+		return contextError(ctx, err)
+	}
+	return nil
 }
 
 // contextError is ctx's error when ctx is done (a read cut short by its
@@ -132,7 +106,7 @@ func readAnswer(resp *http.Response, maxSeries int, each func(route, part []byte
 			typ, msg := httpErrorType(code)
 			return envelope{}, &v1.Error{Type: typ, Msg: msg, Detail: body.String()}
 		case env.status == "success":
-			return env, &v1.Error{Type: v1.ErrBadResponse, Msg: "inconsistent body for response code"}
+			return env, &v1.Error{Type: v1.ErrBadResponse, Msg: msgInconsistent}
 		case env.errorType == "":
 			env.errorType = string(v1.ErrClient)
 		}
@@ -146,22 +120,12 @@ func readAnswer(resp *http.Response, maxSeries int, each func(route, part []byte
 	switch {
 	case errors.As(err, &readErr):
 		return env, err
-	case err != nil:
+	case err != nil: // malformed
 		return env, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error()}
 	case env.status == "error":
 		return env, &v1.Error{Type: v1.ErrorType(env.errorType), Msg: env.errorMsg}
-	case env.resultType != "vector":
-		got := env.resultType
-		if got == "" {
-			got = "nothing"
-		}
-		return env, fmt.Errorf("query must return an instant vector, got %s", got)
-	case env.floatless:
-		return env, &v1.Error{Type: v1.ErrBadResponse, Msg: "a series without a float value (a native histogram?): signal queries must return floats"}
-	case maxSeries > 0 && env.series > maxSeries:
-		return env, &TooManySeriesError{Series: env.series, Max: maxSeries}
 	}
-	return env, nil
+	return env, checkAnswer(env.resultType, env.series, env.floatless, maxSeries)
 }
 
 // httpErrorType types an HTTP error without a Prometheus error body, as

@@ -43,7 +43,7 @@ func TestCollectVolume(t *testing.T) {
 		}
 		return nil, errors.New("query timed out in expression evaluation")
 	}
-	snap := Collect(context.Background(), query, signals, []string{"free", "paid"}, time.Unix(0, 0), 0)
+	snap := collect(context.Background(), query, signals, []string{"free", "paid"}, time.Unix(0, 0), 0)
 	if n := calls.Load(); n != 3 {
 		t.Errorf("%d queries, want 3 (a and b share one)", n)
 	}
@@ -78,7 +78,7 @@ func TestCollectNoCalls(t *testing.T) {
 			part(sample(math.NaN(), "route", "paid"), rules.PartValue),
 		}, nil
 	}
-	snap := Collect(context.Background(), query, signals, []string{"free", "paid"}, time.Unix(0, 0), 0)
+	snap := collect(context.Background(), query, signals, []string{"free", "paid"}, time.Unix(0, 0), 0)
 	if s := snap.Get("free", "a"); s.Status != evaluator.StatusMissing || !s.Counted || s.Volume != 0 || s.Reason != NoCalls {
 		t.Errorf("free.a = %+v, want missing, counted, volume 0, %q", s, NoCalls)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
 )
@@ -22,7 +23,7 @@ func TestAnswerWindowParts(t *testing.T) {
 		Windows: []time.Duration{5 * time.Minute, 15 * time.Minute}}
 	sig = config.DeriveSignals([]rules.SignalConfig{sig})[0]
 	part := func(v float64, route, p string) *model.Sample {
-		return &model.Sample{Metric: model.Metric{RouteLabel: model.LabelValue(route), rules.PartLabel: model.LabelValue(p)}, Value: model.SampleValue(v)}
+		return &model.Sample{Metric: model.Metric{labelname.Route: model.LabelValue(route), rules.PartLabel: model.LabelValue(p)}, Value: model.SampleValue(v)}
 	}
 	query := func(_ context.Context, q string, _ time.Time) (model.Vector, error) {
 		if q != sig.TickQuery() {
@@ -36,7 +37,7 @@ func TestAnswerWindowParts(t *testing.T) {
 			part(0, "paid", "value_5m"), // its count is missing
 		}, nil
 	}
-	snap := Collect(context.Background(), query, []rules.SignalConfig{sig}, []string{"free", "paid"}, time.Unix(0, 0), 0)
+	snap := collect(context.Background(), query, []rules.SignalConfig{sig}, []string{"free", "paid"}, time.Unix(0, 0), 0)
 	if got := snap.Signals(); len(got) != 3 || got[1] != "a@5m" || got[2] != "a@15m" {
 		t.Fatalf("columns %v, want a, a@5m, a@15m", got)
 	}
@@ -67,7 +68,7 @@ func TestAnswerWindowParts(t *testing.T) {
 		}
 		return nil, context.DeadlineExceeded
 	})
-	snap = Collect(context.Background(), fake, []rules.SignalConfig{sig}, []string{"free"}, time.Unix(0, 0), 0)
+	snap = collect(context.Background(), fake, []rules.SignalConfig{sig}, []string{"free"}, time.Unix(0, 0), 0)
 	if s := snap.Get("free", "a"); s.Status != evaluator.StatusOK || s.Volume != 120 {
 		t.Errorf("via ByPart free.a = %+v, want 0.1 of 120 calls", s)
 	}

@@ -32,7 +32,7 @@ const (
 // The added label makes the parts' label sets disjoint, so `or` keeps
 // every series of each and a tick costs one round trip per signal however
 // many routes and windows there are. Every part is evaluated at the same
-// time by the same engine, as separate queries would be; promapi.Collect
+// time by the same engine, as separate queries would be; promapi.Collector
 // splits them.
 //
 // The windows' queries come from the loader (SignalConfig.Derived), which

@@ -78,7 +78,7 @@ type Options struct {
 	Now func() time.Time
 	// NewQuery builds the query side from the configuration; nil means the
 	// Prometheus HTTP API at prometheus.url, whose tick answers are decoded
-	// straight into route slots (promapi.NewRouteQueryFunc).
+	// straight into route slots (promapi.Client.QueryRoutes).
 	NewQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, error)
 }
 
@@ -216,18 +216,15 @@ func New(opts Options) (*Runner, error) {
 }
 
 // prometheusQueries builds the query side over the Prometheus HTTP API:
-// a QueryFunc for restore and a RouteQueryFunc for the ticks, whose
-// answers at 10,000 routes are too large to decode as vectors.
+// one promapi.Client, whose Query serves restore and whose QueryRoutes
+// the ticks (answers at 10,000 routes are too large to decode as
+// vectors); the two keep one contract (promapi.TestQueryContract).
 func prometheusQueries(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
-	a, err := promapi.NewAPI(cfg.Prometheus)
+	c, err := promapi.New(cfg.Prometheus, cfg.Global.QueryTimeout, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	ticks, err := promapi.NewRouteQueryFunc(cfg.Prometheus, cfg.Global.QueryTimeout, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	return promapi.NewQueryFunc(a, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, logger), ticks, nil
+	return c.Query, c.QueryRoutes, nil
 }
 
 // load reads, validates and builds a configuration without touching the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -42,11 +43,11 @@ func newWithheldMetrics(reg prometheus.Registerer) *withheldMetrics {
 		withheld: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hermes_service_actuation_held",
 			Help: "1 while Hermes writes nothing for the service to any backend, by reason (no_data: the last tick had no data; unknown_split: a restart could not learn what the backends hold; replicas_disagree: another replica holds the backend).",
-		}, []string{"service", "reason"}),
+		}, []string{labelname.Service, "reason"}),
 		pauseFailed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hermes_pause_on_failed_route",
 			Help: "1 while an operator's pause keeps traffic on a route that is failed over or manual.",
-		}, []string{"service", "route"}),
+		}, []string{labelname.Service, labelname.Route}),
 	}
 	reg.MustRegister(m.withheld, m.pauseFailed)
 	return m

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
@@ -14,7 +15,7 @@ import (
 
 // connectionReason is promapi.ErrorReason's class of a query that could
 // not reach Prometheus.
-const connectionReason = "connection"
+const connectionReason = promapi.ReasonConnection
 
 // problemWords say in words what the failed signal queries probs of a
 // tick (of nSignals signals) mean: Prometheus unreachable, or which

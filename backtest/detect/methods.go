@@ -9,7 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/backtest"
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -74,7 +74,7 @@ func perRoute(ctx context.Context, bt *backtest.Store, q string, t time.Time, ro
 		out[r] = math.NaN()
 	}
 	for _, s := range vec {
-		out[string(s.Metric[promapi.RouteLabel])] = float64(s.Value)
+		out[string(s.Metric[labelname.Route])] = float64(s.Value)
 	}
 	return out, nil
 }

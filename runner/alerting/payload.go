@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/alertmanager/api/v2/models"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 )
 
 // ValidFor is how long Alertmanager keeps a firing alert without hearing of
@@ -63,9 +64,9 @@ func postable(as *evaluator.Alert, now time.Time, validFor time.Duration, extern
 		}
 	}
 	if len(labels) == 0 { // not rendered: never the case for Step's alerts
-		labels = models.LabelSet{"alertname": as.Rule, "tier": as.Tier, "service": as.Service}
+		labels = models.LabelSet{"alertname": as.Rule, "tier": as.Tier, labelname.Service: as.Service}
 		if as.Route != "" {
-			labels["route"] = as.Route
+			labels[labelname.Route] = as.Route
 		}
 	}
 	ann := models.LabelSet{}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 )
 
 // Series of the actuators that the live loop exports and Actuations reads
@@ -30,7 +31,7 @@ const (
 	// began to fail, 0 while its last apply succeeded.
 	MetricActuatorFailingSince = "hermes_actuator_failing_since_timestamp_seconds"
 	// ActuatorLabel names an actuator in Hermes's own series.
-	ActuatorLabel = "actuator"
+	ActuatorLabel = labelname.Actuator
 )
 
 // Actuations reads back from Prometheus the actuations from from to to,

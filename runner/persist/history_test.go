@@ -15,6 +15,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
@@ -100,7 +101,11 @@ levels:
 failback: {stages: [10, 50, 100], observe: 15m, min_score: 80, max_completed: 1, window: 1d, manual_after: 30m}
 services: [{name: chat, routes: [free, paid]}]
 `)
-	query := promapi.NewQueryFunc(prom.API, 5*time.Second, 0, slog.New(slog.DiscardHandler))
+	client, err := promapi.New(config.PrometheusConfig{URL: prom.URL}, 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := client.Query
 	st, report, err := persist.Restore(context.Background(), query, pol, time.Now(), opt)
 	if err != nil {
 		t.Fatal(err)

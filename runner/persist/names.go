@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/labelname"
 )
 
 // Names of the series that carry the state between restarts. Timestamps
@@ -43,8 +43,8 @@ const (
 
 // Labels that name a route and a service in Hermes's own series.
 const (
-	RouteLabel   = promapi.RouteLabel
-	ServiceLabel = "service"
+	RouteLabel   = labelname.Route
+	ServiceLabel = labelname.Service
 )
 
 // DefaultRestoreTolerance is how old Hermes's own series may be when

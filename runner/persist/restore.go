@@ -255,7 +255,7 @@ func serviceLine(name string, chain []string, w map[string]int, notes []string) 
 
 // restoreBy are the labels RestoreAlerts groups by: an alert's identity,
 // and its level and drill labels (fixed when the alert became active).
-var restoreBy = []string{"alertname", "service", "route", "actuator", "level", "drill"}
+var restoreBy = []string{"alertname", ServiceLabel, RouteLabel, ActuatorLabel, "level", "drill"}
 
 // RestoreAlerts rebuilds the pending and firing alerts of State.Alerts from
 // MetricAlertActiveSince, read through query at now:

@@ -14,14 +14,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
 // Label names of Hermes's own series.
 const (
-	labelRoute  = promapi.RouteLabel
-	labelSignal = "signal"
+	labelRoute  = labelname.Route
+	labelSignal = labelname.Signal
 	labelLevel  = "level"
 	labelReason = "reason"
 	labelResult = "result"

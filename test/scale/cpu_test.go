@@ -23,7 +23,7 @@ import (
 // the series being written every 15 s throughout:
 //
 //   - ingest: nothing else, the Prometheus's baseline;
-//   - default: each tick, rules/hermes.yaml's queries (promapi.Collect);
+//   - default: each tick, rules/hermes.yaml's queries (promapi.Collector);
 //   - at-scale: the shipped recording rules loaded (their groups every 15 s)
 //     and each tick rules/hermes-at-scale.yaml's queries.
 //
@@ -85,19 +85,20 @@ func measure(t *testing.T, routes, ticks int) []string {
 }
 
 // run writes ticks ticks of the fleet and, when cfg is set, runs its
-// queries at each as a live tick does (promapi.Collect over the HTTP API,
+// queries at each as a live tick does (a promapi.Collector over the HTTP API,
 // the configured query_timeout), and returns the phase's figures.
 func (e *env) run(t *testing.T, cfg *config.Config, ticks int) phase {
 	t.Helper()
 	var p phase
-	var query promapi.QueryFunc
+	var query promapi.RouteQueryFunc
+	var collector promapi.Collector
 	var routes []string
 	if cfg != nil {
-		api, err := promapi.NewAPI(cfg.Prometheus)
+		client, err := promapi.New(cfg.Prometheus, cfg.Global.QueryTimeout, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		query = promapi.NewQueryFunc(api, cfg.Global.QueryTimeout, cfg.Prometheus.MaxSeriesPerQuery, nil)
+		query = client.QueryRoutes
 		for _, svc := range cfg.Services {
 			routes = append(routes, svc.Routes...)
 		}
@@ -110,7 +111,7 @@ func (e *env) run(t *testing.T, cfg *config.Config, ticks int) phase {
 			continue
 		}
 		start := time.Now()
-		snap := promapi.Collect(context.Background(), query, cfg.Signals, routes, at, cfg.Global.QueryTimeout)
+		snap := collector.Collect(context.Background(), query, cfg.Signals, routes, at, cfg.Global.QueryTimeout)
 		p.slowest = max(p.slowest, time.Since(start))
 		for _, r := range routes {
 			for _, s := range cfg.Signals {
