@@ -79,3 +79,38 @@ func TestVecScrapesAsGaugeVec(t *testing.T) {
 		v.mu.Unlock()
 	}
 }
+
+// TestVecScrapeWhileSet: scrapes run while an exporter sets, creates and
+// deletes series (go test -race finds a race between them); each scrape
+// is consistent (no series twice).
+func TestVecScrapeWhileSet(t *testing.T) {
+	v := NewVec(prometheus.GaugeOpts{Name: "hermes_x", Help: "X."}, "route")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(v)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		series := make([]Series, 50)
+		for i := range 20000 {
+			s := &series[i%len(series)]
+			if i%7 == 0 {
+				s.Delete(v)
+			} else {
+				s.Set(v, float64(i), fmt.Sprintf("r%d", i%len(series)))
+			}
+		}
+	}()
+	for scrapes := 0; ; scrapes++ {
+		select {
+		case <-done:
+			if scrapes == 0 {
+				t.Log("the exporter finished before the first scrape")
+			}
+			return
+		default:
+		}
+		if _, err := reg.Gather(); err != nil {
+			t.Fatalf("scrape %d: %v", scrapes, err)
+		}
+	}
+}
