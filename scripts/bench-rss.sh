@@ -58,9 +58,13 @@ fi
 # cpu is Hermes's user and system CPU so far, in clock ticks.
 cpu() { awk '{print $14 + $15}' "/proc/$hermes/stat"; }
 interval=15
-# between waits until SECONDS past a tick boundary (ticks are aligned to
-# multiples of the interval).
-between() { while [ $(( $(date +%s) % interval )) -ne "$1" ]; do sleep 0.2; done; }
+# between waits until SECONDS past the next tick boundary (ticks are
+# aligned to multiples of the interval). It sleeps until that time rather
+# than polling the clock: on a loaded machine a poll can miss the second
+# and wait a whole interval more.
+between() {
+	sleep "$(date +%s.%N | awk -v iv="$interval" -v at="$1" '{ d = at - ($1 - int($1 / iv) * iv); if (d < 0) d += iv; printf "%.3f", d }')"
+}
 # scrape fetches /metrics as Prometheus 2.x asks for it: OpenMetrics
 # first, gzip-compressed (curl does not decompress it: Hermes's side is
 # what is measured).
