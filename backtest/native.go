@@ -97,6 +97,7 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 		byKey   = map[string]*group{}
 		uppers  = make([]float64, len(in))
 		builder labels.Builder
+		key     []byte // a group's labels.Bytes: a lookup allocates nothing
 	)
 	for i, s := range in {
 		if s.labels.Has(labels.MetricName) {
@@ -116,11 +117,11 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 			builder.Reset(s.labels)
 			lbls = builder.Keep(a.by...).Labels()
 		}
-		key := lbls.String()
-		g := byKey[key]
+		key = lbls.Bytes(key)
+		g := byKey[string(key)]
 		if g == nil {
 			g = &group{labels: lbls}
-			byKey[key] = g
+			byKey[string(key)] = g
 			groups = append(groups, g)
 		}
 		g.members = append(g.members, i)

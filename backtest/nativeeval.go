@@ -174,17 +174,23 @@ func (n *nqNode) minOverTime(recorded [][]*recSeries, from, step int64, steps in
 }
 
 // binary is lhs op rhs between two vectors, series paired by labels.
+// Series are keyed by their labels' encoding (labels.Labels.Bytes), not
+// their text: a lookup through it allocates nothing, and the text was a
+// seventh of a 24 h fleet backtest's allocations.
 func binary(op parser.ItemType, lhs, rhs []nqSeries) ([]nqSeries, bool) {
 	if duplicateLabels(lhs) || duplicateLabels(rhs) {
 		return nil, false
 	}
 	byLabels := make(map[string]int, len(rhs))
+	var key []byte
 	for j, s := range rhs {
-		byLabels[s.labels.String()] = j
+		key = s.labels.Bytes(key)
+		byLabels[string(key)] = j
 	}
 	var out []nqSeries
 	for _, l := range lhs {
-		j, ok := byLabels[l.labels.String()]
+		key = l.labels.Bytes(key)
+		j, ok := byLabels[string(key)]
 		if !ok {
 			continue
 		}
@@ -210,12 +216,15 @@ func binary(op parser.ItemType, lhs, rhs []nqSeries) ([]nqSeries, bool) {
 // ones whose labels the left lacks at that step.
 func or(lhs, rhs []nqSeries) []nqSeries {
 	byLabels := make(map[string]int, len(lhs))
+	var key []byte
 	for i, s := range lhs {
-		byLabels[s.labels.String()] = i
+		key = s.labels.Bytes(key)
+		byLabels[string(key)] = i
 	}
 	out := lhs
 	for _, r := range rhs {
-		i, ok := byLabels[r.labels.String()]
+		key = r.labels.Bytes(key)
+		i, ok := byLabels[string(key)]
 		if !ok {
 			out = append(out, r)
 			continue
@@ -233,12 +242,13 @@ func or(lhs, rhs []nqSeries) []nqSeries {
 // duplicateLabels says whether two series have the same labels.
 func duplicateLabels(ss []nqSeries) bool {
 	seen := make(map[string]bool, len(ss))
+	var key []byte
 	for _, s := range ss {
-		k := s.labels.String()
-		if seen[k] {
+		key = s.labels.Bytes(key)
+		if seen[string(key)] {
 			return true
 		}
-		seen[k] = true
+		seen[string(key)] = true
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -224,6 +225,40 @@ func TestRangeAnswerTick(t *testing.T) {
 			want, wantOK := ticks[ms]
 			if ok != wantOK || k != want {
 				t.Errorf("from %s every %s: %d ms is tick %d (%v), want %d (%v)", grid.from, grid.step, ms, k, ok, want, wantOK)
+			}
+		}
+	}
+}
+
+// TestRangeAnswerTickAsTime: tick, in integer nanoseconds, finds the tick
+// the time.Time arithmetic it replaces finds, for windows starting before
+// and after 1970, off the millisecond, with steps off the millisecond, and
+// samples on, beside and between ticks.
+func TestRangeAnswerTickAsTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	want := func(a *rangeAnswer, ms int64) (int, bool) {
+		k := int(time.UnixMilli(ms).Sub(a.from) / a.step)
+		for _, c := range []int{k, k + 1} {
+			if c >= 0 && c < len(a.vectors) && a.from.Add(time.Duration(c)*a.step).UnixMilli() == ms {
+				return c, true
+			}
+		}
+		return 0, false
+	}
+	for range 2000 {
+		from := time.Unix(rng.Int64N(4e9)-2e9, rng.Int64N(1e9))
+		step := time.Duration(1+rng.Int64N(30_000)) * time.Millisecond
+		if rng.IntN(2) == 0 {
+			step += time.Duration(rng.Int64N(int64(time.Millisecond)))
+		}
+		a := &rangeAnswer{vectors: make([]model.Vector, 1+rng.IntN(50)), from: from, step: step}
+		for range 50 {
+			c := rng.IntN(len(a.vectors)+4) - 2
+			ms := from.Add(time.Duration(c)*step).UnixMilli() + rng.Int64N(5) - 2
+			gotK, gotOK := a.tick(ms)
+			wantK, wantOK := want(a, ms)
+			if gotK != wantK || gotOK != wantOK {
+				t.Fatalf("from %s step %s, t %d: tick %d %v, want %d %v", from.Format(time.RFC3339Nano), step, ms, gotK, gotOK, wantK, wantOK)
 			}
 		}
 	}

@@ -17,12 +17,16 @@ import (
 
 // DefaultWindow is how much of a backtest RunStore evaluates at once:
 // one range query per signal over the window, then the window's ticks
-// answered from memory. Half an hour at 15 s is 120 ticks, so the engine's
-// per-query work is shared by 120 ticks while memory holds two windows'
-// vectors and the recordings a window's length beyond what the queries
-// read back, not the whole range's. An hour cost no less CPU and a third
-// more memory (24 h of 100 routes: peak RSS 290-310 MB against 200-205 MB).
-const DefaultWindow = 30 * time.Minute
+// answered from memory. A quarter of an hour at 15 s is 60 ticks, so the
+// engine's per-query work is shared by 60 ticks while memory holds two
+// windows' vectors and the recordings a window's length beyond what the
+// queries read back, not the whole range's. Since the evidence windows
+// (more series per query), half an hour held too much: 24 h of 100 routes
+// (hermes backtest --series) peaked at 331-410 MB resident against
+// 233-239 MB with a quarter, for 5-8 % more CPU (two runs each, in turn,
+// on a loaded machine). Before them an hour had cost no less CPU than
+// half an hour and a third more memory.
+const DefaultWindow = 15 * time.Minute
 
 // QueryRange runs q over r on the loaded series, as Prometheus's range
 // query API does; it makes a Store a RangeQuerier for RangeCache.

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner/gauge"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -17,13 +17,13 @@ import (
 type Exporter struct {
 	mu sync.Mutex
 
-	level, levelSince               *prometheus.GaugeVec
-	stage, stageSince               *prometheus.GaugeVec
-	failingSince                    *prometheus.GaugeVec
-	failbacksInWindow, lastFailback *prometheus.GaugeVec
-	released                        *prometheus.GaugeVec
-	trafficRatio                    *prometheus.GaugeVec
-	serviceDegraded, serviceRetries *prometheus.GaugeVec
+	level, levelSince               *gauge.Vec
+	stage, stageSince               *gauge.Vec
+	failingSince                    *gauge.Vec
+	failbacksInWindow, lastFailback *gauge.Vec
+	released                        *gauge.Vec
+	trafficRatio                    *gauge.Vec
+	serviceDegraded, serviceRetries *gauge.Vec
 	alertActiveSince                *alertSeries
 	alerts                          map[string][]string // alert key → label values of its series
 
@@ -38,28 +38,32 @@ type Exporter struct {
 }
 
 // NewExporter creates the saved-state gauges and registers them on reg (a
-// nil reg registers nothing).
+// nil reg registers nothing). A scrape reads what the last Export set
+// (gauge.Vec).
 func NewExporter(reg prometheus.Registerer) *Exporter {
-	f := promauto.With(reg)
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	vec := func(name, help string, labels ...string) *gauge.Vec {
+		v := gauge.NewVec(prometheus.GaugeOpts{Name: name, Help: help}, labels...)
+		if reg != nil {
+			reg.MustRegister(v)
+		}
+		return v
 	}
 	alerts := newAlertSeries()
 	if reg != nil {
 		reg.MustRegister(alerts)
 	}
 	return &Exporter{
-		level:             gauge(MetricRouteLevel, "Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.", RouteLabel),
-		levelSince:        gauge(MetricRouteLevelSince, "Unix time the route's current level began.", RouteLabel),
-		stage:             gauge(MetricFailbackStage, "Failback stage of the route (1-based index into failback.stages); absent when none.", RouteLabel),
-		stageSince:        gauge(MetricFailbackStageSince, "Unix time the route's failback stage began; absent when none.", RouteLabel),
-		failingSince:      gauge(MetricRouteFailingSince, "Unix time since which a failed-over route has been failing; absent when not failing.", RouteLabel),
-		failbacksInWindow: gauge(MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window; absent when none.", RouteLabel),
-		lastFailback:      gauge(MetricRouteLastFailback, "Unix time of the route's last completed failback within the failback window; absent when none.", RouteLabel),
-		released:          gauge(MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget; absent otherwise.", RouteLabel),
-		trafficRatio:      gauge(MetricRouteTrafficRatio, "Planned share of the service's traffic sent to the route, 0 to 1.", ServiceLabel, RouteLabel),
-		serviceDegraded:   gauge(MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it; absent otherwise.", ServiceLabel),
-		serviceRetries:    gauge(MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", ServiceLabel),
+		level:             vec(MetricRouteLevel, "Degradation level of the route: 0 normal, 1 warm, 2 shed, 3 failover, 4 manual.", RouteLabel),
+		levelSince:        vec(MetricRouteLevelSince, "Unix time the route's current level began.", RouteLabel),
+		stage:             vec(MetricFailbackStage, "Failback stage of the route (1-based index into failback.stages); absent when none.", RouteLabel),
+		stageSince:        vec(MetricFailbackStageSince, "Unix time the route's failback stage began; absent when none.", RouteLabel),
+		failingSince:      vec(MetricRouteFailingSince, "Unix time since which a failed-over route has been failing; absent when not failing.", RouteLabel),
+		failbacksInWindow: vec(MetricRouteFailbacksInWindow, "Completed failbacks of the route within the failback window; absent when none.", RouteLabel),
+		lastFailback:      vec(MetricRouteLastFailback, "Unix time of the route's last completed failback within the failback window; absent when none.", RouteLabel),
+		released:          vec(MetricRouteReleased, "1 when a person released the route from manual and its next failback ignores the budget; absent otherwise.", RouteLabel),
+		trafficRatio:      vec(MetricRouteTrafficRatio, "Planned share of the service's traffic sent to the route, 0 to 1.", ServiceLabel, RouteLabel),
+		serviceDegraded:   vec(MetricServiceDegraded, "1 when every route of the service is bad and the least bad one serves it; absent otherwise.", ServiceLabel),
+		serviceRetries:    vec(MetricServiceRetriesEnabled, "1 when the gateway may retry the service's calls.", ServiceLabel),
 		alertActiveSince:  alerts,
 		alerts:            map[string][]string{},
 		routes:            map[string]*routeSeries{},

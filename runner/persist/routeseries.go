@@ -48,27 +48,27 @@ type serviceSeries struct {
 // delete deletes every series of the route, its traffic ratios in every
 // service included, and forgets its failbacks.
 func (r *routeSeries) delete(e *Exporter) {
-	r.level.Delete(e.level, r.route)
-	r.levelSince.Delete(e.levelSince, r.route)
-	r.stage.Delete(e.stage, r.route)
-	r.stageSince.Delete(e.stageSince, r.route)
-	r.failingSince.Delete(e.failingSince, r.route)
-	r.failbacksInWindow.Delete(e.failbacksInWindow, r.route)
-	r.lastFailback.Delete(e.lastFailback, r.route)
-	r.released.Delete(e.released, r.route)
+	r.level.Delete(e.level)
+	r.levelSince.Delete(e.levelSince)
+	r.stage.Delete(e.stage)
+	r.stageSince.Delete(e.stageSince)
+	r.failingSince.Delete(e.failingSince)
+	r.failbacksInWindow.Delete(e.failbacksInWindow)
+	r.lastFailback.Delete(e.lastFailback)
+	r.released.Delete(e.released)
 	for _, ref := range r.ratios {
-		ref.s.ratios[ref.i].Delete(e.trafficRatio, ref.s.name, r.route)
+		ref.s.ratios[ref.i].Delete(e.trafficRatio)
 	}
 	r.lastFailbackSeen = time.Time{}
 }
 
 // delete deletes every series of the service.
 func (s *serviceSeries) delete(e *Exporter) {
-	for j, r := range s.chain {
-		s.ratios[j].Delete(e.trafficRatio, s.name, r)
+	for j := range s.chain {
+		s.ratios[j].Delete(e.trafficRatio)
 	}
-	s.degraded.Delete(e.serviceDegraded, s.name)
-	s.retries.Delete(e.serviceRetries, s.name)
+	s.degraded.Delete(e.serviceDegraded)
+	s.retries.Delete(e.serviceRetries)
 }
 
 // rechain lays the ratios out for chain, the service's routes in a new
@@ -80,7 +80,7 @@ func (s *serviceSeries) rechain(e *Exporter, chain []string) {
 		if k := slices.Index(chain, r); k >= 0 {
 			ratios[k] = s.ratios[j]
 		} else {
-			s.ratios[j].Delete(e.trafficRatio, s.name, r)
+			s.ratios[j].Delete(e.trafficRatio)
 		}
 	}
 	s.chain, s.ratios = slices.Clone(chain), ratios

@@ -29,7 +29,7 @@ func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluato
 		r := m.routeList[i]
 		rs := s.Routes[route]
 		if rs == nil {
-			r.delete(m, m.signals)
+			r.delete(m)
 			continue
 		}
 		m.exportRoute(r, rs, now)
@@ -52,7 +52,7 @@ func (m *Metrics) layOut(pol *evaluator.Policy) {
 	}
 	for name, r := range m.routes {
 		if !configured[name] {
-			r.delete(m, m.signals)
+			r.delete(m)
 			delete(m.routes, name)
 		}
 	}
@@ -66,7 +66,7 @@ func (m *Metrics) layOut(pol *evaluator.Policy) {
 			moved[i] = slices.Index(signals, name)
 		}
 		for _, r := range m.routes {
-			r.resignal(m, m.signals, moved, len(signals))
+			r.resignal(m, moved, len(signals))
 		}
 	}
 	m.routeList = make([]*routeSeries, len(pol.Routes()))
@@ -153,7 +153,7 @@ func (m *Metrics) signalDetail(rs *evaluator.RouteState) bool {
 func (m *Metrics) exportSignals(r *routeSeries, rs *evaluator.RouteState, row evaluator.Row, errs *queryErrors) {
 	detail := m.signalDetail(rs)
 	if !detail && r.detail {
-		r.deleteSignals(m, m.signals)
+		r.deleteSignals(m)
 	}
 	if detail && r.signals == nil {
 		r.signals = make([]signalSeries, len(m.signals))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/labelname"
+	"github.com/hermes-failover/hermes/runner/gauge"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
@@ -33,11 +34,11 @@ type Metrics struct {
 	mu sync.Mutex // guards the Update bookkeeping below
 
 	saved             *persist.Exporter
-	routeScore        *prometheus.GaugeVec
+	routeScore        *gauge.Vec
 	failbacksTotal    *prometheus.CounterVec
-	signalValue       *prometheus.GaugeVec
-	signalPenalty     *prometheus.GaugeVec
-	signalStatus      *prometheus.GaugeVec
+	signalValue       *gauge.Vec
+	signalPenalty     *gauge.Vec
+	signalStatus      *gauge.Vec
 	tickDuration      prometheus.Histogram
 	ticksTotal        prometheus.Counter
 	ticksSkipped      prometheus.Counter
@@ -73,20 +74,26 @@ type Options struct {
 
 // New creates Hermes's metrics and registers them on reg, with
 // hermes_build_info. A nil reg registers nothing (for tests and tools).
+// The per-route series are read at scrape time from what the last Update
+// set (gauge.Vec): a tick writes values, a scrape reads them.
 func New(reg prometheus.Registerer, opts Options) *Metrics {
 	f := promauto.With(reg)
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	vec := func(name, help string, labels ...string) *gauge.Vec {
+		v := gauge.NewVec(prometheus.GaugeOpts{Name: name, Help: help}, labels...)
+		if reg != nil {
+			reg.MustRegister(v)
+		}
+		return v
 	}
 	m := &Metrics{
 		saved:      persist.NewExporter(reg),
-		routeScore: gauge("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
+		routeScore: vec("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
 		failbacksTotal: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_failbacks_total", Help: "Completed failbacks of the route; from the route's first departure from normal.",
 		}, []string{labelRoute}),
-		signalValue:   gauge("hermes_signal_value", "Last value of the signal for the route (only while the signal answers).", labelRoute, labelSignal),
-		signalPenalty: gauge("hermes_signal_penalty", "Score points the signal took off the route (only when not 0, unless --metrics.per-signal).", labelRoute, labelSignal),
-		signalStatus:  gauge("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error (only when not ok, unless --metrics.per-signal).", labelRoute, labelSignal),
+		signalValue:   vec("hermes_signal_value", "Last value of the signal for the route (only while the signal answers).", labelRoute, labelSignal),
+		signalPenalty: vec("hermes_signal_penalty", "Score points the signal took off the route (only when not 0, unless --metrics.per-signal).", labelRoute, labelSignal),
+		signalStatus:  vec("hermes_signal_status", "Status of the signal for the route: 0 ok, 1 missing, 2 error (only when not ok, unless --metrics.per-signal).", labelRoute, labelSignal),
 		tickDuration: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "hermes_tick_duration_seconds",
 			Help:    "Duration of a tick: queries, decision, actuation and alerts.",

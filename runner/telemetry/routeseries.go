@@ -36,19 +36,18 @@ type routeSeries struct {
 // signalSeries are the three series of one signal of one route.
 type signalSeries struct{ value, penalty, status gaugeSeries }
 
-// deleteSignals deletes the per-signal series of the route; names are the
-// signals of r.signals.
-func (r *routeSeries) deleteSignals(m *Metrics, names []string) {
+// deleteSignals deletes the per-signal series of the route.
+func (r *routeSeries) deleteSignals(m *Metrics) {
 	for i := range r.signals {
-		r.signals[i].delete(m, r.route, names[i])
+		r.signals[i].delete(m)
 	}
 	r.detail, r.signals = false, nil
 }
 
 // delete deletes every series of the route and forgets its failbacks.
-func (r *routeSeries) delete(m *Metrics, names []string) {
-	r.score.Delete(m.routeScore, r.route)
-	r.deleteSignals(m, names)
+func (r *routeSeries) delete(m *Metrics) {
+	r.score.Delete(m.routeScore)
+	r.deleteSignals(m)
 	if r.failbacks != nil {
 		m.failbacksTotal.DeleteLabelValues(r.route)
 		r.failbacks = nil
@@ -56,18 +55,18 @@ func (r *routeSeries) delete(m *Metrics, names []string) {
 	r.failbacksSeen, r.lastFailback = false, time.Time{}
 }
 
-// delete deletes the series of signal for route.
-func (s *signalSeries) delete(m *Metrics, route, signal string) {
-	s.value.Delete(m.signalValue, route, signal)
-	s.penalty.Delete(m.signalPenalty, route, signal)
-	s.status.Delete(m.signalStatus, route, signal)
+// delete deletes the three series.
+func (s *signalSeries) delete(m *Metrics) {
+	s.value.Delete(m.signalValue)
+	s.penalty.Delete(m.signalPenalty)
+	s.status.Delete(m.signalStatus)
 }
 
 // resignal lays the per-signal series out for the signals of a new
 // policy: moved[i] is the index there of the previous policy's signal i,
-// old[i], or -1 when it went; n is how many there are. The series of the
-// signals that stay are kept, those of signals that went deleted.
-func (r *routeSeries) resignal(m *Metrics, old []string, moved []int, n int) {
+// or -1 when it went; n is how many there are. The series of the signals
+// that stay are kept, those of signals that went deleted.
+func (r *routeSeries) resignal(m *Metrics, moved []int, n int) {
 	if r.signals == nil {
 		return
 	}
@@ -76,7 +75,7 @@ func (r *routeSeries) resignal(m *Metrics, old []string, moved []int, n int) {
 		if j >= 0 {
 			signals[j] = r.signals[i]
 		} else {
-			r.signals[i].delete(m, r.route, old[i])
+			r.signals[i].delete(m)
 		}
 	}
 	r.signals = signals

@@ -115,7 +115,7 @@ hermes_route_failbacks_in_window{route="free"} 1
 	if got := testenv.Metric(t, reg, persist.MetricRouteLevelSince, map[string]string{"route": "free"}); got != float64(t0.Add(-40*time.Minute).Unix()) {
 		t.Errorf("free level since = %v", got)
 	}
-	if got := testutil.ToFloat64(m.routeScore.WithLabelValues("free")); got != 91.5 {
+	if got := testenv.Metric(t, reg, "hermes_route_score", map[string]string{"route": "free"}); got != 91.5 {
 		t.Errorf("free score = %v, want 91.5", got)
 	}
 
