@@ -13,6 +13,8 @@ import (
 func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time) (RouteState, []transition) {
 	rs := prev
 	rs.Score = sc
+	decisive, arrived, arrival := decisiveLevel(p, prev, sc, now)
+	rs.Arrival = arrival
 	if rs.Level != traffic.Normal {
 		// What holds the route down, as its evidence shows it now
 		// (recovery.go).
@@ -27,7 +29,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	}
 
 	// Down-moves first: safety before recovery.
-	target, why := downTarget(p, rs, sc, now)
+	target, why := downTarget(p, rs, sc, decisive, arrived, now)
 	switch {
 	case target > rs.Level:
 		next := moveTo(p, rs, target, now)
@@ -97,7 +99,9 @@ func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
 
 // downTarget is the most severe level the route must move down to now:
 // immediately for immediate caps and floors, after dwell otherwise.
-func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (traffic.Level, string) {
+// decisive is the level decisive evidence demands without dwell, arrived
+// whether failures arriving on two ticks showed it (decisiveLevel).
+func downTarget(p *Policy, rs RouteState, sc Score, decisive traffic.Level, arrived bool, now time.Time) (traffic.Level, string) {
 	cur := rs.Level
 	if cur == traffic.Failover && rs.Stage > 0 {
 		// During failback a dip is handled by the stage logic, unless the
@@ -110,8 +114,11 @@ func downTarget(p *Policy, rs RouteState, sc Score, now time.Time) (traffic.Leve
 	// The evidence present moves a route down even when other signals are
 	// missing (their absence can only hide a cost, never add health); a
 	// tick that shows nothing for a level completes no dwell.
-	if sc.DecisiveLevel > cur {
-		return sc.DecisiveLevel, fmt.Sprintf("decisive evidence at %s (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
+	if decisive > cur {
+		if arrived {
+			return decisive, fmt.Sprintf("decisive evidence at %s, arriving on 2 ticks (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
+		}
+		return decisive, fmt.Sprintf("decisive evidence at %s (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
 	}
 	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]

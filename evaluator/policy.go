@@ -49,6 +49,9 @@ type Policy struct {
 	shown, decisive, recovery *proportionBounds
 	evidence                  []evidence
 	scoring                   scoreRules
+	// arrivals are what decisive moves read of arriving failures
+	// (arrival.go).
+	arrivals arrivalRules
 	// columns are the snapshot columns the policy reads (rules.Columns):
 	// its signals, then their windows; windows[i] are signal i's windows
 	// with their columns, ascending.
@@ -87,6 +90,7 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 		p.evidence[i] = evidence{evidenceFormat: ptr(newEvidenceFormat(cfg, &cfg.Signals[i], p.shown))}
 	}
 	p.scoring = newScoreRules(cfg, p.signalIndex)
+	p.arrivals = newArrivalRules(cfg, p.scoring.bounds)
 	p.columns = rules.Columns(cfg.Signals)
 	p.windows = make([][]windowColumn, len(cfg.Signals))
 	col := len(cfg.Signals)

@@ -91,8 +91,14 @@ type Score struct {
 	// LowFloor is the strongest floor at the end farthest from health.
 	LowFloor traffic.Level `json:"-"`
 	// DecisiveLevel is the level that the counted calls alone demand at
-	// scoring.decisive_confidence: entered without dwell. Normal when none.
-	DecisiveLevel traffic.Level  `json:"decisive_level,omitempty"`
+	// scoring.decisive_confidence: entered without dwell where no single
+	// scrape interval can hold the failures (SpreadLevel) or they arrived
+	// on two ticks (arrival.go). Normal when none.
+	DecisiveLevel traffic.Level `json:"decisive_level,omitempty"`
+	// SpreadLevel is what of DecisiveLevel the windows demand whose
+	// failures outnumber one scrape interval's calls: failures no single
+	// interval can hold (arrival.go). Entered without dwell.
+	SpreadLevel   traffic.Level  `json:"-"`
 	Contributions []Contribution `json:"contributions"`
 	// Missing lists signals whose absence holds the route's level.
 	Missing []string `json:"missing,omitempty"`
@@ -244,21 +250,26 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 	}
 	// The intervals live only for this call: on the stack for a policy
 	// of up to intervalsOnStack signals (the shipped one has 14).
-	var shownBuf, decisiveBuf, lowBuf [intervalsOnStack]interval
+	var shownBuf, decisiveBuf, lowBuf, spreadBuf [intervalsOnStack]interval
 	var decidedBuf [intervalsOnStack]decidingWindows
 	shown, decisive, low, decided := shownBuf[:0], decisiveBuf[:0], lowBuf[:0], decidedBuf[:0]
+	spread := spreadBuf[:0]
 	if n > intervalsOnStack {
 		shown, decisive, decided = make([]interval, 0, n), make([]interval, 0, n), make([]decidingWindows, 0, n)
-		low = make([]interval, 0, n)
+		low, spread = make([]interval, 0, n), make([]interval, 0, n)
 	}
-	shown, decisive, low, decided = shown[:n], decisive[:n], low[:n], decided[:n]
+	shown, decisive, low, decided, spread = shown[:n], decisive[:n], low[:n], decided[:n], spread[:n]
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		shown[i] = evidenceInterval(p, sig, c, p.shown)
 		decided[i] = decidingWindows{lo: -1, hi: -1}
 		strict, share := scope.rules(sig, idle)
+		spread[i] = interval{}
 		if sig.Volume != "" && c.Counted {
 			decisive[i] = evidenceInterval(p, sig, c, p.decisive)
+			if decisive[i].counts {
+				spread[i] = spreadInterval(p, i, c, smps)
+			}
 			if strict {
 				low[i] = evidenceInterval(p, sig, c, p.recovery)
 			}
@@ -286,6 +297,9 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 	sc.Low, sc.LowFloor = math.Min(sc.Low, sc.Value), max(sc.LowFloor, sc.Floor)
 	if v, imm, fl := judge(p, &sc, decisive, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
+		if v, imm, fl := judge(p, &sc, spread, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
+			sc.SpreadLevel = min(sc.DecisiveLevel, max(p.levelForScore(v), imm, fl))
+		}
 	}
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]

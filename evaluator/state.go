@@ -45,6 +45,9 @@ type RouteState struct {
 	// every tick since (recovery.go), in policy order; nil while normal. A route below normal without causes (restored after a
 	// restart) has unknown ones (recovery.go). Never written in place.
 	Causes []Cause `json:"causes,omitempty"`
+	// Arrival is the last tick on which failures arriving in the newest
+	// interval demanded a level (arrival.go); lost at a restart.
+	Arrival Arrival `json:"-"`
 	// Score is the last score computed for the route.
 	Score Score `json:"score"`
 }
