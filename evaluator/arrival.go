@@ -145,11 +145,11 @@ type arrivalRules struct {
 	memory time.Duration
 }
 
-func newArrivalRules(cfg *rules.Config, bounds [][]rules.Bound) arrivalRules {
+func newArrivalRules(cfg *rules.Policy, bounds [][]rules.Bound) arrivalRules {
 	ar := arrivalRules{ticks: make([]float64, len(cfg.Signals)), above: make([]bool, len(cfg.Signals))}
 	step := cfg.Global.EvaluationInterval
 	for i, s := range cfg.Signals {
-		w := s.OwnWindow()
+		w := s.Derived.Own
 		if s.Volume == "" || w <= 0 || step <= 0 || len(bounds[i]) == 0 {
 			continue
 		}
