@@ -47,6 +47,30 @@ func TestFleetHealthyNights(t *testing.T) {
 	}
 }
 
+// TestFleetHealthyWeeks: two healthy weeks of three routes with every
+// feature of the fleet's noise (synth.HealthyWeek: diurnal traffic, idle
+// backups, 502 blips, scrape gaps, a restart a day, probes failing 0.5 %
+// and 2 %) make no level change and no A or B alert. The blips were what
+// moved healthy weeks before decisive evidence was held to failures no
+// single scrape could hold (evaluator/arrival.go). About 20 s of CPU a
+// week.
+func TestFleetHealthyWeeks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fleet weeks; run without -short")
+	}
+	pol := testenv.DefaultPolicy(t)
+	for seed := uint64(1); seed <= 2; seed++ {
+		r, err := detect.Fleet(context.Background(), pol, synth.HealthyWeek(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.LevelChanges > 0 || r.AlertsAB > 0 {
+			t.Errorf("%s: %d level changes, %d A/B alerts; first: %s", r.Scenario, r.LevelChanges, r.AlertsAB, r.Unwanted)
+		}
+		t.Logf("%s: %d level changes, %d A/B and %d C alerts", r.Scenario, r.LevelChanges, r.AlertsAB, r.AlertsC)
+	}
+}
+
 // timelyFleetFailures are the rates and failure kinds whose failing
 // nights the shipped policy acts on within the SPRT bound on at least
 // 95 % of 40 seeds. The others (0.1 req/s fallback phrases and
