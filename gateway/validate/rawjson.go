@@ -19,8 +19,8 @@ import (
 // UTF-8, numbers are their text (json.Number). Hand-rolled because
 // encoding/json/jsontext needs GOEXPERIMENT=jsonv2 in Go 1.26, and the
 // third-party scanners differ from encoding/json on duplicate names and
-// invalid UTF-8; internal/mapjudge keeps the map-based judge as the oracle
-// of FuzzRawEquivalence.
+// invalid UTF-8. TestJudgedAsRecorded holds it to the map-based judge it
+// replaced, whose results are recorded in testdata/judged.jsonl.
 //
 // The empty rawJSON is a missing value.
 type rawJSON []byte
