@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,7 +33,7 @@ const (
 // values describes (`a+bxN` and `axN` are N+1 values, `_xN` N, any other
 // word one), without expanding it, so a huge count is refused before the
 // parser allocates it. A word it cannot read counts one: the parser then
-// reports it.
+// reports it. A count past math.MaxInt64 is math.MaxInt64.
 func countValues(values string) int64 {
 	var n int64
 	for _, w := range strings.Fields(values) {
@@ -41,17 +42,28 @@ func countValues(values string) int64 {
 			n++
 			continue
 		}
-		times, err := strconv.ParseInt(w[i+1:], 10, 64)
-		if err != nil || times < 0 {
+		// PromQL's parser reads the count as an unsigned 64-bit number:
+		// one past int64 (or past uint64, which it refuses) is still a
+		// count to refuse, not a word to count once. The sum saturates
+		// at math.MaxInt64 instead of wrapping negative.
+		times, err := strconv.ParseUint(w[i+1:], 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return math.MaxInt64
+		case err != nil:
 			n++
 			continue
 		}
-		if w[:i] == "_" {
-			n += times
-		} else {
-			n += times + 1
+		if w[:i] != "_" {
+			if times == math.MaxUint64 {
+				return math.MaxInt64
+			}
+			times++
 		}
-		if n > math.MaxInt32 {
+		if times > uint64(math.MaxInt64-n) {
+			return math.MaxInt64
+		}
+		if n += int64(times); n > math.MaxInt32 {
 			return n
 		}
 	}

@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -34,6 +35,13 @@ func TestCountValues(t *testing.T) {
 		"_x3 1x2 stale":      3 + 3 + 1,
 		"1+1x bogus 2-1x-4":  3,
 		"1x9223372036854775": 9223372036854776,
+		// Past int64 and past uint64: saturated, never wrapped negative
+		// nor counted as one word (issue 31, item 6).
+		"0+0x9223372036854775807":   math.MaxInt64,
+		"0+0x18446744073709551615":  math.MaxInt64,
+		"_x9223372036854775807":     math.MaxInt64,
+		"1 0+0x9223372036854775806": math.MaxInt64,
+		"0+0x99999999999999999999":  math.MaxInt64,
 	} {
 		if got := countValues(in); got != want {
 			t.Errorf("countValues(%q) = %d, want %d", in, got, want)
@@ -45,7 +53,7 @@ func TestCountValues(t *testing.T) {
 // (the parser reads series and values as one text) count like those of
 // `values:`, so `0+0x20000000` there is refused before it is expanded.
 func TestValuesInTheSeriesFieldAreBounded(t *testing.T) {
-	for _, series := range []string{`x{route="free"} 0+0x20000000`, `x 1 0+0x20000000`} {
+	for _, series := range []string{`x{route="free"} 0+0x20000000`, `x 1 0+0x20000000`, `x 0+0x9223372036854775807`, `x 0+0x18446744073709551615`} {
 		f, err := Parse([]byte("input_series: [{series: '" + series + "'}]\n"))
 		if err == nil {
 			var b *Store
