@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,11 @@ func (l loc) field(key string) loc {
 func (l loc) item(i int, name string) loc {
 	n := loc{fmt.Sprintf("%s[%d]", l.plain, i), fmt.Sprintf("%s[%d]", l.shown, i)}
 	if name != "" {
+		// A name with control characters or quotes is shown quoted, so
+		// that an error line cannot be split or forged by the file.
+		if q := strconv.Quote(name); q[1:len(q)-1] != name {
+			name = q
+		}
 		n.shown += " (" + name + ")"
 	}
 	return n
@@ -389,15 +395,27 @@ func (c *Config) validateServices(ch *checker) {
 		ch.errorf(at("services"), "must list at least one service")
 	}
 	seen := map[string]bool{}
+	services := map[string]string{} // lower case → as first spelled
 	for i, s := range c.Services {
 		where := at("services").item(i, s.Name)
+		first, caseDup := services[strings.ToLower(s.Name)]
 		switch {
 		case s.Name == "":
 			ch.errorf(where.field("name"), "must be set")
+		case !rules.ValidRouteName(s.Name):
+			// Service names become file names (nginx's <service>.conf),
+			// record names and flag keys, as route names do.
+			ch.errorf(where.field("name"), "%q must match %s", s.Name, rules.RouteNamePattern())
 		case seen[s.Name]:
 			ch.errorf(where.field("name"), "duplicate service %q", s.Name)
+		case caseDup:
+			// nginx's chat.conf would hold Chat's servers.
+			ch.errorf(where.field("name"), "service %q differs from %q only in case (service names are matched case-insensitively: file names, dns records and flag keys do not tell them apart)", s.Name, first)
 		}
 		seen[s.Name] = true
+		if !caseDup {
+			services[strings.ToLower(s.Name)] = s.Name
+		}
 		if len(s.Routes) == 0 {
 			ch.errorf(where.field("routes"), "must list at least one route")
 		}
