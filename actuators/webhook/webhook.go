@@ -82,8 +82,9 @@ type Payload struct {
 	Reasons []string          `json:"reasons"`
 	// IdempotencyKey identifies the state (see IdempotencyKey).
 	IdempotencyKey string `json:"idempotency_key"`
-	// SentAt is when the state was first sent (RFC 3339, UTC); retries of
-	// one delivery send the same body.
+	// SentAt is when this attempt was made (RFC 3339, UTC, to the
+	// second): every attempt, retries included, carries a fresh one under
+	// the same idempotency key, so a receiver may refuse an old sent_at.
 	SentAt string `json:"sent_at"`
 }
 
@@ -101,19 +102,8 @@ type Actuator struct {
 	backoff time.Duration // first retry wait
 	jitter  func(d time.Duration) time.Duration
 
-	mu    sync.Mutex       // serialises Apply; guards acked and unsure
+	mu    sync.Mutex       // serialises Apply; guards acked
 	acked actuators.Splits // last state each service's receiver acknowledged
-	// unsure holds, per service, the body of a POST whose outcome is
-	// unknown (a timeout, a lost connection, an error answer): the
-	// receiver may or may not hold it, so the service has no acknowledged
-	// state and a retry of that state sends the same body and key.
-	unsure map[string]pending
-}
-
-// pending is a POST whose outcome is unknown.
-type pending struct {
-	key  string
-	body []byte
 }
 
 // New builds a webhook actuator from its settings.
@@ -152,7 +142,6 @@ func New(s actuators.Settings) (*Actuator, error) {
 		backoff:  initialBackoff,
 		jitter:   equalJitter,
 		acked:    actuators.Splits{},
-		unsure:   map[string]pending{},
 	}, nil
 }
 
@@ -190,7 +179,6 @@ func (a *Actuator) Apply(ctx context.Context, desired actuators.Splits) error {
 			errs = append(errs, fmt.Errorf("service %s: %w", svc, err))
 			continue
 		}
-		delete(a.unsure, svc)
 		a.acked[svc] = st.Clone()
 		a.logger.Info("webhook acknowledged the state", "service", svc,
 			"weights", actuators.FormatWeights(st.Weights), "idempotency_key", key)
@@ -290,21 +278,20 @@ func Verify(body []byte, header string, secret []byte) bool {
 }
 
 // send delivers one state, retrying transient failures; it returns the
-// idempotency key.
+// idempotency key. Every attempt encodes a fresh body: the same key, a new
+// sent_at, so a receiver that refuses an old sent_at (a replay) takes a
+// retry after an outage of any length.
 func (a *Actuator) send(ctx context.Context, svc string, st traffic.Split) (string, error) {
-	body, key, err := Body(svc, st, a.now())
-	if err != nil {
-		return "", fmt.Errorf("encoding the payload: %w", err)
-	}
-	if p, ok := a.unsure[svc]; ok && p.key == key {
-		body = p.body // a retry of one delivery sends the same body
-	}
 	// Until it is acknowledged, the receiver may hold this state or the
-	// one before: neither is known.
+	// one before: neither is known (a timeout, a lost connection or an
+	// error answer leaves the outcome unknown).
 	delete(a.acked, svc)
-	a.unsure[svc] = pending{key: key, body: body}
 	wait := a.backoff
 	for attempt := 1; ; attempt++ {
+		body, key, err := Body(svc, st, a.now())
+		if err != nil {
+			return "", fmt.Errorf("encoding the payload: %w", err)
+		}
 		retryAfter, err := a.post(ctx, body, key)
 		if err == nil {
 			return key, nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -584,11 +585,13 @@ actuators:
 // delivered or not. Returning to the state acknowledged before must POST
 // again (the receiver may hold the timed-out state), Current must not
 // report the old acknowledgement meanwhile, and retrying the timed-out
-// state sends the same body with the same idempotency key.
+// state sends the same state under the same idempotency key, with a
+// fresh sent_at.
 func TestUnknownOutcomeIsNotDelivered(t *testing.T) {
 	ctx := t.Context()
 	r := newReceiver(t)
 	a := newActuator(t, options(r.srv.URL, "timeout", "50ms", "max_retries", 0))
+	clock := newClock(a)
 	normal := actuators.Filter(actuatortest.Normal(), []string{"chat"})
 	failover := actuators.Filter(actuatortest.Failover(), []string{"chat"})
 	if err := a.Apply(ctx, normal); err != nil {
@@ -600,6 +603,7 @@ func TestUnknownOutcomeIsNotDelivered(t *testing.T) {
 	if err := a.Apply(ctx, failover); err == nil {
 		t.Fatal("a timed-out POST succeeded")
 	}
+	clock.add(15 * time.Second) // the next tick
 	if got, _ := a.Current(ctx); len(got) != 0 {
 		t.Errorf("Current after a timed-out POST = %v, want nothing (the outcome is unknown)", got)
 	}
@@ -610,8 +614,11 @@ func TestUnknownOutcomeIsNotDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, retry := r.request(t, 1), r.request(t, 2)
-	if string(first.body) != string(retry.body) || first.header.Get(HeaderIdempotencyKey) != retry.header.Get(HeaderIdempotencyKey) {
-		t.Errorf("the retry of an unknown outcome differs:\n%s\n%s", first.body, retry.body)
+	if first.header.Get(HeaderIdempotencyKey) != retry.header.Get(HeaderIdempotencyKey) {
+		t.Errorf("the retry of an unknown outcome has another key:\n%s\n%s", first.body, retry.body)
+	}
+	if p, q := payload(t, first.body), payload(t, retry.body); p.SentAt == q.SentAt || !maps.Equal(p.Weights, q.Weights) {
+		t.Errorf("the retry of an unknown outcome should carry the same weights with a fresh sent_at:\n%s\n%s", first.body, retry.body)
 	}
 	// The same with the way back: after a timeout, the old state is sent.
 	r.mu.Lock()
@@ -651,5 +658,111 @@ func TestRedirectToAnotherHostIsRefused(t *testing.T) {
 	}
 	if n := leaked.Load(); n != 0 {
 		t.Errorf("the other host got %d requests", n)
+	}
+}
+
+// clock is an Actuator's injected clock, moved by the test.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// newClock returns a clock at 2025-01-02T03:04:05Z; a, when not nil,
+// reads it.
+func newClock(a *Actuator) *clock {
+	c := &clock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if a != nil {
+		a.now = c.read
+	}
+	return c
+}
+
+func (c *clock) read() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func payload(t *testing.T, body []byte) Payload {
+	t.Helper()
+	var p Payload
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("body %s: %v", body, err)
+	}
+	return p
+}
+
+// TestRetryAfterAnOutageIsFresh: a receiver that refuses a sent_at older
+// than 20 s, as docs/webhook.md advises, down for 40 s. Each tick (15 s
+// apart, the clock injected) and each retry within it carries a fresh
+// sent_at under the same idempotency key, so the first attempt after
+// the outage is taken. (Before, every retry resent the first body, whose
+// sent_at the receiver refused for ever.)
+func TestRetryAfterAnOutageIsFresh(t *testing.T) {
+	ctx := t.Context()
+	var down atomic.Bool
+	var mu sync.Mutex
+	var got []Payload
+	var refused int
+	clock := newClock(nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if !Verify(body, req.Header.Get(HeaderSignature), []byte(testSecret)) {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			clock.add(time.Second) // the retry comes later
+			return
+		}
+		var p Payload
+		if err := json.Unmarshal(body, &p); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sent, err := time.Parse(time.RFC3339, p.SentAt)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || clock.read().Sub(sent) > 20*time.Second {
+			refused++
+			http.Error(w, "stale sent_at", http.StatusBadRequest) // a replay: refused for good
+			return
+		}
+		got = append(got, p)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	a := newActuator(t, options(srv.URL, "max_retries", 2))
+	a.now = clock.read
+	failover := actuators.Filter(actuatortest.Failover(), []string{"chat"})
+	down.Store(true)
+	start := clock.read()
+	for clock.read().Sub(start) < 40*time.Second {
+		if err := a.Apply(ctx, failover); err == nil {
+			t.Fatal("an apply to a receiver that is down succeeded")
+		}
+		clock.add(15 * time.Second)
+	}
+	down.Store(false)
+	if err := a.Apply(ctx, failover); err != nil {
+		t.Fatalf("the first apply after a 40 s outage: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if refused != 0 || len(got) != 1 {
+		t.Fatalf("refused %d as stale, took %d; want the first attempt after the outage taken", refused, len(got))
+	}
+	if want := IdempotencyKey("chat", failover["chat"]); got[0].IdempotencyKey != want {
+		t.Errorf("idempotency key %s, want %s (the same state)", got[0].IdempotencyKey, want)
+	}
+	if sent, _ := time.Parse(time.RFC3339, got[0].SentAt); !sent.Equal(clock.read()) {
+		t.Errorf("sent_at %s, want the attempt's time %s", got[0].SentAt, clock.read().Format(time.RFC3339))
 	}
 }
