@@ -128,7 +128,7 @@ func New(s actuators.Settings) (*Actuator, error) {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
 	if c.HTTPConfig.FollowRedirects {
-		client.CheckRedirect = redirect.SameHost // static headers stay with the receiver
+		client.CheckRedirect = checkRedirect
 	}
 	return &Actuator{
 		Named:    actuators.Named(s.Name),
@@ -340,6 +340,12 @@ func (a *Actuator) post(ctx context.Context, body []byte, key string) (time.Dura
 			err = ue.Err // its message repeats the URL, which may hold a token
 		}
 		msg := a.redact.Replace(err.Error())
+		var re *redirectError
+		if errors.As(err, &re) {
+			// The receiver's answer is a refused redirect: the same next
+			// attempt, so permanent within the tick.
+			return 0, &sendError{msg: fmt.Sprintf("POST %s: %s", a.endpoint, msg), err: err}
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			msg = "no response within " + a.cfg.Timeout.String()
 		}
@@ -357,6 +363,34 @@ func (a *Actuator) post(ctx context.Context, body []byte, key string) (time.Dura
 	}
 	return 0, err
 }
+
+// checkRedirect is the client's CheckRedirect with follow_redirects on.
+// A redirect that turns the POST into a body-less GET (a 301, 302 or 303:
+// net/http changes the method) is refused: a 2xx to that GET would be
+// taken for the receiver's acknowledgement of a state it never got. A
+// 307 or 308 keeps the method and the body (and so the signature and the
+// idempotency key) and is followed, but only to the receiver's own scheme
+// and host (redirect.SameHost), so the static headers never go elsewhere.
+// Either refusal fails the attempt, not retried within the tick.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if req.Method != via[0].Method {
+		code := 0
+		if req.Response != nil {
+			code = req.Response.StatusCode
+		}
+		return &redirectError{fmt.Sprintf("refusing a %d redirect to %s: it turns the %s into a %s without the body, whose answer would not acknowledge the state (only 307 and 308 to the same host are followed)",
+			code, req.URL.Path, via[0].Method, req.Method)}
+	}
+	if err := redirect.SameHost(req, via); err != nil {
+		return &redirectError{err.Error()}
+	}
+	return nil
+}
+
+// redirectError is a redirect checkRedirect refused.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
 
 // StatusError is a non-2xx answer. Retryable (wrapped by
 // actuators.Retryable) for 5xx and 429.

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -764,5 +765,73 @@ func TestRetryAfterAnOutageIsFresh(t *testing.T) {
 	}
 	if sent, _ := time.Parse(time.RFC3339, got[0].SentAt); !sent.Equal(clock.read()) {
 		t.Errorf("sent_at %s, want the attempt's time %s", got[0].SentAt, clock.read().Format(time.RFC3339))
+	}
+}
+
+// TestMethodChangingRedirectIsRefused: a same-host 301, 302 or 303 turns
+// the POST into a body-less GET, whose 2xx used to be recorded as
+// applied (result ok, drift 0). It is refused, the state is not
+// acknowledged and the GET is never sent. A 307 or 308 keeps the POST
+// and its signed body and is followed on the same host.
+func TestMethodChangingRedirectIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		code   int
+		follow bool
+	}{
+		{http.StatusMovedPermanently, false},
+		{http.StatusFound, false},
+		{http.StatusSeeOther, false},
+		{http.StatusTemporaryRedirect, true},
+		{http.StatusPermanentRedirect, true},
+	} {
+		t.Run(strconv.Itoa(c.code), func(t *testing.T) {
+			var mu sync.Mutex
+			var methods []string
+			var signed bool
+			mux := http.NewServeMux()
+			mux.HandleFunc("/hook", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "/moved", c.code)
+			})
+			mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				methods = append(methods, r.Method)
+				signed = Verify(body, r.Header.Get(HeaderSignature), []byte(testSecret))
+				mu.Unlock()
+				w.WriteHeader(http.StatusNoContent)
+			})
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			a := newActuator(t, options(srv.URL+"/hook"))
+			desired := actuators.Filter(actuatortest.Failover(), []string{"chat"})
+			err := a.Apply(t.Context(), desired)
+			cur, _ := a.Current(t.Context())
+			mu.Lock()
+			defer mu.Unlock()
+			if !c.follow {
+				if err == nil || !strings.Contains(err.Error(), "refusing a "+strconv.Itoa(c.code)+" redirect") {
+					t.Errorf("Apply through a %d: %v, want it refused", c.code, err)
+				}
+				if actuators.IsRetryable(err) {
+					t.Errorf("a refused redirect is retryable: %v", err)
+				}
+				if len(cur) != 0 {
+					t.Errorf("Current after a refused redirect = %v, want nothing acknowledged", cur)
+				}
+				if len(methods) != 0 {
+					t.Errorf("the redirect target got %v", methods)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Apply through a same-host %d: %v", c.code, err)
+			}
+			if len(methods) != 1 || methods[0] != http.MethodPost || !signed {
+				t.Errorf("the target got %v (signed %v), want one signed POST", methods, signed)
+			}
+			if !cur["chat"].Equal(desired["chat"]) {
+				t.Errorf("Current = %v, want the state acknowledged", cur)
+			}
+		})
 	}
 }
