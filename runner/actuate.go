@@ -123,7 +123,7 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"actuator"}),
 		drift: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants after applying (0 when it matches; absent when it cannot be read).",
+			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants (0 when it matches), or when the last apply failed and the backend, read back, does not hold it or cannot be read; absent when a successful apply cannot be read back.",
 		}, []string{"actuator"}),
 		applied: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: persist.MetricActuatorTrafficRatio, Help: "Share (0 to 1) of a service's traffic the actuator's backend holds for a route after its last successful apply.",
@@ -216,6 +216,7 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 			s.log.Error("actuation failed; retrying next tick", "actuator", a.Name(), "err", err)
 			s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
 			t.Actuations = append(t.Actuations, s.noteActuation(a.Name(), now, nil, out.FailingSince, err)...)
+			s.noteFailedDrift(ctx, a, desired, all)
 			continue
 		}
 		s.metrics.total.WithLabelValues(a.Name(), "success").Inc()
@@ -246,6 +247,22 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 		}
 	}
 	return disagree
+}
+
+// noteFailedDrift sets actuator a's drift after a failed apply: 1 unless
+// a's backend, read back, already holds what was to be written (desired,
+// or all when toWrite failed before it knew), so drift counts until the
+// backend (a webhook's receiver) acknowledges the state. A backend that
+// cannot be read counts as drifted: nothing says it holds the state.
+func (s *actuationStage) noteFailedDrift(ctx context.Context, a actuators.Actuator, desired, all actuators.Splits) {
+	if desired == nil {
+		desired = all
+	}
+	if _, drift, err := actuators.Compare(ctx, a, desired); err == nil && !drift {
+		s.metrics.drift.WithLabelValues(a.Name()).Set(0)
+		return
+	}
+	s.metrics.drift.WithLabelValues(a.Name()).Set(1)
 }
 
 // sameDesired remembers the last desired state audited per actuator so the

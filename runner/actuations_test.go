@@ -232,3 +232,48 @@ func TestActuationsFromPrometheusWithTheLatest(t *testing.T) {
 		t.Errorf("actuations %q from %s\nwant %q from prometheus", got, source, want)
 	}
 }
+
+// TestDriftCountsUntilAcknowledged: a backend that took free=100, then
+// fails every apply while the core fails free over. It still holds
+// free=100 (a webhook's receiver that acknowledged nothing since), so
+// hermes_actuator_drift is 1 until an apply succeeds; it used to stay 0,
+// set by the last successful apply.
+func TestDriftCountsUntilAcknowledged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		flaky := &flakyActuator{}
+		r, reg := newFlakyRunner(t, fp, flaky)
+		drift := func() float64 {
+			return testenv.Metric(t, reg, "hermes_actuator_drift", map[string]string{"actuator": "flaky"})
+		}
+		stop := start(t, r)
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if d := drift(); d != 0 {
+			t.Fatalf("setup: drift %v after a successful apply", d)
+		}
+		flaky.mu.Lock()
+		flaky.broken = true
+		flaky.mu.Unlock()
+		fp.mu.Lock()
+		fp.soft = 0.5
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if got := status(r).Services[0].Weights["free"]; got != 0 {
+			t.Fatalf("setup: the core did not fail free over: free=%d", got)
+		}
+		if d := drift(); d != 1 {
+			t.Errorf("hermes_actuator_drift = %v while every apply of the failover fails, want 1", d)
+		}
+		flaky.mu.Lock()
+		flaky.broken = false
+		flaky.mu.Unlock()
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if d := drift(); d != 0 {
+			t.Errorf("hermes_actuator_drift = %v once the backend took the failover, want 0", d)
+		}
+		stop()
+	})
+}
