@@ -102,8 +102,26 @@ func Check(p *Policy, s State, cmd Command) error {
 //
 // A release keeps the route failed over and lets its next failback start
 // once its score allows, whatever the failback budget says (a person
-// decided). A pin or pause takes effect in the plan of the same tick.
+// decided). A pin or pause takes effect in the plan of the same tick. A
+// pause freezes the service's split as prev plans it; Step applies a
+// tick's commands knowing which splits are unknown (Input.UnknownSplits),
+// and a pause of one of those freezes nothing.
 func Apply(p *Policy, prev State, cmd Command, now time.Time) (State, []Event, error) {
+	return apply(p, prev, cmd, false, now)
+}
+
+// splitUnknownReason is the reason a pause of a service whose split is
+// unknown adds to its event.
+const splitUnknownReason = "the split is unknown (a restart could not learn what the backends hold): the pause freezes nothing and Hermes writes nothing for the service; the backends keep what they hold until it is pinned or cleared"
+
+// apply is Apply; unknownSplit says that prev's split of cmd's service
+// is a placeholder (Input.UnknownSplits). A pause then keeps no frozen
+// split (Override.Frozen nil, saved so across restarts): the actuation
+// stage holds the service and writes nothing, rather than write the
+// placeholder (the first route at 100 %) while that route may be failing.
+// A pin gives the whole split, and a release only moves a level: neither
+// writes the placeholder.
+func apply(p *Policy, prev State, cmd Command, unknownSplit bool, now time.Time) (State, []Event, error) {
 	if err := Check(p, prev, cmd); err != nil {
 		return prev, nil, err
 	}
@@ -123,15 +141,20 @@ func Apply(p *Policy, prev State, cmd Command, now time.Time) (State, []Event, e
 		}
 	case CommandPin, CommandPause:
 		o := Override{Kind: traffic.OverrideKind(cmd.Kind), Route: cmd.Route, Reason: cmd.Reason, By: cmd.By, Since: now, Expires: cmd.Expires}
+		reasons := []string{o.Reason}
 		if o.Kind == traffic.Pause {
-			o.Frozen = freeze(s.Services[cmd.Service])
+			if unknownSplit {
+				reasons = append(reasons, splitUnknownReason)
+			} else {
+				o.Frozen = freeze(s.Services[cmd.Service])
+			}
 		}
 		if s.Overrides == nil {
 			s.Overrides = map[string]Override{}
 		}
 		s.Overrides[cmd.Service] = o
 		evs = append(evs, Event{Time: now, Type: EventOverride, Service: cmd.Service, Route: o.Route, Name: string(o.Kind), State: "set",
-			Reasons: []string{o.Reason}, By: o.By, Expires: timePtr(o.Expires)})
+			Reasons: reasons, By: o.By, Expires: timePtr(o.Expires)})
 	case CommandClear:
 		o := s.Overrides[cmd.Service]
 		delete(s.Overrides, cmd.Service)
@@ -151,11 +174,12 @@ func Apply(p *Policy, prev State, cmd Command, now time.Time) (State, []Event, e
 
 // applyCommands applies a tick's commands in order; a command that cannot
 // be applied (the configuration may have changed since it was queued)
-// becomes a rejected command event.
-func applyCommands(p *Policy, s State, cmds []Command, now time.Time) (State, []Event) {
+// becomes a rejected command event. unknown are the services whose split
+// is a placeholder (Input.UnknownSplits).
+func applyCommands(p *Policy, s State, cmds []Command, unknown map[string]bool, now time.Time) (State, []Event) {
 	var evs []Event
 	for _, cmd := range cmds {
-		next, cevs, err := Apply(p, s, cmd, now)
+		next, cevs, err := apply(p, s, cmd, unknown[cmd.Service], now)
 		if err != nil {
 			evs = append(evs, Event{Time: now, Type: EventCommand, Service: cmd.Service, Route: cmd.Route, Name: string(cmd.Kind),
 				State: "rejected", Reasons: []string{err.Error()}, By: cmd.By, Command: cmd.ID})

@@ -130,3 +130,43 @@ func TestPauseOverAPinAsksForReplace(t *testing.T) {
 		}
 	}
 }
+
+// TestPauseOfAnUnknownSplitFreezesNothing: after a restart that learned
+// no split (the stage says so in Input.UnknownSplits), the core's split
+// is the placeholder, the first route at 100 %. A pause must not freeze
+// it: it keeps no frozen split, which the override saves, and its event
+// says so. Where the split is known, the pause freezes it as before.
+func TestPauseOfAnUnknownSplitFreezesNothing(t *testing.T) {
+	p := defaultPolicy(t)
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	s, _ := Step(p, State{}, Input{Snapshot: snap(p, t0, nil)}, t0)
+	if s.Services["chat"].Weights["free"] != 100 {
+		t.Fatalf("setup: placeholder split %v", s.Services["chat"].Weights)
+	}
+	t1 := t0.Add(15 * time.Second)
+	pause := Command{ID: "7", Kind: CommandPause, Service: "chat", Reason: "incident", By: "bob"}
+	next, evs := Step(p, s, Input{Snapshot: snap(p, t1, nil), Commands: []Command{pause}, UnknownSplits: map[string]bool{"chat": true}}, t1)
+	o, ok := next.Overrides["chat"]
+	if !ok || o.Kind != "pause" || o.Frozen != nil {
+		t.Fatalf("pause of an unknown split: override %+v (set %v), want a pause with no frozen split", o, ok)
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved Override
+	if err := json.Unmarshal(data, &saved); err != nil || saved.Frozen != nil || saved.Kind != "pause" {
+		t.Errorf("saved as %s (%v), want a pause without a frozen split", data, err)
+	}
+	var said bool
+	for _, e := range evs {
+		said = said || e.Type == EventOverride && e.Command == "7" && slices.Contains(e.Reasons, splitUnknownReason)
+	}
+	if !said {
+		t.Errorf("no override event says the split is unknown: %+v", evs)
+	}
+	known, _ := Step(p, s, Input{Snapshot: snap(p, t1, nil), Commands: []Command{pause}}, t1)
+	if f := known.Overrides["chat"].Frozen; f == nil || f.Weights["free"] != 100 {
+		t.Errorf("pause of a known split froze %+v, want free=100", f)
+	}
+}

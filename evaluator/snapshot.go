@@ -188,4 +188,9 @@ func (s Snapshot) All() iter.Seq2[[2]string, Sample] {
 type Input struct {
 	Snapshot Snapshot
 	Commands []Command
+	// UnknownSplits are the services whose split no backend could say at
+	// the restart and that the actuators have not been written since: the
+	// core's split for them is a placeholder, so a pause of one freezes
+	// nothing (Apply).
+	UnknownSplits map[string]bool
 }

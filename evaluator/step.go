@@ -17,7 +17,7 @@ import (
 func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	s := prev.next()
 	s.Routes = withNewRoutes(p, s.Routes, now)
-	s, evs := applyCommands(p, s, in.Commands, now)
+	s, evs := applyCommands(p, s, in.Commands, in.UnknownSplits, now)
 	evs = append(evs, endDrills(p, &s, now)...)
 	snap := overlayDrills(s.Drills, in.Snapshot)
 

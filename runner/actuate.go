@@ -80,6 +80,18 @@ func (s *actuationStage) restored(unknownSplit []string) {
 	}
 }
 
+// unknownSplits are the services whose split no backend could say at the
+// restart and that the stage has not written since, for the core's
+// Input: a pause of one freezes nothing.
+func (s *actuationStage) unknownSplits() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.unknownSplit) == 0 {
+		return nil
+	}
+	return maps.Clone(s.unknownSplit)
+}
+
 // health is each actuator's last outcome as the core reads it.
 func (s *actuationStage) health() map[string]evaluator.ActuatorHealth {
 	s.mu.Lock()

@@ -3,6 +3,8 @@ package runner
 import (
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/actuatortest"
 	"github.com/hermes-failover/hermes/actuators/file"
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/traffic"
 )
@@ -139,6 +142,84 @@ func TestPauseOnAFailedRouteIsLoud(t *testing.T) {
 		}
 		if v := testenv.Metric(t, reg, "hermes_pause_on_failed_route", map[string]string{"service": "chat", "route": "free"}); v != 1 {
 			t.Errorf("hermes_pause_on_failed_route = %v, want 1", v)
+		}
+		stop()
+	})
+}
+
+// TestPauseWhileBlindWritesNothing: a backend that cannot say what it
+// holds, a restart while Prometheus answers 503, then `hermes ctl pause`.
+// The core's split is the placeholder (free at 100 %); the pause must not
+// write it. It holds, writes nothing and says so in its event and in
+// hermes_service_actuation_held{reason="unknown_split"}. Once data comes
+// back with free failing, the pause still writes nothing, and
+// hermes_pause_on_failed_route names free: the backend may send it
+// traffic, and Hermes cannot see whether it does. (It used to write
+// free=100 and stay silent until data came back.)
+func TestPauseWhileBlindWritesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.5, fail: errors.New("503 Service Unavailable")}
+		flaky := &flakyActuator{}
+		r, reg := newFlakyRunner(t, fp, flaky)
+		stop := start(t, r)
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		res, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandPause, Service: "chat", Reason: "incident", By: "bob"})
+		if err != nil || !res.Applied {
+			t.Fatalf("pause: %v (applied %v)", err, res.Applied)
+		}
+		var said bool
+		for _, e := range res.Events {
+			said = said || slices.ContainsFunc(e.Reasons, func(s string) bool { return strings.Contains(s, "the split is unknown") })
+		}
+		if !said {
+			t.Errorf("the pause's events do not say the split is unknown: %+v", res.Events)
+		}
+		if o := status(r).Services[0].Override; o == nil || o.Frozen != nil {
+			t.Errorf("override %+v, want a pause that froze nothing", o)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		written := func() (actuators.Splits, int) {
+			flaky.mu.Lock()
+			defer flaky.mu.Unlock()
+			return flaky.last, flaky.calls
+		}
+		if last, _ := written(); len(last) != 0 {
+			t.Errorf("a pause while blind wrote %v", last)
+		}
+		held := func() float64 {
+			return testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit})
+		}
+		if v := held(); v != 1 {
+			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
+		}
+		fp.mu.Lock()
+		fp.fail = nil // data again: free fails
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if lvl := status(r).Services[0].Routes[0]; lvl.Name != "free" || lvl.Level != "failover" {
+			t.Fatalf("setup: %+v, want free failed over", lvl)
+		}
+		if last, _ := written(); len(last) != 0 {
+			t.Errorf("the pause of an unknown split wrote %v once data came back", last)
+		}
+		if v := held(); v != 1 {
+			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v with data, want 1 while paused", v)
+		}
+		if v := testenv.Metric(t, reg, "hermes_pause_on_failed_route", map[string]string{"service": "chat", "route": "free"}); v != 1 {
+			t.Errorf("hermes_pause_on_failed_route{route=free} = %v, want 1: the held split may send free traffic", v)
+		}
+		// Clearing the pause hands the service back to the core, which
+		// writes it once decided on data: free drained.
+		if _, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "over"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if last, _ := written(); last["chat"].Weights["free"] != 0 || last["chat"].Weights["paid-standard"] != 100 {
+			t.Errorf("after the clear the backend got %v, want free drained", last["chat"].Weights)
 		}
 		stop()
 	})

@@ -366,7 +366,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	logSignalProblems(r.log, problems)
 	t.Snapshot, t.Data = snap, hadData(snap)
-	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands)}, ts)
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits()}, ts)
 
 	r.mu.Lock()
 	r.state, r.lastTick, r.problems = t.Next, ts, problems

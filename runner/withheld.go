@@ -46,7 +46,7 @@ func newWithheldMetrics(reg prometheus.Registerer) *withheldMetrics {
 		}, []string{labelname.Service, "reason"}),
 		pauseFailed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hermes_pause_on_failed_route",
-			Help: "1 while an operator's pause keeps traffic on a route that is failed over or manual.",
+			Help: "1 while an operator's pause keeps traffic on a route that is failed over or manual, or may keep it there: a pause of a split Hermes does not know (hermes_service_actuation_held{reason=\"unknown_split\"}) counts every failed route of the service.",
 		}, []string{labelname.Service, labelname.Route}),
 	}
 	reg.MustRegister(m.withheld, m.pauseFailed)
@@ -127,22 +127,36 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 		s.lastWithheld = withheld
 	}
 	s.withheldMetrics.pauseFailed.Reset()
-	var loud []string
+	var loud, blind []string
 	for _, svc := range slices.Sorted(maps.Keys(st.Overrides)) {
 		sp := st.Services[svc]
 		if st.Overrides[svc].Kind != traffic.Pause || sp == nil {
 			continue
 		}
-		for _, route := range slices.Sorted(maps.Keys(sp.Weights)) {
-			if sp.Weights[route] > 0 && sp.Levels[route].Failed() {
-				s.withheldMetrics.pauseFailed.WithLabelValues(svc, route).Set(1)
+		// A pause of a split nobody knows (withheldUnknownSplit) writes
+		// nothing and the backends keep what they hold, which Hermes
+		// cannot see: the planned split is a placeholder. Every failed
+		// route of the service may then have traffic, so each counts.
+		unknown := withheld[svc] == withheldUnknownSplit
+		for _, route := range slices.Sorted(maps.Keys(sp.Levels)) {
+			if !sp.Levels[route].Failed() || !unknown && sp.Weights[route] == 0 {
+				continue
+			}
+			s.withheldMetrics.pauseFailed.WithLabelValues(svc, route).Set(1)
+			if unknown {
+				blind = append(blind, svc+"/"+route)
+			} else {
 				loud = append(loud, svc+"/"+route)
 			}
 		}
 	}
-	if key := strings.Join(loud, ","); key != s.lastPauseFailed {
-		if key != "" {
+	if key := strings.Join(loud, ",") + ";" + strings.Join(blind, ","); key != s.lastPauseFailed {
+		if len(loud) > 0 {
 			s.log.Error("a pause keeps traffic on a failed route; clear or pin the service", "routes", len(loud), "first", firstFew(loud))
+		}
+		if len(blind) > 0 {
+			s.log.Error("a pause holds a split Hermes does not know while routes of the service are failed: the backends may send them traffic; check what they serve, then clear or pin the service",
+				"routes", len(blind), "first", firstFew(blind))
 		}
 		s.lastPauseFailed = key
 	}
