@@ -170,6 +170,13 @@ func desired(s evaluator.State) actuators.Splits {
 // the backend back only when either needs it; disagree are the services
 // another replica holds with a different split.
 func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, st evaluator.State, now time.Time, interval time.Duration, withheld map[string]string) (out actuators.Splits, disagree []string, err error) {
+	var known actuators.Splits
+	if h, ok := actuators.Backend(a).(holder); ok {
+		h.Hold(heldBy(a, all, withheld))
+		s.mu.Lock()
+		known = s.applied[a.Name()]
+		s.mu.Unlock()
+	}
 	if len(withheld) == 0 && s.replica == "" {
 		return all, nil, nil
 	}
@@ -177,7 +184,7 @@ func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all 
 	if err != nil {
 		return nil, nil, err
 	}
-	out = withCurrent(cur, all, withheld)
+	out = withCurrent(cur, known, all, withheld)
 	if s.replica == "" {
 		return out, nil, nil
 	}
@@ -186,6 +193,29 @@ func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all 
 		operator[svc] = operatorSplit(o, true)
 	}
 	return out, lease(s.replica, out, cur, withheld, operator, now, interval), nil
+}
+
+// holder is a backend that writes every service in one document (the
+// file actuator): leaving a withheld service out would erase it, so it
+// is told which services are withheld and why, and gets their last
+// known split (withCurrent).
+type holder interface {
+	Hold(held map[string]string)
+}
+
+// heldBy are the services of withheld that actuator a handles, with why;
+// nil when none.
+func heldBy(a actuators.Actuator, all actuators.Splits, withheld map[string]string) map[string]string {
+	var out map[string]string
+	for svc := range actuators.Handled(a, all) {
+		if why, ok := withheld[svc]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[svc] = why
+		}
+	}
+	return out
 }
 
 // actuate re-asserts the desired state of tick t on every actuator, in a

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"slices"
@@ -223,6 +224,67 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 		}
 		stop()
 	})
+}
+
+// TestHeldServiceStaysInTheStateFile: while every query fails, chat is
+// withheld (no_data) and the state file is written again (here: it was
+// lost). The file used to be written without chat, which a consumer
+// reads as "no split"; it keeps chat's last known split and says it is
+// held, and the mark goes once data is back.
+func TestHeldServiceStaysInTheStateFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		r, _, _, split := newTestRunner(t, fp)
+		stop := start(t, r)
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if w := weights(t, split); w["free"] != 100 {
+			t.Fatalf("setup: split %v", w)
+		}
+		fp.mu.Lock()
+		fp.fail = errors.New("503 Service Unavailable")
+		fp.mu.Unlock()
+		if err := os.Remove(split); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		doc := readStateFile(t, split)
+		if w := doc.Services["chat"].Weights; w["free"] != 100 || w["paid-standard"] != 0 {
+			t.Errorf("the state file written while chat is held has chat %v, want its last known split free=100", w)
+		}
+		if why := doc.Held["chat"]; why != withheldNoData {
+			t.Errorf("the state file's held = %v, want chat: %s", doc.Held, withheldNoData)
+		}
+		fp.mu.Lock()
+		fp.fail = nil
+		fp.mu.Unlock()
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if doc := readStateFile(t, split); len(doc.Held) != 0 || doc.Services["chat"].Weights["free"] != 100 {
+			t.Errorf("with data again the file holds %+v, want chat free=100 and nothing held", doc)
+		}
+		stop()
+	})
+}
+
+// stateFile is the file actuator's document as a consumer reads it.
+type stateFile struct {
+	Services actuators.Splits  `json:"services"`
+	Held     map[string]string `json:"held"`
+}
+
+func readStateFile(t *testing.T, path string) stateFile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc stateFile
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc
 }
 
 // startWithOverrides starts a runner over a flakyActuator (a backend that

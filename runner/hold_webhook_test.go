@@ -142,6 +142,9 @@ func TestPauseWhileBlindAcrossARestart(t *testing.T) {
 		if chatInFile(split) {
 			t.Errorf("%s: the state file holds a split for chat", phase)
 		}
+		if doc := readStateFile(t, split); doc.Held["chat"] != withheldUnknownSplit {
+			t.Errorf("%s: the state file's held = %v, want chat: %s (item 13)", phase, doc.Held, withheldUnknownSplit)
+		}
 		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
 			t.Errorf("%s: hermes_service_actuation_held{reason=unknown_split} = %v, want 1", phase, v)
 		}

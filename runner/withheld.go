@@ -163,15 +163,19 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 }
 
 // withCurrent is desired with every withheld service replaced by what cur
-// (one backend) holds now, or left out when it holds nothing for it, so
-// that backends that write a whole document keep the withheld services
-// as they are.
-func withCurrent(cur, desired actuators.Splits, withheld map[string]string) actuators.Splits {
+// (one backend) holds now, so that backends that write a whole document
+// keep the withheld services as they are. A withheld service cur lacks
+// gets its split in known (what the stage last saw that backend hold;
+// nil except for a holder, whose document would otherwise lose it), or
+// is left out.
+func withCurrent(cur, known, desired actuators.Splits, withheld map[string]string) actuators.Splits {
 	out := make(actuators.Splits, len(desired))
 	for svc, sp := range desired {
 		if _, ok := withheld[svc]; !ok {
 			out[svc] = sp
 		} else if have, ok := cur[svc]; ok {
+			out[svc] = have
+		} else if have, ok := known[svc]; ok {
 			out[svc] = have
 		}
 	}

@@ -9,6 +9,13 @@
 //	  "updated_at": "2025-01-02T03:04:05Z"
 //	}
 //
+// A service the runner withholds this tick (it writes nothing for it: no
+// data, a split it does not know) keeps the split the file held, or the
+// last one Hermes saw it hold, and is named under "held" with the reason
+// (Hold), so a consumer never reads a held service as "no split":
+//
+//	{"services": {...}, "held": {"chat": "no_data"}, "updated_at": ...}
+//
 // The file is replaced atomically (temporary file in the same directory,
 // fsync, rename, fsync of the directory), and only when the traffic split
 // or a flag changes, so readers never see a torn file and a watcher's
@@ -50,7 +57,10 @@ type Actuator struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	mu sync.Mutex // serialises Apply
+	mu sync.Mutex // serialises Apply; guards held
+	// held are the services the next Apply writes as held, with why
+	// (Hold).
+	held map[string]string
 }
 
 // New builds a file actuator from its settings.
@@ -76,8 +86,27 @@ func (a *Actuator) Path() string { return a.cfg.Path }
 
 // document is the file's content.
 type document struct {
-	Services  actuators.Splits `json:"services"`
-	UpdatedAt time.Time        `json:"updated_at"`
+	Services actuators.Splits `json:"services"`
+	// Held names the services Hermes writes nothing for this tick, with
+	// the reason (the runner's hermes_service_actuation_held reason):
+	// their entry in Services is the split the file held, or the last one
+	// Hermes saw it hold, and is absent only when Hermes never knew one.
+	Held      map[string]string `json:"held,omitempty"`
+	UpdatedAt time.Time         `json:"updated_at"`
+}
+
+// Hold tells the actuator which of its services the runner withholds
+// from now on, and why (nil: none). The next Apply writes them under
+// "held"; the runner gives their split as the file holds it, or as it
+// last saw the file hold it.
+func (a *Actuator) Hold(held map[string]string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(held) == 0 {
+		a.held = nil
+		return
+	}
+	a.held = maps.Clone(held)
 }
 
 // Apply writes the desired state, unless the file already holds an equal
@@ -95,7 +124,7 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 		want = a.keepNewer(have.Services, want)
 	}
 	switch {
-	case err == nil && equal(have.Services, want) && a.modeOK():
+	case err == nil && equal(have.Services, want) && maps.Equal(have.Held, a.held) && a.modeOK():
 		a.logger.Debug("state file up to date", "path", a.cfg.Path)
 		return nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -105,7 +134,7 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	if want == nil {
 		want = actuators.Splits{}
 	}
-	doc := document{Services: want, UpdatedAt: a.now().UTC().Truncate(time.Second)}
+	doc := document{Services: want, Held: a.held, UpdatedAt: a.now().UTC().Truncate(time.Second)}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf) // ends with a newline
 	enc.SetEscapeHTML(false)     // reasons hold "<" and ">"
@@ -116,7 +145,7 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	if err := atomicfile.Write(a.cfg.Path, buf.Bytes(), a.cfg.Mode); err != nil {
 		return fmt.Errorf("writing %s: %w", a.cfg.Path, err)
 	}
-	a.logger.Info("wrote state file", "path", a.cfg.Path, "services", len(want))
+	a.logger.Info("wrote state file", "path", a.cfg.Path, "services", len(want), "held", len(a.held))
 	return nil
 }
 

@@ -460,3 +460,42 @@ func TestRelayedOlderStampKeepsTheNewer(t *testing.T) {
 		t.Errorf("another replica's write: file holds %v by %+v, want free=100 by hermes-b", got["chat"].Weights, got["chat"].Writer)
 	}
 }
+
+// TestHeldServicesAreNamed: the services the runner holds are written
+// under "held" with the reason, next to their split; the file is
+// rewritten when the held set changes and only then; Current reads the
+// splits alone.
+func TestHeldServicesAreNamed(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "split.json")
+	a := newActuator(t, path)
+	d := actuatortest.Normal()
+	a.Hold(map[string]string{"chat": "no_data"})
+	if err := a.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\"held\": {\n    \"chat\": \"no_data\"\n  }") {
+		t.Errorf("the file does not name chat as held:\n%s", data)
+	}
+	if cur, err := a.Current(ctx); err != nil || !cur["chat"].Equal(d["chat"]) {
+		t.Errorf("Current = %v, %v; want the splits", cur, err)
+	}
+	before := stat(t, path)
+	if err := a.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if !stat(t, path).same(before) {
+		t.Error("an unchanged state and held set rewrote the file")
+	}
+	a.Hold(nil)
+	if err := a.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); strings.Contains(string(data), "held") {
+		t.Errorf("nothing held any more, yet:\n%s", data)
+	}
+}
