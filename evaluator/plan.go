@@ -54,10 +54,12 @@ func PlanService(p *Policy, svc rules.ServiceConfig, routes map[string]*RouteSta
 // (routes, by route index), the override on it and the split it had (old
 // splits of services no longer configured stay), then limits the move
 // from the old split to max_shift_per_tick (shift.go): the split planned
-// is the step the actuators write this tick. A split whose weights,
+// is the step the actuators write this tick. The step starts from the
+// split the rate-limited backends took (applied, Input.Applied) when the
+// loop gives one, else from the old split. A split whose weights,
 // retries, degraded flag or override changed is an EventTraffic; a
 // limited step's event gives the rate limit's reason.
-func planServices(p *Policy, s State, routes []RouteState, now time.Time) (map[string]*traffic.Split, []Event) {
+func planServices(p *Policy, s State, routes []RouteState, applied map[string]traffic.Split, now time.Time) (map[string]*traffic.Split, []Event) {
 	out := make(map[string]*traffic.Split, max(len(s.Services), len(p.Config.Services)))
 	maps.Copy(out, s.Services)
 	var evs []Event
@@ -68,7 +70,11 @@ func planServices(p *Policy, s State, routes []RouteState, now time.Time) (map[s
 			st = applyOverride(o, st, old)
 		}
 		target := st.Weights
-		st = limitShift(old, st, p.maxShift[si])
+		from := old
+		if a, ok := applied[svc.Name]; ok && old != nil {
+			from = &a
+		}
+		st = limitShift(from, st, p.maxShift[si])
 		if old == nil || !old.Equal(st) || old.Override != st.Override {
 			ev := Event{Time: now, Type: EventTraffic, Service: svc.Name, Weights: maps.Clone(st.Weights),
 				Degraded: ptr(st.Degraded), RetriesEnabled: ptr(st.RetriesEnabled)}

@@ -3,6 +3,8 @@ package evaluator
 import (
 	"iter"
 	"time"
+
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // SampleStatus says whether a signal answered for a route.
@@ -193,4 +195,12 @@ type Input struct {
 	// core's split for them is a placeholder, so a pause of one freezes
 	// nothing (Apply).
 	UnknownSplits map[string]bool
+	// Applied are, by service, the split its rate-limited backends
+	// (max_shift_per_tick) took at their last successful apply, when they
+	// all agree. A limited move steps from it rather than from the split
+	// planned last tick (shift.go): a backend whose applies failed while
+	// the plan went on is then never asked for more than the limit at
+	// once when it recovers. Nil outside the live loop (backtests): the
+	// plan steps from itself.
+	Applied map[string]traffic.Split
 }

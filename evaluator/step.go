@@ -37,7 +37,7 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	s.Routes = routesByName(p, s.Routes, routes)
 
 	evs = append(evs, dropOverrides(p, s.Overrides, now)...)
-	services, tevs := planServices(p, s, routes, now)
+	services, tevs := planServices(p, s, routes, in.Applied, now)
 	s.Services = services
 	evs = append(evs, tevs...)
 

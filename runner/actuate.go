@@ -13,7 +13,9 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/persist"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // actuationStage re-asserts the desired state on every backend each
@@ -90,6 +92,53 @@ func (s *actuationStage) unknownSplits() map[string]bool {
 		return nil
 	}
 	return maps.Clone(s.unknownSplit)
+}
+
+// appliedSplits are, by service, the split the backends that limit its
+// shift took at their last successful apply, for the core's Input (a
+// limited move steps from it, evaluator's shift.go). A backend limits a
+// service when its actuator writes the service with a max_shift_per_tick
+// below 100 and is not a dry run (a dry run never takes a split). A
+// service is left out when one of them has taken no split for it in this
+// process (after a restart, before its first apply), or when they hold
+// different splits: the plan then steps from itself.
+func (s *actuationStage) appliedSplits(cfg *config.Config, acts []actuators.Actuator) map[string]traffic.Split {
+	limits := map[string]config.ActuatorConfig{}
+	for _, ac := range cfg.Actuators {
+		if ac.MaxShiftPerTick > 0 && ac.MaxShiftPerTick < 100 {
+			limits[ac.ResolvedName()] = ac
+		}
+	}
+	if len(limits) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out map[string]traffic.Split
+	for _, svc := range cfg.Services {
+		var have *traffic.Split
+		agree := true
+		for _, a := range acts {
+			ac, ok := limits[a.Name()]
+			if !ok || actuators.IsDryRun(a) || len(ac.Services) > 0 && !slices.Contains(ac.Services, svc.Name) {
+				continue
+			}
+			sp, ok := s.applied[a.Name()][svc.Name]
+			if !ok || have != nil && !have.Equal(sp) {
+				agree = false
+				break
+			}
+			have = &sp
+		}
+		if !agree || have == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]traffic.Split{}
+		}
+		out[svc.Name] = *have
+	}
+	return out
 }
 
 // health is each actuator's last outcome as the core reads it.

@@ -1,14 +1,18 @@
 package runner
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -275,5 +279,86 @@ func TestDriftCountsUntilAcknowledged(t *testing.T) {
 			t.Errorf("hermes_actuator_drift = %v once the backend took the failover, want 0", d)
 		}
 		stop()
+	})
+}
+
+// stepActuator is a backend that keeps every split it took, and fails
+// every apply while broken.
+type stepActuator struct {
+	mu     sync.Mutex
+	broken bool
+	took   []map[string]int // chat's weights, at each successful apply that changed them
+	last   actuators.Splits
+}
+
+func (f *stepActuator) Name() string { return "steps" }
+func (f *stepActuator) Apply(_ context.Context, d actuators.Splits) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken {
+		return errors.New("backend unreachable")
+	}
+	if w := d["chat"].Weights; len(f.took) == 0 || !maps.Equal(f.took[len(f.took)-1], w) {
+		f.took = append(f.took, maps.Clone(w))
+	}
+	f.last = d
+	return nil
+}
+func (f *stepActuator) Current(context.Context) (actuators.Splits, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last, nil
+}
+
+// TestRecoveredBackendGetsSteps: max_shift_per_tick 20, free shed (its
+// target 50 %) while the backend fails every apply. The plan used to go
+// on stepping (80, 60, 50) without it, and the backend, once back, got
+// free 100 → 50 in one write. The plan now steps from what the backend
+// took, so every write moves at most 20 points.
+func TestRecoveredBackendGetsSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: steps\n    max_shift_per_tick: 20", 1)
+		cfgPath := filepath.Join(dir, "hermes.yaml")
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		backend := &stepActuator{}
+		kinds := &actuators.Registry{}
+		kinds.Register("steps", func(actuators.Settings) (actuators.Actuator, error) { return backend, nil })
+		fp := &fakeProm{soft: 0.02}
+		r, err := New(Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Actuators: kinds,
+			NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := start(t, r)
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		backend.mu.Lock()
+		backend.broken = true
+		backend.mu.Unlock()
+		fp.mu.Lock()
+		fp.soft = 0.15 // shed: free's target is 50 %
+		fp.mu.Unlock()
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		backend.mu.Lock()
+		backend.broken = false
+		backend.mu.Unlock()
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		stop()
+		backend.mu.Lock()
+		defer backend.mu.Unlock()
+		if n := len(backend.took); n < 2 || backend.took[0]["free"] != 100 || backend.took[n-1]["free"] != 50 {
+			t.Fatalf("setup: the backend took %v, want free 100 first and 50 in the end", backend.took)
+		}
+		for i := 1; i < len(backend.took); i++ {
+			if d := backend.took[i-1]["free"] - backend.took[i]["free"]; d > 20 {
+				t.Errorf("one write moved %d points (free %d → %d; all: %v), more than max_shift_per_tick 20",
+					d, backend.took[i-1]["free"], backend.took[i]["free"], backend.took)
+			}
+		}
 	})
 }

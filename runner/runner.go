@@ -366,7 +366,8 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	logSignalProblems(r.log, problems)
 	t.Snapshot, t.Data = snap, hadData(snap)
-	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits()}, ts)
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(),
+		Applied: r.stages.actuation.appliedSplits(cfg, t.Actuators)}, ts)
 
 	r.mu.Lock()
 	r.state, r.lastTick, r.problems = t.Next, ts, problems
