@@ -83,15 +83,24 @@ func (s *actuationStage) restored(unknownSplit []string) {
 }
 
 // unknownSplits are the services whose split no backend could say at the
-// restart and that the stage has not written since, for the core's
-// Input: a pause of one freezes nothing.
-func (s *actuationStage) unknownSplits() map[string]bool {
+// restart and that the core has not decided on data since, but for those
+// an override (ovs, the state before the tick) gives a split, a pin or a
+// pause with its frozen split: for the core's Input, a pause of one
+// freezes nothing.
+func (s *actuationStage) unknownSplits(ovs map[string]evaluator.Override) map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.unknownSplit) == 0 {
-		return nil
+	var out map[string]bool
+	for svc := range s.unknownSplit {
+		if o, ok := ovs[svc]; operatorSplit(o, ok) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[svc] = true
 	}
-	return maps.Clone(s.unknownSplit)
+	return out
 }
 
 // appliedSplits are, by service, the split the backends that limit its

@@ -226,6 +226,60 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 	})
 }
 
+// TestPinWhileBlindThenClearHolds: a restart that learned no split, a
+// pin while Prometheus answers 503 (written: a person chose the route),
+// then data with free failing and the pin cleared at its first tick. The core's
+// levels are still the restart's placeholders, so the service goes back
+// to being held until the core has decided it on data: free=100 is never
+// written. (The pin used to end the hold for good, and the clear wrote
+// the placeholder.)
+func TestPinWhileBlindThenClearHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.15, fail: errors.New("503 Service Unavailable")}
+		flaky := &flakyActuator{}
+		r, reg := newFlakyRunner(t, fp, flaky)
+		stop := start(t, r)
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if _, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-standard", Reason: "incident"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		last := func() map[string]int {
+			flaky.mu.Lock()
+			defer flaky.mu.Unlock()
+			return flaky.last["chat"].Weights
+		}
+		if w := last(); w["paid-standard"] != 100 {
+			t.Fatalf("setup: the pin wrote %v", w)
+		}
+		fp.mu.Lock()
+		fp.fail = nil
+		fp.mu.Unlock()
+		// The clear applies at the first tick with data.
+		if _, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "over"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 20 { // 5 minutes of ticks
+			if w := last(); w["free"] == 100 {
+				t.Fatalf("after the pin was cleared the backend got %v while free was failing", w)
+			}
+			time.Sleep(15 * time.Second)
+			synctest.Wait()
+		}
+		// free is shed and keeps 50 % in the plan: not settled (withheld.go),
+		// so the backend keeps the pin's split, and says so.
+		if w := last(); w["paid-standard"] != 100 {
+			t.Errorf("in the end the backend holds %v, want the pin's paid-standard=100, held", w)
+		}
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
+			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
+		}
+		stop()
+	})
+}
+
 // TestHeldServiceStaysInTheStateFile: while every query fails, chat is
 // withheld (no_data) and the state file is written again (here: it was
 // lost). The file used to be written without chat, which a consumer

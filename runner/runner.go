@@ -366,7 +366,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	logSignalProblems(r.log, problems)
 	t.Snapshot, t.Data = snap, hadData(snap)
-	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(),
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(t.Prev.Overrides),
 		Applied: r.stages.actuation.appliedSplits(cfg, t.Actuators)}, ts)
 
 	r.mu.Lock()

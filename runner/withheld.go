@@ -61,7 +61,8 @@ func operatorSplit(o evaluator.Override, ok bool) bool {
 
 // withheldServices decides, for the tick that produced st, which services
 // are written to no backend and why. A service whose split a person gave
-// (a pin, a pause with its frozen split) is always written. Otherwise a
+// (a pin, a pause with its frozen split) is always written; if its split
+// was unknown at the restart it stays so for when the override ends. Otherwise a
 // tick without data withholds every service; and a service whose split
 // was unknown at the restart stays withheld until the core has moved it
 // on data: until no route that the plan gives traffic scores below the
@@ -73,7 +74,9 @@ func (s *actuationStage) withheldServices(st evaluator.State, data bool) map[str
 	for _, svc := range slices.Sorted(maps.Keys(st.Services)) {
 		o, ok := st.Overrides[svc]
 		if operatorSplit(o, ok) {
-			delete(s.unknownSplit, svc)
+			// Written, but still unknown to the core: once the pin or
+			// pause ends, the service is held until the core decides it
+			// on data, rather than written with placeholder levels.
 			continue
 		}
 		if s.unknownSplit[svc] {
