@@ -120,9 +120,6 @@ func waitTicks(t *testing.T, reg prometheus.Gatherer, n int) {
 // it is saved as a pause without a frozen split, so after a second
 // restart it still holds, and still writes nothing once data is back.
 func TestPauseWhileBlindAcrossARestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 1 s ticks in real time")
-	}
 	dir := t.TempDir()
 	h := newHookReceiver(t)
 	fp := &fakeProm{soft: 0.02, fail: errors.New("503 Service Unavailable")}
