@@ -74,8 +74,14 @@ type Options struct {
 	// the name must pass CheckReplicaName. Empty: one writer, nothing
 	// stamped.
 	Replica string
-	// Now reads the clock; tests replace it.
+	// Now reads the wall clock; tests replace it.
 	Now func() time.Time
+	// Elapsed reads the monotonic clock: the time since an origin of its
+	// own, which no change of the wall clock moves. The replicas' lease
+	// (lease.go) and the wall-clock jump check (clock.go) measure with
+	// it; tests replace it. Default: the time since New by Go's
+	// monotonic clock.
+	Elapsed func() time.Duration
 	// NewQuery builds the query side from the configuration; nil means the
 	// Prometheus HTTP API at prometheus.url, whose tick answers are decoded
 	// straight into route slots (promapi.Client.QueryRoutes).
@@ -158,6 +164,10 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Elapsed == nil {
+		origin := time.Now()
+		opts.Elapsed = func() time.Duration { return time.Since(origin) }
 	}
 	if opts.Actuators == nil {
 		opts.Actuators = &actuators.Registry{}
