@@ -189,7 +189,7 @@ func New(opts Options) (*Runner, error) {
 		newQuery: prometheusQueries,
 		stages: pipeline{
 			persist:   persisting,
-			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics)},
+			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics), wallJumps: newWallJumps(opts.Registerer)},
 			actuation: newActuationStage(opts),
 		},
 	}
@@ -320,12 +320,21 @@ func (r *Runner) Run(ctx context.Context) error {
 	reloadsDone := make(chan struct{})
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
+	var wall wallWatch // the wall clock against the monotonic one (clock.go)
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
 		r.mu.Unlock()
-		now := r.opts.Now()
+		// The tick's time is the wall clock's, as Prometheus stamps its
+		// samples and Alertmanager reads alerts by theirs; what it waits
+		// and how long it took are the monotonic clock's, and a jump of
+		// the wall clock moves the state's times with it (clock.go).
+		now, mono := r.opts.Now(), r.opts.Elapsed()
+		if jump := wall.observe(now, mono); jump != 0 {
+			r.wallJumped(jump, now)
+		}
 		next := now.Truncate(interval).Add(interval)
+		due := mono + next.Sub(now)
 		timer := time.NewTimer(next.Sub(now))
 		select {
 		case <-ctx.Done():
@@ -334,15 +343,15 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		}
-		start := r.opts.Now()
+		start := r.opts.Elapsed()
 		r.tick(ctx, next)
-		end := r.opts.Now()
-		r.stages.telemetry.observeTick(end.Sub(start), next)
-		if missed := int(end.Sub(next) / interval); missed > 0 {
+		end := r.opts.Elapsed()
+		r.stages.telemetry.observeTick(end-start, next)
+		if missed := int((end - due) / interval); missed > 0 {
 			for range missed {
 				r.stages.telemetry.tickSkipped()
 			}
-			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end.Sub(start), "skipped", missed)
+			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end-start, "skipped", missed)
 		}
 	}
 }
