@@ -131,8 +131,8 @@ func shiftValue(v reflect.Value, d time.Duration) reflect.Value {
 	return v
 }
 
-// wallJumped moves the loop's state, and the actuators' outcomes the core
-// reads back, by jump, and says so in one line and a count: the next
+// wallJumped moves the loop's state, the actuators' outcomes the core
+// reads back and when each alert was last sent, by jump, and says so in one line and a count: the next
 // tick, at the new wall time, then finds every timer where the time that
 // really passed puts it.
 func (r *Runner) wallJumped(jump time.Duration, now time.Time) {
@@ -141,6 +141,7 @@ func (r *Runner) wallJumped(jump time.Duration, now time.Time) {
 	r.state = shiftTimes(r.state, jump)
 	r.mu.Unlock()
 	r.stages.actuation.shiftClock(jump)
+	r.stages.alerting.sender.ShiftClock(jump)
 	r.log.Warn("wall clock jumped; moving the state's times with it, so that dwell, cooldown, expiry and alert timers count the time that really passed",
 		"jump", jump, "now", now)
 }

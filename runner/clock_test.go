@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -242,4 +244,43 @@ func eachTime(v reflect.Value, path string, f func(string, time.Time)) {
 			eachTime(v.Index(i), fmt.Sprintf("%s[%d]", path, i), f)
 		}
 	}
+}
+
+// TestBackwardJumpKeepsResendingFiringAlerts: a page fires and is sent
+// every resend delay (one second here); the wall clock then jumps an hour
+// back. The page must go on being sent every resend delay: held back
+// until the clock caught up, Alertmanager would resolve it once its
+// endsAt passed. It runs the live loop in real time (1 s ticks) against
+// an Alertmanager API stub.
+func TestBackwardJumpKeepsResendingFiringAlerts(t *testing.T) {
+	const page = "HermesRouteFailedOver"
+	am := testenv.NewFakeAlertmanager(t)
+	dir := t.TempDir()
+	cfg := fastConfig(t, filepath.Join(dir, "split.json"))
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(b, "\nalerting:\n  alertmanagers:\n    - url: "+am.URL+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var clock jumpingClock
+	r, _ := newFileRunner(t, &fakeProm{soft: 0.02, hard: 0.9}, dir, Options{ConfigPath: cfg, Now: clock.now})
+	start(t, r)
+	pages := func() int {
+		n := 0
+		for _, a := range am.Received() {
+			if a.Labels["alertname"] == page {
+				n++
+			}
+		}
+		return n
+	}
+	testenv.Eventually(t, 30*time.Second, page+" sent twice", func() bool { return pages() >= 2 })
+	clock.jump(-time.Hour)
+	jumped := pages()
+	testenv.EventuallyDetail(t, 30*time.Second, page+" sent three more times after a -1h jump", func() (bool, string) {
+		n := pages()
+		return n >= jumped+3, fmt.Sprint(n-jumped, " since the jump")
+	})
 }
