@@ -67,10 +67,13 @@ func (l leases) lease(actuator, me string, out, cur actuators.Splits, withheld m
 	seen := map[string]sighting{}
 	defer func() { l[actuator] = seen }()
 	for svc, want := range out {
-		if _, ok := withheld[svc]; ok {
+		have, ok := cur[svc]
+		if _, w := withheld[svc]; w {
+			if ok { // not written, but read: the sighting goes on
+				l.held(actuator, svc, have.Writer, me, at, interval, seen)
+			}
 			continue
 		}
-		have, ok := cur[svc]
 		if ok && !operator[svc] && l.held(actuator, svc, have.Writer, me, at, interval, seen) {
 			out[svc] = have
 			if !have.Equal(want) {

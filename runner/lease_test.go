@@ -201,3 +201,53 @@ func TestOwnStampGoesOnAfterTheClockWentBack(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseCountsTheReadersOwnTime walks leases.lease tick by tick for
+// replica b reading a's stamps, whose times are an hour off b's clock:
+// a stamp seen for the first time, or renewed, holds; one left unchanged
+// holds for four of b's intervals, by b's monotonic clock, and no longer,
+// also while b withheld the service on some of those ticks (it still
+// read the backend).
+func TestLeaseCountsTheReadersOwnTime(t *testing.T) {
+	const interval = 15 * time.Second
+	l := leases{}
+	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	aStamp := func(i int) traffic.Stamp {
+		return traffic.Stamp{Replica: "a", Tick: now.Add(time.Hour + time.Duration(i)*interval)}
+	}
+	mine := traffic.Split{Weights: map[string]int{"free": 0, "paid": 100}}
+	theirs := func(st traffic.Stamp) actuators.Splits {
+		return actuators.Splits{"chat": {Weights: map[string]int{"free": 100, "paid": 0}, Writer: st}}
+	}
+	for _, step := range []struct {
+		tick     int
+		stamp    int // a's stamp the backend holds
+		withheld bool
+		wantHeld bool
+	}{
+		{0, 0, false, true},  // first seen: a whole lease
+		{1, 1, false, true},  // renewed
+		{2, 2, false, true},  // renewed
+		{3, 2, false, true},  // unchanged for one interval
+		{4, 2, true, false},  // withheld: read, not written
+		{5, 2, true, false},  // withheld
+		{6, 2, false, false}, // unchanged for four intervals: expired, b writes
+	} {
+		out := actuators.Splits{"chat": mine}
+		var withheld map[string]string
+		if step.withheld {
+			withheld = map[string]string{"chat": withheldNoData}
+		}
+		disagree := l.lease("file", "b", out, theirs(aStamp(step.stamp)), withheld, nil, now.Add(time.Duration(step.tick)*interval),
+			time.Duration(step.tick)*interval, interval)
+		if step.withheld {
+			continue
+		}
+		if held := len(disagree) == 1; held != step.wantHeld {
+			t.Errorf("tick %d, a's stamp %d: held %v, want %v", step.tick, step.stamp, held, step.wantHeld)
+		}
+		if w := out["chat"].Writer.Replica; step.wantHeld != (w == "a") {
+			t.Errorf("tick %d: b writes a split stamped by %q", step.tick, w)
+		}
+	}
+}
