@@ -28,6 +28,7 @@ type actuationStage struct {
 	// replica names this replica when two write one backend (Options.Replica).
 	replica         string
 	now             func() time.Time
+	elapsed         func() time.Duration
 	log             *slog.Logger
 	audit           *AuditLog
 	metrics         *actuationMetrics
@@ -47,10 +48,12 @@ type actuationStage struct {
 	// lastWithheld and lastPauseFailed are what noteWithheld last logged.
 	lastWithheld    map[string]string
 	lastPauseFailed string
+	// leases are the other replicas' stamps seen on each backend (lease.go).
+	leases leases
 }
 
 func newActuationStage(o Options) *actuationStage {
-	return &actuationStage{replica: o.Replica, now: o.Now, log: o.Logger, audit: o.Audit,
+	return &actuationStage{replica: o.Replica, now: o.Now, elapsed: o.Elapsed, log: o.Logger, audit: o.Audit, leases: leases{},
 		metrics: newActuationMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
 		outcomes: map[string]ActuatorOutcome{}, applied: map[string]actuators.Splits{},
 		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}}
@@ -250,7 +253,10 @@ func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all 
 	for svc, o := range st.Overrides {
 		operator[svc] = operatorSplit(o, true)
 	}
-	return out, lease(s.replica, out, cur, withheld, operator, now, interval), nil
+	at := s.elapsed()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return out, s.leases.lease(a.Name(), s.replica, out, cur, withheld, operator, now, at, interval), nil
 }
 
 // holder is a backend that writes every service in one document (the

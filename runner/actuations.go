@@ -158,6 +158,7 @@ func (s *actuationStage) forget(acts []actuators.Actuator) {
 		delete(s.outcomes, name)
 		delete(s.applied, name)
 		delete(s.lastDesired, name)
+		delete(s.leases, name)
 		l := prometheus.Labels{persist.ActuatorLabel: name}
 		s.metrics.total.DeletePartialMatch(l)
 		s.metrics.duration.DeletePartialMatch(l)

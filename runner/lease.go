@@ -18,41 +18,88 @@ import (
 // as Kubernetes' leader election leases for several renew periods.
 const leaseIntervals = 4
 
-// fresh reports whether stamp st, read back from a backend at tick now,
-// is another replica's live lease: not me, at most leaseIntervals old
-// and not more than one interval ahead (a clock far ahead holds nothing).
-func fresh(st traffic.Stamp, me string, now time.Time, interval time.Duration) bool {
+// sighting is another replica's stamp as this replica first read it from
+// one backend for one service, and when: a reading of this replica's own
+// monotonic clock (Options.Elapsed).
+type sighting struct {
+	stamp traffic.Stamp
+	at    time.Duration
+}
+
+// leases are the other replicas' stamps this replica has seen, by
+// actuator, then service. A lease is judged the way Kubernetes' leader
+// election judges its record's observedTime: a stamp is a generation the
+// holder changes at every renewal, never a time to compare with this
+// replica's clock. The lease lives while the stamp changes; it expires
+// once the same stamp has been read back for leaseIntervals of this
+// replica's own monotonic time. So two replicas whose wall clocks
+// disagree, by any amount, still agree on who holds a backend.
+type leases map[string]map[string]sighting
+
+// held reports whether st, the stamp actuator's backend holds for
+// service, read at monotonic time at, is another replica's live lease:
+// not me, and either new to this replica (a renewal, or a stamp never
+// seen before: its age is unknown, so it is given a whole lease) or seen
+// unchanged for less than leaseIntervals intervals. seen are the
+// sightings of the actuator this tick, which held fills in.
+func (l leases) held(actuator, service string, st traffic.Stamp, me string, at, interval time.Duration, seen map[string]sighting) bool {
 	if st.Replica == "" || st.Replica == me {
 		return false
 	}
-	age := now.Sub(st.Tick)
-	return age > -interval && age < leaseIntervals*interval
+	s, ok := l[actuator][service]
+	if !ok || !s.stamp.Equal(st) {
+		s = sighting{stamp: st, at: at}
+	}
+	seen[service] = s
+	return at-s.at < leaseIntervals*interval
 }
 
 // lease turns out, what this replica would write to one backend, into
-// what it may write, given cur, what the backend holds. A service whose
-// split another replica stamped freshly keeps that split: when it differs
-// from this replica's, the service is reported in disagree; when it is
-// the same, the holder renews it. Every other service is stamped with me
-// and the tick. Services in withheld (already cur's) and the ones in operator
-// (a person's pin or pause, which takes the lease) are not deferred.
-func lease(me string, out, cur actuators.Splits, withheld map[string]string, operator map[string]bool, now time.Time, interval time.Duration) (disagree []string) {
+// what it may write, given cur, what the backend holds, read at
+// monotonic time at. A service whose split another replica holds
+// (leases.held) keeps that split: when it differs from this replica's,
+// the service is reported in disagree; when it is the same, the holder
+// renews it. Every other service is stamped with me and the tick (see
+// ownStamp). Services in withheld (already cur's) and the ones in
+// operator (a person's pin or pause, which takes the lease) are not
+// deferred. The sightings of this actuator are replaced by this read's.
+func (l leases) lease(actuator, me string, out, cur actuators.Splits, withheld map[string]string, operator map[string]bool, now time.Time, at, interval time.Duration) (disagree []string) {
+	seen := map[string]sighting{}
+	defer func() { l[actuator] = seen }()
 	for svc, want := range out {
-		if _, ok := withheld[svc]; ok {
+		have, ok := cur[svc]
+		if _, w := withheld[svc]; w {
+			if ok { // not written, but read: the sighting goes on
+				l.held(actuator, svc, have.Writer, me, at, interval, seen)
+			}
 			continue
 		}
-		have, ok := cur[svc]
-		if ok && !operator[svc] && fresh(have.Writer, me, now, interval) {
+		if ok && !operator[svc] && l.held(actuator, svc, have.Writer, me, at, interval, seen) {
 			out[svc] = have
 			if !have.Equal(want) {
 				disagree = append(disagree, svc)
 			}
 			continue
 		}
-		want.Writer = traffic.Stamp{Replica: me, Tick: now}
+		want.Writer = ownStamp(me, have.Writer, now, interval)
 		out[svc] = want
 	}
 	return disagree
+}
+
+// ownStamp is the stamp this replica writes at tick now over held, what
+// the backend holds: me and the tick, unless held is this replica's own
+// stamp at or after now. Then this replica's clock went back (a wall-clock
+// jump, or a restart after one), and its stamp goes on one interval past
+// held instead: the backends keep a replica's later stamp over an earlier
+// one (actuators.Relayed), which would otherwise keep the split held had
+// until the clock caught up, and the other replica must see the stamp
+// change to know the lease renewed.
+func ownStamp(me string, held traffic.Stamp, now time.Time, interval time.Duration) traffic.Stamp {
+	if held.Replica == me && !held.Tick.Before(now) {
+		return traffic.Stamp{Replica: me, Tick: held.Tick.Add(interval)}
+	}
+	return traffic.Stamp{Replica: me, Tick: now}
 }
 
 // replicaNameRE is what a --replica name may hold: it is written into

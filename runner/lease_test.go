@@ -1,14 +1,21 @@
 package runner
 
 import (
+	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/actuatortest"
+	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // replica is a runner named name whose file actuator writes the shared
@@ -61,4 +68,186 @@ func TestReplicasThatDisagreeDoNotFlap(t *testing.T) {
 		}
 		stopB()
 	})
+}
+
+// fastConfig writes the shipped policy at a one-second interval, as the
+// issue's replicas ran, with a file actuator writing shared.
+func fastConfig(t *testing.T, shared string) string {
+	t.Helper()
+	path := writeConfig(t, t.TempDir(), shared)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Replace(string(b), "evaluation_interval: 15s\n  query_timeout: 10s", "evaluation_interval: 1s\n  query_timeout: 500ms", 1)
+	if body == string(b) {
+		t.Fatal("the shipped policy's global block changed: fastConfig cannot set a one-second interval")
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// stamped is chat's split in the shared file and who wrote it.
+func stamped(t *testing.T, shared string) traffic.Split {
+	t.Helper()
+	a, err := file.New(actuatortest.Settings(file.Kind, map[string]any{"path": shared}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d["chat"]
+}
+
+// TestLeaseHoldsUnderClockSkew: two replicas at one-second ticks write
+// one file; the holder a sees every route healthy, b sees free failing
+// and fails it over in its own view. b's wall clock is off by 2 s or 10 s,
+// behind or ahead (injected through Options.Now). Whatever the skew, b
+// never writes while a renews its lease: b holds (replicas_disagree), and
+// every split the file holds is a's, as a decided it, also once a sees
+// free fail too and moves the split. Once a stops,
+// b takes the lease after four of its own intervals.
+func TestLeaseHoldsUnderClockSkew(t *testing.T) {
+	for _, skew := range []time.Duration{-2 * time.Second, -10 * time.Second, 10 * time.Second} {
+		t.Run(skew.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				shared := filepath.Join(t.TempDir(), "split.json")
+				cfg := fastConfig(t, shared)
+				fpA := &fakeProm{soft: 0.02}
+				a, _ := newFileRunner(t, fpA, t.TempDir(), Options{ConfigPath: cfg, Replica: "a"})
+				stopA := start(t, a)
+				time.Sleep(5 * time.Second)
+				synctest.Wait()
+				if got := stamped(t, shared); got.Weights["free"] != 100 || got.Writer.Replica != "a" {
+					t.Fatalf("setup: the file holds %v by %q, want free=100 by a", got.Weights, got.Writer.Replica)
+				}
+				regB := prometheus.NewRegistry()
+				b, _ := newFileRunner(t, &fakeProm{soft: 0.5}, t.TempDir(), Options{ConfigPath: cfg, Replica: "b", Registerer: regB,
+					Now: func() time.Time { return time.Now().Add(skew) }})
+				stopB := start(t, b)
+				changes := 0
+				last := stamped(t, shared)
+				held := map[string]string{"service": "chat", "reason": withheldReplicasDisagree}
+				for i := range 240 { // two minutes: b fails free over, then a does
+					time.Sleep(500 * time.Millisecond)
+					synctest.Wait()
+					if i == 120 {
+						if own := b.View().State.Services["chat"]; own.Weights["free"] != 0 {
+							t.Fatalf("replica b's own decision %v, want free failed over (else the test shows nothing)", own.Weights)
+						}
+						if v := testenv.Metric(t, regB, "hermes_service_actuation_held", held); v != 1 {
+							t.Errorf("replica b: hermes_service_actuation_held{reason=%q} = %v, want 1", withheldReplicasDisagree, v)
+						}
+						fpA.mu.Lock()
+						fpA.soft = 0.5 // now a sees free failing too, and moves the split
+						fpA.mu.Unlock()
+					}
+					got := stamped(t, shared)
+					if got.Writer.Replica != "a" {
+						t.Fatalf("%d ms after b started, b wrote %v over a's lease (b's clock off by %s)", 500*(i+1), got.Weights, skew)
+					}
+					want := a.View().State.Services["chat"]
+					if !got.Equal(*want) {
+						t.Fatalf("the file holds %v, a decided %v", got.Weights, want.Weights)
+					}
+					if !got.Equal(last) {
+						changes++
+					}
+					last = got
+				}
+				if changes == 0 || last.Weights["free"] != 0 {
+					t.Errorf("a saw free fail, but the file holds %v after %d changes: the holder's decisions do not reach it", last.Weights, changes)
+				}
+				stopA()
+				time.Sleep(6 * time.Second) // four of b's intervals, and its next tick
+				synctest.Wait()
+				if got := stamped(t, shared); got.Writer.Replica != "b" {
+					t.Errorf("a stopped 6 s ago, but the file holds %v by %q, want b's split", got.Weights, got.Writer.Replica)
+				}
+				stopB()
+			})
+		})
+	}
+}
+
+// TestOwnStampGoesOnAfterTheClockWentBack: a replica whose clock went
+// back (a wall-clock jump, or a restart after one) reads its own later
+// stamp in the backend; it stamps one interval past it, so the backend
+// takes the write (a relayed, older stamp is refused) and the other
+// replica sees the lease renewed. Otherwise it stamps its tick.
+func TestOwnStampGoesOnAfterTheClockWentBack(t *testing.T) {
+	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	ahead := traffic.Stamp{Replica: "a", Tick: now.Add(time.Hour)}
+	for _, c := range []struct {
+		held traffic.Stamp
+		want traffic.Stamp
+	}{
+		{traffic.Stamp{}, traffic.Stamp{Replica: "a", Tick: now}},
+		{traffic.Stamp{Replica: "a", Tick: now.Add(-15 * time.Second)}, traffic.Stamp{Replica: "a", Tick: now}},
+		{ahead, traffic.Stamp{Replica: "a", Tick: ahead.Tick.Add(15 * time.Second)}},
+		{traffic.Stamp{Replica: "a", Tick: now}, traffic.Stamp{Replica: "a", Tick: now.Add(15 * time.Second)}},
+		{traffic.Stamp{Replica: "b", Tick: now.Add(time.Hour)}, traffic.Stamp{Replica: "a", Tick: now}},
+	} {
+		got := ownStamp("a", c.held, now, 15*time.Second)
+		if !got.Equal(c.want) {
+			t.Errorf("ownStamp over %+v = %+v, want %+v", c.held, got, c.want)
+		}
+		if c.held.Replica == "a" && actuators.Relayed(got, c.held) {
+			t.Errorf("ownStamp over %+v = %+v: the backend would refuse it as relayed", c.held, got)
+		}
+	}
+}
+
+// TestLeaseCountsTheReadersOwnTime walks leases.lease tick by tick for
+// replica b reading a's stamps, whose times are an hour off b's clock:
+// a stamp seen for the first time, or renewed, holds; one left unchanged
+// holds for four of b's intervals, by b's monotonic clock, and no longer,
+// also while b withheld the service on some of those ticks (it still
+// read the backend).
+func TestLeaseCountsTheReadersOwnTime(t *testing.T) {
+	const interval = 15 * time.Second
+	l := leases{}
+	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	aStamp := func(i int) traffic.Stamp {
+		return traffic.Stamp{Replica: "a", Tick: now.Add(time.Hour + time.Duration(i)*interval)}
+	}
+	mine := traffic.Split{Weights: map[string]int{"free": 0, "paid": 100}}
+	theirs := func(st traffic.Stamp) actuators.Splits {
+		return actuators.Splits{"chat": {Weights: map[string]int{"free": 100, "paid": 0}, Writer: st}}
+	}
+	for _, step := range []struct {
+		tick     int
+		stamp    int // a's stamp the backend holds
+		withheld bool
+		wantHeld bool
+	}{
+		{0, 0, false, true},  // first seen: a whole lease
+		{1, 1, false, true},  // renewed
+		{2, 2, false, true},  // renewed
+		{3, 2, false, true},  // unchanged for one interval
+		{4, 2, true, false},  // withheld: read, not written
+		{5, 2, true, false},  // withheld
+		{6, 2, false, false}, // unchanged for four intervals: expired, b writes
+	} {
+		out := actuators.Splits{"chat": mine}
+		var withheld map[string]string
+		if step.withheld {
+			withheld = map[string]string{"chat": withheldNoData}
+		}
+		disagree := l.lease("file", "b", out, theirs(aStamp(step.stamp)), withheld, nil, now.Add(time.Duration(step.tick)*interval),
+			time.Duration(step.tick)*interval, interval)
+		if step.withheld {
+			continue
+		}
+		if held := len(disagree) == 1; held != step.wantHeld {
+			t.Errorf("tick %d, a's stamp %d: held %v, want %v", step.tick, step.stamp, held, step.wantHeld)
+		}
+		if w := out["chat"].Writer.Replica; step.wantHeld != (w == "a") {
+			t.Errorf("tick %d: b writes a split stamped by %q", step.tick, w)
+		}
+	}
 }

@@ -74,8 +74,14 @@ type Options struct {
 	// the name must pass CheckReplicaName. Empty: one writer, nothing
 	// stamped.
 	Replica string
-	// Now reads the clock; tests replace it.
+	// Now reads the wall clock; tests replace it.
 	Now func() time.Time
+	// Elapsed reads the monotonic clock: the time since an origin of its
+	// own, which no change of the wall clock moves. The replicas' lease
+	// (lease.go) and the wall-clock jump check (clock.go) measure with
+	// it; tests replace it. Default: the time since New by Go's
+	// monotonic clock.
+	Elapsed func() time.Duration
 	// NewQuery builds the query side from the configuration; nil means the
 	// Prometheus HTTP API at prometheus.url, whose tick answers are decoded
 	// straight into route slots (promapi.Client.QueryRoutes).
@@ -159,6 +165,10 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Elapsed == nil {
+		origin := time.Now()
+		opts.Elapsed = func() time.Duration { return time.Since(origin) }
+	}
 	if opts.Actuators == nil {
 		opts.Actuators = &actuators.Registry{}
 	}
@@ -179,7 +189,7 @@ func New(opts Options) (*Runner, error) {
 		newQuery: prometheusQueries,
 		stages: pipeline{
 			persist:   persisting,
-			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics)},
+			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics), wallJumps: newWallJumps(opts.Registerer)},
 			actuation: newActuationStage(opts),
 		},
 	}
@@ -310,12 +320,21 @@ func (r *Runner) Run(ctx context.Context) error {
 	reloadsDone := make(chan struct{})
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
+	var wall wallWatch // the wall clock against the monotonic one (clock.go)
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
 		r.mu.Unlock()
-		now := r.opts.Now()
+		// The tick's time is the wall clock's, as Prometheus stamps its
+		// samples and Alertmanager reads alerts by theirs; what it waits
+		// and how long it took are the monotonic clock's, and a jump of
+		// the wall clock moves the state's times with it (clock.go).
+		now, mono := r.opts.Now(), r.opts.Elapsed()
+		if jump := wall.observe(now, mono); jump != 0 {
+			r.wallJumped(jump, now)
+		}
 		next := now.Truncate(interval).Add(interval)
+		due := mono + next.Sub(now)
 		timer := time.NewTimer(next.Sub(now))
 		select {
 		case <-ctx.Done():
@@ -324,15 +343,15 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		}
-		start := r.opts.Now()
+		start := r.opts.Elapsed()
 		r.tick(ctx, next)
-		end := r.opts.Now()
-		r.stages.telemetry.observeTick(end.Sub(start), next)
-		if missed := int(end.Sub(next) / interval); missed > 0 {
+		end := r.opts.Elapsed()
+		r.stages.telemetry.observeTick(end-start, next)
+		if missed := int((end - due) / interval); missed > 0 {
 			for range missed {
 				r.stages.telemetry.tickSkipped()
 			}
-			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end.Sub(start), "skipped", missed)
+			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end-start, "skipped", missed)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/runner/telemetry"
 )
@@ -15,6 +17,8 @@ import (
 // (tick duration, skipped ticks, reloads) are on the same Metrics.
 type telemetryStage struct {
 	metrics *telemetry.Metrics
+	// wallJumps counts the wall-clock jumps the loop saw (clock.go).
+	wallJumps prometheus.Counter
 }
 
 // Tick exports the tick's state and counts its alert errors.

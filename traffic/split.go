@@ -53,12 +53,16 @@ type Split struct {
 
 // Stamp names the replica that wrote a split to a backend and the tick it
 // wrote it at. Read back from the backend, it is a lease: a replica does
-// not overwrite a different split another replica stamped within the last
-// four evaluation intervals (runner's lease.go).
+// not overwrite a different split another replica holds, that is whose
+// stamp it has seen change within the last four evaluation intervals of
+// its own monotonic clock (runner's lease.go). The tick is never compared
+// with another replica's clock.
 type Stamp struct {
 	// Replica is the writer's --replica name.
 	Replica string `json:"replica"`
-	// Tick is the aligned tick time of the write, renewed every tick.
+	// Tick is the aligned tick time of the write, renewed every tick;
+	// after the writer's clock went back, one interval past its own
+	// later stamp, so a replica's stamps only move forward.
 	Tick time.Time `json:"tick"`
 }
 
