@@ -32,6 +32,7 @@ var pageTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	"score":      formatScore,
 	"scoreClass": scoreClass,
 	"nextStep":   nextStep,
+	"pageRows":   func() int { return pageRows },
 }).Parse(pageHTML))
 
 // scoreClass names the band of score v among the configured level
@@ -67,6 +68,19 @@ func formatScore(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 type pageData struct {
 	Now    time.Time
 	Status api.Status
+	// Services are the services the page draws, with the rows it lists
+	// (see pageView); Normal the services summarised as one line each.
+	Services []serviceView
+	Normal   []serviceView
+	// Summarised is true when the page lists only the routes that are not
+	// normal (more than pageRows routes); Service is the ?service= the
+	// page shows, Pages the links to its other pages.
+	Summarised bool
+	Service    string
+	Pages      []pageLink
+	// HiddenAlerts is how many alerts are left off the page (past
+	// pageRows); the API lists them all.
+	HiddenAlerts int
 	// Colors are the routes' colours (charts.RouteColors).
 	Colors map[string]template.CSS
 	// History holds the charts of the last historyWindow and the recent
@@ -83,6 +97,8 @@ type history struct {
 	Splits          []template.HTML
 	Scores          []template.HTML
 	Events          []string
+	// Hidden is how many score charts a summarised page leaves off.
+	Hidden int
 }
 
 // historyWindow is how far back the status page's charts go.
@@ -132,9 +148,16 @@ func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Even
 }
 
 // page renders the status at a glance, server-side, with no JavaScript.
+// Past pageRows routes it summarises (see pageView): ?service= shows one
+// service's routes in full, ?page= pages them.
 func (h *handler) page(w http.ResponseWriter, req *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	st := h.o.Loop.Status()
+	data := pageData{Now: h.o.Now(), Status: st, Colors: map[string]template.CSS{}}
+	if err := pageView(&data, req.URL.Query()); err != nil {
+		http.Error(w, err.Error(), err.code)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var routes []string
 	for _, svc := range st.Services {
 		for _, rt := range svc.Routes {
@@ -142,15 +165,18 @@ func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	rc := charts.RouteColors(routes)
-	data := pageData{Now: h.o.Now(), Status: st, Colors: map[string]template.CSS{}}
 	for r, c := range rc {
 		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
 	}
 	since := data.Now.Add(-historyWindow)
 	ticks, events, source := h.o.Loop.History(req.Context(), since)
 	acts, actSource := h.o.Loop.Actuations(req.Context(), since)
-	data.History = buildHistory(st, ticks, events, acts, source, rc)
+	data.History = buildHistory(chartedStatus(data, ticks), ticks, events, acts, source, rc)
 	data.History.ActuationSource = actSource
+	if data.Summarised && len(data.History.Scores) > summaryScoreCharts {
+		data.History.Hidden = len(data.History.Scores) - summaryScoreCharts
+		data.History.Scores = data.History.Scores[:summaryScoreCharts]
+	}
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)
 	}
