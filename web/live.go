@@ -48,6 +48,9 @@ func StatusOf(v runner.View) api.Status {
 		st.AlertErrors = append(st.AlertErrors, api.AlertError{Alert: e.Alert, Service: e.Service, Route: e.Route, Error: e.Error,
 			At: e.At, Since: e.Since, Count: e.Count, Failing: e.At.Equal(v.LastTick)})
 	}
+	if f := v.ReloadFailure; f != nil {
+		st.ReloadFailure = &api.ReloadFailure{At: f.At, Since: f.Since, Count: f.Count, Error: f.Error}
+	}
 	return st
 }
 

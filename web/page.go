@@ -31,24 +31,41 @@ var pageTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	},
 	"score":      formatScore,
 	"scoreClass": scoreClass,
+	"scoreTitle": scoreTitle,
 	"nextStep":   nextStep,
 	"pageRows":   func() int { return pageRows },
 }).Parse(pageHTML))
 
 // scoreClass names the band of score v among the configured level
 // thresholds (mildest first): good above them all, then fair, poor and bad
-// for warm, shed and failover.
-func scoreClass(v float64, levels []api.Level) string {
-	class := "good"
+// for warm, shed and failover; a route at a worse level than its score's
+// band takes the level's (issue 34: a failed-over route showed "85.5" in
+// green, a failback stuck at stage 1 "100.0").
+func scoreClass(v float64, level string, levels []api.Level) string {
+	band := 0
 	for i, l := range levels {
-		if v < l.Below && i < len(scoreClasses) {
-			class = scoreClasses[i]
+		if v < l.Below && i < len(scoreClasses)-1 {
+			band = i + 1
 		}
 	}
-	return class
+	return scoreClasses[max(band, levelBand[level])]
 }
 
-var scoreClasses = []string{"fair", "poor", "bad"}
+var scoreClasses = []string{"good", "fair", "poor", "bad"}
+
+// levelBand is the score band each level shows at least.
+var levelBand = map[string]int{
+	traffic.Warm.String(): 1, traffic.Shed.String(): 2, traffic.Failover.String(): 3, traffic.Manual.String(): 3,
+}
+
+// scoreTitle says why a score is coloured by its route's level rather
+// than by its value, or nothing when the value's band says it.
+func scoreTitle(v float64, level string, levels []api.Level) string {
+	if scoreClass(v, "", levels) == scoreClass(v, level, levels) {
+		return ""
+	}
+	return "the score is " + formatScore(v) + ", but the route is at " + level + ": the level decides its traffic"
+}
 
 // nextStep is what an operator can do about a route, as the exact command.
 func nextStep(svc api.Service, rt api.Route) string {

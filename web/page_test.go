@@ -171,3 +171,40 @@ func TestStatusPageSaysTheState(t *testing.T) {
 		t.Errorf("the failed-over row does not say what it waits for:\n%s", row)
 	}
 }
+
+// TestStatusPageTellsTheIncident (issue 34, "a page that tells the
+// incident"): a failed-over route's score is never green, whatever its
+// value, nor a failback's; events wrap rather than scroll; a rejected
+// reload is in the header with its error until a good one.
+func TestStatusPageTellsTheIncident(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	st := api.Status{Ready: true, Interval: "15s", LoadedAt: t0.Add(-time.Hour),
+		Levels: []api.Level{{Name: "warm", Below: 85}, {Name: "shed", Below: 75}, {Name: "failover", Below: 60}},
+		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 10, "paid": 90}, Routes: []api.Route{
+			{Name: "free", Score: 85.5, Level: "failover", ScoreState: api.ScoreJudged},
+			{Name: "stuck", Score: 100, Level: "failover", FailbackStage: 1, FailbackPercent: 10, ScoreState: api.ScoreJudged},
+			{Name: "paid", Score: 99, Level: "normal", Traffic: 90, ScoreState: api.ScoreJudged},
+		}}},
+		ReloadFailure: &api.ReloadFailure{At: t0, Since: t0.Add(-time.Minute), Count: 2, Error: "hermes.yaml:3: levels out of order"}}
+	srv := serve(t, &statusBackend{st: st}, "")
+	_, body := do(t, "GET", srv.URL+"/", "", "")
+	for _, want := range []string{
+		`<td class="bad" title="the score is 85.5, but the route is at failover: the level decides its traffic">85.5</td>`,
+		`<td class="bad" title="the score is 100.0, but the route is at failover: the level decides its traffic">100.0</td>`,
+		`<td class="good">99.0</td>`,
+		`<div class="alarm reload" id="reload-failure">Reload rejected at 2026-12-01 03:00:00Z (2 rejected since 2026-12-01 02:59:00Z): hermes.yaml:3: levels out of order. The configuration loaded 2026-12-01 02:00:00Z keeps running`,
+		`white-space: pre-wrap`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "overflow-x") {
+		t.Error("events still scroll sideways")
+	}
+	st.ReloadFailure = nil
+	srv = serve(t, &statusBackend{st: st}, "")
+	if _, body = do(t, "GET", srv.URL+"/", "", ""); strings.Contains(body, "Reload rejected") {
+		t.Error("a reload failure shown with none in the status")
+	}
+}

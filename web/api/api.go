@@ -38,6 +38,20 @@ type Status struct {
 	// AlertErrors are the alert expressions that failed at run time, the
 	// last failure of each (the alert counted as not holding).
 	AlertErrors []AlertError `json:"alert_errors,omitempty"`
+	// ReloadFailure is the last rejected reload since the last good one:
+	// the configuration of LoadedAt keeps running. Absent once a reload
+	// succeeds.
+	ReloadFailure *ReloadFailure `json:"reload_failure,omitempty"`
+}
+
+// ReloadFailure is a rejected reload of the configuration.
+type ReloadFailure struct {
+	// At is the last rejected reload, Since the first of those in a row,
+	// Count how many were rejected since the last good one.
+	At    time.Time `json:"at"`
+	Since time.Time `json:"since"`
+	Count int       `json:"count"`
+	Error string    `json:"error"`
 }
 
 // QueryError is a signal whose query failed at the last tick.
