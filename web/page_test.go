@@ -181,7 +181,7 @@ func TestStatusPageTellsTheIncident(t *testing.T) {
 	st := api.Status{Ready: true, Interval: "15s", LoadedAt: t0.Add(-time.Hour),
 		Levels: []api.Level{{Name: "warm", Below: 85}, {Name: "shed", Below: 75}, {Name: "failover", Below: 60}},
 		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 10, "paid": 90}, Routes: []api.Route{
-			{Name: "free", Score: 85.5, Level: "failover", ScoreState: api.ScoreJudged},
+			{Name: "free", Score: 85.5, Level: "failover", ScoreState: api.ScoreJudged, WaitsFor: []string{"6m0s more (03:06:00Z) with a score ≥ 80, for failback stage 1 (10%)"}},
 			{Name: "stuck", Score: 100, Level: "failover", FailbackStage: 1, FailbackPercent: 10, ScoreState: api.ScoreJudged},
 			{Name: "paid", Score: 99, Level: "normal", Traffic: 90, ScoreState: api.ScoreJudged},
 		}}},
@@ -192,6 +192,7 @@ func TestStatusPageTellsTheIncident(t *testing.T) {
 		`<td class="bad" title="the score is 85.5, but the route is at failover: the level decides its traffic">85.5</td>`,
 		`<td class="bad" title="the score is 100.0, but the route is at failover: the level decides its traffic">100.0</td>`,
 		`<td class="good">99.0</td>`,
+		`<th>waits for</th>`, `<td class="waits">6m0s more (03:06:00Z) with a score ≥ 80, for failback stage 1 (10%)</td>`,
 		`<div class="alarm reload" id="reload-failure">Reload rejected at 2026-12-01 03:00:00Z (2 rejected since 2026-12-01 02:59:00Z): hermes.yaml:3: levels out of order. The configuration loaded 2026-12-01 02:00:00Z keeps running`,
 		`white-space: pre-wrap`,
 	} {

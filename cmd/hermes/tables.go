@@ -82,7 +82,11 @@ func writeStatus(w io.Writer, st api.Status) {
 			if rt.FailbackStage > 0 {
 				level += fmt.Sprintf(" (failback %d: %d%%)", rt.FailbackStage, rt.FailbackPercent)
 			}
-			why := append(append([]string{}, rt.State...), rt.Reasons...)
+			var why []string
+			for _, w := range rt.WaitsFor {
+				why = append(why, "waits for "+w)
+			}
+			why = append(append(why, rt.State...), rt.Reasons...)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d%%\t%s\n", cell(rt.Name), cell(level), since(rt.Since, st.LastTick), scoreText(rt), rt.Traffic, dash(strings.Join(cells(why), "; ")))
 		}
 		tw.Flush()

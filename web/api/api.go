@@ -120,6 +120,11 @@ type Route struct {
 	// is held ("held: Prometheus unreachable: …"), or that
 	// it is idle ("idle: judged by its probes alone").
 	State []string `json:"state"`
+	// WaitsFor says in a line what the route waits for to move up (or,
+	// normal, down), with the time left when a clock decides and the
+	// calls when evidence does: "6m0s more (03:21:00Z) with a score ≥ 80,
+	// for failback stage 1 (10%)". The long form is in State.
+	WaitsFor []string `json:"waits_for,omitempty"`
 }
 
 // Alert is a pending or firing alert.
