@@ -183,8 +183,9 @@ type OverrideRequest struct {
 	By      string `json:"by,omitempty"`
 	// ExpiresIn is a Go duration ("30m"); empty means no expiry.
 	ExpiresIn string `json:"expires_in,omitempty"`
-	// Replace lets a pause replace the service's pin and its expiry;
-	// without it such a pause is refused (evaluator.Command.Replace).
+	// Replace lets a pause replace the service's pin, or a pin its pause,
+	// and its expiry; without it either is refused
+	// (evaluator.Command.Replace).
 	Replace bool `json:"replace,omitempty"`
 }
 
