@@ -61,6 +61,11 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 	ss := api.Service{Name: name, Weights: map[string]int{}}
 	if cur := v.State.Services[name]; cur != nil {
 		ss.Weights, ss.Degraded, ss.RetriesEnabled = cur.Weights, cur.Degraded, cur.RetriesEnabled
+		// A dry-run drill plans a split the actuators never apply: the
+		// service shows the one they keep, and the plan apart.
+		if kept, ok := v.State.DryRunHold(name); ok {
+			ss.Weights, ss.Planned = kept.Weights, cur.Weights
+		}
 	}
 	if o, ok := v.State.Overrides[name]; ok {
 		ss.Override = &o

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"html/template"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 	"github.com/hermes-failover/hermes/web/charts"
 )
@@ -207,5 +210,39 @@ func TestStatusPageTellsTheIncident(t *testing.T) {
 	srv = serve(t, &statusBackend{st: st}, "")
 	if _, body = do(t, "GET", srv.URL+"/", "", ""); strings.Contains(body, "Reload rejected") {
 		t.Error("a reload failure shown with none in the status")
+	}
+}
+
+// TestDryRunShowsTheAppliedSplit (issue 34): while a dry-run drill holds
+// a service, its bar and each route's traffic are the split the actuators
+// keep; the plan is shown apart, as planned only.
+func TestDryRunShowsTheAppliedSplit(t *testing.T) {
+	p := testenv.DefaultPolicy(t)
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: testenv.Healthy(p, t0)}, t0)
+	kept := maps.Clone(s.Services["chat"].Weights)
+	planned := map[string]int{}
+	for r := range kept {
+		planned[r] = 0
+	}
+	planned["paid-standard"] = 100
+	s.Services["chat"] = &traffic.Split{Weights: planned}
+	s.Drills = map[string]evaluator.Drill{"free": {Route: "free", DryRun: true, Since: t0, Until: t0.Add(time.Hour), Reason: "rehearsal",
+		Before: map[string]traffic.Split{"chat": {Weights: kept}}}}
+	st := StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t0, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s})
+	chat := st.Services[0]
+	if !maps.Equal(chat.Weights, kept) || !maps.Equal(chat.Planned, planned) || routeOf(t, st, "free").Traffic != kept["free"] {
+		t.Fatalf("chat weights %v planned %v (free traffic %d), want kept %v planned %v", chat.Weights, chat.Planned, routeOf(t, st, "free").Traffic, kept, planned)
+	}
+	srv := serve(t, &statusBackend{st: st}, "")
+	_, body := do(t, "GET", srv.URL+"/", "", "")
+	for _, want := range []string{
+		fmt.Sprintf(`title="free %d%%"`, kept["free"]),
+		`<div class="meta planned">dry run, planned only (not applied: the actuators keep the split above): `,
+		"paid-standard 100% ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }

@@ -92,6 +92,10 @@ type Service struct {
 	RetriesEnabled bool                `json:"retries_enabled"`
 	Override       *evaluator.Override `json:"override,omitempty"`
 	Routes         []Route             `json:"routes"`
+	// Planned is, while a dry-run drill holds the service, the split
+	// Hermes plans and does not apply; Weights (and each route's Traffic)
+	// are the split the actuators keep.
+	Planned map[string]int `json:"planned_weights,omitempty"`
 }
 
 // Route is one route of a service.
