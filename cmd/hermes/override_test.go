@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // coreLoop applies commands with the core's own rules (evaluator.Apply).
@@ -65,5 +66,21 @@ func TestCtlPinOverAPause(t *testing.T) {
 	// A pin over a pin replaces it: same kind, the operator's new word.
 	if code, out := ctl("pin", "chat", "paid-standard", "--reason", "launch 2"); code != 0 {
 		t.Errorf("pin over a pin: %d %s", code, out)
+	}
+}
+
+// TestCtlStatusSaysARejectedReload: ctl status says, above its tables,
+// that the last reload was rejected and which configuration still runs.
+func TestCtlStatusSaysARejectedReload(t *testing.T) {
+	b := &backend{}
+	st := b.Status()
+	st.LoadedAt = time.Unix(900, 0)
+	st.ReloadFailure = &api.ReloadFailure{At: time.Unix(990, 0), Since: time.Unix(960, 0), Count: 2, Error: "hermes.yaml:3: levels out of order"}
+	b.st = &st
+	_, url := serve(t, b, "")
+	code, out, errb := hermes(t, "ctl", "--url", url, "status")
+	want := "reload rejected at 1970-01-01T00:16:30Z (2 since 1970-01-01T00:16:00Z): hermes.yaml:3: levels out of order; the configuration loaded at 1970-01-01T00:15:00Z keeps running\n"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("ctl status: %d, lacks %q:\n%s%s", code, want, out, errb)
 	}
 }
