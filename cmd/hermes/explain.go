@@ -101,7 +101,12 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		fmt.Fprintf(w, "manual: no automatic failback; release with: hermes ctl release %s --reason …\n", rt.Name)
 	}
 	if svc.Override != nil {
-		fmt.Fprintf(w, "service override: %s %s (%s)\n", svc.Override.Kind, svc.Override.Route, svc.Override.Reason)
+		o := svc.Override
+		until := "no expiry"
+		if !o.Expires.IsZero() {
+			until = "expires " + o.Expires.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "service override: %s %s (%s), %s\n", o.Kind, o.Route, o.Reason, until)
 	}
 	if len(rt.Missing) > 0 {
 		fmt.Fprintf(w, "level held: no data for %v\n", rt.Missing)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 )
@@ -38,5 +39,22 @@ func TestExplainTellsIdleAndOptional(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestExplainSaysTheOverridesExpiry: explain says when a service's pin
+// or pause lapses, or that it never does.
+func TestExplainSaysTheOverridesExpiry(t *testing.T) {
+	b := &backend{}
+	st := b.Status()
+	st.Services[0].Override = &evaluator.Override{Kind: "pin", Route: "paid-standard", Reason: "launch", Expires: time.Unix(1000, 0).Add(time.Hour)}
+	b.st = &st
+	_, url := serve(t, b, "")
+	if _, out, _ := hermes(t, "explain", "--url", url, "--route", "free"); !strings.Contains(out, "service override: pin paid-standard (launch), expires 1970-01-01T01:16:40Z\n") {
+		t.Errorf("explain does not say the pin's expiry:\n%s", out)
+	}
+	st.Services[0].Override.Expires = time.Time{}
+	if _, out, _ := hermes(t, "explain", "--url", url, "--route", "free"); !strings.Contains(out, "service override: pin paid-standard (launch), no expiry\n") {
+		t.Errorf("explain does not say the pin never expires:\n%s", out)
 	}
 }
