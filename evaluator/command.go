@@ -43,8 +43,9 @@ type Command struct {
 	// actuators out of it.
 	Signals map[string]float64 `json:"signals,omitempty"`
 	DryRun  bool               `json:"dry_run,omitempty"`
-	// Replace lets a pause replace the service's pin (and its expiry):
-	// without it Check refuses, so a pin is never lost by accident.
+	// Replace lets a pause replace the service's pin, or a pin its pause
+	// (and its expiry): without it Check refuses, so neither is lost by
+	// accident. A pin over a pin, or a pause over a pause, replaces it.
 	Replace bool `json:"replace,omitempty"`
 }
 
@@ -71,7 +72,10 @@ func Check(p *Policy, s State, cmd Command) error {
 		if cmd.Kind == CommandPin && !slices.Contains(svc.Routes, cmd.Route) {
 			return fmt.Errorf("route %q is not in service %q; its routes are %s", cmd.Route, cmd.Service, quoteList(svc.Routes))
 		}
-		if o, ok := s.Overrides[cmd.Service]; ok && cmd.Kind == CommandPause && o.Kind == traffic.Pin && !cmd.Replace {
+		if o, ok := s.Overrides[cmd.Service]; ok && string(o.Kind) != string(cmd.Kind) && !cmd.Replace {
+			// A pin over a pause, or a pause over a pin, would silently
+			// drop the other and its expiry: as an operator's silence is
+			// never lost to another's, it takes an explicit replace.
 			until := "no expiry"
 			if !o.Expires.IsZero() {
 				until = "expires " + o.Expires.UTC().Format(time.RFC3339)
@@ -80,8 +84,12 @@ func Check(p *Policy, s State, cmd Command) error {
 			if o.By != "" {
 				who = " by " + o.By
 			}
-			return fmt.Errorf("service %q is pinned to %q%s (%q, %s): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; \"replace\": true in the admin API), or clear the pin first",
-				cmd.Service, o.Route, who, o.Reason, until)
+			if o.Kind == traffic.Pin {
+				return fmt.Errorf("service %q is pinned to %q%s (%q, %s): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; \"replace\": true in the admin API), or clear the pin first",
+					cmd.Service, o.Route, who, o.Reason, until)
+			}
+			return fmt.Errorf("service %q is paused%s (%q, %s): a pin would replace the pause and its expiry; ask again with replace (hermes ctl pin --replace; \"replace\": true in the admin API), or clear the pause first",
+				cmd.Service, who, o.Reason, until)
 		}
 	case CommandClear:
 		if _, ok := s.Overrides[cmd.Service]; !ok {

@@ -107,14 +107,19 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 	fb, fo, sc := p.Config.Failback, p.level(traffic.Failover), rs.Score
 	if rs.Stage > 0 {
 		next := rs.StageSince.Add(fb.Observe)
+		// The last stage has no next one: it completes the failback.
+		step := "the next stage"
+		if rs.Stage >= len(fb.Stages) {
+			step = "the failback completes"
+		}
 		if !now.Before(next) && sc.Low < fb.MinScore {
 			// Observed long enough: the stage waits for its calls to show
 			// the route healthy, not for a time.
-			return append([]string{fmt.Sprintf("failback stage %d of %d since %s, observed for %s: the next stage once its calls show a score ≥ %g (they show at least %.1f)",
-				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, fb.MinScore, sc.Low)}, callsWanted(p, rs)...)
+			return append([]string{fmt.Sprintf("failback stage %d of %d since %s, observed for %s: %s once its calls show a score ≥ %g (they show at least %.1f)",
+				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, step, fb.MinScore, sc.Low)}, callsWanted(p, rs)...)
 		}
-		return []string{fmt.Sprintf("failback stage %d of %d since %s: the next stage at %s if the score stays ≥ %g (observe %s)",
-			rs.Stage, len(fb.Stages), stamp(rs.StageSince), stamp(next), fb.MinScore, fb.Observe)}
+		return []string{fmt.Sprintf("failback stage %d of %d since %s: %s at %s if the score stays ≥ %g (observe %s)",
+			rs.Stage, len(fb.Stages), stamp(rs.StageSince), step, stamp(next), fb.MinScore, fb.Observe)}
 	}
 	var out []string
 	if servesUsers(p, sc) {

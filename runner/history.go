@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -47,4 +48,19 @@ func (r *Runner) readHistory(ctx context.Context, since time.Time, read func(ctx
 	cfg, last := r.cfg, r.lastTick
 	r.mu.Unlock()
 	return r.stages.persist.readSeries(ctx, cfg, last, since, read)
+}
+
+// appliedTick is the tick at ts of state s as the history keeps it: the
+// split of a service a dry-run drill holds is the one the actuators keep
+// (State.DryRunHold), not the plan nobody applied. A dry run's chart
+// showed paid at 100 % while nginx never moved (issue 34); its plan is in
+// the status (api.Service.Planned), marked as planned only.
+func appliedTick(ts time.Time, s evaluator.State) evaluator.Tick {
+	tk := evaluator.TickOf(ts, s)
+	for svc := range tk.Splits {
+		if kept, ok := s.DryRunHold(svc); ok {
+			tk.Splits[svc] = maps.Clone(kept.Weights)
+		}
+	}
+	return tk
 }

@@ -15,6 +15,42 @@ type reloadQueue struct {
 	mu      sync.Mutex
 	pending *reloadCall
 	kick    chan struct{} // buffered 1: a pending call to pick up
+	// failed is the last reload's failure, kept until a reload succeeds:
+	// the status page shows it in its header (View.ReloadFailure).
+	failed *ReloadFailure
+}
+
+// ReloadFailure is a rejected reload: the configuration loaded at
+// View.LoadedAt keeps running.
+type ReloadFailure struct {
+	// At is the last rejected reload, Since the first of those in a row;
+	// Count how many were rejected since the last good one.
+	At, Since time.Time
+	Count     int
+	Error     string
+}
+
+// failure records the outcome of the reload at now: err rejected it, or
+// nil cleared any failure kept.
+func (q *reloadQueue) failure(err error, now time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err == nil {
+		q.failed = nil
+		return
+	}
+	f := &ReloadFailure{At: now, Since: now, Count: 1, Error: err.Error()}
+	if q.failed != nil {
+		f.Since, f.Count = q.failed.Since, q.failed.Count+1
+	}
+	q.failed = f
+}
+
+// lastFailure is the failure kept since the last good reload, or nil.
+func (q *reloadQueue) lastFailure() *ReloadFailure {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.failed
 }
 
 // reloadCall is one load that any number of requests wait for.
@@ -90,6 +126,7 @@ func (r *Runner) reload() error {
 	if err == nil {
 		err = r.stages.alerting.applyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
 	}
+	r.reloads.failure(err, now)
 	if err != nil {
 		r.stages.telemetry.configReload(false, now)
 		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,4 +91,43 @@ func TestReloadFloodNeitherDelaysTicksNorFloodsTheAudit(t *testing.T) {
 			t.Errorf("%d reload lines in the audit log for %v applied reloads (%d requests)", lines, applied, requests.Load())
 		}
 	})
+}
+
+// TestViewKeepsARejectedReload: a rejected reload stays in the view, with
+// its error and how many were rejected in a row, until a reload succeeds
+// (issue 34: the page's header still said "loaded …" after two rejected
+// reloads).
+func TestViewKeepsARejectedReload(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := newFileRunner(t, &fakeProm{soft: 0.02}, dir, Options{})
+	start(t, r)
+	path := filepath.Join(dir, "hermes.yaml")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := r.View().ReloadFailure; f != nil {
+		t.Fatalf("a failure before any reload: %+v", f)
+	}
+	if err := os.WriteFile(path, []byte("global: {evaluation_interval: soon}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := r.Reload(t.Context()); err == nil {
+			t.Fatal("a bad configuration reloaded")
+		}
+	}
+	f := r.View().ReloadFailure
+	if f == nil || f.Count != 2 || !strings.Contains(f.Error, "evaluation_interval") || f.Since.After(f.At) {
+		t.Fatalf("after two rejected reloads the view keeps %+v", f)
+	}
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if f := r.View().ReloadFailure; f != nil {
+		t.Errorf("a good reload left the failure %+v", f)
+	}
 }

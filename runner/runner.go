@@ -391,7 +391,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	r.state, r.lastTick, r.problems = t.Next, ts, problems
 	r.cmds.inflight = nil
-	r.history.Add(evaluator.TickOf(ts, t.Next), t.Events)
+	r.history.Add(appliedTick(ts, t.Next), t.Events)
 	r.mu.Unlock()
 	for _, s := range r.stages.order {
 		s.Tick(tctx, t)

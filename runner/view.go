@@ -32,6 +32,10 @@ type View struct {
 	// AlertErrors are the last run-time failure of each alert expression
 	// that failed, by alert name.
 	AlertErrors []AlertError
+	// ReloadFailure is the last rejected reload since the last good one
+	// (nil when the last reload succeeded): the configuration of LoadedAt
+	// keeps running.
+	ReloadFailure *ReloadFailure
 }
 
 // ActuatorOutcome is the last outcome of one actuator.
@@ -52,6 +56,7 @@ func (r *Runner) View() View {
 	r.mu.Unlock()
 	v.Actuators = r.stages.actuation.lastOutcomes()
 	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
+	v.ReloadFailure = r.reloads.lastFailure()
 	return v
 }
 

@@ -48,6 +48,9 @@ func StatusOf(v runner.View) api.Status {
 		st.AlertErrors = append(st.AlertErrors, api.AlertError{Alert: e.Alert, Service: e.Service, Route: e.Route, Error: e.Error,
 			At: e.At, Since: e.Since, Count: e.Count, Failing: e.At.Equal(v.LastTick)})
 	}
+	if f := v.ReloadFailure; f != nil {
+		st.ReloadFailure = &api.ReloadFailure{At: f.At, Since: f.Since, Count: f.Count, Error: f.Error}
+	}
 	return st
 }
 
@@ -58,6 +61,11 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 	ss := api.Service{Name: name, Weights: map[string]int{}}
 	if cur := v.State.Services[name]; cur != nil {
 		ss.Weights, ss.Degraded, ss.RetriesEnabled = cur.Weights, cur.Degraded, cur.RetriesEnabled
+		// A dry-run drill plans a split the actuators never apply: the
+		// service shows the one they keep, and the plan apart.
+		if kept, ok := v.State.DryRunHold(name); ok {
+			ss.Weights, ss.Planned = kept.Weights, cur.Weights
+		}
 	}
 	if o, ok := v.State.Overrides[name]; ok {
 		ss.Override = &o
@@ -79,7 +87,8 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 			FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[route],
 			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: routeReasons(rs.Score, probs),
 			Placement:  evaluator.Placement(v.Policy, *rs, v.LastTick),
-			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs)}
+			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs),
+			WaitsFor: waitsFor(v.Policy, *rs, v.LastTick)}
 		if rt.State == nil {
 			rt.State = []string{}
 		}

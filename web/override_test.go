@@ -54,3 +54,28 @@ func TestPauseOverAPinNeedsReplace(t *testing.T) {
 		t.Errorf("pin of a mistyped service: %d %s, want the valid names", code, body)
 	}
 }
+
+// TestPinOverAPauseNeedsReplace: the admin API refuses a pin over a pause
+// (it used to replace it silently, issue 34) with what the pause is, and
+// takes it with "replace": true; the reply carries the pin's expiry.
+func TestPinOverAPauseNeedsReplace(t *testing.T) {
+	b := &coreBackend{p: testenv.DefaultPolicy(t)}
+	srv := serve(t, b, "")
+	if code, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pause","reason":"freeze","expires_in":"30m"}`, ""); code != 200 {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	code, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pin","route":"paid-premium","reason":"launch"}`, "")
+	if code != 400 || !strings.Contains(body, `service \"chat\" is paused (\"freeze\", expires 1970-01-01T00:46:40Z)`) || !strings.Contains(body, "hermes ctl pin --replace") {
+		t.Errorf("pin over a pause: %d %s, want 400 naming the pause and --replace", code, body)
+	}
+	if o := b.s.Overrides["chat"]; o.Kind != "pause" {
+		t.Errorf("override after a refused pin: %+v", o)
+	}
+	code, body = do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pin","route":"paid-premium","reason":"launch","replace":true,"expires_in":"2h"}`, "")
+	if code != 200 || !strings.Contains(body, `"expires": "1970-01-01T02:16:40Z"`) {
+		t.Errorf("pin with replace: %d %s, want the reply to carry the expiry", code, body)
+	}
+	if o := b.s.Overrides["chat"]; o.Kind != "pin" || o.Route != "paid-premium" {
+		t.Errorf("override after a pin with replace: %+v", o)
+	}
+}

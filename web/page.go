@@ -31,23 +31,41 @@ var pageTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	},
 	"score":      formatScore,
 	"scoreClass": scoreClass,
+	"scoreTitle": scoreTitle,
 	"nextStep":   nextStep,
+	"pageRows":   func() int { return pageRows },
 }).Parse(pageHTML))
 
 // scoreClass names the band of score v among the configured level
 // thresholds (mildest first): good above them all, then fair, poor and bad
-// for warm, shed and failover.
-func scoreClass(v float64, levels []api.Level) string {
-	class := "good"
+// for warm, shed and failover; a route at a worse level than its score's
+// band takes the level's (issue 34: a failed-over route showed "85.5" in
+// green, a failback stuck at stage 1 "100.0").
+func scoreClass(v float64, level string, levels []api.Level) string {
+	band := 0
 	for i, l := range levels {
-		if v < l.Below && i < len(scoreClasses) {
-			class = scoreClasses[i]
+		if v < l.Below && i < len(scoreClasses)-1 {
+			band = i + 1
 		}
 	}
-	return class
+	return scoreClasses[max(band, levelBand[level])]
 }
 
-var scoreClasses = []string{"fair", "poor", "bad"}
+var scoreClasses = []string{"good", "fair", "poor", "bad"}
+
+// levelBand is the score band each level shows at least.
+var levelBand = map[string]int{
+	traffic.Warm.String(): 1, traffic.Shed.String(): 2, traffic.Failover.String(): 3, traffic.Manual.String(): 3,
+}
+
+// scoreTitle says why a score is coloured by its route's level rather
+// than by its value, or nothing when the value's band says it.
+func scoreTitle(v float64, level string, levels []api.Level) string {
+	if scoreClass(v, "", levels) == scoreClass(v, level, levels) {
+		return ""
+	}
+	return "the score is " + formatScore(v) + ", but the route is at " + level + ": the level decides its traffic"
+}
 
 // nextStep is what an operator can do about a route, as the exact command.
 func nextStep(svc api.Service, rt api.Route) string {
@@ -67,6 +85,19 @@ func formatScore(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 type pageData struct {
 	Now    time.Time
 	Status api.Status
+	// Services are the services the page draws, with the rows it lists
+	// (see pageView); Normal the services summarised as one line each.
+	Services []serviceView
+	Normal   []serviceView
+	// Summarised is true when the page lists only the routes that are not
+	// normal (more than pageRows routes); Service is the ?service= the
+	// page shows, Pages the links to its other pages.
+	Summarised bool
+	Service    string
+	Pages      []pageLink
+	// HiddenAlerts is how many alerts are left off the page (past
+	// pageRows); the API lists them all.
+	HiddenAlerts int
 	// Colors are the routes' colours (charts.RouteColors).
 	Colors map[string]template.CSS
 	// History holds the charts of the last historyWindow and the recent
@@ -83,6 +114,8 @@ type history struct {
 	Splits          []template.HTML
 	Scores          []template.HTML
 	Events          []string
+	// Hidden is how many score charts a summarised page leaves off.
+	Hidden int
 }
 
 // historyWindow is how far back the status page's charts go.
@@ -132,9 +165,16 @@ func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Even
 }
 
 // page renders the status at a glance, server-side, with no JavaScript.
+// Past pageRows routes it summarises (see pageView): ?service= shows one
+// service's routes in full, ?page= pages them.
 func (h *handler) page(w http.ResponseWriter, req *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	st := h.o.Loop.Status()
+	data := pageData{Now: h.o.Now(), Status: st, Colors: map[string]template.CSS{}}
+	if err := pageView(&data, req.URL.Query()); err != nil {
+		http.Error(w, err.Error(), err.code)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var routes []string
 	for _, svc := range st.Services {
 		for _, rt := range svc.Routes {
@@ -142,15 +182,18 @@ func (h *handler) page(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	rc := charts.RouteColors(routes)
-	data := pageData{Now: h.o.Now(), Status: st, Colors: map[string]template.CSS{}}
 	for r, c := range rc {
 		data.Colors[r] = template.CSS(c) // a "#rrggbb" of the palette
 	}
 	since := data.Now.Add(-historyWindow)
 	ticks, events, source := h.o.Loop.History(req.Context(), since)
 	acts, actSource := h.o.Loop.Actuations(req.Context(), since)
-	data.History = buildHistory(st, ticks, events, acts, source, rc)
+	data.History = buildHistory(chartedStatus(data, ticks), ticks, events, acts, source, rc)
 	data.History.ActuationSource = actSource
+	if data.Summarised && len(data.History.Scores) > summaryScoreCharts {
+		data.History.Hidden = len(data.History.Scores) - summaryScoreCharts
+		data.History.Scores = data.History.Scores[:summaryScoreCharts]
+	}
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.o.Logger.Error("status page", "err", err)
 	}

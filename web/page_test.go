@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"html/template"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 	"github.com/hermes-failover/hermes/web/charts"
 )
@@ -169,5 +172,77 @@ func TestStatusPageSaysTheState(t *testing.T) {
 	if !strings.Contains(row, `<li class="state">failed over since 2026-12-01T03:00:00Z: `) || !strings.Contains(row, "the staged failback starts") ||
 		strings.Contains(row, "all signals within thresholds") {
 		t.Errorf("the failed-over row does not say what it waits for:\n%s", row)
+	}
+}
+
+// TestStatusPageTellsTheIncident (issue 34, "a page that tells the
+// incident"): a failed-over route's score is never green, whatever its
+// value, nor a failback's; events wrap rather than scroll; a rejected
+// reload is in the header with its error until a good one.
+func TestStatusPageTellsTheIncident(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	st := api.Status{Ready: true, Interval: "15s", LoadedAt: t0.Add(-time.Hour),
+		Levels: []api.Level{{Name: "warm", Below: 85}, {Name: "shed", Below: 75}, {Name: "failover", Below: 60}},
+		Services: []api.Service{{Name: "chat", Weights: map[string]int{"free": 10, "paid": 90}, Routes: []api.Route{
+			{Name: "free", Score: 85.5, Level: "failover", ScoreState: api.ScoreJudged, WaitsFor: []string{"6m0s more (03:06:00Z) with a score ≥ 80, for failback stage 1 (10%)"}},
+			{Name: "stuck", Score: 100, Level: "failover", FailbackStage: 1, FailbackPercent: 10, ScoreState: api.ScoreJudged},
+			{Name: "paid", Score: 99, Level: "normal", Traffic: 90, ScoreState: api.ScoreJudged},
+		}}},
+		ReloadFailure: &api.ReloadFailure{At: t0, Since: t0.Add(-time.Minute), Count: 2, Error: "hermes.yaml:3: levels out of order"}}
+	srv := serve(t, &statusBackend{st: st}, "")
+	_, body := do(t, "GET", srv.URL+"/", "", "")
+	for _, want := range []string{
+		`<td class="bad" title="the score is 85.5, but the route is at failover: the level decides its traffic">85.5</td>`,
+		`<td class="bad" title="the score is 100.0, but the route is at failover: the level decides its traffic">100.0</td>`,
+		`<td class="good">99.0</td>`,
+		`<th>waits for</th>`, `<td class="waits">6m0s more (03:06:00Z) with a score ≥ 80, for failback stage 1 (10%)</td>`,
+		`<div class="alarm reload" id="reload-failure">Reload rejected at 2026-12-01 03:00:00Z (2 rejected since 2026-12-01 02:59:00Z): hermes.yaml:3: levels out of order. The configuration loaded 2026-12-01 02:00:00Z keeps running`,
+		`white-space: pre-wrap`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "overflow-x") {
+		t.Error("events still scroll sideways")
+	}
+	st.ReloadFailure = nil
+	srv = serve(t, &statusBackend{st: st}, "")
+	if _, body = do(t, "GET", srv.URL+"/", "", ""); strings.Contains(body, "Reload rejected") {
+		t.Error("a reload failure shown with none in the status")
+	}
+}
+
+// TestDryRunShowsTheAppliedSplit (issue 34): while a dry-run drill holds
+// a service, its bar and each route's traffic are the split the actuators
+// keep; the plan is shown apart, as planned only.
+func TestDryRunShowsTheAppliedSplit(t *testing.T) {
+	p := testenv.DefaultPolicy(t)
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: testenv.Healthy(p, t0)}, t0)
+	kept := maps.Clone(s.Services["chat"].Weights)
+	planned := map[string]int{}
+	for r := range kept {
+		planned[r] = 0
+	}
+	planned["paid-standard"] = 100
+	s.Services["chat"] = &traffic.Split{Weights: planned}
+	s.Drills = map[string]evaluator.Drill{"free": {Route: "free", DryRun: true, Since: t0, Until: t0.Add(time.Hour), Reason: "rehearsal",
+		Before: map[string]traffic.Split{"chat": {Weights: kept}}}}
+	st := StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t0, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s})
+	chat := st.Services[0]
+	if !maps.Equal(chat.Weights, kept) || !maps.Equal(chat.Planned, planned) || routeOf(t, st, "free").Traffic != kept["free"] {
+		t.Fatalf("chat weights %v planned %v (free traffic %d), want kept %v planned %v", chat.Weights, chat.Planned, routeOf(t, st, "free").Traffic, kept, planned)
+	}
+	srv := serve(t, &statusBackend{st: st}, "")
+	_, body := do(t, "GET", srv.URL+"/", "", "")
+	for _, want := range []string{
+		fmt.Sprintf(`title="free %d%%"`, kept["free"]),
+		`<div class="meta planned">dry run, planned only (not applied: the actuators keep the split above): `,
+		"paid-standard 100% ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }

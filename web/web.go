@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,8 +105,24 @@ func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "Hermes is Ready.")
 }
 
-func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, h.o.Loop.Status())
+// status answers the status; ?service=NAME narrows it to one service (its
+// routes and alerts), as the page's ?service= does, so a client of a
+// large fleet need not read every route (9.8 MB at 10,000 routes).
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	st := h.o.Loop.Status()
+	if name := r.URL.Query().Get("service"); name != "" {
+		i := slices.IndexFunc(st.Services, func(s api.Service) bool { return s.Name == name })
+		if i < 0 {
+			writeError(w, api.ErrorNotFound, fmt.Errorf("service %q: no such service", name))
+			return
+		}
+		st.Services = st.Services[i : i+1]
+		st.Alerts = alertsOf(st.Alerts, name)
+		if st.Alerts == nil {
+			st.Alerts = []api.Alert{}
+		}
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (h *handler) reload(w http.ResponseWriter, r *http.Request) {

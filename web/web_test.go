@@ -72,12 +72,12 @@ func (f *fakeBackend) Submit(_ context.Context, cmd evaluator.Command) (runner.C
 }
 
 // serve starts the handler with the admin and lifecycle APIs enabled.
-func serve(t *testing.T, b Loop, token string) *httptest.Server {
+func serve(t testing.TB, b Loop, token string) *httptest.Server {
 	t.Helper()
 	return serveOptions(t, Options{Loop: b, AdminToken: token, EnableAdminAPI: true, EnableLifecycle: true})
 }
 
-func serveOptions(t *testing.T, o Options) *httptest.Server {
+func serveOptions(t testing.TB, o Options) *httptest.Server {
 	t.Helper()
 	o.Gatherer = prometheus.NewRegistry()
 	o.Now = func() time.Time { return time.Unix(1000, 0) }

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -171,4 +172,124 @@ func routeState(p *evaluator.Policy, rs evaluator.RouteState, now time.Time, pro
 		out = append(out, "idle: judged by its probes alone")
 	}
 	return out
+}
+
+// waitsFor says in one line what route state rs waits for at now under p,
+// with the time still to wait when a clock decides ("6m more with a score
+// ≥ 80, for failback stage 1") or the calls when evidence does: the row's
+// "waits for" cell. The long form, with every clock, is in the route's
+// state (evaluator.Waiting). Empty for a normal route with no dwell
+// running.
+func waitsFor(p *evaluator.Policy, rs evaluator.RouteState, now time.Time) []string {
+	sc := rs.Score
+	left := func(at time.Time) string {
+		if !at.After(now) {
+			return "the next tick"
+		}
+		return at.Sub(now).Round(time.Second).String() + " more (" + at.UTC().Format("15:04:05Z") + ")"
+	}
+	// calls are the lines of evaluator.Waiting that count the calls
+	// evidence still wants ("hard_fail_ratio: 420 of about 950 calls …").
+	calls := func() []string {
+		var out []string
+		for _, l := range evaluator.Waiting(p, rs, now) {
+			if i := strings.Index(l, ": "); i > 0 && !strings.Contains(l[:i], " ") && strings.Contains(l, " calls") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	floor := max(sc.Floor, sc.LowFloor)
+	switch rs.Level {
+	case traffic.Manual:
+		return []string{"an operator's release: automation does not move a manual route"}
+	case traffic.Normal:
+		for l := traffic.Failover; l > traffic.Normal; l-- {
+			if since := rs.BelowSince[l]; !since.IsZero() {
+				lc := p.Level(l)
+				return []string{fmt.Sprintf("moves to %s in %s if it stays below %g", l, left(since.Add(lc.Dwell)), lc.Below)}
+			}
+		}
+		return nil
+	case traffic.Failover:
+		fb := p.Config.Failback
+		if rs.Stage > 0 {
+			target := "the failback to complete" // the last stage has no next
+			if rs.Stage < len(fb.Stages) {
+				target = fmt.Sprintf("failback stage %d (%d%%)", rs.Stage+1, fb.Stages[rs.Stage])
+			}
+			next := rs.StageSince.Add(fb.Observe)
+			switch {
+			case sc.Held():
+				return []string{"data: signals without data hold failback stage " + strconv.Itoa(rs.Stage)}
+			case now.Before(next):
+				return []string{fmt.Sprintf("%s with a score ≥ %g, for %s", left(next), fb.MinScore, target)}
+			case sc.Low < fb.MinScore:
+				return append([]string{fmt.Sprintf("its calls to show a score ≥ %g (they show at least %.1f), for %s", fb.MinScore, sc.Low, target)}, calls()...)
+			}
+			return []string{"the next tick, for " + target}
+		}
+		lc := p.Level(traffic.Failover)
+		target := fmt.Sprintf("failback stage 1 (%d%%)", firstStage(fb.Stages))
+		switch {
+		case sc.Held():
+			return []string{"data: signals without data hold the failover"}
+		case floor >= traffic.Failover:
+			return []string{"a floor to lift (" + floorSignals(sc) + "), for " + target}
+		case sc.Value < lc.RecoverAbove:
+			return []string{fmt.Sprintf("a score ≥ %g (now %.1f), then %s above it, for %s", lc.RecoverAbove, sc.Value, lc.RecoverFor, target)}
+		case sc.Low < lc.RecoverAbove:
+			return append([]string{fmt.Sprintf("its calls to show a score ≥ %g (they show at least %.1f), for %s", lc.RecoverAbove, sc.Low, target)}, calls()...)
+		}
+		at := laterOf(rs.RecoverSince.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
+		if rs.RecoverSince.IsZero() {
+			at = laterOf(now.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
+		}
+		if next := evaluator.NextFailbackAllowed(p, rs); next.After(at) {
+			return []string{fmt.Sprintf("the failback budget: %s, for %s", left(next), target)}
+		}
+		return []string{fmt.Sprintf("%s with a score ≥ %g, for %s", left(at), lc.RecoverAbove, target)}
+	}
+	// Warm or shed.
+	lc, up := p.Level(rs.Level), rs.Level-1
+	switch {
+	case sc.Held():
+		return []string{"data: signals without data hold " + rs.Level.String()}
+	case floor >= rs.Level:
+		return []string{"a floor to lift (" + floorSignals(sc) + "), to return to " + up.String()}
+	case sc.Value < lc.RecoverAbove:
+		return []string{fmt.Sprintf("a score ≥ %g (now %.1f), then %s above it, to return to %s", lc.RecoverAbove, sc.Value, lc.RecoverFor, up)}
+	case sc.Low < lc.RecoverAbove:
+		return append([]string{fmt.Sprintf("its calls to show a score ≥ %g (they show at least %.1f), to return to %s", lc.RecoverAbove, sc.Low, up)}, calls()...)
+	}
+	at := laterOf(rs.RecoverSince.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
+	if rs.RecoverSince.IsZero() {
+		at = laterOf(now.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
+	}
+	return []string{fmt.Sprintf("%s with a score ≥ %g, to return to %s", left(at), lc.RecoverAbove, up)}
+}
+
+func firstStage(stages []int) int {
+	if len(stages) == 0 {
+		return 100
+	}
+	return stages[0]
+}
+
+// floorSignals names the signals of sc whose floor holds the route.
+func floorSignals(sc evaluator.Score) string {
+	var out []string
+	for _, c := range sc.Contributions {
+		if c.Status == evaluator.StatusOK && c.Floor > traffic.Normal {
+			out = append(out, c.Signal)
+		}
+	}
+	return cmpOr(strings.Join(out, ", "), "a floor rule")
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
@@ -129,5 +131,51 @@ func TestStatusSaysFailedOver(t *testing.T) {
 	}
 	if len(st.Problems) != 0 {
 		t.Errorf("problems %q with every query answering", st.Problems)
+	}
+}
+
+// TestRowSaysWhatItWaitsFor (issue 34): each route's row says in a line
+// what it waits for, with the time left or the calls wanted; a failback at
+// its last stage waits for the failback to complete, never for a "next
+// stage" (it printed "the next stage" at stage 4 of 4).
+func TestRowSaysWhatItWaitsFor(t *testing.T) {
+	p := testenv.DefaultPolicy(t)
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	snap := testenv.Healthy(p, t0)
+	snap.Set("free", "hard_fail_ratio", evaluator.Sample{Value: 0.5})
+	snap.Set("free", "probe_success", evaluator.Sample{Value: 0})
+	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: snap}, t0)
+	t1 := t0.Add(time.Minute)
+	s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: testenv.Healthy(p, t1)}, t1)
+	st := StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t1, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s})
+	fb, fo := p.Config.Failback, p.Level(traffic.Failover)
+	want := fmt.Sprintf("10m0s more (03:11:00Z) with a score ≥ %g, for failback stage 1 (%d%%)", fo.RecoverAbove, fb.Stages[0])
+	if got := routeOf(t, st, "free").WaitsFor; len(got) != 1 || got[0] != want {
+		t.Errorf("failed-over free waits for %q, want %q", got, want)
+	}
+	if got := routeOf(t, st, "paid-standard").WaitsFor; len(got) != 0 {
+		t.Errorf("a normal route waits for %q", got)
+	}
+
+	last := len(fb.Stages)
+	rs := *s.Routes["free"]
+	rs.Stage, rs.StageSince = last, t1
+	for _, sc := range []evaluator.Score{{Value: 100, Low: 100}, {Value: 100, Low: fb.MinScore - 20}} {
+		rs.Score = sc
+		for _, now := range []time.Time{t1.Add(time.Minute), t1.Add(fb.Observe + time.Minute)} {
+			lines := evaluator.Waiting(p, rs, now)
+			if strings.Contains(strings.Join(lines, "\n"), "next stage") || !strings.Contains(lines[0], fmt.Sprintf("failback stage %d of %d", last, last)) ||
+				!strings.Contains(lines[0], "the failback completes") {
+				t.Errorf("stage %d of %d (low %.0f) at +%s waits for %q", last, last, sc.Low, now.Sub(t1), lines)
+			}
+			if w := waitsFor(p, rs, now); len(w) == 0 || !strings.HasSuffix(w[0], "for the failback to complete") {
+				t.Errorf("stage %d of %d: the row waits for %q", last, last, w)
+			}
+		}
+	}
+	rs.Stage, rs.Score = 1, evaluator.Score{Value: 100, Low: fb.MinScore - 20}
+	if w := waitsFor(p, rs, t1.Add(fb.Observe+time.Minute)); len(w) == 0 ||
+		w[0] != fmt.Sprintf("its calls to show a score ≥ %g (they show at least %.1f), for failback stage 2 (%d%%)", fb.MinScore, fb.MinScore-20, fb.Stages[1]) {
+		t.Errorf("stage 1 short of evidence waits for %q", w)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
@@ -30,7 +31,7 @@ type ctlAction struct {
 var ctlActions = []ctlAction{
 	{usage{name: "ctl status", synopsis: "", summary: "print every service's split and its routes' levels and scores"}, 0, false, false},
 	{usage{name: "ctl release", synopsis: "ROUTE --reason TEXT [--by NAME]", summary: "hand a manual route back to automation"}, 1, true, false},
-	{usage{name: "ctl pin", synopsis: "SERVICE ROUTE --reason TEXT [--for 1h] [--by NAME]", summary: "send all of SERVICE's traffic to ROUTE"}, 2, true, true},
+	{usage{name: "ctl pin", synopsis: "SERVICE ROUTE --reason TEXT [--for 1h] [--replace] [--by NAME]", summary: "send all of SERVICE's traffic to ROUTE (--replace to replace its pause)"}, 2, true, true},
 	{usage{name: "ctl pause", synopsis: "SERVICE --reason TEXT [--for 1h] [--replace] [--by NAME]", summary: "freeze SERVICE's traffic split (--replace to replace its pin)"}, 1, true, true},
 	{usage{name: "ctl clear", synopsis: "SERVICE --reason TEXT [--by NAME]", summary: "remove SERVICE's pin or pause"}, 1, true, false},
 	{usage{name: "ctl drill", synopsis: "ROUTE --set SIGNAL=VALUE [--set …] --for 10m --reason TEXT [--dry-run] [--by NAME] | ROUTE --stop --reason TEXT",
@@ -120,6 +121,8 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch name {
 	case "pause":
 		replace = af.Bool("replace", false, "replace the service's pin (and its expiry) if it has one; without it a pause over a pin is refused")
+	case "pin":
+		replace = af.Bool("replace", false, "replace the service's pause (and its expiry) if it has one; without it a pin over a pause is refused")
 	case "drill":
 		drill = addDrillFlags(af)
 	case "drills":
@@ -165,7 +168,7 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "release":
 		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/release", api.ReleaseRequest{Route: pos[0], Reason: *reason, By: *by})
 	case "pin":
-		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur})
+		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pin", Route: pos[1], Reason: *reason, By: *by, ExpiresIn: *forDur, Replace: *replace})
 	case "pause":
 		reply, err = c.command(ctx, http.MethodPost, "/api/v1/admin/overrides", api.OverrideRequest{Service: pos[0], Kind: "pause", Reason: *reason, By: *by, ExpiresIn: *forDur, Replace: *replace})
 	case "clear":
@@ -180,9 +183,31 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if reply.Outcome == api.OutcomeQueued {
-		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s\n", name, reply.Tick.UTC().Format(time.RFC3339))
+		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s%s\n", name, reply.Tick.UTC().Format(time.RFC3339), expiryText(forDur))
 	} else {
-		fmt.Fprintf(stdout, "%s: done at the tick of %s\n", name, reply.Tick.UTC().Format(time.RFC3339))
+		fmt.Fprintf(stdout, "%s: done at the tick of %s%s\n", name, reply.Tick.UTC().Format(time.RFC3339), overrideExpiry(reply.Override, reply.Service))
 	}
 	return 0
+}
+
+// overrideExpiry says when the pin or pause o set lapses: "; expires …"
+// or "; no expiry (hermes ctl clear to end it)"; nothing for other
+// commands.
+func overrideExpiry(o *evaluator.Override, service string) string {
+	switch {
+	case o == nil:
+		return ""
+	case o.Expires.IsZero():
+		return "; no expiry: it holds until hermes ctl clear " + cell(service)
+	}
+	return "; expires " + o.Expires.UTC().Format(time.RFC3339)
+}
+
+// expiryText says the expiry a queued pin or pause asked for (--for d,
+// nil for other actions).
+func expiryText(d *string) string {
+	if d == nil || *d == "" {
+		return ""
+	}
+	return "; expires " + *d + " after it applies"
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -40,4 +41,25 @@ func (e escapingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// cell is s as one cell of a table: newline and tab, which terminalSafe
+// lets through, are escaped too (\n, \t), so a name or reason holding
+// them cannot end its cell or line and forge a row of the table (issue 31,
+// item 12). Config refuses such names; the server's strings are not
+// trusted for that.
+func cell(s string) string {
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}
+
+// cells applies cell to each of ss.
+func cells(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = cell(s)
+	}
+	return out
 }

@@ -60,3 +60,33 @@ func TestControlCharactersAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestCtlStatusCannotForgeARow: a newline or tab in a name or reason the
+// server sends is printed escaped, so it cannot start a table line of its
+// own (issue 31, item 12; config refuses such names, ctl does not count on
+// it).
+func TestCtlStatusCannotForgeARow(t *testing.T) {
+	b := &backend{}
+	st := b.Status()
+	st.Services[0].Name = "chat\nfree  normal  -  100.0  100%  forged"
+	st.Services[0].Routes[0].Name = "free\tforged"
+	st.Services[0].Routes[0].Reasons = []string{"bad\nROUTE  LEVEL"}
+	st.Services[0].Override = &evaluator.Override{Kind: "pin", Route: "paid-standard", Reason: "launch\nday", By: "alice", Expires: time.Unix(1000, 0).Add(30 * time.Minute)}
+	b.st = &st
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: b, Gatherer: prometheus.NewRegistry(), Now: func() time.Time { return time.Unix(1000, 0) }}))
+	t.Cleanup(srv.Close)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"ctl", "--url", srv.URL, "status"}, &out, &errb); code != 0 {
+		t.Fatalf("ctl status: %d %s", code, errb.String())
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "free  ") || strings.HasPrefix(line, "ROUTE  LEVEL") && strings.Count(out.String(), "ROUTE ") > 1 || strings.HasPrefix(line, "day") {
+			t.Errorf("a forged line: %q", line)
+		}
+	}
+	for _, want := range []string{`service chat\nfree  normal`, `free\tforged`, `bad\nROUTE  LEVEL`, `(launch\nday), expires 1970-01-01T00:46:40Z (in 30m0s)`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("ctl status lacks %q:\n%s", want, out.String())
+		}
+	}
+}

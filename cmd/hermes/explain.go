@@ -101,7 +101,12 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		fmt.Fprintf(w, "manual: no automatic failback; release with: hermes ctl release %s --reason …\n", rt.Name)
 	}
 	if svc.Override != nil {
-		fmt.Fprintf(w, "service override: %s %s (%s)\n", svc.Override.Kind, svc.Override.Route, svc.Override.Reason)
+		o := svc.Override
+		until := "no expiry"
+		if !o.Expires.IsZero() {
+			until = "expires " + o.Expires.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "service override: %s %s (%s), %s\n", o.Kind, o.Route, o.Reason, until)
 	}
 	if len(rt.Missing) > 0 {
 		fmt.Fprintf(w, "level held: no data for %v\n", rt.Missing)
@@ -136,7 +141,7 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		if r := c.ReasonText(); r != "" && (c.Status != evaluator.StatusOK || c.Counted) {
 			effect = append(effect, "("+r+")")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, c.Status, dash(strings.Join(effect, ", ")))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, signalStatus(c, rt.Missing), dash(strings.Join(effect, ", ")))
 	}
 	tw.Flush()
 	for _, a := range st.Alerts {
@@ -144,4 +149,25 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 			fmt.Fprintf(w, "alert %s [%s] %s since %s\n", a.Name, a.Tier, a.State, a.ActiveAt.UTC().Format(time.RFC3339))
 		}
 	}
+}
+
+// signalStatus is the STATUS of contribution c among a route's missing
+// signals (api.Route.Missing, those that hold its level): a signal
+// without data is "missing" only when it holds the level. One that needs
+// user traffic on a route that gets none is "idle", and an optional one
+// (missing: ignore) "optional, not exported" (or "optional, failing" when
+// its query failed): neither holds anything (issue 34: explain called
+// them all missing).
+func signalStatus(c evaluator.Contribution, missing []string) string {
+	switch {
+	case c.Status == evaluator.StatusOK:
+		return c.Status.String()
+	case c.Idle:
+		return "idle"
+	case slices.Contains(missing, c.Signal):
+		return c.Status.String()
+	case c.Status == evaluator.StatusError:
+		return "optional, failing"
+	}
+	return "optional, not exported"
 }

@@ -51,19 +51,28 @@ func scoreText(rt api.Route) string {
 // newTable returns a tab-separated table writer for w; Flush prints it.
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
 
-// writeStatus prints every service of st as a table of its routes.
+// writeStatus prints every service of st as a table of its routes. Every
+// string from the server goes through cell: a newline in a name must not
+// start a line of its own.
 func writeStatus(w io.Writer, st api.Status) {
-	fmt.Fprintf(w, "last tick %s, every %s\n", st.LastTick.UTC().Format(time.RFC3339), st.Interval)
+	fmt.Fprintf(w, "last tick %s, every %s\n", st.LastTick.UTC().Format(time.RFC3339), cell(st.Interval))
+	if f := st.ReloadFailure; f != nil {
+		fmt.Fprintf(w, "reload rejected at %s (%d since %s): %s; the configuration loaded at %s keeps running\n",
+			f.At.UTC().Format(time.RFC3339), f.Count, f.Since.UTC().Format(time.RFC3339), cell(f.Error), st.LoadedAt.UTC().Format(time.RFC3339))
+	}
 	for _, p := range st.Problems {
-		fmt.Fprintln(w, p)
+		fmt.Fprintln(w, cell(p))
 	}
 	for _, svc := range st.Services {
-		fmt.Fprintf(w, "\nservice %s", svc.Name)
+		fmt.Fprintf(w, "\nservice %s", cell(svc.Name))
 		if svc.Degraded {
 			fmt.Fprint(w, " (degraded)")
 		}
 		if o := svc.Override; o != nil {
-			fmt.Fprintf(w, ": %s %s by %s (%s)", o.Kind, o.Route, dash(o.By), o.Reason)
+			fmt.Fprintf(w, ": %s %s by %s (%s)", o.Kind, cell(o.Route), cell(dash(o.By)), cell(o.Reason))
+			if !o.Expires.IsZero() {
+				fmt.Fprintf(w, ", expires %s (in %s)", o.Expires.UTC().Format(time.RFC3339), o.Expires.Sub(st.LastTick).Round(time.Second))
+			}
 		}
 		fmt.Fprintln(w)
 		tw := newTable(w)
@@ -73,8 +82,12 @@ func writeStatus(w io.Writer, st api.Status) {
 			if rt.FailbackStage > 0 {
 				level += fmt.Sprintf(" (failback %d: %d%%)", rt.FailbackStage, rt.FailbackPercent)
 			}
-			why := append(append([]string{}, rt.State...), rt.Reasons...)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d%%\t%s\n", rt.Name, level, since(rt.Since, st.LastTick), scoreText(rt), rt.Traffic, dash(strings.Join(why, "; ")))
+			var why []string
+			for _, w := range rt.WaitsFor {
+				why = append(why, "waits for "+w)
+			}
+			why = append(append(why, rt.State...), rt.Reasons...)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d%%\t%s\n", cell(rt.Name), cell(level), since(rt.Since, st.LastTick), scoreText(rt), rt.Traffic, dash(strings.Join(cells(why), "; ")))
 		}
 		tw.Flush()
 	}
@@ -83,8 +96,8 @@ func writeStatus(w io.Writer, st api.Status) {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "ROUTE\tKIND\tSINCE\tUNTIL\tDRY RUN\tBY\tREASON")
 		for _, d := range st.Drills {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", d.Route, evaluator.DrillKind(d.Signals), since(d.Since, st.LastTick),
-				d.Until.UTC().Format(time.RFC3339), d.DryRun, dash(d.By), d.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", cell(d.Route), cell(evaluator.DrillKind(d.Signals)), since(d.Since, st.LastTick),
+				d.Until.UTC().Format(time.RFC3339), d.DryRun, cell(dash(d.By)), cell(d.Reason))
 		}
 		tw.Flush()
 	}
@@ -93,7 +106,7 @@ func writeStatus(w io.Writer, st api.Status) {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "ALERT\tTIER\tSTATE\tSERVICE\tROUTE\tSINCE")
 		for _, a := range st.Alerts {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Tier, a.State, dash(a.Service), dash(a.Route+a.Actuator), since(a.ActiveAt, st.LastTick))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(a.Name), cell(a.Tier), cell(a.State), cell(dash(a.Service)), cell(dash(a.Route+a.Actuator)), since(a.ActiveAt, st.LastTick))
 		}
 		tw.Flush()
 	}

@@ -178,7 +178,7 @@ func strictRoundTrip(t *testing.T, body []byte, v any) {
 func TestCtlPrintsTheReply(t *testing.T) {
 	_, url := serve(t, &backend{}, "")
 	if code, out, errb := hermes(t, "ctl", "--url", url, "pin", "chat", "paid-premium", "--reason", "launch"); code != 0 ||
-		out != "pin: done at the tick of 1970-01-01T00:16:45Z\n" {
+		out != "pin: done at the tick of 1970-01-01T00:16:45Z; no expiry: it holds until hermes ctl clear chat\n" {
 		t.Errorf("applied: exit %d, stdout %q, stderr %q", code, out, errb)
 	}
 	_, url = serve(t, &backend{queued: true}, "")

@@ -96,8 +96,14 @@ func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Tim
 			sv.delete(e)
 			continue
 		}
+		// A dry-run drill's plan is not exported as the split: the
+		// actuators keep the one from before it (State.DryRunHold).
+		weights := st.Weights
+		if kept, ok := s.DryRunHold(svc.Name); ok {
+			weights = kept.Weights
+		}
 		for j, r := range sv.chain {
-			sv.ratios[j].Set(e.trafficRatio, float64(st.Weights[r])/100, sv.name, r)
+			sv.ratios[j].Set(e.trafficRatio, float64(weights[r])/100, sv.name, r)
 		}
 		sv.degraded.SetOrDelete(e.serviceDegraded, 1, st.Degraded, sv.name)
 		sv.retries.Set(e.serviceRetries, boolValue(st.RetriesEnabled), sv.name)

@@ -112,6 +112,12 @@ func answer(_ context.Context, q string, t time.Time) (model.Vector, error) {
 // its files in dir, fed by query; it stops at the end of the test.
 func startRunner(t *testing.T, dir string) (*runner.Runner, *prometheus.Registry) {
 	t.Helper()
+	return startRunnerQuery(t, dir, query)
+}
+
+// startRunnerQuery is startRunner fed by q.
+func startRunnerQuery(t *testing.T, dir string, q promapi.QueryFunc) (*runner.Runner, *prometheus.Registry) {
+	t.Helper()
 	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
 	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
 	cfgPath := filepath.Join(dir, "hermes.yaml")
@@ -120,7 +126,7 @@ func startRunner(t *testing.T, dir string) (*runner.Runner, *prometheus.Registry
 	}
 	reg := prometheus.NewRegistry()
 	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg,
-		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return q, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,20 @@ type Status struct {
 	// AlertErrors are the alert expressions that failed at run time, the
 	// last failure of each (the alert counted as not holding).
 	AlertErrors []AlertError `json:"alert_errors,omitempty"`
+	// ReloadFailure is the last rejected reload since the last good one:
+	// the configuration of LoadedAt keeps running. Absent once a reload
+	// succeeds.
+	ReloadFailure *ReloadFailure `json:"reload_failure,omitempty"`
+}
+
+// ReloadFailure is a rejected reload of the configuration.
+type ReloadFailure struct {
+	// At is the last rejected reload, Since the first of those in a row,
+	// Count how many were rejected since the last good one.
+	At    time.Time `json:"at"`
+	Since time.Time `json:"since"`
+	Count int       `json:"count"`
+	Error string    `json:"error"`
 }
 
 // QueryError is a signal whose query failed at the last tick.
@@ -78,6 +92,10 @@ type Service struct {
 	RetriesEnabled bool                `json:"retries_enabled"`
 	Override       *evaluator.Override `json:"override,omitempty"`
 	Routes         []Route             `json:"routes"`
+	// Planned is, while a dry-run drill holds the service, the split
+	// Hermes plans and does not apply; Weights (and each route's Traffic)
+	// are the split the actuators keep.
+	Planned map[string]int `json:"planned_weights,omitempty"`
 }
 
 // Route is one route of a service.
@@ -106,6 +124,11 @@ type Route struct {
 	// is held ("held: Prometheus unreachable: …"), or that
 	// it is idle ("idle: judged by its probes alone").
 	State []string `json:"state"`
+	// WaitsFor says in a line what the route waits for to move up (or,
+	// normal, down), with the time left when a clock decides and the
+	// calls when evidence does: "6m0s more (03:21:00Z) with a score ≥ 80,
+	// for failback stage 1 (10%)". The long form is in State.
+	WaitsFor []string `json:"waits_for,omitempty"`
 }
 
 // Alert is a pending or firing alert.
@@ -164,8 +187,9 @@ type OverrideRequest struct {
 	By      string `json:"by,omitempty"`
 	// ExpiresIn is a Go duration ("30m"); empty means no expiry.
 	ExpiresIn string `json:"expires_in,omitempty"`
-	// Replace lets a pause replace the service's pin and its expiry;
-	// without it such a pause is refused (evaluator.Command.Replace).
+	// Replace lets a pause replace the service's pin, or a pin its pause,
+	// and its expiry; without it either is refused
+	// (evaluator.Command.Replace).
 	Replace bool `json:"replace,omitempty"`
 }
 

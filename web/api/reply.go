@@ -57,6 +57,9 @@ const (
 	// ErrorUnsupportedMediaType (415): a body not declared as
 	// application/json.
 	ErrorUnsupportedMediaType ErrorType = "unsupported_media_type"
+	// ErrorNotFound (404): what the request names does not exist: the
+	// service of GET /api/v1/status?service=.
+	ErrorNotFound ErrorType = "not_found"
 )
 
 // HTTPCode is the HTTP code an error reply of class t is sent with.
@@ -68,6 +71,8 @@ func (t ErrorType) HTTPCode() int {
 		return http.StatusForbidden
 	case ErrorUnsupportedMediaType:
 		return http.StatusUnsupportedMediaType
+	case ErrorNotFound:
+		return http.StatusNotFound
 	}
 	return http.StatusBadRequest
 }

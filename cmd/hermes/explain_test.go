@@ -1,0 +1,60 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/evaluator"
+)
+
+// TestExplainTellsIdleAndOptional (issue 34): explain calls a signal
+// "missing" only when its lack holds the level; a signal that needs
+// traffic on an idle route is "idle", an optional one without data
+// "optional, not exported".
+func TestExplainTellsIdleAndOptional(t *testing.T) {
+	b := &backend{}
+	st := b.Status()
+	rt := &st.Services[0].Routes[0]
+	rt.Missing = []string{"p99_ratio"}
+	rt.Contributions = []evaluator.Contribution{
+		{Signal: "soft_fail_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no calls", Idle: true, CapsAt: -1},
+		{Signal: "retry_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data", CapsAt: -1},
+		{Signal: "quality_score", Value: math.NaN(), Status: evaluator.StatusError, Reason: "bad_data", CapsAt: -1},
+		{Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data", CapsAt: -1},
+	}
+	b.st = &st
+	_, url := serve(t, b, "")
+	code, out, errb := hermes(t, "explain", "--url", url, "--route", "free")
+	if code != 0 {
+		t.Fatalf("explain: %d %s", code, errb)
+	}
+	for _, want := range []string{
+		"  soft_fail_ratio  -      idle                    idle (no user traffic), (no calls)\n",
+		"  retry_ratio      -      optional, not exported  (no data)\n",
+		"  quality_score    -      optional, failing       (bad_data)\n",
+		"  p99_ratio        -      missing                 (no data)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestExplainSaysTheOverridesExpiry: explain says when a service's pin
+// or pause lapses, or that it never does.
+func TestExplainSaysTheOverridesExpiry(t *testing.T) {
+	b := &backend{}
+	st := b.Status()
+	st.Services[0].Override = &evaluator.Override{Kind: "pin", Route: "paid-standard", Reason: "launch", Expires: time.Unix(1000, 0).Add(time.Hour)}
+	b.st = &st
+	_, url := serve(t, b, "")
+	if _, out, _ := hermes(t, "explain", "--url", url, "--route", "free"); !strings.Contains(out, "service override: pin paid-standard (launch), expires 1970-01-01T01:16:40Z\n") {
+		t.Errorf("explain does not say the pin's expiry:\n%s", out)
+	}
+	st.Services[0].Override.Expires = time.Time{}
+	if _, out, _ := hermes(t, "explain", "--url", url, "--route", "free"); !strings.Contains(out, "service override: pin paid-standard (launch), no expiry\n") {
+		t.Errorf("explain does not say the pin never expires:\n%s", out)
+	}
+}
