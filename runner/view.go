@@ -32,6 +32,9 @@ type View struct {
 	// AlertErrors are the last run-time failure of each alert expression
 	// that failed, by alert name.
 	AlertErrors []AlertError
+	// Candidate is the candidate policy evaluated beside the live one
+	// (--candidate.file); nil without one.
+	Candidate *CandidateView
 }
 
 // ActuatorOutcome is the last outcome of one actuator.
@@ -52,6 +55,7 @@ func (r *Runner) View() View {
 	r.mu.Unlock()
 	v.Actuators = r.stages.actuation.lastOutcomes()
 	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
+	v.Candidate = r.stages.shadow.view()
 	return v
 }
 

@@ -48,6 +48,7 @@ func StatusOf(v runner.View) api.Status {
 		st.AlertErrors = append(st.AlertErrors, api.AlertError{Alert: e.Alert, Service: e.Service, Route: e.Route, Error: e.Error,
 			At: e.At, Since: e.Since, Count: e.Count, Failing: e.At.Equal(v.LastTick)})
 	}
+	st.Candidate = candidateOf(v)
 	return st
 }
 

@@ -32,7 +32,7 @@ var pageTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	"score":      formatScore,
 	"scoreClass": scoreClass,
 	"nextStep":   nextStep,
-}).Parse(pageHTML))
+}).Parse(pageHTML + candidateHTML))
 
 // scoreClass names the band of score v among the configured level
 // thresholds (mildest first): good above them all, then fair, poor and bad
