@@ -144,4 +144,5 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 			fmt.Fprintf(w, "alert %s [%s] %s since %s\n", a.Name, a.Tier, a.State, a.ActiveAt.UTC().Format(time.RFC3339))
 		}
 	}
+	writeCandidate(w, st.Candidate, svc.Name, rt.Name)
 }
