@@ -137,7 +137,8 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "backtest: %s: candidate %s: %v\n", h.name, comparePath, err)
 			return 1
 		}
-		compares = append(compares, report.Compare{Current: cur, Candidate: report.Backtest{Name: h.name, Timeline: ctl, Policy: cand, Degraded: h.degraded}})
+		compares = append(compares, report.Compare{Current: cur, Candidate: report.Backtest{Name: h.name, Timeline: ctl, Policy: cand, Degraded: h.degraded},
+			CurrentName: policyName(curPath), CandidateName: comparePath})
 		if code := writeComparison(backtest.CompareNamed(policyName(curPath), tl, comparePath, ctl, h.degraded), *format, stdout, stderr); code != 0 {
 			return code
 		}
