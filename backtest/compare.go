@@ -72,7 +72,8 @@ func (s Summary) Rows() []string {
 var SummaryLabels = []string{"routes detected", "moves", "moves into shed", "failed over", "failed back", "pages sent", "minutes on a degraded route"}
 
 // WriteText prints the comparison for people: the two summaries side by
-// side, then every decision that differs, in time order.
+// side, then every decision that differs, in time order, each ending with
+// what the other policy did instead: "(current stayed normal)".
 func (c Comparison) WriteText(w io.Writer) error {
 	tl := &Timeline{Start: c.Start}
 	fmt.Fprintf(w, "compare %s → %s, step %s\n", c.Start.UTC().Format(time.RFC3339), c.End.UTC().Format(time.RFC3339), model.Duration(c.Step))
@@ -91,8 +92,8 @@ func (c Comparison) WriteText(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%d decision(s) only under %s, %d only under %s:\n", len(c.OnlyCurrent), c.policyName(c.CurrentName), len(c.OnlyCandidate), c.policyName(c.CandidateName))
-	for _, d := range c.Decisions() {
-		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width, d.Policy, tl.formatEvent(d.Event)); err != nil {
+	for _, d := range c.Differences {
+		if _, err := fmt.Fprintf(w, "%-*s  %s  (%s %s)\n", width, d.By, tl.formatEvent(d.Event), d.Other, d.Instead); err != nil {
 			return err
 		}
 	}

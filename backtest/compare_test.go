@@ -51,7 +51,8 @@ func TestCompareKeepsOnlyTheDecisionsThatDiffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"current candidate", "2 decision(s) only under the current policy, 2 only under the candidate",
-		"candidate  00:00:45  level     chat/free normal → warm", "current    00:01:00  traffic   chat free=95 paid=5"} {
+		"candidate  00:00:45  level     chat/free normal → warm", "current    00:01:00  traffic   chat free=95 paid=5",
+		"score 84.0  why  (current stayed normal)", "chat free=95 paid=5  (candidate kept free=95 paid=5)"} {
 		if !strings.Contains(strings.Join(strings.Fields(text.String()), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
