@@ -188,7 +188,7 @@ func (d Decisions) splitAt(service string, t time.Time) map[string]int {
 // String tells the difference in one line, as the status page, the API
 // and `hermes explain` show it:
 //
-//	candidate: chat/free warm at 12:03:00 (live stayed normal): score 81.0: soft_fail_ratio 0.31 (-19.0)
+//	candidate: chat/free warm at 12:03:00 (live stayed normal): score 81.0 < 85 for 1m0s; soft_fail_ratio 0.31 (-19.0)
 func (d Difference) String() string {
 	e := d.Event
 	at := e.Time.UTC().Format(time.TimeOnly)
@@ -208,7 +208,8 @@ func (d Difference) String() string {
 		what = fmt.Sprintf("%s %s %s at %s", target, e.Name, e.State, at)
 	}
 	s := fmt.Sprintf("%s: %s (%s %s)", d.By, what, d.Other, d.Instead)
-	if e.Score != nil {
+	// The score, unless a reason already tells it ("score 81.0 < 85 for 1m").
+	if e.Score != nil && !slices.ContainsFunc(e.Reasons, func(r string) bool { return strings.HasPrefix(r, "score ") }) {
 		s += fmt.Sprintf(": score %.1f", *e.Score)
 	}
 	if len(e.Reasons) > 0 {

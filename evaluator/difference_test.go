@@ -54,6 +54,13 @@ func TestDifferences(t *testing.T) {
 	if got[0].Instead != "stayed shed" || got[1].Instead != "kept free=50 paid=50" {
 		t.Errorf("instead from the state: %q, %q", got[0].Instead, got[1].Instead)
 	}
+	// A reason that tells the score already is not repeated.
+	told := level(4, "normal", "warm", 81)
+	told.Reasons = []string{"score 81.0 < 85 for 1m0s", "soft_fail_ratio 0.31 (-19.0)"}
+	got = evaluator.Differences(evaluator.Decisions{Name: "candidate", Events: []evaluator.Event{told}}, evaluator.Decisions{Name: "live"})
+	if want := "candidate: chat/free warm at 12:01:00 (live stayed normal): score 81.0 < 85 for 1m0s; soft_fail_ratio 0.31 (-19.0)"; len(got) != 1 || got[0].String() != want {
+		t.Errorf("got %v, want %q", got, want)
+	}
 	// A page one policy sends and the other does not.
 	got = evaluator.Differences(evaluator.Decisions{Name: "candidate", Events: []evaluator.Event{page(3)}}, evaluator.Decisions{Name: "live"})
 	if len(got) != 1 || got[0].Instead != "did not page" || got[0].By != "candidate" || got[0].Other != "live" {
