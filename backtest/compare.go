@@ -1,13 +1,9 @@
 package backtest
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -21,11 +17,18 @@ import (
 type Comparison struct {
 	Start, End time.Time
 	Step       time.Duration
-	Current    Summary
-	Candidate  Summary
-	// OnlyCurrent and OnlyCandidate are the level changes, failback
-	// stages, splits and alerts of one policy that the other did not
-	// decide at the same tick (scores and reasons aside), in time order.
+	// CurrentName and CandidateName name the two policies: their files
+	// (`--compare A --compare B`), or "current" and "candidate".
+	CurrentName, CandidateName string
+	Current                    Summary
+	Candidate                  Summary
+	// Differences are the decisions (level changes, failback stages,
+	// splits and alerts) of one policy that the other did not make at the
+	// same tick, scores and reasons aside, in time order: the shape the
+	// live shadow policy reports too (evaluator.Difference).
+	Differences []evaluator.Difference
+	// OnlyCurrent and OnlyCandidate are the events of Differences, by
+	// the policy that made them.
 	OnlyCurrent, OnlyCandidate []evaluator.Event
 }
 
@@ -34,62 +37,30 @@ type Comparison struct {
 // the ground truth both summaries count minutes against; nil judges each
 // timeline by its own levels (BelowNormal).
 func Compare(cur, cand *Timeline, degraded Degraded) Comparison {
-	c := Comparison{Start: cur.Start, End: cur.End, Step: cur.Step,
+	return CompareNamed("current", cur, "candidate", cand, degraded)
+}
+
+// CompareNamed is Compare with the two policies named, e.g. by their
+// files; the names head the columns and mark each differing decision.
+func CompareNamed(curName string, cur *Timeline, candName string, cand *Timeline, degraded Degraded) Comparison {
+	if curName == candName {
+		curName, candName = curName+" (1)", candName+" (2)"
+	}
+	c := Comparison{Start: cur.Start, End: cur.End, Step: cur.Step, CurrentName: curName, CandidateName: candName,
 		Current: Summarize(cur, degraded), Candidate: Summarize(cand, degraded)}
-	c.OnlyCurrent = missingFrom(cur.Events, cand.Events)
-	c.OnlyCandidate = missingFrom(cand.Events, cur.Events)
+	c.Differences = evaluator.Differences(evaluator.Decisions{Name: curName, Events: cur.Events}, evaluator.Decisions{Name: candName, Events: cand.Events})
+	for _, d := range c.Differences {
+		if d.By == curName {
+			c.OnlyCurrent = append(c.OnlyCurrent, d.Event)
+		} else {
+			c.OnlyCandidate = append(c.OnlyCandidate, d.Event)
+		}
+	}
 	return c
 }
 
 // Same reports whether both policies made the same decisions.
-func (c Comparison) Same() bool { return len(c.OnlyCurrent) == 0 && len(c.OnlyCandidate) == 0 }
-
-// missingFrom returns the decisions of a that b lacks, counting repeats.
-func missingFrom(a, b []evaluator.Event) []evaluator.Event {
-	have := map[string]int{}
-	for _, e := range b {
-		if k, ok := decision(e); ok {
-			have[k]++
-		}
-	}
-	var out []evaluator.Event
-	for _, e := range a {
-		k, ok := decision(e)
-		if !ok {
-			continue
-		}
-		if have[k] > 0 {
-			have[k]--
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// decision is what identifies an event as a decision: its tick, kind,
-// target and outcome; scores, reasons and annotations are left out, so
-// that the same move for slightly different numbers is the same move.
-func decision(e evaluator.Event) (string, bool) {
-	var what string
-	switch e.Type {
-	case evaluator.EventLevel:
-		what = e.From + "→" + e.To
-	case evaluator.EventFailback:
-		what = fmt.Sprintf("stage %d", deref(e.Stage))
-	case evaluator.EventTraffic:
-		var parts []string
-		for _, r := range slices.Sorted(maps.Keys(e.Weights)) {
-			parts = append(parts, fmt.Sprintf("%s=%d", r, e.Weights[r]))
-		}
-		what = strings.Join(parts, ",")
-	case evaluator.EventAlert:
-		what = e.Name + " " + e.State
-	default:
-		return "", false
-	}
-	return fmt.Sprintf("%d %s %s/%s %s", e.Time.UnixMilli(), e.Type, e.Service, e.Route, what), true
-}
+func (c Comparison) Same() bool { return len(c.Differences) == 0 }
 
 // Rows are the summary's figures as text, in the order of SummaryLabels.
 func (s Summary) Rows() []string {
@@ -101,35 +72,50 @@ func (s Summary) Rows() []string {
 var SummaryLabels = []string{"routes detected", "moves", "moves into shed", "failed over", "failed back", "pages sent", "minutes on a degraded route"}
 
 // WriteText prints the comparison for people: the two summaries side by
-// side, then every decision that differs, in time order.
+// side, then every decision that differs, in time order, each ending with
+// what the other policy did instead: "(current stayed normal)".
 func (c Comparison) WriteText(w io.Writer) error {
 	tl := &Timeline{Start: c.Start}
 	fmt.Fprintf(w, "compare %s → %s, step %s\n", c.Start.UTC().Format(time.RFC3339), c.End.UTC().Format(time.RFC3339), model.Duration(c.Step))
-	fmt.Fprintf(w, "%-28s %9s %9s\n", "", "current", "candidate")
+	width := max(9, len(c.CurrentName), len(c.CandidateName))
+	fmt.Fprintf(w, "%-28s %*s %*s\n", "", width, c.CurrentName, width, c.CandidateName)
 	cur, cand := c.Current.Rows(), c.Candidate.Rows()
 	for i, label := range SummaryLabels {
 		mark := ""
 		if cur[i] != cand[i] {
 			mark = "  *"
 		}
-		fmt.Fprintf(w, "%-28s %9s %9s%s\n", label, cur[i], cand[i], mark)
+		fmt.Fprintf(w, "%-28s %*s %*s%s\n", label, width, cur[i], width, cand[i], mark)
 	}
 	if c.Same() {
 		_, err := fmt.Fprintln(w, "\nthe two policies made the same decisions")
 		return err
 	}
-	fmt.Fprintf(w, "\n%d decision(s) only under the current policy, %d only under the candidate:\n", len(c.OnlyCurrent), len(c.OnlyCandidate))
-	for _, d := range c.Decisions() {
-		if _, err := fmt.Fprintf(w, "%-9s  %s\n", d.Policy, tl.formatEvent(d.Event)); err != nil {
+	fmt.Fprintf(w, "\n%d decision(s) only under %s, %d only under %s:\n", len(c.OnlyCurrent), c.policyName(c.CurrentName), len(c.OnlyCandidate), c.policyName(c.CandidateName))
+	for _, d := range c.Differences {
+		if _, err := fmt.Fprintf(w, "%-*s  %s  (%s %s)\n", width, d.By, tl.formatEvent(d.Event), d.Other, d.Instead); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// policyName is how the text refers to a policy: "the current policy",
+// "the candidate", or a file's name as given.
+func (c Comparison) policyName(name string) string {
+	switch name {
+	case "current":
+		return "the current policy"
+	case "candidate":
+		return "the candidate"
+	}
+	return name
+}
+
 // WriteJSON prints the comparison as one JSON object:
-// {"start","end","step","current":{summary},"candidate":{summary},
-// "only_current":[events],"only_candidate":[events]}.
+// {"start","end","step","current_name","candidate_name",
+// "current":{summary},"candidate":{summary},"only_current":[events],
+// "only_candidate":[events],"differences":[evaluator.Difference]}.
 func (c Comparison) WriteJSON(w io.Writer) error {
 	utc := func(evs []evaluator.Event) []evaluator.Event {
 		out := make([]evaluator.Event, len(evs))
@@ -139,32 +125,36 @@ func (c Comparison) WriteJSON(w io.Writer) error {
 		}
 		return out
 	}
+	diffs := make([]evaluator.Difference, len(c.Differences))
+	for i, d := range c.Differences {
+		d.Event.Time = d.Event.Time.UTC()
+		diffs[i] = d
+	}
 	out := struct {
-		Start         string            `json:"start"`
-		End           string            `json:"end"`
-		Step          string            `json:"step"`
-		Current       Summary           `json:"current"`
-		Candidate     Summary           `json:"candidate"`
-		OnlyCurrent   []evaluator.Event `json:"only_current"`
-		OnlyCandidate []evaluator.Event `json:"only_candidate"`
+		Start         string                 `json:"start"`
+		End           string                 `json:"end"`
+		Step          string                 `json:"step"`
+		CurrentName   string                 `json:"current_name"`
+		CandidateName string                 `json:"candidate_name"`
+		Current       Summary                `json:"current"`
+		Candidate     Summary                `json:"candidate"`
+		OnlyCurrent   []evaluator.Event      `json:"only_current"`
+		OnlyCandidate []evaluator.Event      `json:"only_candidate"`
+		Differences   []evaluator.Difference `json:"differences"`
 	}{c.Start.UTC().Format(time.RFC3339), c.End.UTC().Format(time.RFC3339), model.Duration(c.Step).String(),
-		c.Current, c.Candidate, utc(c.OnlyCurrent), utc(c.OnlyCandidate)}
+		c.CurrentName, c.CandidateName, c.Current, c.Candidate, utc(c.OnlyCurrent), utc(c.OnlyCandidate), diffs}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }
 
 // Decisions returns the differing decisions of both policies in time
-// order, each with the policy that made it ("current" or "candidate").
+// order, each with the name of the policy that made it.
 func (c Comparison) Decisions() []PolicyEvent {
-	var out []PolicyEvent
-	for _, e := range c.OnlyCurrent {
-		out = append(out, PolicyEvent{Policy: "current", Event: e})
+	out := make([]PolicyEvent, len(c.Differences))
+	for i, d := range c.Differences {
+		out[i] = PolicyEvent{Policy: d.By, Event: d.Event}
 	}
-	for _, e := range c.OnlyCandidate {
-		out = append(out, PolicyEvent{Policy: "candidate", Event: e})
-	}
-	slices.SortStableFunc(out, func(a, b PolicyEvent) int { return cmp.Compare(a.Event.Time.UnixNano(), b.Event.Time.UnixNano()) })
 	return out
 }
 

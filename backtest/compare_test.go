@@ -51,7 +51,8 @@ func TestCompareKeepsOnlyTheDecisionsThatDiffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"current candidate", "2 decision(s) only under the current policy, 2 only under the candidate",
-		"candidate  00:00:45  level     chat/free normal → warm", "current    00:01:00  traffic   chat free=95 paid=5"} {
+		"candidate  00:00:45  level     chat/free normal → warm", "current    00:01:00  traffic   chat free=95 paid=5",
+		"score 84.0  why  (current stayed normal)", "chat free=95 paid=5  (candidate kept free=95 paid=5)"} {
 		if !strings.Contains(strings.Join(strings.Fields(text.String()), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -75,5 +76,29 @@ func TestUserMinutesWeighsTheShare(t *testing.T) {
 	bad := func(r string) bool { return r == "free" }
 	if got := UserMinutes(time.Minute, map[string]int{"free": 5, "paid": 95}, bad); got != 0.05 {
 		t.Errorf("5 %% for a minute = %v user-minutes, want 0.05", got)
+	}
+}
+
+// TestDegradedMinutesLeaveOutAHealthyFailback: without a ground truth, a
+// route's share counts as degraded while it is below normal, but not
+// while a failback stage brings it back (it has recovered); a stage that
+// steps back counts again.
+func TestDegradedMinutesLeaveOutAHealthyFailback(t *testing.T) {
+	t0 := time.Unix(0, 0).UTC()
+	tick := func(i int, level string, stage, free int) evaluator.Tick {
+		return evaluator.Tick{Time: t0.Add(time.Duration(i) * time.Minute),
+			Routes: map[string]evaluator.TickRoute{"free": {Level: level, Stage: stage}, "paid": {Level: "normal"}},
+			Splits: map[string]map[string]int{"chat": {"free": free, "paid": 100 - free}}}
+	}
+	tl := &Timeline{Start: t0, End: t0.Add(5 * time.Minute), Step: time.Minute, Ticks: []evaluator.Tick{
+		tick(0, "warm", 0, 95),     // degraded: 0.95
+		tick(1, "failover", 0, 0),  // nothing on it
+		tick(2, "failover", 1, 10), // failback stage 1: healthy
+		tick(3, "failover", 2, 50), // stage 2: healthy
+		tick(4, "failover", 0, 0),  // stepped back
+		tick(5, "failover", 1, 10), // stage 1 again
+	}}
+	if got := Summarize(tl, nil).DegradedMinutes; got != 0.95 {
+		t.Errorf("degraded minutes %v, want 0.95 (the warm minute only)", got)
 	}
 }

@@ -46,20 +46,23 @@ func UserMinutes(step time.Duration, weights map[string]int, degraded func(route
 	return float64(share) / 100 * step.Minutes()
 }
 
-// BelowNormal judges a route degraded while its level is below normal, as
-// the ticks of tl recorded it; for history without a ground truth.
+// BelowNormal judges a route degraded while its level is below normal
+// and no failback is bringing it back, as the ticks of tl recorded it;
+// for history without a ground truth. A route in a failback stage has
+// looked recovered for the whole recovery dwell: the share a stage gives
+// it is the failback's test of a healthy route, not users on a degraded
+// one (a stage that steps back leaves the stage, and counts again).
 func BelowNormal(tl *Timeline) Degraded {
-	levels := make(map[time.Time]map[string]string, len(tl.Ticks))
+	degraded := make(map[time.Time]map[string]bool, len(tl.Ticks))
 	for _, tk := range tl.Ticks {
-		m := make(map[string]string, len(tk.Routes))
+		m := make(map[string]bool, len(tk.Routes))
 		for route, rt := range tk.Routes {
-			m[route] = rt.Level
+			m[route] = rt.Level != traffic.Normal.String() && rt.Stage == 0
 		}
-		levels[tk.Time] = m
+		degraded[tk.Time] = m
 	}
 	return func(route string, t time.Time) bool {
-		l, ok := levels[t.UTC()][route]
-		return ok && l != traffic.Normal.String()
+		return degraded[t.UTC()][route]
 	}
 }
 

@@ -16,6 +16,9 @@
 //	actuation             withhold, lease, re-assert State.Services on
 //	                      every backend; audit dry-run drills
 //	alerting              queue State.Alerts for every Alertmanager
+//	shadow                with --candidate.file: one more Step of the
+//	                      candidate policy, its own state, never applied
+//	                      nor sent; where it differs from live (shadow.go)
 //
 // Each stage owns its state, metrics and lock; the Runner keeps the tick
 // timing, the command queue, the reloads and the last tick's result. The
@@ -74,6 +77,10 @@ type Options struct {
 	// the name must pass CheckReplicaName. Empty: one writer, nothing
 	// stamped.
 	Replica string
+	// CandidatePath is a candidate policy evaluated beside the live one
+	// every tick, never applied nor sent (--candidate.file, shadow.go);
+	// empty: none.
+	CandidatePath string
 	// Now reads the wall clock; tests replace it.
 	Now func() time.Time
 	// Elapsed reads the monotonic clock: the time since an origin of its
@@ -151,6 +158,8 @@ type pipeline struct {
 	telemetry *telemetryStage
 	actuation *actuationStage
 	alerting  *alertingStage
+	// shadow is the candidate policy's stage; nil without one.
+	shadow *shadowStage
 }
 
 // New loads and validates the configuration and builds the query side and
@@ -209,6 +218,11 @@ func New(opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.stages.alerting = &alertingStage{sender: sender, errors: map[string]AlertError{}}
+	if opts.CandidatePath != "" {
+		if r.stages.shadow, err = newShadowStage(opts.CandidatePath, ld.cfg, opts.Registerer, opts.Logger, opts.Now); err != nil {
+			return nil, err
+		}
+	}
 	// The order of a tick: the restart memory first, so that a command's
 	// caller finds it saved when answered; then the series, the audit
 	// log, the backends and Alertmanager.
@@ -219,6 +233,11 @@ func New(opts Options) (*Runner, error) {
 		&auditStage{log: opts.Logger, audit: opts.Audit},
 		r.stages.actuation,
 		r.stages.alerting,
+	}
+	// The candidate last: its queries, when it has its own, never delay
+	// what live writes and sends.
+	if r.stages.shadow != nil {
+		r.stages.order = append(r.stages.order, r.stages.shadow)
 	}
 	r.swap(ld)
 	r.stages.telemetry.configReload(true, opts.Now())
@@ -361,7 +380,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // stage in order with the tick's result.
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
-	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, commands: r.cmds.take()}
+	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks, commands: r.cmds.take()}
 	query := r.ticks
 	r.mu.Unlock()
 	health := r.stages.actuation.health()

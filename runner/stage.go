@@ -6,6 +6,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
 )
 
@@ -33,6 +34,9 @@ type tickResult struct {
 	Config    *config.Config
 	Policy    *evaluator.Policy
 	Actuators []actuators.Actuator
+	// Query is the tick's query side, for a stage that collects more
+	// (the candidate policy's own signals).
+	Query promapi.RouteQueryFunc
 	// Snapshot is what the queries answered; Data reports whether at
 	// least one of them answered (a value or no sample, not an error).
 	Snapshot evaluator.Snapshot

@@ -36,6 +36,9 @@ type View struct {
 	// (nil when the last reload succeeded): the configuration of LoadedAt
 	// keeps running.
 	ReloadFailure *ReloadFailure
+	// Candidate is the candidate policy evaluated beside the live one
+	// (--candidate.file); nil without one.
+	Candidate *CandidateView
 }
 
 // ActuatorOutcome is the last outcome of one actuator.
@@ -57,6 +60,7 @@ func (r *Runner) View() View {
 	v.Actuators = r.stages.actuation.lastOutcomes()
 	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
 	v.ReloadFailure = r.reloads.lastFailure()
+	v.Candidate = r.stages.shadow.view()
 	return v
 }
 

@@ -51,6 +51,7 @@ func StatusOf(v runner.View) api.Status {
 	if f := v.ReloadFailure; f != nil {
 		st.ReloadFailure = &api.ReloadFailure{At: f.At, Since: f.Since, Count: f.Count, Error: f.Error}
 	}
+	st.Candidate = candidateOf(v)
 	return st
 }
 

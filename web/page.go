@@ -34,7 +34,7 @@ var pageTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	"scoreTitle": scoreTitle,
 	"nextStep":   nextStep,
 	"pageRows":   func() int { return pageRows },
-}).Parse(pageHTML))
+}).Parse(pageHTML + candidateHTML))
 
 // scoreClass names the band of score v among the configured level
 // thresholds (mildest first): good above them all, then fair, poor and bad

@@ -38,7 +38,7 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := backtestUsage.newFlags()
 	var series repeated
 	fs.Var(&series, "series", "series `file` in promtool input_series notation (or a promtool test file); repeatable, and further files may follow as arguments")
-	configPath := configFlag(fs, "Hermes configuration (default: the embedded rules/hermes.yaml)")
+	configPath := configFlag(fs, "Hermes configuration `file` (default: ./hermes.yaml when present, else the embedded rules/hermes.yaml, with a warning)")
 	format := fs.String("format", "text", "output format: text or json")
 	promURL := fs.String("prometheus", "", "replay what this Prometheus (or any engine with its query API) holds, instead of --series")
 	fromS := fs.String("from", "", "with --prometheus: start, RFC 3339, Unix seconds, now or -DURATION (e.g. -6h)")
@@ -49,7 +49,8 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&injects, "inject", "overlay a fault on the replayed signals: ROUTE:SIGNAL=VALUE@OFFSET[+DURATION] from the start, e.g. free:error_body_ratio=0.4@10m (repeatable)")
 	reportPath := fs.String("report", "", "also write a self-contained HTML `file`: summary, traffic split and score charts of each backtest")
 	ticks := fs.Bool("ticks", false, "with --format json: add every tick's score and level per route and split per service")
-	comparePath := fs.String("compare", "", "replay the same history through this candidate configuration `file` too, and report where it decides differently from --config")
+	var comparePaths repeated
+	fs.Var(&comparePaths, "compare", "replay the same history through this candidate configuration `file` too, and report where it decides differently from --config; given twice (--compare A --compare B), compare A with B")
 	pos, code, ok := backtestUsage.parse(fs, args, 0, -1, stdout, stderr)
 	if !ok {
 		return code
@@ -67,10 +68,26 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *ticks && *format != "json" {
 		return backtestUsage.fail(stderr, fs, "--ticks needs --format json")
 	}
-	if *ticks && *comparePath != "" {
+	if len(comparePaths) > 2 {
+		return backtestUsage.fail(stderr, fs, "--compare is given at most twice (--compare A --compare B)")
+	}
+	if len(comparePaths) == 2 && *configPath != "" {
+		return backtestUsage.fail(stderr, fs, "give --config with one --compare, or two --compare files without --config")
+	}
+	if *ticks && len(comparePaths) > 0 {
 		return backtestUsage.fail(stderr, fs, "--ticks does not apply to --compare (the report draws both policies' ticks)")
 	}
-	pol, cand, prom, err := backtestPolicies(*configPath, *comparePath)
+	curPath, comparePath := *configPath, ""
+	switch len(comparePaths) {
+	case 1:
+		comparePath = comparePaths[0]
+	case 2:
+		curPath, comparePath = comparePaths[0], comparePaths[1]
+	}
+	if curPath == "" {
+		curPath = defaultBacktestConfig(stderr)
+	}
+	pol, cand, prom, err := backtestPolicies(curPath, comparePath)
 	if err == nil && *reportPath != "" {
 		err = checkWritable(*reportPath)
 	}
@@ -117,11 +134,12 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		ctl, err := h.replay(cand)
 		h.close()
 		if err != nil {
-			fmt.Fprintf(stderr, "backtest: %s: candidate %s: %v\n", h.name, *comparePath, err)
+			fmt.Fprintf(stderr, "backtest: %s: candidate %s: %v\n", h.name, comparePath, err)
 			return 1
 		}
-		compares = append(compares, report.Compare{Current: cur, Candidate: report.Backtest{Name: h.name, Timeline: ctl, Policy: cand, Degraded: h.degraded}})
-		if code := writeComparison(backtest.Compare(tl, ctl, h.degraded), *format, stdout, stderr); code != 0 {
+		compares = append(compares, report.Compare{Current: cur, Candidate: report.Backtest{Name: h.name, Timeline: ctl, Policy: cand, Degraded: h.degraded},
+			CurrentName: policyName(curPath), CandidateName: comparePath})
+		if code := writeComparison(backtest.CompareNamed(policyName(curPath), tl, comparePath, ctl, h.degraded), *format, stdout, stderr); code != 0 {
 			return code
 		}
 	}
@@ -133,6 +151,33 @@ func backtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "backtest: report written to %s\n", *reportPath)
 	}
 	return 0
+}
+
+// localConfig is the configuration file backtest reads when --config is
+// not given and the file exists in the working directory, as prometheus
+// reads ./prometheus.yml.
+const localConfig = "hermes.yaml"
+
+// defaultBacktestConfig is the configuration a backtest without --config
+// replays: ./hermes.yaml when present, else the embedded policy (""),
+// whose routes are the shipped example's, not the user's; either way it
+// says so in one line on stderr.
+func defaultBacktestConfig(stderr io.Writer) string {
+	if _, err := os.Stat(localConfig); err == nil {
+		fmt.Fprintf(stderr, "backtest: no --config: replaying ./%s\n", localConfig)
+		return localConfig
+	}
+	fmt.Fprintf(stderr, "backtest: warning: no --config and no ./%s: replaying the embedded example policy (rules/hermes.yaml), whose routes may not be yours\n", localConfig)
+	return ""
+}
+
+// policyName names the current policy of a comparison: its file, or
+// "embedded policy".
+func policyName(path string) string {
+	if path == "" {
+		return "embedded policy"
+	}
+	return path
 }
 
 // checkWritable fails early, before a long backtest, when path cannot be

@@ -149,6 +149,7 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 			fmt.Fprintf(w, "alert %s [%s] %s since %s\n", a.Name, a.Tier, a.State, a.ActiveAt.UTC().Format(time.RFC3339))
 		}
 	}
+	writeCandidate(w, st.Candidate, svc.Name, rt.Name)
 }
 
 // signalStatus is the STATUS of contribution c among a route's missing

@@ -39,6 +39,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	watch := fs.Bool("config.watch", false, "reload the configuration when its file changes (off: reload on SIGHUP, or POST /-/reload with --web.enable-lifecycle)")
 	perSignal := fs.Bool("metrics.per-signal", false, "export hermes_signal_value, _penalty and _status of every signal for every route, not only the informative ones for routes that are not normal or lose points")
 	replica := fs.String("replica", "", "this replica's name, when two replicas write the same backends: each write is stamped with it and the tick, and a replica does not overwrite another's fresh, different split (empty: one writer)")
+	candidate := fs.String("candidate.file", "", "a candidate policy `file` evaluated beside the configuration every tick on the same data: its levels, splits and alerts are exported (hermes_candidate_*) and shown where they differ, never applied nor sent; read again, and seeded from the live state, at every reload (docs/shadow.md)")
 	pprofOn := fs.Bool("web.enable-pprof", false, "serve Go runtime profiles (heap, CPU) under /debug/pprof/")
 	if _, code, ok := runUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
@@ -73,7 +74,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Audit: audit, Actuators: kinds,
 		Restore: persist.RestoreOptions{Tolerance: *tolerance, Selector: *selector},
 		Metrics: telemetry.Options{AllSignals: *perSignal},
-		Replica: *replica,
+		Replica: *replica, CandidatePath: *candidate,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "run: %v\n", err)

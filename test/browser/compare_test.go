@@ -25,20 +25,21 @@ func TestCompareReportInChromium(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "compare.html")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	cand := testenv.CandidateFile(t)
 	out, err := exec.CommandContext(ctx, hermes, "backtest", "--series", "../../testdata/scenarios/content_failure.yaml",
-		"--compare", testenv.CandidateFile(t), "--report", report).CombinedOutput()
+		"--config", "../../rules/hermes.yaml", "--compare", cand, "--report", report).CombinedOutput()
 	if err != nil {
 		t.Fatalf("hermes backtest --compare --report: %v\n%s", err, out)
 	}
 
 	dom := browse(t, chromium, "--dump-dom", "file://"+report)
 	for _, want := range []string{
-		"current policy vs candidate", `<th>current</th><th>candidate</th>`,
+		"content_failure.yaml: ../../rules/hermes.yaml vs " + cand, `<th>../../rules/hermes.yaml</th><th>` + cand + `</th>`,
 		`<tr class="differs"><th>minutes on a degraded route</th>`,
 		`aria-label="service chat: split, current vs candidate"`, `aria-label="route free: score, current vs candidate"`,
 		`class="dashed-note">dashed: candidate</text>`,
-		"candidate  1970-01-01 01:05:15  level chat/free warm → shed",
-		"current  1970-01-01 01:07:30  level chat/free warm → shed",
+		cand + "  1970-01-01 01:05:15  level chat/free warm → shed",
+		"../../rules/hermes.yaml  1970-01-01 01:07:30  level chat/free warm → shed",
 		"candidate: normal → warm",
 	} {
 		if !strings.Contains(dom, want) {

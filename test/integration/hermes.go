@@ -61,6 +61,12 @@ func (h *Hermes) EnableAdminAPI() { h.srv.Args = append(h.srv.Args, "--web.enabl
 // replicas writing one backend; call it before Start.
 func (h *Hermes) SetReplica(name string) { h.srv.Args = append(h.srv.Args, "--replica", name) }
 
+// SetCandidate adds --candidate.file path to h's flags: a shadow policy
+// evaluated beside the configuration; call it before Start.
+func (h *Hermes) SetCandidate(path string) {
+	h.srv.Args = append(h.srv.Args, "--candidate.file", path)
+}
+
 // Stop stops the process by its PID and waits until it exited.
 func (h *Hermes) Stop(t testing.TB) {
 	t.Helper()

@@ -38,6 +38,9 @@ type Status struct {
 	// AlertErrors are the alert expressions that failed at run time, the
 	// last failure of each (the alert counted as not holding).
 	AlertErrors []AlertError `json:"alert_errors,omitempty"`
+	// Candidate is the candidate policy run beside the live one, with
+	// --candidate.file (candidate.go).
+	Candidate *Candidate `json:"candidate,omitempty"`
 	// ReloadFailure is the last rejected reload since the last good one:
 	// the configuration of LoadedAt keeps running. Absent once a reload
 	// succeeds.

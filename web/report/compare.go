@@ -15,10 +15,15 @@ import (
 // both, each with its own timeline and policy.
 type Compare struct {
 	Current, Candidate Backtest
+	// CurrentName and CandidateName name the two policies, by their files;
+	// empty: "current" and "candidate".
+	CurrentName, CandidateName string
 }
 
 type compareSection struct {
 	Name       string
+	// CurrentName and CandidateName name the policies (Compare).
+	CurrentName, CandidateName string
 	Start      string
 	End        string
 	Step       string
@@ -47,8 +52,12 @@ func WriteCompare(w io.Writer, compares []Compare) error {
 
 func buildCompare(c Compare) compareSection {
 	cur, cand := c.Current.Timeline, c.Candidate.Timeline
-	cmp := backtest.Compare(cur, cand, c.Current.Degraded)
-	sec := compareSection{Name: c.Current.Name, Start: cur.Start.UTC().Format(time.RFC3339), End: cur.End.UTC().Format(time.RFC3339),
+	curName, candName := c.CurrentName, c.CandidateName
+	if curName == "" || candName == "" {
+		curName, candName = "current", "candidate"
+	}
+	cmp := backtest.CompareNamed(curName, cur, candName, cand, c.Current.Degraded)
+	sec := compareSection{Name: c.Current.Name, CurrentName: cmp.CurrentName, CandidateName: cmp.CandidateName, Start: cur.Start.UTC().Format(time.RFC3339), End: cur.End.UTC().Format(time.RFC3339),
 		Step: cur.Step.String(), DegradedBy: c.Current.degradedBy()}
 	a, b := cmp.Current.Rows(), cmp.Candidate.Rows()
 	for i, label := range backtest.SummaryLabels {

@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/file"
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/rules/config"
+)
+
+// writeCandidate writes the shipped policy with warm below 97 (the live
+// one is below 85): a candidate that warms routes live leaves normal.
+func writeCandidate(t *testing.T, dir string, edits ...string) string {
+	t.Helper()
+	src := string(rules.DefaultYAML)
+	edits = append([]string{"{name: warm, below: 85, recover_above: 90,", "{name: warm, below: 97, recover_above: 98,"}, edits...)
+	for i := 0; i < len(edits); i += 2 {
+		if !strings.Contains(src, edits[i]) {
+			t.Fatalf("rules/hermes.yaml no longer holds %q", edits[i])
+		}
+		src = strings.Replace(src, edits[i], edits[i+1], 1)
+	}
+	path := filepath.Join(dir, "candidate.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// routeGauge is the value of the gauge name{route=route} in reg, and
+// whether it is there.
+func routeGauge(t *testing.T, reg *prometheus.Registry, name, route string) (float64, bool) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" && l.GetValue() == route {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// TestShadowPolicy: a candidate runs beside the live policy on the same
+// snapshots; it warms the free route where live stays normal, and says
+// so (the View, its series), while the split on the backend stays
+// live's. Promoting it (the candidate file becomes the configuration, a
+// reload) seeds the candidate from live's state, after which the two
+// agree.
+func TestShadowPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		dir := t.TempDir()
+		cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
+		cand := writeCandidate(t, dir)
+		reg := prometheus.NewRegistry()
+		r, split := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: reg, CandidatePath: cand})
+		stop := start(t, r)
+		defer stop()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		v := r.View()
+		if v.Candidate == nil || v.Candidate.File != cand || v.Candidate.SeededAt.IsZero() || len(v.Candidate.Differences) != 0 {
+			t.Fatalf("healthy: candidate %+v", v.Candidate)
+		}
+		firstSeed := v.Candidate.SeededAt
+
+		fp.mu.Lock()
+		fp.soft = 0.09
+		fp.mu.Unlock()
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		v = r.View()
+		if got := v.State.Routes["free"].Level.String(); got != "normal" {
+			t.Fatalf("setup: live moved free to %s; the candidate should be the only one to move", got)
+		}
+		if got := v.Candidate.State.Routes["free"].Level.String(); got != "warm" {
+			t.Fatalf("candidate left free at %s (score %.1f), want warm", got, v.Candidate.State.Routes["free"].Score.Value)
+		}
+		var warm *evaluator.Difference
+		for i, d := range v.Candidate.Differences {
+			if d.Event.Type == evaluator.EventLevel && d.Event.Route == "free" {
+				warm = &v.Candidate.Differences[i]
+			}
+		}
+		if warm == nil || warm.By != "candidate" || warm.Other != "live" || warm.Instead != "stayed normal" ||
+			!strings.HasPrefix(warm.String(), "candidate: chat/free warm at ") || !strings.Contains(warm.String(), "(live stayed normal): score") {
+			t.Fatalf("differences %+v", v.Candidate.Differences)
+		}
+		// Never applied: the backend holds live's split.
+		if w := weights(t, split); w["free"] != 100 {
+			t.Errorf("the candidate's split reached the backend: %v", w)
+		}
+		if got, ok := routeGauge(t, reg, "hermes_candidate_route_level", "free"); !ok || got != 1 {
+			t.Errorf("hermes_candidate_route_level{route=free} = %v (%v), want 1", got, ok)
+		}
+		if got, ok := routeGauge(t, reg, "hermes_route_level", "free"); !ok || got != 0 {
+			t.Errorf("hermes_route_level{route=free} = %v (%v), want 0", got, ok)
+		}
+		if got := metricValue(t, reg, "hermes_candidate_differences_total"); got < 1 {
+			t.Errorf("hermes_candidate_differences_total %v", got)
+		}
+
+		// Promotion: the candidate becomes the configuration.
+		src, err := os.ReadFile(cand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = []byte(strings.Replace(string(src), "actuators: []", "actuators:\n  - type: file\n    path: "+split, 1))
+		if err := os.WriteFile(cfgPath, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cand, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		v = r.View()
+		if !v.Candidate.SeededAt.After(firstSeed) || v.Candidate.Error != "" {
+			t.Fatalf("not seeded again after the reload: %+v", v.Candidate)
+		}
+		if got := v.State.Routes["free"].Level.String(); got != "warm" {
+			t.Errorf("after promotion, live left free at %s, want warm", got)
+		}
+		for _, d := range v.Candidate.Differences {
+			if d.Event.Time.After(v.Candidate.SeededAt) {
+				t.Errorf("a promoted candidate differs from live: %s", d)
+			}
+		}
+	})
+}
+
+// TestShadowPolicyOwnSignals: a candidate whose signal queries differ
+// from live's collects its own, at the tick's time, and is judged on them.
+func TestShadowPolicyOwnSignals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		dir := t.TempDir()
+		cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
+		// The candidate reads the soft failures under another name of the
+		// verdict; fakeProm answers 0 for it, so it stays normal where
+		// live does not.
+		cand := writeCandidate(t, dir, `verdict="soft_fail"}`, `verdict="soft_failure"}`)
+		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, CandidatePath: cand})
+		stop := start(t, r)
+		defer stop()
+		fp.mu.Lock()
+		fp.soft = 0.5
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		v := r.View()
+		if sameColumns(v.Candidate.Policy, v.Policy) {
+			t.Fatal("setup: the candidate's queries are live's")
+		}
+		if live, cand := v.State.Routes["free"].Level.String(), v.Candidate.State.Routes["free"].Level.String(); live != "failover" || cand == "failover" {
+			t.Errorf("live %s, candidate %s: the candidate read live's snapshot", live, cand)
+		}
+	})
+}
+
+// TestShadowPolicyRejected: a candidate that does not load stops Hermes
+// at start-up; one broken later keeps the previous candidate, reported.
+func TestShadowPolicyRejected(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
+	cand := writeCandidate(t, dir, "evaluation_interval: 15s", "evaluation_interval: 30s")
+	fp := &fakeProm{}
+	_, err := New(Options{ConfigPath: cfgPath, CandidatePath: cand, Actuators: fileKinds(),
+		NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
+	if err == nil || !strings.Contains(err.Error(), "candidate "+cand+": global.evaluation_interval 30s differs") {
+		t.Errorf("a candidate ticking apart started: %v", err)
+	}
+}
+
+func fileKinds() *actuators.Registry {
+	kinds := &actuators.Registry{}
+	file.Register(kinds)
+	return kinds
+}
