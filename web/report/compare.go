@@ -21,17 +21,17 @@ type Compare struct {
 }
 
 type compareSection struct {
-	Name       string
+	Name string
 	// CurrentName and CandidateName name the policies (Compare).
 	CurrentName, CandidateName string
-	Start      string
-	End        string
-	Step       string
-	Rows       []compareRow
-	DegradedBy string
-	Services   []template.HTML
-	Routes     []template.HTML
-	Decisions  []string
+	Start                      string
+	End                        string
+	Step                       string
+	Rows                       []compareRow
+	DegradedBy                 string
+	Services                   []template.HTML
+	Routes                     []template.HTML
+	Decisions                  []string
 }
 
 type compareRow struct {
