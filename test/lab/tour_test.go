@@ -190,7 +190,7 @@ func TestLabTour(t *testing.T) {
 	})
 
 	labCmd("heal", "free")
-	testenv.EventuallyDetail(t, 5*time.Minute, "free failing back", func() (bool, string) {
+	testenv.EventuallyDetail(t, 6*time.Minute, "free failing back", func() (bool, string) {
 		r := status("free")
 		return r.FailbackStage >= 1 && r.Traffic > 0, r.String()
 	})
