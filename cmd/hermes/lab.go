@@ -104,6 +104,9 @@ func labFaultCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return labFaultUsage.fail(stderr, fs, "%v", err)
 	}
+	if kind == fakeprovider.Healthy {
+		return labFaultUsage.fail(stderr, fs, "healthy is no fault: hermes lab heal %s", pos[0])
+	}
 	f := fakeprovider.Fault{Kind: kind, Percent: pct}
 	if err := fakeprovider.NewClient(*provider).SetFault(ctx, pos[0], f); err != nil {
 		fmt.Fprintf(stderr, "hermes lab fault: %v\n", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,6 +97,7 @@ func TestLabFaultAndHeal(t *testing.T) {
 		{[]string{"fault", "free", "30%", "broken"}, `unknown fault kind "broken"`},
 		{[]string{"fault", "free", "30%"}, "want 3 argument(s), got 2"},
 		{[]string{"heal"}, "want 1 argument(s), got 0"},
+		{[]string{"fault", "free", "30%", "healthy"}, "healthy is no fault: hermes lab heal free"},
 	} {
 		code, _, errb := hermes(t, append(append([]string{"lab"}, tc.args...), "--provider", srv.URL)...)
 		if code != 2 || !strings.Contains(errb, tc.want) {
@@ -106,5 +108,33 @@ func TestLabFaultAndHeal(t *testing.T) {
 	srv.Close()
 	if code, _, errb := hermes(t, "lab", "heal", "free", "--provider", srv.URL); code != 1 || !strings.Contains(errb, "fake provider") {
 		t.Errorf("lab heal with no provider: exit %d, stderr %q", code, errb)
+	}
+}
+
+// TestLabServerConfigs checks the lab's proxy and prober files with hermes
+// check, and its Alertmanager file with amtool when it is installed.
+func TestLabServerConfigs(t *testing.T) {
+	l := testLab(t)
+	for name, text := range map[string]string{"proxy.yaml": l.proxyConf(), "probe.yaml": l.probeConf(15 * time.Second), "probe-fast.yaml": l.probeConf(labFastInterval)} {
+		path := filepath.Join(l.dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if code := checkCmd([]string{"--config", path}, &out, &out); code != 0 {
+			t.Errorf("hermes check %s: %d\n%s\n%s", name, code, out.String(), text)
+		}
+	}
+	amtool, err := exec.LookPath("amtool")
+	if err != nil {
+		t.Log("amtool not installed: the Alertmanager file is checked by test/lab's real Alertmanager")
+		return
+	}
+	path := filepath.Join(l.dir, "alertmanager.yml")
+	if err := os.WriteFile(path, []byte(l.alertmanagerConf()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(amtool, "check-config", path).CombinedOutput(); err != nil {
+		t.Errorf("amtool check-config: %v\n%s", err, out)
 	}
 }

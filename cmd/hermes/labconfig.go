@@ -270,8 +270,9 @@ scrape_configs:
 }
 
 // alertmanagerConf sends every alert to the lab's pager, grouped by
-// route as rules/alertmanager/alertmanager.yml does, with short timers
-// so the pager follows the alerts within seconds, resolved ones too.
+// route and muted by tier as rules/alertmanager/alertmanager.yml does
+// (its inhibit rules, copied), with short timers so the pager follows the
+// alerts within seconds, resolved ones too.
 func (l *lab) alertmanagerConf() string {
 	return fmt.Sprintf(`# The lab's Alertmanager (hermes lab): every alert to the lab's pager.
 route:
@@ -285,6 +286,15 @@ receivers:
     webhook_configs:
       - url: %s/notify
         send_resolved: true
+# rules/alertmanager/alertmanager.yml's: a page (tier A) mutes the tickets
+# (B) and information (C) of its route, a ticket mutes information.
+inhibit_rules:
+  - source_matchers: ['alertname=~"Hermes.+"', 'severity="critical"', 'service=~".+"']
+    target_matchers: ['alertname=~"Hermes.+"', 'severity=~"warning|info"']
+    equal: [service, route, drill]
+  - source_matchers: ['alertname=~"Hermes.+"', 'severity="warning"', 'service=~".+"']
+    target_matchers: ['alertname=~"Hermes.+"', 'severity="info"']
+    equal: [service, route, drill]
 `, l.url(l.ports.Pager))
 }
 
@@ -307,6 +317,7 @@ defaults:
   readiness: {interval: 5s, timeout: 2s}
   e2e: {interval: %s, timeout: %s}
   boundary: {disabled: true}
+  token_budget: {tokens: 0, per: 24h}   # the fake provider costs nothing
 targets:
 `, model.Duration(e2e), model.Duration(e2e), model.Duration(min(e2e, 5*time.Second)))
 	for _, r := range labRoutes {
