@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -108,8 +107,4 @@ func (p *labPager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-func (n pagerNote) String() string {
-	return fmt.Sprintf("%s %s route=%s starts %s", n.Status, n.Labels["alertname"], n.Labels["route"], n.StartsAt.UTC().Format(time.RFC3339))
 }
