@@ -2,14 +2,18 @@ package lab_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +70,8 @@ func TestLabTour(t *testing.T) {
 	hermes := testenv.HermesBinary(t)
 	dir := t.TempDir()
 	lab := testenv.Start(t, "hermes-lab", exec.Command(hermes, "lab", "--fast", "--port-base", "0", "--dir", dir))
-	lab.StopTimeout = 60 * time.Second
+	// Stopped as a user stops it: Ctrl-C.
+	lab.StopSignal, lab.StopTimeout = os.Interrupt, 60*time.Second
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, log := range []string{"hermes-run.log", "hermes-proxy.log", "hermes-probe.log"} {
@@ -208,4 +213,22 @@ func TestLabTour(t *testing.T) {
 		fired := slices.Index(notes, "firing")
 		return len(active) == 0 && fired >= 0 && slices.Contains(notes[fired:], "resolved"), fmt.Sprintf("active %v, pager %v", active, notes)
 	})
+
+	// Ctrl-C stops every server the lab started, by its PID.
+	pids := regexp.MustCompile(`msg=started server=("[^"]+"|\S+) pid=(\d+)`).FindAllStringSubmatch(testenv.Tail(lab.LogPath, 1000), -1)
+	if len(pids) != 6 {
+		t.Fatalf("the lab's log names %d started servers, want 6:\n%s", len(pids), lab.LogTail(40))
+	}
+	if err := lab.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lab.Err(); err != nil {
+		t.Errorf("hermes lab ended with %v on Ctrl-C, want exit 0", err)
+	}
+	for _, m := range pids {
+		pid, _ := strconv.Atoi(m[2])
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s (pid %d) still runs after the lab stopped (%v)", m[1], pid, err)
+		}
+	}
 }
