@@ -108,3 +108,42 @@ func TestStatusKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedKinds checks what a streamed completion carries under the
+// kinds that change a stream's end.
+func TestStreamedKinds(t *testing.T) {
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	stream := func() (string, error) {
+		resp, err := http.Post(srv.URL+"/r/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"fake-model","stream":true,"messages":[{"role":"user","content":"Summarize this."}]}`))
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	for _, tc := range []struct {
+		kind       fakeprovider.Kind
+		want, not  string
+		brokenBody bool
+	}{
+		{fakeprovider.Healthy, "data: [DONE]", "", false},
+		{fakeprovider.ErrorInOK, "data: " + fakeprovider.ErrorInOKBody, "[DONE]", false},
+		{fakeprovider.NoDone, `"finish_reason":"stop"`, "[DONE]", false},
+		{fakeprovider.Truncated, "cheap", "[DONE]", false},
+		{fakeprovider.StreamCut, "cheap", "[DONE]", true},
+	} {
+		p.SetFault("r", fakeprovider.Fault{Kind: tc.kind, Percent: 100})
+		body, err := stream()
+		if (err != nil) != tc.brokenBody {
+			t.Errorf("%s: reading the stream: %v, want a broken body %v", tc.kind, err, tc.brokenBody)
+		}
+		if !strings.Contains(body, tc.want) || tc.not != "" && strings.Contains(body, tc.not) {
+			t.Errorf("%s: stream %q; want %q and no %q", tc.kind, body, tc.want, tc.not)
+		}
+	}
+}
