@@ -145,5 +145,5 @@ func findBinary(names ...string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New(strings.Join(names, " or ") + " not found on $PATH or in /usr/sbin (Debian: apt-get install prometheus prometheus-alertmanager nginx-light)")
+	return "", errors.New(strings.Join(names, " or ") + " not found on $PATH or in /usr/sbin (Debian: apt-get install prometheus prometheus-alertmanager nginx; scripts/install-deps.sh installs them)")
 }
