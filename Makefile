@@ -1,4 +1,4 @@
-.PHONY: build test demo scenarios bench bench-detect bench-prometheus bench-proxy
+.PHONY: build test demo lab lab-fault lab-heal scenarios bench bench-detect bench-prometheus bench-proxy
 
 # build stamps the version into hermes --version and hermes_build_info.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -18,6 +18,26 @@ test:
 
 demo:
 	go run ./cmd/hermes demo
+
+# lab runs a live lab on 127.0.0.1 until Ctrl-C: real Prometheus,
+# Alertmanager and nginx, a fake provider, hermes proxy, probe and run with
+# the shipped policy (docs/lab.md). FAST=1 divides the policy's timers by
+# 30 (the CI tour's); RATE sets the load in req/s; PORT_BASE moves the ports.
+# In another terminal: make lab-fault ROUTE=free RATE=30% KIND=error_body,
+# then make lab-heal ROUTE=free.
+LAB_FLAGS = $(if $(FAST),--fast) $(if $(LOAD),--rate $(LOAD)) $(if $(PORT_BASE),--port-base $(PORT_BASE))
+LAB_PROVIDER = $(if $(PORT_BASE),--provider http://127.0.0.1:$(shell echo $$(($(PORT_BASE)+3))))
+lab: build
+	bin/hermes lab $(LAB_FLAGS)
+
+ROUTE ?= free
+RATE ?= 30%
+KIND ?= error_body
+lab-fault: build
+	bin/hermes lab fault $(ROUTE) $(RATE) $(KIND) $(LAB_PROVIDER)
+
+lab-heal: build
+	bin/hermes lab heal $(ROUTE) $(LAB_PROVIDER)
 
 # scenarios regenerates the scenario series and their golden timelines.
 scenarios:

@@ -8,6 +8,7 @@
 //	hermes proxy    --config FILE [--web.listen-address :9799]
 //	hermes backtest --series FILE… [--config FILE] [--format text|json]
 //	hermes demo
+//	hermes lab      [--fast] [--rate N] [--port-base N] | fault ROUTE PERCENT KIND | heal ROUTE
 //	hermes help     [COMMAND [ACTION]]
 //	hermes --version
 package main
@@ -45,6 +46,7 @@ func commands() []command {
 		{"proxy", proxyUsage.summary, proxyCmd},
 		{"backtest", backtestUsage.summary, backtestCmd},
 		{"demo", demoUsage.summary, demoCmd},
+		{"lab", labUsage.summary, labCmd},
 		{"help", helpUsage.summary, helpCmd},
 	}
 }

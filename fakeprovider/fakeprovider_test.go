@@ -1,0 +1,149 @@
+package fakeprovider_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hermes-failover/hermes/fakeprovider"
+	"github.com/hermes-failover/hermes/internal/faults"
+)
+
+// TestKindsCoverTheFaultCatalogue keeps the provider's kinds and
+// internal/faults' catalogue under the same names.
+func TestKindsCoverTheFaultCatalogue(t *testing.T) {
+	for _, f := range faults.Catalogue {
+		if _, err := fakeprovider.ParseKind(string(f)); err != nil {
+			t.Errorf("fault %q of internal/faults: %v", f, err)
+		}
+	}
+	if k, err := fakeprovider.ParseKind("error_body"); err != nil || k != fakeprovider.ErrorInOK {
+		t.Errorf("error_body = %q, %v; want error_in_200", k, err)
+	}
+	if _, err := fakeprovider.ParseKind("nonsense"); err == nil || !strings.Contains(err.Error(), "error_in_200") {
+		t.Errorf("an unknown kind: %v; want an error listing the kinds", err)
+	}
+}
+
+func chat(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France?"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestFaultHitsItsShareOfOneRoute sets 30 % error_in_200 on free over
+// HTTP, as `hermes lab fault` does: exactly 3 of every 10 of free's
+// completions carry the error template, paid's none, and healing ends it.
+func TestFaultHitsItsShareOfOneRoute(t *testing.T) {
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	c := fakeprovider.NewClient(srv.URL)
+	ctx := context.Background()
+	if err := c.SetFault(ctx, "free", fakeprovider.Fault{Kind: "error_body", Percent: 30}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetFault(ctx, "free", fakeprovider.Fault{Kind: "500", Percent: 130}); err == nil {
+		t.Error("130 % was accepted")
+	}
+	got, err := c.Faults(ctx)
+	if err != nil || got["free"] != (fakeprovider.Fault{Kind: fakeprovider.ErrorInOK, Percent: 30}) {
+		t.Fatalf("faults = %v, %v", got, err)
+	}
+	count := func(route string) int {
+		n := 0
+		for range 20 {
+			code, body := chat(t, srv.URL+"/"+route+"/v1")
+			if code != http.StatusOK {
+				t.Fatalf("%s: %d %s", route, code, body)
+			}
+			if strings.TrimSpace(body) == fakeprovider.ErrorInOKBody {
+				n++
+			} else if !strings.Contains(body, "Paris") {
+				t.Fatalf("%s: neither a fault nor an answer: %s", route, body)
+			}
+		}
+		return n
+	}
+	if n := count("free"); n != 6 {
+		t.Errorf("free: %d error templates in 20 calls, want 6", n)
+	}
+	if n := count("paid"); n != 0 {
+		t.Errorf("paid: %d error templates in 20 calls, want 0", n)
+	}
+	if err := c.Heal(ctx, "free"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("free"); n != 0 {
+		t.Errorf("free healed: %d error templates in 20 calls, want 0", n)
+	}
+	if p.Requests("/free/v1/chat/completions") != 40 {
+		t.Errorf("requests of free = %d, want 40", p.Requests("/free/v1/chat/completions"))
+	}
+}
+
+// TestStatusKinds checks the kinds that answer with an HTTP error.
+func TestStatusKinds(t *testing.T) {
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	for kind, want := range map[fakeprovider.Kind]int{
+		fakeprovider.RateLimited: 429, fakeprovider.InternalError: 500, fakeprovider.Unavailable: 503,
+		fakeprovider.ServerError: 503, fakeprovider.ContextLength: 400, fakeprovider.ContentFilter: 400,
+	} {
+		p.SetFault("r", fakeprovider.Fault{Kind: kind, Percent: 100})
+		if code, body := chat(t, srv.URL+"/r/v1"); code != want {
+			t.Errorf("%s: %d %s, want %d", kind, code, body, want)
+		}
+	}
+}
+
+// TestStreamedKinds checks what a streamed completion carries under the
+// kinds that change a stream's end.
+func TestStreamedKinds(t *testing.T) {
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	stream := func() (string, error) {
+		resp, err := http.Post(srv.URL+"/r/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"fake-model","stream":true,"messages":[{"role":"user","content":"Summarize this."}]}`))
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	for _, tc := range []struct {
+		kind       fakeprovider.Kind
+		want, not  string
+		brokenBody bool
+	}{
+		{fakeprovider.Healthy, "data: [DONE]", "", false},
+		{fakeprovider.ErrorInOK, "data: " + fakeprovider.ErrorInOKBody, "[DONE]", false},
+		{fakeprovider.NoDone, `"finish_reason":"stop"`, "[DONE]", false},
+		{fakeprovider.Truncated, "cheap", "[DONE]", false},
+		{fakeprovider.StreamCut, "cheap", "[DONE]", true},
+	} {
+		p.SetFault("r", fakeprovider.Fault{Kind: tc.kind, Percent: 100})
+		body, err := stream()
+		if (err != nil) != tc.brokenBody {
+			t.Errorf("%s: reading the stream: %v, want a broken body %v", tc.kind, err, tc.brokenBody)
+		}
+		if !strings.Contains(body, tc.want) || tc.not != "" && strings.Contains(body, tc.not) {
+			t.Errorf("%s: stream %q; want %q and no %q", tc.kind, body, tc.want, tc.not)
+		}
+	}
+}
