@@ -79,7 +79,7 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 			FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[route],
 			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: routeReasons(rs.Score, probs),
 			Placement:  evaluator.Placement(v.Policy, *rs, v.LastTick),
-			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs)}
+			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs), Moved: rs.Move.String()}
 		if rt.State == nil {
 			rt.State = []string{}
 		}

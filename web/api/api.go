@@ -106,6 +106,10 @@ type Route struct {
 	// is held ("held: Prometheus unreachable: …"), or that
 	// it is idle ("idle: judged by its probes alone").
 	State []string `json:"state"`
+	// Moved is what moved the route down, fixed at its last move down and
+	// kept until it is back at normal (evaluator.Move): "failover at T
+	// (why): signal value (-penalty): evidence; …"; empty at normal.
+	Moved string `json:"moved,omitempty"`
 }
 
 // Alert is a pending or firing alert.
