@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"time"
+
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 
@@ -22,12 +24,15 @@ type targetEnv struct {
 	// route is the route whose details env still lacks; nil once they are
 	// in, and for service and actuator targets.
 	route *RouteState
+	// p and now are what routeDetails needs besides the route.
+	p   *Policy
+	now time.Time
 }
 
 // full is the whole environment.
 func (t *targetEnv) full() *rules.AlertEnv {
 	if t.route != nil {
-		routeDetails(&t.env, t.route)
+		routeDetails(t.p, &t.env, t.route, t.now)
 		t.route = nil
 	}
 	return &t.env

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/expr-lang/expr/vm"
 
@@ -64,11 +65,13 @@ func TestTargetEnvMatchesExpr(t *testing.T) {
 func matchExpr(t *testing.T, conds []*alertRule, rng *rand.Rand, n int) {
 	t.Helper()
 	var plain, fast vm.VM
+	p := policyWithActuator(t)
+	now := time.Unix(1e9, 0)
 	for i := range n {
 		rs := randomRouteState(rng)
 		svc := rules.ServiceConfig{Name: "svc0"}
-		want := alertEnv(State{}, svc, nil, "svc0-route1", nil, rs, map[string]float64{})
-		routeDetails(&want, rs)
+		want := alertEnv(p, State{}, svc, nil, "svc0-route1", nil, rs, map[string]float64{}, now)
+		routeDetails(p, &want, rs, now)
 		other := randomAlertEnv(rng)
 		wantText := map[bool]string{true: fmt.Sprintf("%#v", want), false: fmt.Sprintf("%#v", other)}
 		for _, r := range conds {
@@ -77,7 +80,7 @@ func matchExpr(t *testing.T, conds []*alertRule, rng *rand.Rand, n int) {
 				scratch rules.AlertEnv
 				t       targetEnv
 			}{
-				{true, want, targetEnv{env: alertEnv(State{}, svc, nil, "svc0-route1", nil, rs, map[string]float64{}), route: rs}},
+				{true, want, targetEnv{env: alertEnv(p, State{}, svc, nil, "svc0-route1", nil, rs, map[string]float64{}, now), route: rs, p: p, now: now}},
 				{false, other, targetEnv{env: other}},
 			} {
 				c.t.env.Signals = maps.Clone(c.t.env.Signals) // no map shared with the scratch environment

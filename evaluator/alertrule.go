@@ -50,12 +50,12 @@ func evalAlerts(p *Policy, s State, routes []RouteState, snap Snapshot, now time
 		split := s.Services[svc.Name]
 		chain := chainBriefs(p, si, routes)
 		e.target(rules.ScopeService, alertTarget{service: svc.Name}, func(sig map[string]float64) targetEnv {
-			return targetEnv{env: alertEnv(s, svc, split, "", chain, nil, sig)}
+			return targetEnv{env: alertEnv(p, s, svc, split, "", chain, nil, sig, now)}
 		})
 		for j, route := range svc.Routes {
 			rs := &routes[p.serviceRoutes[si][j]]
 			e.target(rules.ScopeRoute, alertTarget{service: svc.Name, route: route}, func(sig map[string]float64) targetEnv {
-				return targetEnv{env: alertEnv(s, svc, split, route, nil, rs, sig), route: rs}
+				return targetEnv{env: alertEnv(p, s, svc, split, route, nil, rs, sig, now), route: rs, p: p, now: now}
 			})
 		}
 	}
@@ -226,7 +226,7 @@ func alertEvent(a *Alert, now time.Time) *Event {
 // in its order (by index, not by name: a fleet's routes map is large), rs the
 // route's, ss the service's split. Its Signals are signals, an empty map
 // that routeDetails fills.
-func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string, chain []routeBrief, rs *RouteState, signals map[string]float64) rules.AlertEnv {
+func alertEnv(p *Policy, s State, svc rules.ServiceConfig, ss *traffic.Split, route string, chain []routeBrief, rs *RouteState, signals map[string]float64, now time.Time) rules.AlertEnv {
 	env := rules.AlertEnv{Service: svc.Name, Route: route, Signals: signals, Score: 100, Level: traffic.Normal.String()}
 	if ss != nil {
 		env.Degraded = ss.Degraded
@@ -244,19 +244,35 @@ func alertEnv(s State, svc rules.ServiceConfig, ss *traffic.Split, route string,
 		return env
 	}
 	_, env.Drill = s.Drills[route]
+	env.Observe = p.Config.Failback.Observe.Seconds()
+	if ss != nil {
+		env.Weight = ss.Weights[route]
+	}
 	if rs == nil {
 		return env
 	}
 	env.Score, env.Level, env.Stage = rs.Score.Value, rs.Level.String(), rs.Stage
 	env.Missing = rs.Score.Missing
+	if rs.Stage > 0 {
+		env.StageFor = now.Sub(rs.StageSince).Seconds()
+		if env.Observe > 0 {
+			env.StageObserved = env.StageFor / env.Observe
+		}
+	}
+	if m := rs.Move; m != nil {
+		env.MovedBy, env.MovedTo, env.MovedAt = m.Lines(), m.To.String(), m.At.UTC().Format(time.RFC3339)
+		env.Aborted = m.AbortText()
+	}
 	return env
 }
 
-// routeDetails adds a route's signals, causes and evidence to env, its
+// routeDetails adds a route's signals, causes, evidence and what it
+// waits for to env, its
 // alert environment from alertEnv: what costs most to build, and what few
 // rules and only active alerts read (see targetEnv).
-func routeDetails(env *rules.AlertEnv, rs *RouteState) {
+func routeDetails(p *Policy, env *rules.AlertEnv, rs *RouteState, now time.Time) {
 	env.Causes = rs.Score.Causes()
+	env.Waiting = Waiting(p, *rs, now)
 	for i := range rs.Score.Contributions {
 		c := &rs.Score.Contributions[i]
 		env.Signals[c.Signal] = envSignal(c)

@@ -34,6 +34,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	case target > rs.Level:
 		next := moveTo(p, rs, target, now)
 		next.Causes = withCauses(p, rs.Causes, sc)
+		next.Move = moveRecord(rs.Move, target, why, sc, now)
 		return next, []transition{{from: prev.Level, to: target, why: why}}
 	case target == traffic.Failover && rs.Level == traffic.Failover && rs.Stage > 0:
 		// Bad enough to fail over again during a failback: back to no
@@ -45,6 +46,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		next.Since = prev.Since
 		next.Causes = withCauses(p, rs.Causes, sc)
 		next.FailingSince = failingAfterAbort(prev, now)
+		next.Move = withAbort(p, rs.Move, prev.Stage, why, now)
 		return next, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: 0, why: why}}
 	}
 
@@ -142,6 +144,7 @@ func moveTo(p *Policy, rs RouteState, to traffic.Level, now time.Time) RouteStat
 	rs.Since = now
 	if to == traffic.Normal {
 		rs.Causes = nil
+		rs.Move = nil
 	}
 	rs.Stage = 0
 	rs.StageSince = time.Time{}
@@ -170,6 +173,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 				// Back to no traffic: the manual_after clock runs again.
 				rs.RecoverSince = time.Time{}
 				rs.FailingSince = failingAfterAbort(prev, now)
+				rs.Move = withAbort(p, rs.Move, prev.Stage, why, now)
 			}
 			return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
 		}
@@ -241,7 +245,11 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		}
 		if now.Sub(rs.FailingSince) >= fb.ManualAfter {
 			why := fmt.Sprintf("still failing %s after failover (score %.1f)", fb.ManualAfter, sc.Value)
-			return moveTo(p, rs, traffic.Manual, now), []transition{{from: traffic.Failover, to: traffic.Manual, why: why}}
+			next := moveTo(p, rs, traffic.Manual, now)
+			// The manual page supersedes an aborted failback's: the record
+			// keeps the cause, not the abort.
+			next.Move = withoutAbort(rs.Move)
+			return next, []transition{{from: traffic.Failover, to: traffic.Manual, why: why}}
 		}
 		return rs, nil
 	}
@@ -260,6 +268,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	}
 	rs.Stage = 1
 	rs.StageSince = now
+	rs.Move = withoutAbort(rs.Move)
 	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Low, fo.RecoverAbove, fo.RecoverFor)
 	return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: 0, stageTo: 1, why: why}}
 }

@@ -32,6 +32,8 @@ import (
 //	reload max_shift_per_tick=30                              (a new policy whose actuator limits the shift; state kept)
 //	state                                                     (print every route and service)
 //	score route=free                                          (print a route's score, its bounds and reasons)
+//	move route=free                                           (print the route's move record)
+//	alerts route=free                                         (print the route's active alerts and their annotations)
 func TestInteraction(t *testing.T) {
 	datadriven.Walk(t, "testdata/interaction", func(t *testing.T, path string) {
 		h := newHarness(t)
@@ -198,6 +200,40 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		h.p = policyOf(t, []config.ActuatorConfig{{Name: "split", Type: "file", MaxShiftPerTick: n}})
 		return fmt.Sprintf("reloaded: actuator split with max_shift_per_tick %d", n)
+	case "alerts":
+		// The route's alerts that are not inactive, with their annotations
+		// as Alertmanager gets them.
+		keys := make([]string, 0, len(h.s.Alerts))
+		for k, a := range h.s.Alerts {
+			if a.Route == arg("route") && a.State != StateInactive {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			a := h.s.Alerts[k]
+			fmt.Fprintf(&b, "%s [%s] %s since %s\n  summary: %s\n  description: %s\n", a.Rule, a.Tier, a.State, h.stamp(a.ActiveAt), a.Annotations["summary"], a.Annotations["description"])
+		}
+		if b.Len() == 0 {
+			return "(no alerts)"
+		}
+		return b.String()
+	case "move":
+		rs := h.s.Routes[arg("route")]
+		if rs == nil {
+			d.Fatalf(t, "move: no route %q", arg("route"))
+		}
+		if rs.Move == nil {
+			return "(no move)"
+		}
+		fmt.Fprintf(&b, "incident since %s; %s at %s (%s)", h.stamp(rs.Move.Incident), rs.Move.To, h.stamp(rs.Move.At), rs.Move.Why)
+		for _, l := range rs.Move.Lines() {
+			b.WriteString("\n  " + l)
+		}
+		if rs.Move.Abort != nil {
+			fmt.Fprintf(&b, "\n  aborted at stage %d (%d %%) at %s: %s", rs.Move.Abort.Stage, rs.Move.Abort.Percent, h.stamp(rs.Move.Abort.At), rs.Move.Abort.Why)
+		}
+		return b.String()
 	case "restart":
 		h.s = exportedOnly(h.s)
 		return "restarted: dwell and recovery timers and alerts forgotten"
@@ -239,7 +275,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 func exportedOnly(s State) State {
 	out := State{Routes: map[string]*RouteState{}, Services: map[string]*traffic.Split{}, Overrides: s.Overrides, Drills: s.Drills}
 	for n, rs := range s.Routes {
-		out.Routes[n] = &RouteState{SavedRoute: rs.SavedRoute}
+		// The move record is kept in the local state file
+		// (runner/persist).
+		out.Routes[n] = &RouteState{SavedRoute: rs.SavedRoute, Move: rs.Move}
 	}
 	for n, st := range s.Services {
 		c := st.Clone()

@@ -133,6 +133,16 @@ func (s Score) Reasons() []string {
 // caps (the lowest first), then penalties (the most points first). Pages
 // name them (AlertEnv.Causes).
 func (s Score) Causes() []string {
+	var out []string
+	for _, c := range s.causeContributions() {
+		out = append(out, c.reasons()...)
+	}
+	return out
+}
+
+// causeContributions are the contributions that cost the score, in the
+// order of Causes.
+func (s Score) causeContributions() []*Contribution {
 	var cs []*Contribution
 	for i := range s.Contributions {
 		if c := &s.Contributions[i]; c.Status == StatusOK && (c.Penalty > 0 || c.CapsAt >= 0 || c.Floor > traffic.Normal) {
@@ -148,11 +158,7 @@ func (s Score) Causes() []string {
 		}
 		return cmp.Compare(b.Penalty, a.Penalty)
 	})
-	var out []string
-	for _, c := range cs {
-		out = append(out, c.reasons()...)
-	}
-	return out
+	return cs
 }
 
 // capOrder ranks a contribution by the cap it imposes, lowest first; one

@@ -45,6 +45,12 @@ type RouteState struct {
 	// every tick since (recovery.go), in policy order; nil while normal. A route below normal without causes (restored after a
 	// restart) has unknown ones (recovery.go). Never written in place.
 	Causes []Cause `json:"causes,omitempty"`
+	// Move is what moved the route down, fixed at its last move down and
+	// kept until it is back at normal (move.go): what its pages and
+	// status row name as the cause, where Causes (the recovery scope)
+	// grow with every tick below normal. Saved in the local state file
+	// (runner/persist), not in the series.
+	Move *Move `json:"move,omitempty"`
 	// Arrival is the last tick on which failures arriving in the newest
 	// interval demanded a level (arrival.go); lost at a restart.
 	Arrival Arrival `json:"-"`

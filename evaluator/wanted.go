@@ -73,8 +73,11 @@ func callsWanted(p *Policy, rs RouteState) []string {
 			x = math.Round((1 - v) * n)
 		}
 		if !(t > 0) {
-			if t = 1 - *b.Below; b.Above != nil {
+			// b has one side: Below is nil on a bound from above.
+			if b.Above != nil {
 				t = *b.Above
+			} else {
+				t = 1 - *b.Below
 			}
 		}
 		if _, hi := p.recovery.of(x/n, n); hi <= t {

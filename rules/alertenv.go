@@ -32,6 +32,34 @@ type AlertEnv struct {
 	// first ("soft_fail_ratio 0.28 (-58.2): 339 of 1200 calls in 1m: ≥ 24.4
 	// % at 99.9 %"): what a page about a move names as its cause.
 	Causes []string `expr:"causes"`
+	// MovedBy are the signals that moved the route down, fixed at its
+	// last move down and kept until it is back at normal, in the order and
+	// words of Causes; MovedTo is the level of that move and MovedAt its
+	// time (RFC 3339). Empty at normal. A page about a failover names
+	// these: Causes are the costs of the tick it is rendered at.
+	MovedBy []string `expr:"moved_by"`
+	MovedTo string   `expr:"moved_to"`
+	MovedAt string   `expr:"moved_at"`
+	// Aborted is the failback of this incident that stepped back to no
+	// traffic, until the next one starts ("stage 2 (30 %) at …: score 0.0
+	// < 80 …"); "" when none.
+	Aborted string `expr:"aborted"`
+	// StageFor is how long the route has been at its failback stage
+	// (seconds, 0 when none), Observe the stage's observe window
+	// (seconds, failback.observe): a stage that waits well beyond it is
+	// stalled.
+	StageFor float64 `expr:"stage_for"`
+	Observe  float64 `expr:"observe"`
+	// StageObserved is StageFor in observe windows (StageFor / Observe):
+	// `stage_observed >= 2` is a stage that waited twice its window.
+	StageObserved float64 `expr:"stage_observed"`
+	// Waiting is what the route waits for (the dwell of a move down, the
+	// evidence and calls a failback stage needs), as the status page says
+	// it.
+	Waiting []string `expr:"waiting"`
+	// Weight is the route's share of its service's traffic in percent
+	// (route scope).
+	Weight int `expr:"weight"`
 	// Drill: the route (service scope: a route of the service) is in a
 	// fault drill; its alerts carry the label drill="true".
 	Drill bool `expr:"drill"`
@@ -49,11 +77,15 @@ type AlertEnv struct {
 // TestAlertVarsAreAlertEnv keeps the two alike.
 var (
 	alertFloats = map[string]func(*AlertEnv) float64{
-		"score":       func(e *AlertEnv) float64 { return e.Score },
-		"failing_for": func(e *AlertEnv) float64 { return e.FailingFor },
+		"score":          func(e *AlertEnv) float64 { return e.Score },
+		"stage_for":      func(e *AlertEnv) float64 { return e.StageFor },
+		"observe":        func(e *AlertEnv) float64 { return e.Observe },
+		"stage_observed": func(e *AlertEnv) float64 { return e.StageObserved },
+		"failing_for":    func(e *AlertEnv) float64 { return e.FailingFor },
 	}
 	alertInts = map[string]func(*AlertEnv) int{
-		"stage": func(e *AlertEnv) int { return e.Stage },
+		"stage":  func(e *AlertEnv) int { return e.Stage },
+		"weight": func(e *AlertEnv) int { return e.Weight },
 	}
 	alertStrings = map[string]func(*AlertEnv) string{
 		"route":    func(e *AlertEnv) string { return e.Route },
@@ -61,6 +93,9 @@ var (
 		"level":    func(e *AlertEnv) string { return e.Level },
 		"actuator": func(e *AlertEnv) string { return e.Actuator },
 		"error":    func(e *AlertEnv) string { return e.Error },
+		"moved_to": func(e *AlertEnv) string { return e.MovedTo },
+		"moved_at": func(e *AlertEnv) string { return e.MovedAt },
+		"aborted":  func(e *AlertEnv) string { return e.Aborted },
 	}
 	alertBools = map[string]func(*AlertEnv) bool{
 		"degraded": func(e *AlertEnv) bool { return e.Degraded },
@@ -70,6 +105,8 @@ var (
 		"missing":  {Get: func(e *AlertEnv) []string { return e.Missing }},
 		"evidence": {Get: func(e *AlertEnv) []string { return e.Evidence }, Detail: true},
 		"causes":   {Get: func(e *AlertEnv) []string { return e.Causes }, Detail: true},
+		"moved_by": {Get: func(e *AlertEnv) []string { return e.MovedBy }},
+		"waiting":  {Get: func(e *AlertEnv) []string { return e.Waiting }, Detail: true},
 	}
 	// alertMaps are the variables the language does not read by name
 	// alone: signals (signals.x, signals["x"]) and weights.
@@ -81,7 +118,7 @@ var (
 const AlertSignals = "signals"
 
 // AlertList is a list variable of the alert language. Detail marks the
-// route's details (its Signals, Evidence and Causes), which the core puts
+// route's details (its Signals, Evidence, Causes and Waiting), which the core puts
 // in a route's AlertEnv only when something reads them.
 type AlertList struct {
 	Get    func(*AlertEnv) []string
@@ -125,18 +162,27 @@ func AlertListVar(name string) (AlertList, bool) {
 // TemplateData is what an alert's summary and description templates see.
 // Its fields mean the same as those of AlertEnv.
 type TemplateData struct {
-	Route    string
-	Service  string
-	Score    float64
-	Level    string
-	Stage    int
-	Signals  map[string]float64
-	Missing  []string
-	Degraded bool
-	Weights  map[string]int
-	Evidence []string
-	Causes   []string
-	Drill    bool
+	Route         string
+	Service       string
+	Score         float64
+	Level         string
+	Stage         int
+	Signals       map[string]float64
+	Missing       []string
+	Degraded      bool
+	Weights       map[string]int
+	Evidence      []string
+	Causes        []string
+	MovedBy       []string
+	MovedTo       string
+	MovedAt       string
+	Aborted       string
+	StageFor      float64
+	Observe       float64
+	StageObserved float64
+	Waiting       []string
+	Weight        int
+	Drill         bool
 
 	Actuator   string
 	FailingFor float64

@@ -89,8 +89,8 @@ func TestAlertVarsAreAlertEnv(t *testing.T) {
 		case reflect.Slice:
 			if l, ok := AlertListVar(name); ok {
 				got = l.Get(&env)
-				if detail := name == "evidence" || name == "causes"; l.Detail != detail {
-					t.Errorf("%s: Detail %v, want %v (the route's details are signals, evidence and causes)", name, l.Detail, detail)
+				if detail := name == "evidence" || name == "causes" || name == "waiting"; l.Detail != detail {
+					t.Errorf("%s: Detail %v, want %v (the route's details are signals, evidence, causes and waiting)", name, l.Detail, detail)
 				}
 			}
 		case reflect.Map:

@@ -40,10 +40,12 @@ type alertingStage struct {
 	errors map[string]AlertError
 }
 
-// Tick keeps the tick's alert errors and queues its alerts.
+// Tick keeps the tick's alert errors and queues its alerts; an alert
+// that fires again before its route is back at normal keeps the startsAt
+// of its incident (alerting.Sender.NotifyIncidents).
 func (s *alertingStage) Tick(ctx context.Context, t *tickResult) {
 	s.noteErrors(t.Events)
-	s.sender.Notify(ctx, t.Next.Alerts, t.Time)
+	s.sender.NotifyIncidents(ctx, t.Next.Alerts, alerting.IncidentsOf(t.Next.Routes), t.Time)
 }
 
 // run delivers the queued alerts until ctx is done or stop is called.

@@ -89,7 +89,7 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: routeReasons(rs.Score, probs),
 			Placement:  evaluator.Placement(v.Policy, *rs, v.LastTick),
 			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs),
-			WaitsFor: waitsFor(v.Policy, *rs, v.LastTick)}
+			WaitsFor: waitsFor(v.Policy, *rs, v.LastTick), Moved: rs.Move.String()}
 		if rt.State == nil {
 			rt.State = []string{}
 		}

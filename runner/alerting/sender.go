@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-openapi/strfmt"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
@@ -49,6 +50,9 @@ type Sender struct {
 	validFor time.Duration
 	ams      []*alertmanager
 	lastSent map[string]time.Time // alert key → last time it was queued
+	// started are the startsAt sent for alerts of an incident that is
+	// not over, by alert key (see NotifyIncidents).
+	started  map[string]started
 	running  bool
 	stopped  bool
 	stopping chan struct{} // closed by Stop
@@ -77,6 +81,7 @@ func New(cfg config.AlertingConfig, interval time.Duration, reg prometheus.Regis
 		minBackoff: defaultMinBackoff,
 		maxBackoff: defaultMaxBackoff,
 		lastSent:   map[string]time.Time{},
+		started:    map[string]started{},
 		stopping:   make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -161,7 +166,41 @@ func withDefaults(cfg config.AlertingConfig, interval time.Duration) config.Aler
 // Alertmanager the alerts that are due: firing or resolved alerts not sent
 // since they fired or resolved, or not within the resend delay. It never
 // blocks on the network. Give it the whole State.Alerts every tick.
-func (s *Sender) Notify(_ context.Context, alerts map[string]*evaluator.Alert, now time.Time) {
+func (s *Sender) Notify(ctx context.Context, alerts map[string]*evaluator.Alert, now time.Time) {
+	s.NotifyIncidents(ctx, alerts, nil, now)
+}
+
+// IncidentFunc says since when the route of a route-scope alert has been
+// in its incident (evaluator.Move.Incident: since it left normal); zero
+// when it is at normal.
+type IncidentFunc func(route string) time.Time
+
+// IncidentsOf is the IncidentFunc of a state's routes.
+func IncidentsOf(routes map[string]*evaluator.RouteState) IncidentFunc {
+	return func(route string) time.Time {
+		if rs := routes[route]; rs != nil && rs.Move != nil {
+			return rs.Move.Incident
+		}
+		return time.Time{}
+	}
+}
+
+// started is the startsAt an alert was first sent with in an incident.
+type started struct {
+	route    string
+	incident time.Time // the route's incident
+	startsAt time.Time // what Alertmanager and the on-call person saw
+	firedAt  time.Time // the FiredAt of the alert's last firing
+}
+
+// NotifyIncidents is Notify for alerts of routes in incidents: an alert
+// that fires again while its route has not been back at normal since it
+// first fired (a failback stage stepped back to no traffic, and
+// HermesRouteFailedOver fires again) keeps the startsAt it was first sent
+// with, so Alertmanager, and the on-call person, see one incident, and
+// its later resolve carries the startsAt of the page they got. This is
+// in memory: after a restart an alert is sent from its restored state.
+func (s *Sender) NotifyIncidents(_ context.Context, alerts map[string]*evaluator.Alert, incident IncidentFunc, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var batch []item
@@ -171,12 +210,20 @@ func (s *Sender) Notify(_ context.Context, alerts map[string]*evaluator.Alert, n
 		if pa == nil || !s.due(k, as, now) {
 			continue
 		}
+		if at := s.startOf(k, as, incident); !at.IsZero() {
+			pa.StartsAt = strfmt.DateTime(at.UTC())
+		}
 		s.lastSent[k] = now
 		batch = append(batch, item{key: fingerprint(pa.Labels), alert: pa})
 	}
 	for k := range s.lastSent {
 		if _, ok := alerts[k]; !ok {
 			delete(s.lastSent, k)
+		}
+	}
+	for k, st := range s.started {
+		if _, ok := alerts[k]; !ok && (incident == nil || !incident(st.route).Equal(st.incident)) {
+			delete(s.started, k)
 		}
 	}
 	if len(batch) == 0 {
@@ -189,6 +236,34 @@ func (s *Sender) Notify(_ context.Context, alerts map[string]*evaluator.Alert, n
 		}
 		s.metrics.queueLength.WithLabelValues(am.name).Set(float64(am.q.len()))
 	}
+}
+
+// startOf is the startsAt to send for alert as under key k, zero for its
+// own (FiredAt), and remembers it; s.mu is held.
+func (s *Sender) startOf(k string, as *evaluator.Alert, incident IncidentFunc) time.Time {
+	if as.FiredAt.IsZero() {
+		return time.Time{}
+	}
+	var inc time.Time
+	if incident != nil && as.Route != "" {
+		inc = incident(as.Route)
+	}
+	st, ok := s.started[k]
+	switch {
+	case ok && as.FiredAt.Equal(st.firedAt):
+		// The same firing (its resends, its resolve).
+		return st.startsAt
+	case ok && !inc.IsZero() && inc.Equal(st.incident):
+		// Fired again in the same incident: the startsAt it began with.
+		st.firedAt = as.FiredAt
+		s.started[k] = st
+		return st.startsAt
+	case inc.IsZero():
+		delete(s.started, k)
+		return time.Time{}
+	}
+	s.started[k] = started{route: as.Route, incident: inc, startsAt: as.FiredAt, firedAt: as.FiredAt}
+	return time.Time{}
 }
 
 // due says whether the alert under key must be sent at now, as Prometheus's

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/atomicfile"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // LocalFileName is the default name of the local state file, next to the
@@ -44,11 +45,63 @@ type Local struct {
 	Overrides map[string]evaluator.Override `json:"overrides"`
 	Drills    map[string]evaluator.Drill    `json:"drills,omitempty"`
 	Alerts    SavedAlerts                   `json:"alerts,omitzero"`
+	// Moves are the move records of the routes below normal, by route
+	// (evaluator.Move: what moved each, which its pages and status row
+	// name). Strings and lists do not fit the saved-state series.
+	Moves map[string]*evaluator.Move `json:"moves,omitempty"`
 }
 
 // LocalOf is what state s, of tick, keeps on disk.
 func LocalOf(s evaluator.State, tick time.Time) Local {
-	return Local{Overrides: s.Overrides, Drills: s.Drills, Alerts: SaveAlerts(s.Alerts, tick)}
+	return Local{Overrides: s.Overrides, Drills: s.Drills, Alerts: SaveAlerts(s.Alerts, tick), Moves: movesOf(s)}
+}
+
+// movesOf are the move records of s's routes, by route; nil when none.
+func movesOf(s evaluator.State) map[string]*evaluator.Move {
+	var out map[string]*evaluator.Move
+	for name, rs := range s.Routes {
+		if rs.Move == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]*evaluator.Move{}
+		}
+		out[name] = rs.Move
+	}
+	return out
+}
+
+// sameMoves reports whether prev and next hold the same move records.
+// The core never writes a Move in place: a record that changed is a new
+// pointer.
+func sameMoves(prev, next evaluator.State) bool {
+	for name, rs := range next.Routes {
+		var was *evaluator.Move
+		if p := prev.Routes[name]; p != nil {
+			was = p.Move
+		}
+		if was != rs.Move {
+			return false
+		}
+	}
+	for name, rs := range prev.Routes {
+		if _, ok := next.Routes[name]; !ok && rs.Move != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreMoves puts the saved move records back on the restored routes
+// still below normal (a route restored at normal has no incident).
+func restoreMoves(st *evaluator.State, moves map[string]*evaluator.Move) {
+	for name, m := range moves {
+		if rs := st.Routes[name]; rs != nil && rs.Level != traffic.Normal && m != nil {
+			c := *rs
+			c.Move = m
+			st.Routes[name] = &c
+		}
+	}
 }
 
 // ReadLocal reads the local state file at path; a missing file means
@@ -85,10 +138,12 @@ func SaveLocal(path string, l Local) error {
 }
 
 // LocalChanged reports whether next keeps on disk something other than
-// prev: an override, a drill's recorded times or the active alerts.
+// prev: an override, a drill's recorded times, the active alerts or a
+// move record.
 func LocalChanged(prev, next evaluator.State) bool {
 	return !maps.EqualFunc(prev.Overrides, next.Overrides, evaluator.Override.Equal) ||
-		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) || !SameActive(prev.Alerts, next.Alerts)
+		!maps.EqualFunc(prev.Drills, next.Drills, sameDrill) || !SameActive(prev.Alerts, next.Alerts) ||
+		!sameMoves(prev, next)
 }
 
 // sameDrill reports whether two versions of a route's drill are the same

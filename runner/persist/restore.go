@@ -351,6 +351,7 @@ func Load(ctx context.Context, p *evaluator.Policy, query promapi.QueryFunc, cur
 	st.Alerts = mergeAlerts(al, local.Alerts.restore(p, now, opt))
 	st.Overrides = maps.Clone(overrides)
 	st.Drills = local.Drills
+	restoreMoves(&st, local.Moves)
 	out.State, out.Report = st, report
 	return out
 }

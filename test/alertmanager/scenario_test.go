@@ -82,7 +82,8 @@ func (d *driver) step(now time.Time) []evaluator.Event {
 	var evs []evaluator.Event
 	d.st, evs = evaluator.Step(d.p, d.st, evaluator.Input{Snapshot: snap}, now)
 	if d.sender != nil {
-		d.sender.Notify(context.Background(), d.st.Alerts, now)
+		// As the live loop's alerting stage does.
+		d.sender.NotifyIncidents(context.Background(), d.st.Alerts, alerting.IncidentsOf(d.st.Routes), now)
 	}
 	return evs
 }

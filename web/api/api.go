@@ -132,6 +132,10 @@ type Route struct {
 	// calls when evidence does: "6m0s more (03:21:00Z) with a score ≥ 80,
 	// for failback stage 1 (10%)". The long form is in State.
 	WaitsFor []string `json:"waits_for,omitempty"`
+	// Moved is what moved the route down, fixed at its last move down and
+	// kept until it is back at normal (evaluator.Move): "failover at T
+	// (why): signal value (-penalty): evidence; …"; empty at normal.
+	Moved string `json:"moved,omitempty"`
 }
 
 // Alert is a pending or firing alert.

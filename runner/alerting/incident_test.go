@@ -1,0 +1,61 @@
+package alerting
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+// TestIncidentKeepsStartsAt: an alert that fires again while its route is
+// still in the incident it first fired in is sent with its first startsAt,
+// and so is its resolve; once the route was back at normal (a new
+// incident), it starts anew.
+func TestIncidentKeepsStartsAt(t *testing.T) {
+	am := testenv.NewFakeAlertmanager(t)
+	s := newSender(t, prometheus.NewRegistry(), 100, am)
+	testenv.Go(t, s.Run)
+	const key = "HermesRouteFailedOver/chat/free"
+	tick := 15 * time.Second
+	incident := t0
+	inc := func(route string) time.Time {
+		if route == "free" {
+			return incident
+		}
+		return time.Time{}
+	}
+	sent := 0
+	send := func(as *evaluator.Alert, now time.Time) time.Time {
+		t.Helper()
+		s.NotifyIncidents(context.Background(), one(key, as), inc, now)
+		sent++
+		testenv.Eventually(t, wait, "a send", func() bool { return len(am.Received()) == sent })
+		return time.Time(am.Received()[sent-1].StartsAt)
+	}
+	if got := send(firing("HermesRouteFailedOver", "A", "free", t0, t0), t0); !got.Equal(t0) {
+		t.Fatalf("first page starts %s, want %s", got, t0)
+	}
+	res := firing("HermesRouteFailedOver", "A", "free", t0, t0)
+	res.State, res.ResolvedAt = evaluator.StateInactive, t0.Add(10*tick) // the failback starts
+	send(res, res.ResolvedAt)
+	again := t0.Add(20 * tick) // the failback is aborted
+	if got := send(firing("HermesRouteFailedOver", "A", "free", again, again), again); !got.Equal(t0) {
+		t.Errorf("the page fired again in the same incident starts %s, want the first page's %s", got, t0)
+	}
+	end := firing("HermesRouteFailedOver", "A", "free", again, again)
+	end.State, end.ResolvedAt = evaluator.StateInactive, t0.Add(40*tick)
+	incident = time.Time{} // back at normal
+	if got := send(end, end.ResolvedAt); !got.Equal(t0) {
+		t.Errorf("the final resolve starts %s, want the first page's %s", got, t0)
+	}
+	// A new incident: a new startsAt.
+	later := t0.Add(2 * time.Hour)
+	incident = later
+	if got := send(firing("HermesRouteFailedOver", "A", "free", later, later), later); !got.Equal(later) {
+		t.Errorf("the page of a new incident starts %s, want %s", got, later)
+	}
+}
