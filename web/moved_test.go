@@ -30,7 +30,7 @@ func TestRouteRowSaysWhatMovedIt(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("no row of free:\n%s", body)
 	}
-	want := `<li class="state">moved to failover at 2026-12-01T03:00:00Z (immediate (cap or floor, no dwell)): hard_fail_ratio 0.5 (-100.0); hard_fail_ratio 0.5 caps score at 0`
+	want := `<li class="cause">moved to failover at 2026-12-01T03:00:00Z (immediate (cap or floor, no dwell)): hard_fail_ratio 0.5 (-100.0); hard_fail_ratio 0.5 caps score at 0`
 	if row := body[i:j]; !strings.Contains(row, want) {
 		t.Errorf("the failed-over row lacks %q:\n%s", want, row)
 	}
