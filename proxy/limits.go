@@ -36,10 +36,15 @@ type limited struct {
 }
 
 func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
+	// Before the clocks start: a caller slow to send its body is not
+	// the upstream's delay.
+	body := readAhead(req)
 	ctx, cancel := context.WithCancelCause(req.Context())
+	out := req.WithContext(ctx)
+	out.Body = body
 	total := time.AfterFunc(t.limits.TotalTimeout, func() { cancel(errTotal) })
 	first := time.AfterFunc(t.limits.FirstByteTimeout, func() { cancel(errFirstByte) })
-	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	resp, err := t.next.RoundTrip(out)
 	first.Stop()
 	if err != nil {
 		total.Stop()

@@ -162,11 +162,12 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 				pr.Out.URL.Path, pr.Out.URL.RawPath = up.Path, up.RawPath
 			}
 		},
-		Transport:     &limited{next: rt, limits: rc.Limits},
-		FlushInterval: -1,
-		BufferPool:    &p.buffers,
-		ErrorLog:      slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
-		ErrorHandler:  p.errorHandler(rc.Name),
+		Transport: &limited{next: rt, limits: rc.Limits},
+		// No FlushInterval: flushWriter flushes each write (and
+		// ReverseProxy each write of a stream).
+		BufferPool:   &p.buffers,
+		ErrorLog:     slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
+		ErrorHandler: p.errorHandler(rc.Name),
 	}
 	judged := p.metrics.Middleware(rc.Name, v, rp)
 	paths := rc.JudgedPaths
@@ -176,6 +177,7 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	return &route{
 		name: rc.Name,
 		handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w = &flushWriter{ResponseWriter: w}
 			if r.Method == http.MethodPost && hasSuffix(r.URL.Path, paths) {
 				judged.ServeHTTP(w, r)
 				return

@@ -14,7 +14,13 @@
 #   - throughput, closed-loop: plain replies (wrk -t2 -c64 when installed,
 #     else the Go load generator at 64 connections) and 200 concurrent
 #     streams of 20 events sent back to back: hermes ≥ 80 % of nginx
-#     (medians of ROUNDS rounds, the three in turn);
+#     (medians of ROUNDS rounds, the targets in turn). A bare
+#     httputil.ReverseProxy (internal/benchproxy/bare: no judging, no
+#     metrics, no limits) takes its turn too, and each proxy's CPU time
+#     (utime + stime of its processes) per request and per stream is
+#     printed beside its rate in a second table: the CPU time is what the
+#     proxy itself costs, far less swayed than the rates by what else the
+#     machine runs, and the bare proxy is the floor Go's net/http sets;
 #   - memory: hermes's RSS (VmRSS) idle, then with 1,000 open streams (one
 #     event a second): ≤ 64 KiB per open stream (nginx's beside it); and a
 #     soak of plain replies at 200 req/s and 20 streams a second, RSS every
@@ -32,8 +38,8 @@
 # Environment: DURATION (default 20s) of each latency load; TPUT (default
 # 5s) of each throughput load, ROUNDS (default 3) of them per target; HOLD (default 20s) of the 1,000 streams;
 # SOAK (default 10m; 0 skips it); STREAMS (default 1000) held open;
-# PORT_BASE (default 19480): the upstream, nginx and hermes listen on it
-# and the next two ports.
+# PORT_BASE (default 19480): the upstream, nginx, hermes and the bare
+# proxy listen on it and the next three ports.
 set -eu
 cd "$(dirname "$0")/.."
 duration=${DURATION:-20s}
@@ -43,7 +49,7 @@ hold=${HOLD:-20s}
 soak=${SOAK:-10m}
 nstreams=${STREAMS:-1000}
 base=${PORT_BASE:-19480}
-uport=$base nport=$((base + 1)) hport=$((base + 2))
+uport=$base nport=$((base + 1)) hport=$((base + 2)) bport=$((base + 3))
 nginx=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 [ -x "$nginx" ] || { echo "bench-proxy: nginx not found (apt-get install nginx)" >&2; exit 1; }
 dir=$(mktemp -d)
@@ -59,6 +65,7 @@ trap 'exit 1' INT TERM
 go build -o "$dir/hermes" ./cmd/hermes
 go build -o "$dir/upstream" ./internal/benchproxy/upstream
 go build -o "$dir/load" ./internal/benchproxy/load
+go build -o "$dir/bare" ./internal/benchproxy/bare
 
 "$dir/upstream" -listen "127.0.0.1:$uport" 2>"$dir/upstream.log" &
 upid=$!
@@ -111,15 +118,19 @@ EOF
 "$dir/hermes" proxy --config "$dir/proxy.yaml" --web.listen-address "127.0.0.1:$hport" --log.level warn 2>"$dir/hermes.log" &
 hpid=$!
 pids="$pids $hpid"
+"$dir/bare" -listen "127.0.0.1:$bport" -upstream "http://127.0.0.1:$uport" 2>"$dir/bare.log" &
+bpid=$!
+pids="$pids $bpid"
 
 direct=http://127.0.0.1:$uport/v1/chat/completions
 vianginx=http://127.0.0.1:$nport/bench/v1/chat/completions
 viahermes=http://127.0.0.1:$hport/bench/v1/chat/completions
+viabare=http://127.0.0.1:$bport/bench/v1/chat/completions
 
-urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; esac; }
+urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; bare) echo "$viabare" ;; esac; }
 # alive fails the run when the upstream, nginx or hermes has died.
 alive() {
-	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log"; do
+	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log"; do
 		set -- $p
 		if ! kill -0 "$2" 2>/dev/null; then
 			echo "bench-proxy: $1 (PID $2) died; its log:" >&2
@@ -148,12 +159,25 @@ nginx_rss() { # master and workers, KiB
 }
 
 for i in $(seq 100); do
-	curl -sf -o /dev/null -d '{}' "$direct" && curl -sf -o /dev/null -d '{}' "$vianginx" && curl -sf -o /dev/null -d '{}' "$viahermes" && break
+	curl -sf -o /dev/null -d '{}' "$direct" && curl -sf -o /dev/null -d '{}' "$vianginx" && curl -sf -o /dev/null -d '{}' "$viahermes" && curl -sf -o /dev/null -d '{}' "$viabare" && break
 	alive
 	[ "$i" = 100 ] && { echo "bench-proxy: the servers did not answer in 10 s" >&2; exit 1; }
 	sleep 0.1
 done
-echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxy PID $bpid; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+# cpu PID...: the CPU time (user + system) the processes have used, in
+# clock ticks; cpu_of TARGET: that of the target's proxy (nothing for
+# direct).
+cpu() { t=0; for p in "$@"; do set -- $(cut -d' ' -f14,15 "/proc/$p/stat"); t=$((t + $1 + $2)); done; echo "$t"; }
+cpu_of() {
+	case $1 in
+	direct) echo 0 ;;
+	nginx) cpu "$npid" $(pgrep -P "$npid") ;;
+	hermes) cpu "$hpid" ;;
+	bare) cpu "$bpid" ;;
+	esac
+}
+hz=$(getconf CLK_TCK)
 
 # gostats is where hermes's memory is, from its Go collector: the
 # goroutines, the heap in use and the goroutines' stacks.
@@ -240,8 +264,9 @@ fi
 echo "throughput: plain replies ($ptool) and 200 concurrent streams, $tput each, $rounds rounds in turn (medians)" >&2
 : >"$dir/tput"
 for r in $(seq "$rounds"); do
-	for t in direct nginx hermes; do
+	for t in direct nginx bare hermes; do
 		url=$(urlof $t)
+		c0=$(cpu_of $t)
 		if command -v wrk >/dev/null; then
 			wrk -t2 -c64 -d"$tput" -s "$dir/post.lua" "$url" >"$dir/wrk.out" 2>&1 || { cat "$dir/wrk.out" >&2; exit 1; }
 			if grep -Eq 'Non-2xx|Socket errors' "$dir/wrk.out"; then
@@ -250,20 +275,29 @@ for r in $(seq "$rounds"); do
 				exit 1
 			fi
 			rps=$(awk '/^Requests\/sec:/{print $2}' "$dir/wrk.out")
+			n=$(awk '/ requests in /{print $1}' "$dir/wrk.out")
 		else
 			out=$(load -mode max-plain -url "$url" -c 64 -duration "$tput")
 			rps=$(val rps "$out")
+			n=$(val requests "$out")
 		fi
 		alive
+		c1=$(cpu_of $t)
 		out=$(load -mode max-stream -url "$url" -c 200 -events 20 -gap 0 -duration "$tput")
 		alive
-		echo "  round $r, $t: plain $rps req/s; streams $out" >&2
-		echo "$t $rps $(val streams_per_s "$out")" >>"$dir/tput"
+		c2=$(cpu_of $t)
+		ns=$(val streams "$out")
+		# CPU µs per request and per stream of the target's proxy.
+		cp=$(awk -v a="$c0" -v b="$c1" -v n="$n" -v hz="$hz" 'BEGIN { printf "%.1f", (b - a) / hz * 1e6 / n }')
+		cs=$(awk -v a="$c1" -v b="$c2" -v n="$ns" -v hz="$hz" 'BEGIN { printf "%.1f", (b - a) / hz * 1e6 / n }')
+		echo "  round $r, $t: plain $rps req/s ($cp µs CPU per request); streams $out ($cs µs CPU per stream); load average $(cut -d' ' -f1 /proc/loadavg)" >&2
+		echo "$t $rps $(val streams_per_s "$out") $cp $cs" >>"$dir/tput"
 	done
 done
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-for t in direct nginx hermes; do
+for t in direct nginx bare hermes; do
 	eval "rps_$t=$(awk -v t=$t '$1 == t {print $2}' "$dir/tput" | median) sps_$t=$(awk -v t=$t '$1 == t {print $3}' "$dir/tput" | median)"
+	eval "cpr_$t=$(awk -v t=$t '$1 == t {print $4}' "$dir/tput" | median) cps_$t=$(awk -v t=$t '$1 == t {print $5}' "$dir/tput" | median)"
 done
 
 soakline=""
@@ -332,5 +366,16 @@ function tp(name, d, n, h,   r, v) {
 	printf "| %s | %.0f | %.0f | %.0f | %.0f %% of nginx | ≥ 80 %% of nginx | %s |\n", name, d, n, h, r, v
 }'
 [ -z "$soakline" ] || echo "$soakline"
+echo
+echo "Each proxy's rate in the throughput rounds beside the CPU time its own processes used (user + system, medians of the rounds; direct has no proxy):"
+echo
+awk -v nrps="$rps_nginx" -v brps="$rps_bare" -v hrps="$rps_hermes" -v nsps="$sps_nginx" -v bsps="$sps_bare" -v hsps="$sps_hermes" \
+	-v ncpr="$cpr_nginx" -v bcpr="$cpr_bare" -v hcpr="$cpr_hermes" -v ncps="$cps_nginx" -v bcps="$cps_bare" -v hcps="$cps_hermes" -v ptool="$ptool" 'BEGIN {
+	print "| proxy | plain replies (req/s, " ptool ") | % of nginx | CPU per plain request (µs) | 200 streams (streams/s) | % of nginx | CPU per stream of 20 events (µs) |"
+	print "|---|---|---|---|---|---|---|"
+	printf "| nginx (2 workers) | %.0f | 100 %% | %.1f | %.0f | 100 %% | %.1f |\n", nrps, ncpr, nsps, ncps
+	printf "| bare httputil.ReverseProxy (internal/benchproxy/bare) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", brps, brps / nrps * 100, bcpr, bsps, bsps / nsps * 100, bcps
+	printf "| hermes proxy | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", hrps, hrps / nrps * 100, hcpr, hsps, hsps / nsps * 100, hcps
+}'
 echo
 echo "Latencies are open-loop (from each request's scheduled send time), $duration per target in turns, after a warm-up; throughput is the median of $rounds rounds of $tput."

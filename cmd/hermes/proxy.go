@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,10 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hermes-failover/hermes/proxy"
 )
@@ -33,15 +29,14 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	listen := fs.String("web.listen-address", ":9799", "address serving the routes (/ROUTE/…), /metrics, /-/healthy, /-/ready and /-/reload")
 	lifecycle := fs.Bool("web.enable-lifecycle", false, "enable POST /-/reload (anyone who reaches the address may then reload)")
 	pprofOn := fs.Bool("web.enable-pprof", false, "serve Go runtime profiles (heap, CPU) under /debug/pprof/")
-	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
-	logFormat := fs.String("log.format", "logfmt", "log format: logfmt or json")
+	logs := addLogFlags(fs)
 	if _, code, ok := proxyUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
 	}
 	if *configPath == "" {
 		return proxyUsage.fail(stderr, fs, "--config is required")
 	}
-	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	logger, err := logs.logger(stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -51,9 +46,7 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		versioncollector.NewCollector("hermes"))
+	reg := newDaemonRegistry(versioncollector.NewCollector("hermes"))
 	p, err := proxy.New(cfg, reg, logger)
 	if err != nil {
 		logger.Error("starting the proxy", "err", err)
@@ -69,12 +62,8 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		logger.Error("listening", "address", *listen, "err", err)
 		return 1
 	}
-	mux := http.NewServeMux()
+	mux := daemonMux(reg)
 	mux.Handle("/", p)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "OK") }
-	mux.HandleFunc("GET /-/healthy", ok)
-	mux.HandleFunc("GET /-/ready", ok)
 	mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
 		if !*lifecycle {
 			http.Error(w, "lifecycle API is not enabled (--web.enable-lifecycle)", http.StatusForbidden)
@@ -84,15 +73,9 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			http.Error(w, "reload failed; the previous configuration stays:\n"+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		ok(w, nil)
+		okHandler(w, nil)
 	})
-	// No write timeout: a stream lasts as long as the route's total_timeout.
-	srv := &http.Server{Handler: withPprof(mux, *pprofOn), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("serving", "err", err)
-		}
-	}()
+	stop := serveDaemon(l, withPprof(mux, *pprofOn), logger)
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -108,11 +91,7 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		break
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		_ = srv.Close()
-	}
+	stop(10 * time.Second)
 	logger.Info("stopped")
 	return 0
 }

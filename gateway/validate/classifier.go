@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -98,6 +99,9 @@ func isEventStream(h http.Header) bool {
 func (c *Classifier) Write(p []byte) (int, error) {
 	n := len(p)
 	c.size += int64(n)
+	if c.body == nil && c.result == nil && n > 0 && (c.mode == modeUnknown || c.mode == modePlain || c.mode == modeError) {
+		c.body = getBody()
+	}
 	switch c.mode {
 	case modeSkip:
 	case modeError:
@@ -116,7 +120,8 @@ func (c *Classifier) Write(p []byte) (int, error) {
 			c.mode = modeSSE
 			buf := c.body
 			c.body = nil
-			c.sseWrite(buf)
+			c.sseWrite(buf) // copies what it keeps
+			putBody(buf)
 		case len(head) >= len("event:") || (len(head) > 0 && !couldBeSSE(head)):
 			c.mode = modePlain
 			buf := c.body
@@ -207,7 +212,27 @@ func (c *Classifier) Finish() Result {
 		r.Reason = ReasonNone
 	}
 	c.result = &r
+	// The Result holds copies of what it reports, never the body.
+	putBody(c.body)
+	c.body = nil
 	return r
+}
+
+// bodies lends Classifiers the buffer a plain or error body is kept in,
+// from Write to Finish: a chat completion's body is a few kilobytes, and
+// a buffer grown afresh for each reply was the largest allocation of the
+// proxy's plain replies (growing by doubling, copied on the way). A
+// buffer that grew past maxPooledBody is left to the collector.
+var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledBody = 64 << 10
+
+func getBody() []byte { return (*bodies.Get().(*[]byte))[:0] }
+
+func putBody(b []byte) {
+	if b != nil && cap(b) <= maxPooledBody {
+		bodies.Put(&b)
+	}
 }
 
 func soft(reason Reason, format string, args ...any) Result {
@@ -215,8 +240,12 @@ func soft(reason Reason, format string, args ...any) Result {
 }
 
 // content is the completion's text, kept up to max bytes, and its length
-// in characters.
+// in characters. Its first piece is kept as given, not copied: a plain
+// reply's text is one piece (a string the classifier made), which a
+// builder would copy a second time; a stream's pieces are joined in the
+// builder from the second on.
 type content struct {
+	first    string
 	b        strings.Builder
 	chars    int
 	max      int
@@ -228,14 +257,29 @@ func (t *content) add(s string) {
 	if t.overflow {
 		return
 	}
-	if t.b.Len()+len(s) > t.max {
+	if len(t.first)+t.b.Len()+len(s) > t.max {
 		t.overflow = true
 		return
 	}
-	t.b.WriteString(s)
+	switch {
+	case t.first == "" && t.b.Len() == 0:
+		t.first = s
+	case t.first != "":
+		t.b.Grow(len(t.first) + len(s))
+		t.b.WriteString(t.first)
+		t.first = ""
+		fallthrough
+	default:
+		t.b.WriteString(s)
+	}
 }
 
-func (t *content) String() string { return t.b.String() }
+func (t *content) String() string {
+	if t.first != "" {
+		return t.first
+	}
+	return t.b.String()
+}
 
 // judgeContent applies the content rules to a completion.
 func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCalls bool) Result {
