@@ -89,39 +89,55 @@ func proportionInterval(v, n float64, b *proportionBounds) interval {
 // there long before any single minute proves it. But a long window also
 // remembers: a failure that ended ten minutes ago is still in it. As in
 // the SRE workbook's multi-window alerts, a longer window's evidence counts
-// only while the shorter windows' observed ratios agree with it: its lower
-// bound counts up to the least of them, its upper bound down to the
-// greatest. Per window w, ascending from the signal's own, with v_s the
-// observed ratio of each shorter window s that has data (the own one
+// only while the shorter windows do not contradict it. Per window w,
+// ascending from the signal's own, with v_s the observed ratio and lo_s,
+// hi_s the bounds of each shorter window s that has data (the own one
 // included):
 //
-//	lo = max(lo_own, max_w min(lo_w, min_{s<w} v_s))
+//	lo = max(lo_own, max_w { lo_w : lo_w ≤ min_{s<w} hi_s })
 //	hi = min(hi_own, min_w max(hi_w, max_{s<w} v_s))
 //
-// So a route that recovered a minute ago has an own ratio near 0, which
-// caps what an old failure in the 15m window can prove against it at that
-// 0; and a route failing now has an own ratio that no quiet history can
-// pull its upper bound below, so it never looks healthy. Agreement with
-// every shorter window, not only the next one, keeps lo ≤ hi: with the
-// next one alone a 15m window agreeing with a quiet 5m one could pull the
-// upper bound below what the last minute of a 503 outage proves (lo > hi),
-// and resolving that conflict cost the failover a tick or two. A window
-// can only narrow the signal's own interval, towards what recent calls
-// show. Hermes stays stateless: every window is recomputed by Prometheus
-// each tick, and a restart loses nothing. A window without data, not
-// counted or of no calls adds nothing.
+// A down-move's end counts a longer window unless a shorter window's own
+// calls prove, at the same confidence, a ratio below what the longer one
+// proves: then the failure it remembers has ended, and the window adds
+// nothing. A penalty is sized on the window's observed ratio, never past
+// what a shorter window allows (min(v_w, min_{s<w} hi_s)). So a route that
+// recovered five minutes ago at 0.3 req/s (0 of 90 calls in 5m: ≤ 7.39 %)
+// is not held to its 15m window's 15 % (≥ 9.64 %); but a minute of 6 calls
+// without a failure (≤ 68 %) does not veto a 5 % failure that its 15m
+// window proves, which is what a quiet last minute on thin traffic mostly
+// is. The up-moves' end stays with the shorter windows' observed ratios:
+// a route failing now has an own ratio that no quiet history can pull its
+// upper bound below, so it never looks healthy; and lo ≤ hi still holds,
+// since every lo_w is at most its own v_w and the hi_s of each shorter
+// window. Before, the down-moves' end also counted a longer window only up
+// to the shorter windows' observed ratios, and a minute of 6 calls
+// without a failure vetoed every failure of 5 % (2 in 3 such minutes
+// hold none). The decisive interval (a move without dwell) keeps that
+// stricter rule. A window can only narrow the signal's own interval.
+// Hermes stays stateless: every window is recomputed by Prometheus each
+// tick, and a restart loses nothing. A window without data, not counted
+// or of no calls adds nothing.
 
 // decidingWindows are which of a signal's windows gave each end of its
 // interval: an index into its windows, -1 for its own.
 type decidingWindows struct{ lo, hi int8 }
 
 // withWindows is own, the interval of a signal of value v over its own
-// window, narrowed by its windows' samples in smps at the confidence of
-// b (see "Evidence over longer windows" above), with the windows that
-// gave each end.
-func withWindows(own interval, v float64, wins []windowColumn, smps []Sample, b *proportionBounds) (interval, decidingWindows) {
+// window of n calls, narrowed by its windows' samples in smps at the
+// confidence of b (see "Evidence over longer windows" above), with the
+// windows that gave each end. With veto nil, a longer window's lower end
+// counts only up to the shorter windows' observed ratios (the decisive
+// interval's stricter rule); with veto, unless a shorter window's upper
+// bound at veto is below it.
+func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto *proportionBounds) (interval, decidingWindows) {
 	iv, d := own, decidingWindows{lo: -1, hi: -1}
 	least, most := v, v // of the shorter windows' ratios
+	allowed := v        // the least of the shorter windows' upper bounds at veto
+	if veto != nil {
+		_, allowed = veto.of(v, n)
+		allowed = math.Max(allowed, v)
+	}
 	for k, w := range wins {
 		if w.col >= len(smps) {
 			break
@@ -131,13 +147,23 @@ func withWindows(own interval, v float64, wins []windowColumn, smps []Sample, b 
 			continue
 		}
 		wi := proportionInterval(s.Value, s.Volume, b)
-		if lo := math.Min(wi.lo, least); lo > iv.lo {
-			iv.lo, iv.seenLo, d.lo = lo, math.Min(s.Value, least), int8(k)
+		if veto != nil {
+			if wi.lo <= allowed && wi.lo > iv.lo {
+				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(s.Value, allowed), int8(k)
+			}
+		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
+			iv.lo, iv.seenLo, d.lo = lo, math.Min(s.Value, allowed), int8(k)
 		}
 		if hi := math.Max(wi.hi, most); hi < iv.hi {
 			iv.hi, iv.seenHi, d.hi = hi, math.Max(s.Value, most), int8(k)
 		}
 		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
+		if veto != nil {
+			_, h := veto.of(s.Value, s.Volume)
+			allowed = math.Min(allowed, math.Max(h, s.Value))
+		} else {
+			allowed = least
+		}
 	}
 	return iv, d
 }

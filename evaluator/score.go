@@ -280,10 +280,10 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 				low[i] = evidenceInterval(p, sig, c, p.recovery)
 			}
 			if len(p.windows[i]) > 0 && c.Status == StatusOK {
-				shown[i], decided[i] = withWindows(shown[i], c.Value, p.windows[i], smps, p.shown)
-				decisive[i], _ = withWindows(decisive[i], c.Value, p.windows[i], smps, p.decisive)
+				shown[i], decided[i] = withWindows(shown[i], c.Value, c.Volume, p.windows[i], smps, p.shown, p.shown)
+				decisive[i], _ = withWindows(decisive[i], c.Value, c.Volume, p.windows[i], smps, p.decisive, nil)
 				if strict {
-					low[i], _ = withWindows(low[i], c.Value, p.windows[i], smps, p.recovery)
+					low[i], _ = withWindows(low[i], c.Value, c.Volume, p.windows[i], smps, p.recovery, nil)
 				}
 			}
 		} else if strict {

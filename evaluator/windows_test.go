@@ -35,8 +35,8 @@ func windowedPolicy(t *testing.T) *Policy {
 }
 
 // TestWindowedEvidence: a longer window narrows the signal's own interval
-// only as far as the next shorter window's ratio agrees; its text names
-// the window that gave the bound, and survives JSON.
+// unless a shorter window's calls contradict it; its text names the window
+// that gave the bound, and survives JSON.
 func TestWindowedEvidence(t *testing.T) {
 	p := windowedPolicy(t)
 	cases := []struct {
@@ -70,6 +70,15 @@ func TestWindowedEvidence(t *testing.T) {
 			"free.soft_fail_ratio@5m":  Sample{Value: 0, Volume: 90, Counted: true},
 			"free.soft_fail_ratio@15m": Sample{Value: 41.0 / 270, Volume: 270, Counted: true}},
 		signal: "soft_fail_ratio", wantText: "0 of 90 calls in 5m: ≤ 7.39 % at 99.9 %", alertBelow: 1e-9,
+	}, {
+		// 10 % hard failures at 0.1 req/s: the last minute's 6 calls
+		// happen to hold none (≤ 68 % at 99.9 %), which does not
+		// contradict what the 15m window proves, so it counts.
+		name: "a quiet thin minute does not hide a failure",
+		over: map[string]any{"free.hard_fail_ratio": Sample{Value: 0, Volume: 6, Counted: true},
+			"free.hard_fail_ratio@5m":  Sample{Value: 2.0 / 30, Volume: 30, Counted: true},
+			"free.hard_fail_ratio@15m": Sample{Value: 9.0 / 90, Volume: 90, Counted: true}},
+		signal: "hard_fail_ratio", wantText: "9 of 90 calls in 15m: ≥ 2.81 % at 99.9 %", alertAtLeast: 0.01, alertBelow: 0.1,
 	}, {
 		// No window data: the signal's own evidence, as without windows.
 		name:   "windows without data",
@@ -123,7 +132,7 @@ func TestWithWindowsNeverWidens(t *testing.T) {
 				{Value: 0.1, Volume: 0, Counted: true}, {Value: 0.1, Volume: 100}, {Status: StatusMissing}} {
 				smps := make([]Sample, len(p.columns))
 				smps[wins[1].col] = w
-				iv, _ := withWindows(own, v, wins, smps, p.shown)
+				iv, _ := withWindows(own, v, 0, wins, smps, p.shown, nil)
 				if iv.lo < own.lo || iv.hi > own.hi || iv.lo > iv.hi {
 					t.Errorf("v=%g n=%g window %+v: [%g, %g] outside own [%g, %g]", v, n, w, iv.lo, iv.hi, own.lo, own.hi)
 				}
