@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/rules/config"
@@ -43,16 +42,37 @@ func newAPI(address string, rt http.RoundTripper) (v1.API, error) {
 
 // newTransport builds the round tripper of the query API from the
 // prometheus section of the configuration, with its prometheus/common HTTP
-// client settings (basic auth, bearer token file, TLS, proxy), its bound
+// client settings (basic auth, bearer token file, TLS, proxy; never sent
+// to another host on a redirect, see config.NewRoundTripper), its bound
 // on the size of an answer (max_response_bytes; see ErrResponseTooLarge)
-// and its decode slots (see maxDecoding).
+// and its decode slots (see maxDecoding). Client.CloseIdleConnections
+// reaches its connections through both wrappers.
 func newTransport(cfg config.PrometheusConfig) (http.RoundTripper, error) {
-	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
+	rt, err := config.NewRoundTripper(cfg.HTTPClient, "hermes")
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
 	}
-	return slotBodies(limitBodies(rt, cfg.MaxResponseBytes)), nil
+	return idleCloser{slotBodies(limitBodies(rt, cfg.MaxResponseBytes)), rt}, nil
 }
+
+// idleCloser is a round tripper whose CloseIdleConnections reaches base,
+// the transport below its wrappers (which are plain functions).
+type idleCloser struct {
+	http.RoundTripper
+	base http.RoundTripper
+}
+
+func (c idleCloser) CloseIdleConnections() {
+	if ci, ok := c.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// CloseIdleConnections closes the connections c keeps alive between
+// queries. A client no longer used (a reload replaced it) must be closed
+// so, or its connections and their goroutines stay until the server
+// closes them.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
 // Client runs instant queries against the /api/v1/query endpoint of the
 // prometheus section of the configuration, by two paths that keep one
