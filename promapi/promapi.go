@@ -23,13 +23,33 @@ import (
 
 // NewAPI builds a query API client from the prometheus section of the
 // configuration (see newTransport), for what Client does not ask: range
-// queries (the status page's history, backtests).
-func NewAPI(cfg config.PrometheusConfig) (v1.API, error) {
+// queries (the status page's history, backtests). Close it
+// (CloseIdleConnections) when done with it, or its keep-alive connections
+// and their goroutines stay until Prometheus closes them.
+func NewAPI(cfg config.PrometheusConfig) (*API, error) {
 	rt, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newAPI(cfg.URL, rt)
+	a, err := newAPI(cfg.URL, rt)
+	if err != nil {
+		return nil, err
+	}
+	return &API{API: a, rt: rt}, nil
+}
+
+// API is client_golang's query API over a transport NewAPI built.
+type API struct {
+	v1.API
+	rt http.RoundTripper
+}
+
+// CloseIdleConnections closes the connections a kept alive between
+// queries.
+func (a *API) CloseIdleConnections() {
+	if ci, ok := a.rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 func newAPI(address string, rt http.RoundTripper) (v1.API, error) {
