@@ -31,7 +31,7 @@ func NewAPI(cfg config.PrometheusConfig) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAPI(cfg.URL, rt)
+	a, err := newAPI(cfg.URL, httpClient(rt, cfg.HTTPClient.FollowRedirects))
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +52,8 @@ func (a *API) CloseIdleConnections() {
 	}
 }
 
-func newAPI(address string, rt http.RoundTripper) (v1.API, error) {
-	client, err := api.NewClient(api.Config{Address: address, RoundTripper: rt})
+func newAPI(address string, hc *http.Client) (v1.API, error) {
+	client, err := api.NewClient(api.Config{Address: address, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(address), config.RedactError(err))
 	}
@@ -134,13 +134,24 @@ func New(cfg config.PrometheusConfig, timeout time.Duration, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	return newClient(cfg.URL, rt, timeout, cfg.MaxSeriesPerQuery, logger)
+	return newClient(cfg.URL, httpClient(rt, cfg.HTTPClient.FollowRedirects), timeout, cfg.MaxSeriesPerQuery, logger)
 }
 
-// newClient is New over the round tripper rt, which carries the decode
-// slots (slotBodies).
-func newClient(address string, rt http.RoundTripper, timeout time.Duration, maxSeries int, logger *slog.Logger) (*Client, error) {
-	a, err := newAPI(address, rt)
+// httpClient is an http.Client over rt that follows redirects only when
+// follow (http_config's follow_redirects) says so. client_golang's own
+// client followed them whatever the setting.
+func httpClient(rt http.RoundTripper, follow bool) *http.Client {
+	hc := &http.Client{Transport: rt}
+	if !follow {
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	return hc
+}
+
+// newClient is New over hc, whose round tripper carries the decode slots
+// (slotBodies).
+func newClient(address string, hc *http.Client, timeout time.Duration, maxSeries int, logger *slog.Logger) (*Client, error) {
+	a, err := newAPI(address, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +164,7 @@ func newClient(address string, rt http.RoundTripper, timeout time.Duration, maxS
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Client{
-		api: a, http: &http.Client{Transport: rt}, endpoint: *u,
+		api: a, http: hc, endpoint: *u,
 		server: ServerTimeout(timeout), maxSeries: maxSeries,
 		slots: make(chan struct{}, maxDecoding), logger: logger,
 	}, nil

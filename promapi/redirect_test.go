@@ -109,3 +109,39 @@ func TestRedirectToAnotherHostCarriesNoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowRedirectsFalse: with http_config.follow_redirects: false no
+// redirect is followed, by either path or by NewAPI's client; before,
+// client_golang's own http.Client followed them whatever the setting.
+func TestFollowRedirectsFalse(t *testing.T) {
+	var other headerLog
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { other.add(r) }))
+	defer elsewhere.Close()
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer prom.Close()
+	hc := commoncfg.DefaultHTTPClientConfig
+	hc.FollowRedirects = false
+	cfg := config.PrometheusConfig{URL: prom.URL, HTTPClient: hc}
+	cl, err := New(cfg, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Query(t.Context(), "up", time.Unix(1e9, 0)); err == nil {
+		t.Error("Query: a redirect answered, want an error")
+	}
+	if err := cl.QueryRoutes(t.Context(), "up", time.Unix(1e9, 0), newAnswer(newRoutePositions([]string{"free"}), true, nil)); err == nil {
+		t.Error("QueryRoutes: a redirect answered, want an error")
+	}
+	api, err := NewAPI(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := api.Query(t.Context(), "up", time.Unix(1e9, 0)); err == nil {
+		t.Error("API: a redirect answered, want an error")
+	}
+	if got := other.all(); got != "" {
+		t.Errorf("the redirect was followed:\n%s", got)
+	}
+}
