@@ -96,8 +96,8 @@ func Parse(data []byte, source string) (*Config, error) {
 	// Keys that do not decode do not stop the check: what was read is
 	// validated too, so that every problem is reported at once.
 	cfg.setDefaults()
-	if verr := cfg.Validate(); verr != nil || err != nil {
-		return nil, locate(source, root, joinErrs(append(problems(err), besides(err, verr)...)))
+	if verr := cfg.Validate(); verr != nil || err != nil || len(t.repeats) > 0 {
+		return nil, locate(source, root, joinErrs(slices.Concat(t.repeats, problems(err), besides(err, verr))))
 	}
 	cfg.Policy = *cfg.Rules()
 	cfg.src = &configSource{name: source, doc: root}
@@ -417,6 +417,11 @@ func locate(source string, root *yaml.Node, err error) error {
 	var out []located
 	lines := lineFinder{root: root}
 	for _, e := range problems(err) {
+		var lp *lineProblem
+		if errors.As(e, &lp) {
+			out = append(out, located{lp.line, fmt.Errorf("%s:%d: %w", source, lp.line, e)})
+			continue
+		}
 		var p *problem
 		if errors.As(e, &p) {
 			if name, ok := envOverride(p.path); ok {
@@ -444,7 +449,7 @@ func problems(err error) []error {
 	switch e := err.(type) {
 	case nil:
 		return nil
-	case *problem:
+	case *problem, *lineProblem:
 		return []error{err}
 	case *mapstructure.DecodeError:
 		return decodeProblems(e)

@@ -30,10 +30,10 @@ func ParseStrict(data []byte, source string, dst any, validate func() error) err
 	if validate != nil {
 		verr = validate()
 	}
-	if derr == nil && verr == nil {
+	if derr == nil && verr == nil && len(t.repeats) == 0 {
 		return nil
 	}
-	return locate(source, t.root, joinErrs(append(problems(derr), besides(derr, verr)...)))
+	return locate(source, t.root, joinErrs(slices.Concat(t.repeats, problems(derr), besides(derr, verr))))
 }
 
 // besides is the problems of verr, found by validating what decoded, that

@@ -32,13 +32,17 @@ const maxExpandedValues = 1_000_000
 type tree struct {
 	root *yaml.Node
 	m    map[string]any
+	// repeats are the keys repeated in any case, each a *lineProblem; the
+	// first of each was read. They do not stop decoding and validation.
+	repeats []error
 }
 
-// readTree parses data and converts it to the map viper reads. It reports,
+// readTree parses data and converts it to the map viper read. It finds,
 // each with the file:line of both keys, a key repeated in any case in one
-// mapping ("Free:" beside "free:"), which viper would otherwise merge
-// silently (keys are case-insensitive), and it refuses a document nested
-// deeper than MaxDepth.
+// mapping ("Free:" beside "free:"), which viper merged silently (keys are
+// case-insensitive), and keeps them in the tree's repeats; it refuses a
+// document nested deeper than MaxDepth, or that aliases expand past
+// maxExpandedValues.
 //
 // The conversion is done here rather than by yaml's decoder because that
 // decoder compares every key of a mapping with every other one (quadratic
@@ -70,9 +74,18 @@ func readTree(data []byte, source string) (*tree, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s:%d: the document must be a mapping of keys, got %s", source, doc.Line, kindName(doc))
 	}
-	t.m = m
+	t.m, t.repeats = m, c.repeats
 	return t, nil
 }
+
+// lineProblem is a problem found at a line of the file (a repeated key,
+// whose path would lead to the first one); msg starts with its path.
+type lineProblem struct {
+	line int
+	msg  string
+}
+
+func (p *lineProblem) Error() string { return p.msg }
 
 // converter turns yaml nodes into the values viper reads.
 type converter struct {
@@ -80,7 +93,8 @@ type converter struct {
 	path     []string // keys and indices from the document to the node converted
 	expanded int      // values made, aliases expanded
 	errs     []error
-	stop     bool // a bound was hit: the rest is not read
+	repeats  []error // keys repeated in any case (*lineProblem)
+	stop     bool    // a bound was hit: the rest is not read
 }
 
 const maxReported = 100
@@ -172,11 +186,13 @@ func (c *converter) mapping(n *yaml.Node, depth int) map[string]any {
 		if first, dup := keyNodes[lower]; dup {
 			firstName, _ := keyName(first)
 			shown := joinPath(c.where(), name)
+			// Not fatal: the first one is read, and the rest of the file
+			// is decoded and validated, so that every problem is reported.
 			if firstName == name {
-				c.fail(fmt.Errorf("%s:%d: %s: key repeated (first at %s:%d)", c.source, k.Line, shown, c.source, first.Line))
+				c.repeats = append(c.repeats, &lineProblem{line: k.Line, msg: fmt.Sprintf("%s: key repeated (first at %s:%d)", shown, c.source, first.Line)})
 			} else {
-				c.fail(fmt.Errorf("%s:%d: %s: key %q repeats %q of %s:%d in another case (keys are case-insensitive)",
-					c.source, k.Line, shown, name, firstName, c.source, first.Line))
+				c.repeats = append(c.repeats, &lineProblem{line: k.Line, msg: fmt.Sprintf("%s: key %q repeats %q of %s:%d in another case (keys are case-insensitive)",
+					shown, name, firstName, c.source, first.Line)})
 			}
 			continue
 		}
