@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/rules/config"
 )
@@ -143,12 +141,7 @@ var (
 // LooksLikeConfig says whether a YAML document is a prober configuration
 // (it has a top-level targets key) rather than a Hermes one.
 func LooksLikeConfig(data []byte) bool {
-	var top map[string]any
-	if err := yaml.Unmarshal(data, &top); err != nil {
-		return false
-	}
-	_, ok := top["targets"]
-	return ok
+	return config.HasTopKey(data, "targets")
 }
 
 // Load reads and validates a prober configuration; api_key_file paths are

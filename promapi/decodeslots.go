@@ -38,8 +38,17 @@ func withDecodeSlot(ctx context.Context, slots chan struct{}) (context.Context, 
 
 // acquire waits for a slot. client_golang reads the body in a goroutine it
 // may leave behind on cancellation, so a slot taken after release is given
-// back at once.
+// back at once. A claim holds one slot however many bodies its query
+// reads: a redirect's body (which net/http reads before following it)
+// took a second slot that release never gave back, and two redirected
+// queries left every later query waiting for its deadline.
 func (d *decodeSlot) acquire(ctx context.Context) error {
+	d.mu.Lock()
+	held := d.held
+	d.mu.Unlock()
+	if held {
+		return nil
+	}
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():

@@ -48,7 +48,7 @@ func (b *gatedBody) Close() error { return nil }
 func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	t.Run("vector", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			c, err := newClient("http://prometheus.invalid", &http.Client{Transport: rt}, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	})
 	t.Run("routes", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			c, err := newClient("http://prometheus.invalid", &http.Client{Transport: rt}, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestAnswersAreDecodedFewAtATime(t *testing.T) {
 	})
 	t.Run("both paths of one client", func(t *testing.T) {
 		answersDecodedFewAtATime(t, func(rt http.RoundTripper) QueryFunc {
-			c, err := newClient("http://prometheus.invalid", rt, 15*time.Second, 0, nil)
+			c, err := newClient("http://prometheus.invalid", &http.Client{Transport: rt}, 15*time.Second, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/rules/config"
@@ -24,17 +23,37 @@ import (
 
 // NewAPI builds a query API client from the prometheus section of the
 // configuration (see newTransport), for what Client does not ask: range
-// queries (the status page's history, backtests).
-func NewAPI(cfg config.PrometheusConfig) (v1.API, error) {
+// queries (the status page's history, backtests). Close it
+// (CloseIdleConnections) when done with it, or its keep-alive connections
+// and their goroutines stay until Prometheus closes them.
+func NewAPI(cfg config.PrometheusConfig) (*API, error) {
 	rt, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newAPI(cfg.URL, rt)
+	a, err := newAPI(cfg.URL, httpClient(rt, cfg.HTTPClient.FollowRedirects))
+	if err != nil {
+		return nil, err
+	}
+	return &API{API: a, rt: rt}, nil
 }
 
-func newAPI(address string, rt http.RoundTripper) (v1.API, error) {
-	client, err := api.NewClient(api.Config{Address: address, RoundTripper: rt})
+// API is client_golang's query API over a transport NewAPI built.
+type API struct {
+	v1.API
+	rt http.RoundTripper
+}
+
+// CloseIdleConnections closes the connections a kept alive between
+// queries.
+func (a *API) CloseIdleConnections() {
+	if ci, ok := a.rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+func newAPI(address string, hc *http.Client) (v1.API, error) {
+	client, err := api.NewClient(api.Config{Address: address, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.url %s: %w", config.RedactURL(address), config.RedactError(err))
 	}
@@ -43,16 +62,37 @@ func newAPI(address string, rt http.RoundTripper) (v1.API, error) {
 
 // newTransport builds the round tripper of the query API from the
 // prometheus section of the configuration, with its prometheus/common HTTP
-// client settings (basic auth, bearer token file, TLS, proxy), its bound
+// client settings (basic auth, bearer token file, TLS, proxy; never sent
+// to another host on a redirect, see config.NewRoundTripper), its bound
 // on the size of an answer (max_response_bytes; see ErrResponseTooLarge)
-// and its decode slots (see maxDecoding).
+// and its decode slots (see maxDecoding). Client.CloseIdleConnections
+// reaches its connections through both wrappers.
 func newTransport(cfg config.PrometheusConfig) (http.RoundTripper, error) {
-	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPClient, "hermes")
+	rt, err := config.NewRoundTripper(cfg.HTTPClient, "hermes")
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
 	}
-	return slotBodies(limitBodies(rt, cfg.MaxResponseBytes)), nil
+	return idleCloser{slotBodies(limitBodies(rt, cfg.MaxResponseBytes)), rt}, nil
 }
+
+// idleCloser is a round tripper whose CloseIdleConnections reaches base,
+// the transport below its wrappers (which are plain functions).
+type idleCloser struct {
+	http.RoundTripper
+	base http.RoundTripper
+}
+
+func (c idleCloser) CloseIdleConnections() {
+	if ci, ok := c.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// CloseIdleConnections closes the connections c keeps alive between
+// queries. A client no longer used (a reload replaced it) must be closed
+// so, or its connections and their goroutines stay until the server
+// closes them.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
 // Client runs instant queries against the /api/v1/query endpoint of the
 // prometheus section of the configuration, by two paths that keep one
@@ -94,13 +134,24 @@ func New(cfg config.PrometheusConfig, timeout time.Duration, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	return newClient(cfg.URL, rt, timeout, cfg.MaxSeriesPerQuery, logger)
+	return newClient(cfg.URL, httpClient(rt, cfg.HTTPClient.FollowRedirects), timeout, cfg.MaxSeriesPerQuery, logger)
 }
 
-// newClient is New over the round tripper rt, which carries the decode
-// slots (slotBodies).
-func newClient(address string, rt http.RoundTripper, timeout time.Duration, maxSeries int, logger *slog.Logger) (*Client, error) {
-	a, err := newAPI(address, rt)
+// httpClient is an http.Client over rt that follows redirects only when
+// follow (http_config's follow_redirects) says so. client_golang's own
+// client followed them whatever the setting.
+func httpClient(rt http.RoundTripper, follow bool) *http.Client {
+	hc := &http.Client{Transport: rt}
+	if !follow {
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	return hc
+}
+
+// newClient is New over hc, whose round tripper carries the decode slots
+// (slotBodies).
+func newClient(address string, hc *http.Client, timeout time.Duration, maxSeries int, logger *slog.Logger) (*Client, error) {
+	a, err := newAPI(address, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +164,7 @@ func newClient(address string, rt http.RoundTripper, timeout time.Duration, maxS
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Client{
-		api: a, http: &http.Client{Transport: rt}, endpoint: *u,
+		api: a, http: hc, endpoint: *u,
 		server: ServerTimeout(timeout), maxSeries: maxSeries,
 		slots: make(chan struct{}, maxDecoding), logger: logger,
 	}, nil

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/rules"
@@ -78,12 +77,7 @@ var DefaultJudgedPaths = []string{"/chat/completions"}
 // LooksLikeConfig says whether a YAML document is a proxy configuration
 // (it has a top-level routes key) rather than a Hermes or prober one.
 func LooksLikeConfig(data []byte) bool {
-	var top map[string]any
-	if err := yaml.Unmarshal(data, &top); err != nil {
-		return false
-	}
-	_, ok := top["routes"]
-	return ok
+	return config.HasTopKey(data, "routes")
 }
 
 // Load reads and validates a proxy configuration. Every problem is

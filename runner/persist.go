@@ -148,6 +148,7 @@ func (s *persistStage) readSeries(ctx context.Context, cfg *config.Config, lastT
 	}
 	api, err := promapi.NewAPI(cfg.Prometheus)
 	if err == nil {
+		defer api.CloseIdleConnections() // one client per page: none left open
 		qctx, cancel := context.WithTimeout(ctx, historyTimeout)
 		defer cancel()
 		step := cfg.Global.EvaluationInterval

@@ -18,6 +18,8 @@ type reloadQueue struct {
 	// failed is the last reload's failure, kept until a reload succeeds:
 	// the status page shows it in its header (View.ReloadFailure).
 	failed *ReloadFailure
+	// retired close the query sides that reloads replaced (retire).
+	retired []func()
 }
 
 // ReloadFailure is a rejected reload: the configuration loaded at
@@ -138,4 +140,38 @@ func (r *Runner) reload() error {
 	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
 	r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "ok"})
 	return nil
+}
+
+// retire keeps the closer of old's query side, which a reload replaced,
+// for the next tick to run (takeRetired): a tick in flight may still be
+// querying through it, and the ticks, which run one after the other on
+// the loop's goroutine, are its only users once restore has returned.
+// Before, each reload left the old Prometheus client's keep-alive
+// connections open, with their goroutines, until Prometheus closed them
+// (120 reloads: goroutines from 20 to 500).
+func (r *Runner) retire(old loaded) {
+	if old.closeQuery == nil {
+		return
+	}
+	q := &r.reloads
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.retired = append(q.retired, old.closeQuery)
+}
+
+// takeRetired hands the closers retired so far to a tick that is about to
+// run: the ticks that could use their clients have returned.
+func (r *Runner) takeRetired() []func() {
+	q := &r.reloads
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.retired
+	q.retired = nil
+	return out
+}
+
+func closeAll(closers []func()) {
+	for _, c := range closers {
+		c()
+	}
 }

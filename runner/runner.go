@@ -103,7 +103,7 @@ type Runner struct {
 	opts Options
 	log  *slog.Logger
 	// newQuery builds the query side (Options.NewQuery, else Prometheus).
-	newQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error)
+	newQuery func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, func(), error)
 	// collector gathers each tick's answers into its snapshot; only the
 	// loop's goroutine uses it (tick).
 	collector promapi.Collector
@@ -129,7 +129,10 @@ type loaded struct {
 	pol   *evaluator.Policy
 	query promapi.QueryFunc
 	ticks promapi.RouteQueryFunc
-	acts  []actuators.Actuator
+	// closeQuery closes the query side's idle connections once no tick
+	// uses it (retire); nil when there is nothing to close.
+	closeQuery func()
+	acts       []actuators.Actuator
 	// loadedAt is when it was swapped in.
 	loadedAt time.Time
 }
@@ -203,9 +206,9 @@ func New(opts Options) (*Runner, error) {
 		},
 	}
 	if opts.NewQuery != nil {
-		r.newQuery = func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
+		r.newQuery = func(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, func(), error) {
 			q, err := opts.NewQuery(cfg, logger)
-			return q, promapi.VectorRoutes(q), err
+			return q, promapi.VectorRoutes(q), nil, err
 		}
 	}
 	ld, err := r.load()
@@ -247,13 +250,14 @@ func New(opts Options) (*Runner, error) {
 // prometheusQueries builds the query side over the Prometheus HTTP API:
 // one promapi.Client, whose Query serves restore and whose QueryRoutes
 // the ticks (answers at 10,000 routes are too large to decode as
-// vectors); the two keep one contract (promapi.TestQueryContract).
-func prometheusQueries(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, error) {
+// vectors); the two keep one contract (promapi.TestQueryContract). The
+// third result closes the client's idle connections (see retire).
+func prometheusQueries(cfg *config.Config, logger *slog.Logger) (promapi.QueryFunc, promapi.RouteQueryFunc, func(), error) {
 	c, err := promapi.New(cfg.Prometheus, cfg.Global.QueryTimeout, logger)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return c.Query, c.QueryRoutes, nil
+	return c.Query, c.QueryRoutes, c.CloseIdleConnections, nil
 }
 
 // load reads, validates and builds a configuration without touching the
@@ -270,7 +274,7 @@ func (r *Runner) load() (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ticks, err := r.newQuery(cfg, r.log)
+	q, ticks, closeQuery, err := r.newQuery(cfg, r.log)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +288,7 @@ func (r *Runner) load() (*loaded, error) {
 	if err != nil {
 		return nil, cfg.Locate(err)
 	}
-	return &loaded{cfg: cfg, pol: pol, query: q, ticks: ticks, acts: acts}, nil
+	return &loaded{cfg: cfg, pol: pol, query: q, ticks: ticks, closeQuery: closeQuery, acts: acts}, nil
 }
 
 // swap makes ld the running configuration; the next tick takes it.
@@ -293,6 +297,7 @@ func (r *Runner) swap(ld *loaded) {
 	defer r.mu.Unlock()
 	r.stages.actuation.forget(ld.acts)
 	ld.loadedAt = r.opts.Now()
+	r.retire(r.loaded)
 	r.loaded = *ld
 }
 
@@ -382,7 +387,9 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks, commands: r.cmds.take()}
 	query := r.ticks
+	retired := r.takeRetired()
 	r.mu.Unlock()
+	closeAll(retired)
 	health := r.stages.actuation.health()
 
 	cfg := t.Config

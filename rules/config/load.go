@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-	"github.com/spf13/viper"
 	yamlv2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
 
@@ -89,57 +87,30 @@ func resolveFileOptions(opts map[string]any, dir string) {
 // scalar keys outside lists. Unknown keys are errors. Every problem found is
 // returned, one per line, as "source:line: path: message".
 func Parse(data []byte, source string) (*Config, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(source, err)
+	t, err := readTree(data, source)
+	if err != nil {
+		return nil, err
 	}
-	cfg, err := decode(data)
-	if cfg == nil {
-		return nil, locate(source, &root, err)
-	}
-	// Unknown keys (err) do not stop the check: what was read is
+	root := t.root
+	cfg, err := decode(t)
+	// Keys that do not decode do not stop the check: what was read is
 	// validated too, so that every problem is reported at once.
 	cfg.setDefaults()
-	if verr := cfg.Validate(); verr != nil || err != nil {
-		return nil, locate(source, &root, errors.Join(err, verr))
+	if verr := cfg.Validate(); verr != nil || err != nil || len(t.repeats) > 0 {
+		return nil, locate(source, root, joinErrs(slices.Concat(t.repeats, problems(err), besides(err, verr))))
 	}
 	cfg.Policy = *cfg.Rules()
-	cfg.src = &configSource{name: source, doc: &root}
+	cfg.src = &configSource{name: source, doc: root}
 	return cfg, nil
 }
 
-// decode reads data through viper, applies environment overrides and
-// decodes strictly into a newConfig. With unknown keys it returns them as
-// its error together with the Config the other keys make.
-func decode(data []byte) (*Config, error) {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	// AutomaticEnv only consults keys viper already knows; bind the rest so
-	// that an override also works when the file leaves the key out.
-	for _, key := range EnvKeys() {
-		if err := v.BindEnv(key); err != nil {
-			return nil, fmt.Errorf("binding environment for %s: %w", key, err)
-		}
-	}
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, err
-	}
-	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
+// decode applies the environment to t and decodes it strictly into a
+// newConfig. It returns the Config even when some keys do not decode
+// (unknown keys, a bad duration), with those problems as its error: what
+// did decode is validated too, so that every problem is reported at once.
+func decode(t *tree) (*Config, error) {
 	cfg := newConfig()
-	err := v.UnmarshalExact(cfg, viper.DecodeHook(hooks))
-	if err == nil {
-		return cfg, nil
-	}
-	// Unknown keys aside, the file may decode: return it with the error,
-	// so that it is validated too.
-	cfg = newConfig()
-	if v.Unmarshal(cfg, viper.DecodeHook(hooks)) != nil {
-		return nil, err
-	}
-	return cfg, err
+	return cfg, decodeInto(t.settings(EnvKeys()), cfg, true)
 }
 
 // newConfig is a Config pre-filled with the defaults that a zero value
@@ -351,7 +322,7 @@ func numberHook(from, to reflect.Type, data any) (any, error) {
 // this is the one place where such a sub-tree takes a YAML round trip: it
 // is marshalled back to YAML and decoded strictly by the type's own
 // UnmarshalYAML, which applies commoncfg.DefaultHTTPClientConfig and
-// validates. (Keys arrive lower-cased by viper; the type's keys all are.)
+// validates. (Keys arrive lower-cased by readTree; the type's keys all are.)
 // A struct with an http_config field whose key the file leaves out gets an
 // empty one first, so that list items, which no pre-filled default
 // reaches, get prometheus/common's defaults too.
@@ -444,22 +415,23 @@ func locate(source string, root *yaml.Node, err error) error {
 		err  error
 	}
 	var out []located
+	lines := lineFinder{root: root}
 	for _, e := range problems(err) {
+		var lp *lineProblem
+		if errors.As(e, &lp) {
+			out = append(out, located{lp.line, fmt.Errorf("%s:%d: %w", source, lp.line, e)})
+			continue
+		}
 		var p *problem
 		if errors.As(e, &p) {
 			if name, ok := envOverride(p.path); ok {
 				out = append(out, located{0, fmt.Errorf("%s: %w (set by $%s)", source, e, name)})
 				continue
 			}
-			if line := lineOf(root, p.path); line > 0 {
+			if line := lines.of(p.path); line > 0 {
 				out = append(out, located{line, fmt.Errorf("%s:%d: %w", source, line, e)})
 				continue
 			}
-		}
-		var ype viper.ConfigParseError
-		if errors.As(e, &ype) {
-			out = append(out, located{math.MaxInt, yamlError(source, errors.Unwrap(ype))})
-			continue
 		}
 		out = append(out, located{math.MaxInt, fmt.Errorf("%s: %w", source, e)})
 	}
@@ -477,7 +449,7 @@ func problems(err error) []error {
 	switch e := err.(type) {
 	case nil:
 		return nil
-	case *problem, viper.ConfigParseError:
+	case *problem, *lineProblem:
 		return []error{err}
 	case *mapstructure.DecodeError:
 		return decodeProblems(e)
@@ -532,10 +504,24 @@ func joinPath(parent, key string) string {
 // lineOf finds the line of path ("alerts[3].labels.team") in the document,
 // or of its deepest ancestor present there; 0 if none is.
 func lineOf(root *yaml.Node, path string) int {
-	if root == nil || path == "" {
+	f := lineFinder{root: root}
+	return f.of(path)
+}
+
+// lineFinder finds the lines of paths in one document. It indexes each
+// mapping it looks into once, so that many problems in a wide mapping
+// (thousands of unknown keys) are located in linear time.
+type lineFinder struct {
+	root *yaml.Node
+	keys map[*yaml.Node]map[string]int // mapping → lower-cased key → index in Content
+}
+
+// of is the line of path, as lineOf.
+func (f *lineFinder) of(path string) int {
+	if f.root == nil || path == "" {
 		return 0
 	}
-	n := root
+	n := f.root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
@@ -543,16 +529,11 @@ func lineOf(root *yaml.Node, path string) int {
 	for _, seg := range splitPath(path) {
 		switch n.Kind {
 		case yaml.MappingNode:
-			found := false
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if strings.EqualFold(n.Content[i].Value, seg) {
-					line, n, found = n.Content[i].Line, n.Content[i+1], true
-					break
-				}
-			}
+			i, found := f.index(n)[strings.ToLower(seg)]
 			if !found {
 				return line
 			}
+			line, n = n.Content[i].Line, n.Content[i+1]
 		case yaml.SequenceNode:
 			i, err := strconv.Atoi(seg)
 			if err != nil || i < 0 || i >= len(n.Content) {
@@ -565,6 +546,25 @@ func lineOf(root *yaml.Node, path string) int {
 		}
 	}
 	return line
+}
+
+// index is the lower-cased keys of mapping n, the first of each.
+func (f *lineFinder) index(n *yaml.Node) map[string]int {
+	if idx, ok := f.keys[n]; ok {
+		return idx
+	}
+	if f.keys == nil {
+		f.keys = map[*yaml.Node]map[string]int{}
+	}
+	idx := make(map[string]int, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := strings.ToLower(n.Content[i].Value)
+		if _, ok := idx[k]; !ok {
+			idx[k] = i
+		}
+	}
+	f.keys[n] = idx
+	return idx
 }
 
 // splitPath splits "a.b[2].c[key]" into a, b, 2, c, key.

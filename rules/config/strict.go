@@ -1,14 +1,10 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
-
-	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/viper"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // ParseStrict decodes the YAML document data into dst, which holds its
@@ -22,26 +18,66 @@ import (
 // use it so that `hermes check` reports them alike. Environment variables
 // do not override keys of such files.
 func ParseStrict(data []byte, source string, dst any, validate func() error) error {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return yamlError(source, err)
+	t, err := readTree(data, source)
+	if err != nil {
+		return err
 	}
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return locate(source, &root, err)
+	derr := decodeInto(t.settings(nil), dst, true)
+	if derr != nil {
+		derr = rootless(derr, reflect.TypeOf(dst).Elem().String())
 	}
-	hooks := mapstructure.ComposeDecodeHookFunc(durationHook, numberHook, httpClientConfigHook)
-	if err := v.UnmarshalExact(dst, viper.DecodeHook(hooks)); err != nil {
-		return locate(source, &root, rootless(err, reflect.TypeOf(dst).Elem().String()))
+	var verr error
+	if validate != nil {
+		verr = validate()
 	}
-	if validate == nil {
+	if derr == nil && verr == nil && len(t.repeats) == 0 {
 		return nil
 	}
-	if err := validate(); err != nil {
-		return locate(source, &root, err)
+	return locate(source, t.root, joinErrs(slices.Concat(t.repeats, problems(derr), besides(derr, verr))))
+}
+
+// besides is the problems of verr, found by validating what decoded, that
+// are not about a key in derr's problems that did not decode: such a key
+// holds its default or zero value, and a problem about it, or naming it
+// (global.query_timeout must be below global.evaluation_interval), would
+// be about a value the file does not hold. Unknown keys hide nothing.
+func besides(derr, verr error) []error {
+	var bad []string
+	for _, e := range problems(derr) {
+		if p, ok := e.(*problem); ok && p.path != "" && !strings.HasSuffix(p.msg, ": unknown key") {
+			bad = append(bad, p.path)
+		}
 	}
-	return nil
+	var out []error
+	for _, e := range problems(verr) {
+		p, ok := e.(*problem)
+		if ok && slices.ContainsFunc(bad, func(b string) bool { return about(p, b) }) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// about says whether p is at path, below it, or names it in its message.
+func about(p *problem, path string) bool {
+	if p.path == path || strings.HasPrefix(p.path, path+".") || strings.HasPrefix(p.path, path+"[") {
+		return true
+	}
+	for rest := p.msg; ; {
+		i := strings.Index(rest, path)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(path):]
+		if rest == "" || !isKeyChar(rest[0]) {
+			return true
+		}
+	}
+}
+
+func isKeyChar(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // Problem is a configuration problem at path ("targets[1].e2e.interval"),

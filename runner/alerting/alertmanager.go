@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/alertmanager/api/v2/models"
-	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/rules/config"
 )
@@ -48,7 +47,9 @@ func newAlertmanager(c config.AlertmanagerConfig, capacity int) (*alertmanager, 
 		return nil, fmt.Errorf("alertmanager %q: %w", config.RedactURL(c.URL), config.RedactError(err))
 	}
 	u = u.JoinPath(alertsPath)
-	client, err := commoncfg.NewClientFromConfig(c.HTTPClient, "hermes-alertmanager")
+	// Its http_headers and credentials never go to another host on a
+	// redirect (config.NewClient).
+	client, err := config.NewClient(c.HTTPClient, "hermes-alertmanager")
 	if err != nil {
 		return nil, fmt.Errorf("alertmanager %s: http_config: %w", u.Redacted(), err)
 	}
@@ -58,18 +59,21 @@ func newAlertmanager(c config.AlertmanagerConfig, capacity int) (*alertmanager, 
 
 func (am *alertmanager) stop() { am.stopOnce.Do(func() { close(am.stopCh) }) }
 
-// work delivers am's queue until am is stopped, then drains it.
+// work delivers am's queue until am is stopped, then drains it and
+// closes its idle connections.
 func (s *Sender) work(am *alertmanager) {
 	for {
 		select { // stopping wins over a queued wake-up
 		case <-am.stopCh:
 			s.drain(am)
+			am.client.CloseIdleConnections() // a reload dropped it: no conn left behind
 			return
 		default:
 		}
 		select {
 		case <-am.stopCh:
 			s.drain(am)
+			am.client.CloseIdleConnections() // a reload dropped it: no conn left behind
 			return
 		case <-am.q.wake:
 			s.deliver(am, am.q.take())
