@@ -1,5 +1,6 @@
-// Package config loads Hermes's configuration file: it reads the file and
-// the environment (HERMES_…) through viper, decodes strictly, validates
+// Package config loads Hermes's configuration file: it parses the file
+// once into yaml nodes (tree.go), applies the environment (HERMES_…) by
+// viper's rules, decodes strictly with mapstructure, validates
 // with every problem's file:line, and builds the policy the core reads
 // (rules.Policy), with what it derives from parsing the signals' PromQL.
 // The rest of the file (where Prometheus and Alertmanager are, the

@@ -14,9 +14,10 @@ import (
 // MaxDepth bounds how deeply a configuration file may nest mappings and
 // lists. Hermes's deepest key (actuators[0].http_config.tls_config.ca_file)
 // is at depth 5 and the prober's and the proxy's are no deeper. yaml's own
-// bound is 10,000, but viper looks every leaf up by its full path, at a
-// cost that grows with the cube of its depth: an unknown key nested 3000
-// levels deep took over two minutes to load. With the bound, a leaf costs
+// bound is 10,000, but viper, which read the file before tree.go did,
+// looked every leaf up by its full path, at a cost that grew with the cube
+// of its depth: an unknown key nested 3000 levels deep took over two
+// minutes to load. tree.go reads each node once; with the bound, a leaf costs
 // at most a fixed amount and loading stays linear in the file's size
 // (BenchmarkParseSize).
 const MaxDepth = 32
@@ -28,7 +29,7 @@ const MaxDepth = 32
 const maxExpandedValues = 1_000_000
 
 // tree is a configuration document read once: its node tree (for lines)
-// and the map viper reads, keys lower-cased as viper would.
+// and the map decoded from it, keys lower-cased as viper lower-cased them.
 type tree struct {
 	root *yaml.Node
 	m    map[string]any
@@ -37,7 +38,7 @@ type tree struct {
 	repeats []error
 }
 
-// readTree parses data and converts it to the map viper read. It finds,
+// readTree parses data and converts it to the map viper used to read. It finds,
 // each with the file:line of both keys, a key repeated in any case in one
 // mapping ("Free:" beside "free:"), which viper merged silently (keys are
 // case-insensitive), and keeps them in the tree's repeats; it refuses a
