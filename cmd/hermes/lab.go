@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -89,9 +90,15 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// labProviderFlag is the --provider flag of lab fault and lab heal: the
+// fake provider's address at the default ports.
+func labProviderFlag(fs *flag.FlagSet) *string {
+	return fs.String("provider", fmt.Sprintf("http://127.0.0.1:%d", labDefaultPortBase+3), "the lab's fake provider")
+}
+
 func labFaultCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := labFaultUsage.newFlags()
-	provider := fs.String("provider", fmt.Sprintf("http://127.0.0.1:%d", labDefaultPortBase+3), "the lab's fake provider")
+	provider := labProviderFlag(fs)
 	pos, code, ok := labFaultUsage.parse(fs, args, 3, 3, stdout, stderr)
 	if !ok {
 		return code
@@ -118,7 +125,7 @@ func labFaultCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 
 func labHealCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := labHealUsage.newFlags()
-	provider := fs.String("provider", fmt.Sprintf("http://127.0.0.1:%d", labDefaultPortBase+3), "the lab's fake provider")
+	provider := labProviderFlag(fs)
 	pos, code, ok := labHealUsage.parse(fs, args, 1, 1, stdout, stderr)
 	if !ok {
 		return code
