@@ -133,3 +133,52 @@ func TestClientBodyTimeoutEndsWithTheBody(t *testing.T) {
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 }
+
+// TestClientBodyTimeoutAfterTheReplyBegan: an upstream that answers
+// before it has the whole request body (full duplex) has begun its
+// reply when the caller stalls: the reply is cut, the upstream call
+// cancelled, and the call counted as a body timeout, not recorded.
+func TestClientBodyTimeoutAfterTheReplyBegan(t *testing.T) {
+	gone := make(chan struct{}, 1)
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n")
+		http.NewResponseController(w).Flush()
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+		gone <- struct{}{}
+	}))
+	rt := testRoute("free", up, validate.Rules{})
+	rt.ClientBodyTimeout = 100 * time.Millisecond
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("fox ", maxReadAhead) + `"}]}`
+	fmt.Fprintf(conn, "POST /free/v1/chat/completions HTTP/1.1\r\nHost: proxy\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:len(body)/2])
+	conn.SetReadDeadline(time.Now().Add(testLimits.TotalTimeout)) // the bound of a failure
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no reply: %v", err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the reply was not cut: the client waited for it until %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || err == nil || !strings.HasPrefix(string(got), "data: ") || strings.Contains(string(got), "[DONE]") {
+		t.Fatalf("want the reply's first event, then the connection cut: %d %q %v", resp.StatusCode, got, err)
+	}
+	select {
+	case <-gone:
+	case <-time.After(testLimits.TotalTimeout):
+		t.Fatal("the upstream call was not cancelled")
+	}
+	waitSeries(t, reg, `hermes_proxy_request_body_timeouts_total{route="free"} 1`)
+	for k, v := range contract(t, reg) {
+		t.Errorf("recorded: %s %v", k, v)
+	}
+}
