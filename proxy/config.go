@@ -37,16 +37,23 @@ type Limits struct {
 	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
 	// TotalTimeout bounds the whole call, reply body included.
 	TotalTimeout time.Duration `mapstructure:"total_timeout"`
+	// ClientBodyTimeout bounds the gap between two reads of the caller's
+	// request body, as nginx's client_body_timeout does: a caller that
+	// sends nothing for longer is answered 408 and its upstream call
+	// cancelled, unrecorded.
+	ClientBodyTimeout time.Duration `mapstructure:"client_body_timeout"`
 }
 
 // DefaultLimits suit chat completions: nginx's proxy_read_timeout between
 // reads, two minutes for a long plain completion to arrive whole, and the
-// ten minutes OpenAI's SDKs give a request.
+// ten minutes OpenAI's SDKs give a request; nginx's client_body_timeout
+// for the caller's body.
 var DefaultLimits = Limits{
 	MaxConcurrentRequests: 2048,
 	FirstByteTimeout:      2 * time.Minute,
 	IdleTimeout:           time.Minute,
 	TotalTimeout:          10 * time.Minute,
+	ClientBodyTimeout:     time.Minute,
 }
 
 // Route is one upstream behind the path prefix /NAME.
@@ -121,6 +128,9 @@ func (c *Config) setDefaults() {
 		if l.TotalTimeout == 0 {
 			l.TotalTimeout = c.Defaults.TotalTimeout
 		}
+		if l.ClientBodyTimeout == 0 {
+			l.ClientBodyTimeout = c.Defaults.ClientBodyTimeout
+		}
 	}
 }
 
@@ -189,7 +199,7 @@ func (l Limits) validate(path string) []error {
 	for _, d := range []struct {
 		key string
 		d   time.Duration
-	}{{"first_byte_timeout", l.FirstByteTimeout}, {"idle_timeout", l.IdleTimeout}, {"total_timeout", l.TotalTimeout}} {
+	}{{"first_byte_timeout", l.FirstByteTimeout}, {"idle_timeout", l.IdleTimeout}, {"total_timeout", l.TotalTimeout}, {"client_body_timeout", l.ClientBodyTimeout}} {
 		if d.d <= 0 {
 			errs = append(errs, config.Problem(path+"."+d.key, "must be positive"))
 		}

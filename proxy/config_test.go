@@ -36,7 +36,7 @@ func TestGoodConfig(t *testing.T) {
 	if free.IdleTimeout != 90*time.Second || free.FirstByteTimeout != DefaultLimits.FirstByteTimeout {
 		t.Errorf("free's limits %+v: want defaults.idle_timeout and the built-in rest", free.Limits)
 	}
-	want := Limits{MaxConcurrentRequests: 256, FirstByteTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second, TotalTimeout: 5 * time.Minute}
+	want := Limits{MaxConcurrentRequests: 256, FirstByteTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second, TotalTimeout: 5 * time.Minute, ClientBodyTimeout: 20 * time.Second}
 	if paid.Limits != want {
 		t.Errorf("paid-standard's limits %+v, want %+v", paid.Limits, want)
 	}

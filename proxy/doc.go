@@ -15,6 +15,7 @@
 // Authorization passes untouched and is never logged. An upstream that
 // gives no reply is answered 504 (a timeout) or 502, as nginx would, and
 // recorded as timeout or conn_error; a caller that hangs up cancels the
-// upstream call and is not recorded. Retries and fallback stay the
-// gateway's job.
+// upstream call and is not recorded, and so does one that stops sending
+// its request body for client_body_timeout (answered 408). Retries and
+// fallback stay the gateway's job.
 package proxy

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -24,7 +25,8 @@ type Proxy struct {
 	logger  *slog.Logger
 	routes  atomic.Pointer[routeSet]
 	busy    *prometheus.CounterVec
-	buffers bufferPool // shared by every route, across reloads
+	stalled *prometheus.CounterVec // callers that stopped sending their body
+	buffers bufferPool             // shared by every route, across reloads
 }
 
 // New registers the gateway metric contract and the proxy's own series on
@@ -39,9 +41,15 @@ func New(cfg *Config, reg prometheus.Registerer, logger *slog.Logger) (*Proxy, e
 			Name: "hermes_proxy_requests_refused_total",
 			Help: "Requests answered 503 without calling the upstream, because the route had max_concurrent_requests calls open.",
 		}, []string{"route"}),
+		stalled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hermes_proxy_request_body_timeouts_total",
+			Help: "Requests whose caller sent nothing of its request body for client_body_timeout: answered 408 (or cut, if the reply had begun), the upstream call cancelled, not recorded in llm_gateway_requests_total.",
+		}, []string{"route"}),
 	}
-	if err := reg.Register(p.busy); err != nil {
-		return nil, fmt.Errorf("registering proxy metrics: %w", err)
+	for _, c := range []prometheus.Collector{p.busy, p.stalled} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering proxy metrics: %w", err)
+		}
 	}
 	if err := p.Apply(cfg); err != nil {
 		return nil, err
@@ -90,6 +98,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { <-rt.slots }()
+	r, stop := holdClientBody(w, r, rt.name, rt.clientBodyTimeout, p.stalled)
+	defer stop()
 	// The upstream may answer before the transport has read the last of
 	// the request body (its EOF): without full duplex, net/http's server
 	// would then consume and close that body as the reply's headers are
@@ -119,6 +129,9 @@ type route struct {
 	handler   http.Handler
 	transport http.RoundTripper
 	slots     chan struct{}
+	// clientBodyTimeout is the longest the caller may pause sending its
+	// request body.
+	clientBodyTimeout time.Duration
 }
 
 func (p *Proxy) newRoute(rc Route) (*route, error) {
@@ -184,8 +197,9 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 			}
 			rp.ServeHTTP(w, r)
 		}),
-		transport: rt,
-		slots:     make(chan struct{}, rc.MaxConcurrentRequests),
+		transport:         rt,
+		slots:             make(chan struct{}, rc.MaxConcurrentRequests),
+		clientBodyTimeout: rc.ClientBodyTimeout,
 	}, nil
 }
 
@@ -202,10 +216,21 @@ var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Hos
 
 // errorHandler answers an upstream call that got no reply as nginx does,
 // 504 for a timeout and 502 otherwise, and nothing to a caller that hung
-// up; instrument records it.
+// up; instrument records it. A call cancelled because its caller stopped
+// sending the request body is answered 408 and, its context cancelled,
+// not recorded, as a caller that hung up is not: the upstream did
+// nothing wrong.
 func (p *Proxy) errorHandler(name string) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		code := instrument.UpstreamError(r, err)
+		if clientBodyTimedOut(r) {
+			p.logger.Debug("caller stopped sending the request body", "route", name)
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusRequestTimeout)
+			fmt.Fprintf(w, `{"error":{"message":"hermes proxy: the request body of route %s stopped arriving (client_body_timeout)","type":"invalid_request_error","code":"request_timeout"}}`+"\n", name)
+			return
+		}
 		if code == "" {
 			p.logger.Debug("caller hung up before the reply", "route", name)
 			return

@@ -24,7 +24,7 @@ import (
 )
 
 // testLimits make the faults that wait for the client give up in a second.
-var testLimits = Limits{MaxConcurrentRequests: 64, FirstByteTimeout: time.Second, IdleTimeout: time.Second, TotalTimeout: 10 * time.Second}
+var testLimits = Limits{MaxConcurrentRequests: 64, FirstByteTimeout: time.Second, IdleTimeout: time.Second, TotalTimeout: 10 * time.Second, ClientBodyTimeout: 10 * time.Second}
 
 // startProxy serves a Proxy of cfg on a real port of 127.0.0.1 until the
 // test ends and returns its base URL and registry.

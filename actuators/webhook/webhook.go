@@ -49,6 +49,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/internal/redirect"
+	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -123,7 +124,11 @@ func New(s actuators.Settings) (*Actuator, error) {
 			return nil, fmt.Errorf("secret_file: %s is empty", c.SecretFile)
 		}
 	}
-	client, err := commoncfg.NewClientFromConfig(c.HTTPConfig, Kind, commoncfg.WithUserAgent("hermes-webhook"))
+	// rules/config's client, as Prometheus's and Alertmanager's: its
+	// transport sends a request a redirect took to another host without
+	// http_config's headers and credentials, a second line behind
+	// checkRedirect, which refuses such a redirect.
+	client, err := config.NewClient(c.HTTPConfig, Kind, commoncfg.WithUserAgent("hermes-webhook"))
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
