@@ -18,7 +18,7 @@ import (
 // redirect to another host it strips only the headers net/http strips
 // (Authorization, cookies; sensitiveHeadersStripRT, as of v0.73), and only
 // when http_headers is set: an X-Api-Key or X-Scope-OrgID header of
-// http_headers, or basic_auth alone, went to the other host. So a request
+// http_headers went to the other host. So a request
 // whose redirects left the first request's host (exact host name, any
 // port: 127.0.0.1 and localhost differ) goes through a second round
 // tripper, built from the block without headers and credentials; TLS and
