@@ -43,11 +43,15 @@ type condLine struct {
 	// key (the failing signals and the error in words): a tick whose
 	// same differs from the last logged is logged as a change. Counts
 	// are left out, so that a partial failure that moves from route to
-	// route is not a line per tick.
+	// route is not a line per tick, and so are an error's paths and
+	// addresses (promapi.ErrorDetail: "not a directory", "connection
+	// refused"), which may name a temporary file new at every try.
 	same string
 	// end, when set, is the message of the line that says the condition
-	// ended (default: "ended: " and msg).
-	end string
+	// ended (default: "ended: " and msg), and endAttrs its attributes
+	// (default: attrs), before lasted and ticks.
+	end      string
+	endAttrs []any
 }
 
 // openCond is a condition that holds: its last line and since when.
@@ -93,7 +97,11 @@ func (c *conditionLog) observe(now time.Time, group string, holding map[string]c
 		if msg == "" {
 			msg = "ended: " + o.line.msg
 		}
-		c.log.Info(msg, append(slices.Clip(o.line.attrs), "lasted", now.Sub(o.since), "ticks", o.ticks)...)
+		attrs := o.line.endAttrs
+		if attrs == nil {
+			attrs = o.line.attrs
+		}
+		c.log.Info(msg, append(slices.Clip(attrs), "lasted", now.Sub(o.since), "ticks", o.ticks)...)
 		delete(open, key)
 	}
 	for _, key := range slices.Sorted(maps.Keys(holding)) {

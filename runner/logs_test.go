@@ -3,7 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,7 +123,7 @@ func TestFailingQueriesLoggedOnce(t *testing.T) {
 		r.tick(t.Context(), ts)
 		ts = ts.Add(15 * time.Second)
 	}
-	count := func(msg string) int { return strings.Count(logs.String(), `msg="`+msg) }
+	count := func(msg string) int { return countLines(&logs, msg) }
 	const n = 30
 	for range n {
 		tick()
@@ -147,4 +150,105 @@ func TestFailingQueriesLoggedOnce(t *testing.T) {
 	if failed := count("signal queries failed"); failed != 2 || !strings.Contains(logs.String(), "reason=timeout") {
 		t.Errorf("another failure logged %d lines in all for failed queries, want 2 (one per failure):\n%s", failed, logs.String())
 	}
+}
+
+// TestFailingWritesLoggedOnce: an actuator that cannot write, and a state
+// file that cannot be saved, are one line each however many ticks they
+// fail, and one line each when they work again.
+func TestFailingWritesLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := newFileRunner(t, &fakeProm{soft: 0.02}, dir, Options{ConfigPath: writeConfig(t, dir, filepath.Join(blocker, "split.json")),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))})
+	// A file where the directory of the split and the state file should
+	// be, after the configuration was checked: every write fails.
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	tick := func() {
+		r.tick(t.Context(), ts)
+		ts = ts.Add(15 * time.Second)
+	}
+	count := func(msg string) int { return countLines(&logs, msg) }
+	const n = 20
+	for range n {
+		tick()
+	}
+	if failed := count("actuation failed"); failed != 1 {
+		t.Fatalf("%d ticks logged %d lines for the failing actuator, want 1:\n%s", n, failed, logs.String())
+	}
+
+	saves := newPersistStage(Options{OverridesPath: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now})
+	pinned := evaluator.State{Overrides: map[string]evaluator.Override{"chat": {}}}
+	for range n {
+		saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
+		ts = ts.Add(15 * time.Second)
+	}
+	if failed := count("cannot save the state file"); failed != 1 {
+		t.Fatalf("%d ticks logged %d lines for the unsaved state file, want 1:\n%s", n, failed, logs.String())
+	}
+
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tick()
+	tick()
+	saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
+	saves.Tick(t.Context(), &tickResult{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned})
+	if again, saved := count("actuation works again"), count("the state file is saved again"); again != 1 || saved != 1 {
+		t.Errorf("the end logged %d lines for the actuator and %d for the state file, want 1 each:\n%s", again, saved, logs.String())
+	}
+	if strings.Contains(logs.String(), `msg="actuation works again" actuator=file err=`) {
+		t.Errorf("the end line carries the old error:\n%s", logs.String())
+	}
+}
+
+// TestFailingAlertExpressionLoggedOnce: an alert expression that fails at
+// every tick is one line, a reminder after remindEvery, and one line when
+// it works again.
+func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(io.Discard)}
+	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	failing := func(v int) []evaluator.Event {
+		return []evaluator.Event{{Time: ts, Type: evaluator.EventAlertError, Name: "Broken", Service: "chat", Route: "a",
+			Reasons: []string{fmt.Sprintf("the expression gave float64 %d, not a boolean", v)}}}
+	}
+	for i := range 41 { // ten minutes and one tick
+		s.Tick(t.Context(), &tickResult{Time: ts, Events: failing(i)})
+		ts = ts.Add(15 * time.Second)
+	}
+	s.Tick(t.Context(), &tickResult{Time: ts})
+	if n := countLines(&logs, "alert expression failed"); n != 2 {
+		t.Errorf("41 failing ticks logged %d lines, want 2 (the start and a reminder):\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), `msg="still: alert expression failed`); n != 1 {
+		t.Errorf("ten minutes of failure logged %d reminders, want 1:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), `msg="alert expression works again" alert=Broken`); n != 1 {
+		t.Errorf("the end logged %d lines, want 1:\n%s", n, logs.String())
+	}
+}
+
+// countLines counts the lines of logs whose message has msg in it: the
+// condition's first line, its changed: and still: lines.
+func countLines(logs *testenv.Buffer, msg string) int {
+	n := 0
+	for line := range strings.Lines(logs.String()) {
+		if _, m, ok := strings.Cut(line, `msg="`); ok && strings.Contains(m[:strings.Index(m, `"`)], msg) {
+			n++
+		}
+	}
+	return n
 }
