@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
@@ -251,4 +252,39 @@ func countLines(logs *testenv.Buffer, msg string) int {
 		}
 	}
 	return n
+}
+
+// brokenWriter fails while broken.
+type brokenWriter struct{ broken bool }
+
+func (w *brokenWriter) Write(p []byte) (int, error) {
+	if w.broken {
+		return 0, syscall.ENOSPC
+	}
+	return len(p), nil
+}
+
+// TestAuditWriteFailureLoggedOnce: records that cannot be written are one
+// line at the first, counted each, and one line when a record is written
+// again, with how many were lost.
+func TestAuditWriteFailureLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	w := &brokenWriter{broken: true}
+	a := NewAuditLog(w)
+	reg := prometheus.NewRegistry()
+	a.register(reg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
+	for range 1000 {
+		a.Write(auditRecord{Type: "actuation"})
+	}
+	w.broken = false
+	a.Write(auditRecord{Type: "actuation"})
+	a.Write(auditRecord{Type: "actuation"})
+	want := `level=ERROR msg="cannot write the audit log; records are lost until a write succeeds (counted in hermes_audit_write_errors_total)" file="" err="no space left on device"
+level=INFO msg="the audit log is written again" file="" lost=1000`
+	if got := strings.TrimSpace(logs.String()); got != want {
+		t.Errorf("logged\n%s\nwant\n%s", got, want)
+	}
+	if n := testutil.ToFloat64(a.errs); n != 1000 {
+		t.Errorf("hermes_audit_write_errors_total %v, want 1000", n)
+	}
 }
