@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -287,4 +288,36 @@ level=INFO msg="the audit log is written again" file="" lost=1000`
 	if n := testutil.ToFloat64(a.errs); n != 1000 {
 		t.Errorf("hermes_audit_write_errors_total %v, want 1000", n)
 	}
+}
+
+// TestOverrunsLoggedOnce: ticks that keep overrunning their interval are
+// one line, a reminder every remindEvery, and one line once none overran
+// for remindEvery.
+func TestOverrunsLoggedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs testenv.Buffer
+		fp := &fakeProm{soft: 0.02, delay: 40 * time.Second}
+		r, _ := newFileRunner(t, fp, t.TempDir(), Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))})
+		r.cfg.Global.QueryTimeout = time.Minute // let the tick overrun on purpose
+		stop := start(t, r)
+		time.Sleep(15 * time.Minute)
+		synctest.Wait()
+		if n, still := countLines(&logs, "tick overran"), countLines(&logs, "still: tick overran"); n != 2 || still != 1 {
+			t.Errorf("15 minutes of overruns logged %d lines, %d of them reminders; want 2, 1:\n%s", n, still, logs.String())
+		}
+		fp.mu.Lock()
+		fp.delay = 0
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if n := countLines(&logs, "ticks on time again"); n != 0 {
+			t.Errorf("5 minutes on time logged the end already:\n%s", logs.String())
+		}
+		time.Sleep(6 * time.Minute)
+		synctest.Wait()
+		if n := countLines(&logs, "ticks on time again"); n != 1 {
+			t.Errorf("11 minutes on time logged %d ends, want 1:\n%s", n, logs.String())
+		}
+		stop()
+	})
 }

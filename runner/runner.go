@@ -350,6 +350,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
 	var wall wallWatch // the wall clock against the monotonic one (clock.go)
+	// An overrun is logged as a condition that holds until no tick has
+	// overrun for remindEvery: ticks that overrun now and then are one
+	// line, not a start and an end each.
+	var overrun condLine
+	var lastOverrun time.Time
+	overruns := 0
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
@@ -376,13 +382,22 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.tick(ctx, next)
 		end := r.opts.Elapsed()
 		r.stages.telemetry.observeTick(end-start, next)
-		overran := map[string]condLine{}
 		if missed := int((end - due) / interval); missed > 0 {
 			for range missed {
 				r.stages.telemetry.tickSkipped()
 			}
-			overran[""] = condLine{level: slog.LevelWarn, msg: "tick overran its interval; skipping missed ticks", attrs: []any{"tick", next, "took", end - start, "skipped", missed},
-				end: "ticks on time again"}
+			if next.Sub(lastOverrun) >= remindEvery {
+				overruns = 0
+			}
+			overruns++
+			lastOverrun = next
+			overrun = condLine{level: slog.LevelWarn, msg: "tick overran its interval; skipping missed ticks",
+				attrs: []any{"tick", next, "took", end - start, "skipped", missed, "overruns", overruns},
+				end:   "ticks on time again: none overran for " + remindEvery.String(), endAttrs: []any{"overruns", overruns}}
+		}
+		overran := map[string]condLine{}
+		if !lastOverrun.IsZero() && next.Sub(lastOverrun) < remindEvery {
+			overran[""] = overrun
 		}
 		r.status.logged.observe(next, "overran", overran)
 	}
