@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/traffic"
@@ -50,13 +51,16 @@ type actuationStage struct {
 	lastPauseFailed string
 	// leases are the other replicas' stamps seen on each backend (lease.go).
 	leases leases
+	// logged are the failing actuators, logged when they start, change
+	// and end to fail (conditionLog); only Tick's goroutine uses it.
+	logged *conditionLog
 }
 
 func newActuationStage(o Options) *actuationStage {
 	return &actuationStage{replica: o.Replica, now: o.Now, elapsed: o.Elapsed, log: o.Logger, audit: o.Audit, leases: leases{},
 		metrics: newActuationMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
 		outcomes: map[string]ActuatorOutcome{}, applied: map[string]actuators.Splits{},
-		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}}
+		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}, logged: newConditionLog(o.Logger)}
 }
 
 // Tick audits what dry-run drills keep from the backends, decides which
@@ -292,6 +296,8 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 	st, now, interval := t.Next, t.Time, t.Config.Global.EvaluationInterval
 	all := desired(st)
 	disagree := map[string]string{}
+	failing := map[string]condLine{} // by actuator, for s.logged
+	defer func() { s.logged.observe(now, "actuation", failing) }()
 	sorted := append([]actuators.Actuator(nil), t.Actuators...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
@@ -319,7 +325,8 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 		s.mu.Unlock()
 		if err != nil {
 			s.metrics.total.WithLabelValues(a.Name(), "error").Inc()
-			s.log.Error("actuation failed; retrying next tick", "actuator", a.Name(), "err", err)
+			failing[a.Name()] = condLine{level: slog.LevelError, msg: "actuation failed; retrying every tick", attrs: []any{"actuator", a.Name(), "err", err},
+				same: promapi.ErrorDetail(err), end: "actuation works again", endAttrs: []any{"actuator", a.Name()}}
 			s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
 			t.Actuations = append(t.Actuations, s.noteActuation(a.Name(), now, nil, out.FailingSince, err)...)
 			s.noteFailedDrift(ctx, a, desired, all)

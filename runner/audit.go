@@ -30,11 +30,14 @@ type auditRecord struct {
 // one JSON line per event, and logs them: one line per event, but one
 // line per type for a type with more than burstEvents events in a tick.
 // Alert expression failures come every tick while they last: they are
-// logged (one line per alert and tick) and counted (the telemetry
-// stage), not audited. It keeps no state.
+// logged when an alert's start and end to fail (conditionLog), and
+// counted (the telemetry stage), not audited.
 type auditStage struct {
 	log   *slog.Logger
 	audit *AuditLog
+	// logged are the failing alert expressions; only Tick's goroutine
+	// uses it, made at the first Tick.
+	logged *conditionLog
 }
 
 // burstEvents is how many events of one type a tick logs a line each
@@ -83,11 +86,19 @@ func (s *auditStage) Tick(_ context.Context, t *tickResult) {
 		}
 		failed[e.Name] = append(failed[e.Name], e)
 	}
+	// The error's words are left out of same: one may carry the value
+	// the expression gave, which changes from tick to tick.
+	failing := make(map[string]condLine, len(names))
 	for _, name := range names {
 		es := failed[name]
 		e := es[0]
-		s.log.Warn("alert expression failed; the alert counts as not holding", "alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons)
+		failing[name] = condLine{level: slog.LevelWarn, msg: "alert expression failed; the alert counts as not holding",
+			attrs: []any{"alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons}, end: "alert expression works again", endAttrs: []any{"alert", name}}
 	}
+	if s.logged == nil {
+		s.logged = newConditionLog(s.log)
+	}
+	s.logged.observe(t.Time, "alert errors", failing)
 }
 
 // target names what event e is about: service/route, the service, the

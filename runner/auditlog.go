@@ -28,6 +28,10 @@ type AuditLog struct {
 	f    *os.File // the open file of path; nil after a failed write
 	errs prometheus.Counter
 	log  *slog.Logger
+	// lost counts the records lost since the last one written: the
+	// failure is logged at the first of them and when a record is written
+	// again, not at every record (a tick may audit thousands).
+	lost int
 }
 
 // NewAuditLog writes JSON lines to w.
@@ -111,14 +115,19 @@ func (a *AuditLog) Write(v any) {
 		_, err = a.w.Write(buf.Bytes())
 	}
 	if err == nil {
+		if a.lost > 0 && a.log != nil {
+			a.log.Info("the audit log is written again", "file", a.path, "lost", a.lost)
+		}
+		a.lost = 0
 		return
 	}
 	if a.errs != nil {
 		a.errs.Inc()
 	}
-	if a.log != nil {
-		a.log.Error("cannot write the audit log; the record is lost", "file", a.path, "err", err)
+	if a.lost == 0 && a.log != nil {
+		a.log.Error("cannot write the audit log; records are lost until a write succeeds (counted in hermes_audit_write_errors_total)", "file", a.path, "err", err)
 	}
+	a.lost++
 	if a.f != nil { // reopen at the next record: the file may be gone
 		_ = a.f.Close()
 		a.f, a.w = nil, nil

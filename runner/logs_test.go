@@ -1,13 +1,20 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
@@ -62,4 +69,255 @@ func TestWithheldLoggedOncePerReason(t *testing.T) {
 		!strings.Contains(lines[1], `reason=unknown_split services=1 first=[other]`) {
 		t.Errorf("logged:\n%s", logs.String())
 	}
+}
+
+// TestConditionLogOncePerCondition: a condition that holds for many
+// ticks is one line when it starts, one when it changes, a reminder
+// every remindEvery and one line when it ends; a condition of another
+// key is a line of its own.
+func TestConditionLogOncePerCondition(t *testing.T) {
+	var logs testenv.Buffer
+	c := newConditionLog(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
+	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	step := func(holding map[string]condLine) {
+		c.observe(now, "g", holding)
+		now = now.Add(15 * time.Second)
+	}
+	failing := func(same string) map[string]condLine {
+		return map[string]condLine{"a": {level: slog.LevelWarn, msg: "a fails", attrs: []any{"why", same}, same: same}}
+	}
+	for range 39 { // 9m45s: no reminder yet
+		step(failing("refused"))
+	}
+	step(failing("refused")) // 10m: the reminder
+	step(failing("refused"))
+	step(failing("timeout")) // a change
+	both := failing("timeout")
+	both["b"] = condLine{level: slog.LevelError, msg: "b fails", end: "b works again"}
+	step(both)
+	step(both)
+	step(failing("timeout")) // b ends
+	step(nil)                // a ends
+	step(nil)
+	want := []string{
+		`level=WARN msg="a fails" why=refused`,
+		`level=WARN msg="still: a fails" why=refused since=2026-12-06T08:00:00.000Z ticks=41`,
+		`level=WARN msg="changed: a fails" why=timeout since=2026-12-06T08:00:00.000Z`,
+		`level=ERROR msg="b fails"`,
+		`level=INFO msg="b works again" lasted=30s ticks=2`,
+		`level=INFO msg="ended: a fails" why=timeout lasted=11m15s ticks=45`,
+	}
+	if got := strings.TrimSpace(logs.String()); got != strings.Join(want, "\n") {
+		t.Errorf("logged\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// TestFailingQueriesLoggedOnce: ticks whose every query fails log one
+// line for the failed queries and one for not ready, however many ticks;
+// the end of the failure is one line each; a different failure is a new
+// line.
+func TestFailingQueriesLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	fp := &fakeProm{soft: 0.02, fail: syscall.ECONNREFUSED}
+	r, _ := newFileRunner(t, fp, t.TempDir(), Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))})
+	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	tick := func() {
+		r.tick(t.Context(), ts)
+		ts = ts.Add(15 * time.Second)
+	}
+	count := func(msg string) int { return countLines(&logs, msg) }
+	const n = 30
+	for range n {
+		tick()
+	}
+	if failed, notReady := count("signal queries failed"), count("not ready"); failed != 1 || notReady != 1 {
+		t.Fatalf("%d ticks logged %d lines for the failed queries and %d for not ready, want 1 each:\n%s", n, failed, notReady, logs.String())
+	}
+	if !strings.Contains(logs.String(), `reason=connection signals=`) || !strings.Contains(logs.String(), `detail="connection refused"`) {
+		t.Errorf("the line lacks the reason or the detail:\n%s", logs.String())
+	}
+	fp.mu.Lock()
+	fp.fail = nil
+	fp.mu.Unlock()
+	tick()
+	tick()
+	if again, ready := count("signal queries answer again"), count("ready: the tick had data"); again != 1 || ready != 1 {
+		t.Fatalf("the end logged %d lines for the queries and %d for ready, want 1 each:\n%s", again, ready, logs.String())
+	}
+	fp.mu.Lock()
+	fp.fail = context.DeadlineExceeded
+	fp.mu.Unlock()
+	tick()
+	tick()
+	if failed := count("signal queries failed"); failed != 2 || !strings.Contains(logs.String(), "reason=timeout") {
+		t.Errorf("another failure logged %d lines in all for failed queries, want 2 (one per failure):\n%s", failed, logs.String())
+	}
+}
+
+// TestFailingWritesLoggedOnce: an actuator that cannot write, and a state
+// file that cannot be saved, are one line each however many ticks they
+// fail, and one line each when they work again.
+func TestFailingWritesLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := newFileRunner(t, &fakeProm{soft: 0.02}, dir, Options{ConfigPath: writeConfig(t, dir, filepath.Join(blocker, "split.json")),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))})
+	// A file where the directory of the split and the state file should
+	// be, after the configuration was checked: every write fails.
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	tick := func() {
+		r.tick(t.Context(), ts)
+		ts = ts.Add(15 * time.Second)
+	}
+	count := func(msg string) int { return countLines(&logs, msg) }
+	const n = 20
+	for range n {
+		tick()
+	}
+	if failed := count("actuation failed"); failed != 1 {
+		t.Fatalf("%d ticks logged %d lines for the failing actuator, want 1:\n%s", n, failed, logs.String())
+	}
+
+	saves := newPersistStage(Options{OverridesPath: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now})
+	pinned := evaluator.State{Overrides: map[string]evaluator.Override{"chat": {}}}
+	for range n {
+		saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
+		ts = ts.Add(15 * time.Second)
+	}
+	if failed := count("cannot save the state file"); failed != 1 {
+		t.Fatalf("%d ticks logged %d lines for the unsaved state file, want 1:\n%s", n, failed, logs.String())
+	}
+
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tick()
+	tick()
+	saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
+	saves.Tick(t.Context(), &tickResult{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned})
+	if again, saved := count("actuation works again"), count("the state file is saved again"); again != 1 || saved != 1 {
+		t.Errorf("the end logged %d lines for the actuator and %d for the state file, want 1 each:\n%s", again, saved, logs.String())
+	}
+	if strings.Contains(logs.String(), `msg="actuation works again" actuator=file err=`) {
+		t.Errorf("the end line carries the old error:\n%s", logs.String())
+	}
+}
+
+// TestFailingAlertExpressionLoggedOnce: an alert expression that fails at
+// every tick is one line, a reminder after remindEvery, and one line when
+// it works again.
+func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(io.Discard)}
+	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	failing := func(v int) []evaluator.Event {
+		return []evaluator.Event{{Time: ts, Type: evaluator.EventAlertError, Name: "Broken", Service: "chat", Route: "a",
+			Reasons: []string{fmt.Sprintf("the expression gave float64 %d, not a boolean", v)}}}
+	}
+	for i := range 41 { // ten minutes and one tick
+		s.Tick(t.Context(), &tickResult{Time: ts, Events: failing(i)})
+		ts = ts.Add(15 * time.Second)
+	}
+	s.Tick(t.Context(), &tickResult{Time: ts})
+	if n := countLines(&logs, "alert expression failed"); n != 2 {
+		t.Errorf("41 failing ticks logged %d lines, want 2 (the start and a reminder):\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), `msg="still: alert expression failed`); n != 1 {
+		t.Errorf("ten minutes of failure logged %d reminders, want 1:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), `msg="alert expression works again" alert=Broken`); n != 1 {
+		t.Errorf("the end logged %d lines, want 1:\n%s", n, logs.String())
+	}
+}
+
+// countLines counts the lines of logs whose message has msg in it: the
+// condition's first line, its changed: and still: lines.
+func countLines(logs *testenv.Buffer, msg string) int {
+	n := 0
+	for line := range strings.Lines(logs.String()) {
+		if _, m, ok := strings.Cut(line, `msg="`); ok && strings.Contains(m[:strings.Index(m, `"`)], msg) {
+			n++
+		}
+	}
+	return n
+}
+
+// brokenWriter fails while broken.
+type brokenWriter struct{ broken bool }
+
+func (w *brokenWriter) Write(p []byte) (int, error) {
+	if w.broken {
+		return 0, syscall.ENOSPC
+	}
+	return len(p), nil
+}
+
+// TestAuditWriteFailureLoggedOnce: records that cannot be written are one
+// line at the first, counted each, and one line when a record is written
+// again, with how many were lost.
+func TestAuditWriteFailureLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	w := &brokenWriter{broken: true}
+	a := NewAuditLog(w)
+	reg := prometheus.NewRegistry()
+	a.register(reg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
+	for range 1000 {
+		a.Write(auditRecord{Type: "actuation"})
+	}
+	w.broken = false
+	a.Write(auditRecord{Type: "actuation"})
+	a.Write(auditRecord{Type: "actuation"})
+	want := `level=ERROR msg="cannot write the audit log; records are lost until a write succeeds (counted in hermes_audit_write_errors_total)" file="" err="no space left on device"
+level=INFO msg="the audit log is written again" file="" lost=1000`
+	if got := strings.TrimSpace(logs.String()); got != want {
+		t.Errorf("logged\n%s\nwant\n%s", got, want)
+	}
+	if n := testutil.ToFloat64(a.errs); n != 1000 {
+		t.Errorf("hermes_audit_write_errors_total %v, want 1000", n)
+	}
+}
+
+// TestOverrunsLoggedOnce: ticks that keep overrunning their interval are
+// one line, a reminder every remindEvery, and one line once none overran
+// for remindEvery.
+func TestOverrunsLoggedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs testenv.Buffer
+		fp := &fakeProm{soft: 0.02, delay: 40 * time.Second}
+		r, _ := newFileRunner(t, fp, t.TempDir(), Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))})
+		r.cfg.Global.QueryTimeout = time.Minute // let the tick overrun on purpose
+		stop := start(t, r)
+		time.Sleep(15 * time.Minute)
+		synctest.Wait()
+		if n, still := countLines(&logs, "tick overran"), countLines(&logs, "still: tick overran"); n != 2 || still != 1 {
+			t.Errorf("15 minutes of overruns logged %d lines, %d of them reminders; want 2, 1:\n%s", n, still, logs.String())
+		}
+		fp.mu.Lock()
+		fp.delay = 0
+		fp.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if n := countLines(&logs, "ticks on time again"); n != 0 {
+			t.Errorf("5 minutes on time logged the end already:\n%s", logs.String())
+		}
+		time.Sleep(6 * time.Minute)
+		synctest.Wait()
+		if n := countLines(&logs, "ticks on time again"); n != 1 {
+			t.Errorf("11 minutes on time logged %d ends, want 1:\n%s", n, logs.String())
+		}
+		stop()
+	})
 }

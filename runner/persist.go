@@ -34,13 +34,15 @@ type persistStage struct {
 	log          *slog.Logger
 	audit        *AuditLog
 	now          func() time.Time
-	// unsaved: the last write of the local state file failed. Only the
-	// loop's goroutine (Tick) uses it, so it needs no lock.
+	// unsaved: the last write of the local state file failed; logged
+	// says so when it starts, changes and ends (conditionLog). Only the
+	// loop's goroutine (Tick) uses them, so they need no lock.
 	unsaved bool
+	logged  *conditionLog
 }
 
 func newPersistStage(o Options) *persistStage {
-	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now}
+	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now, logged: newConditionLog(o.Logger)}
 	if s.path == "" {
 		s.path, s.legacy = persist.DefaultLocalPath(o.ConfigPath), persist.LegacyLocalPath(o.ConfigPath)
 	}
@@ -57,9 +59,12 @@ func (s *persistStage) Tick(_ context.Context, t *tickResult) {
 	}
 	err := persist.SaveLocal(s.path, persist.LocalOf(t.Next, t.Time))
 	s.unsaved = err != nil
+	failing := map[string]condLine{}
 	if err != nil {
-		s.log.Error("cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", s.path, "err", err)
+		failing[""] = condLine{level: slog.LevelError, msg: "cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)",
+			attrs: []any{"file", s.path, "err", err}, same: promapi.ErrorDetail(err), end: "the state file is saved again", endAttrs: []any{"file", s.path}}
 	}
+	s.logged.observe(t.Time, "save", failing)
 }
 
 // readLocal reads the local state file, or the file of its old name

@@ -150,6 +150,10 @@ type lastResult struct {
 // Ready).
 type readiness struct {
 	ticked, ready atomic.Bool
+	// logged are the lasting conditions of the loop (not ready, failed
+	// signal queries, overruns), logged when they start, change and end
+	// (conditionLog); only the loop's goroutine uses it.
+	logged *conditionLog
 }
 
 // pipeline holds the stages a tick runs after evaluator.Step, in order,
@@ -198,6 +202,7 @@ func New(opts Options) (*Runner, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
+		status:   readiness{logged: newConditionLog(opts.Logger)},
 		newQuery: prometheusQueries,
 		stages: pipeline{
 			persist:   persisting,
@@ -345,6 +350,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
 	var wall wallWatch // the wall clock against the monotonic one (clock.go)
+	// An overrun is logged as a condition that holds until no tick has
+	// overrun for remindEvery: ticks that overrun now and then are one
+	// line, not a start and an end each.
+	var overrun condLine
+	var lastOverrun time.Time
+	overruns := 0
 	for {
 		r.mu.Lock()
 		interval := r.cfg.Global.EvaluationInterval
@@ -375,8 +386,20 @@ func (r *Runner) Run(ctx context.Context) error {
 			for range missed {
 				r.stages.telemetry.tickSkipped()
 			}
-			r.log.Warn("tick overran its interval; skipping missed ticks", "tick", next, "took", end-start, "skipped", missed)
+			if next.Sub(lastOverrun) >= remindEvery {
+				overruns = 0
+			}
+			overruns++
+			lastOverrun = next
+			overrun = condLine{level: slog.LevelWarn, msg: "tick overran its interval; skipping missed ticks",
+				attrs: []any{"tick", next, "took", end - start, "skipped", missed, "overruns", overruns},
+				end:   "ticks on time again: none overran for " + remindEvery.String(), endAttrs: []any{"overruns", overruns}}
 		}
+		overran := map[string]condLine{}
+		if !lastOverrun.IsZero() && next.Sub(lastOverrun) < remindEvery {
+			overran[""] = overrun
+		}
+		r.status.logged.observe(next, "overran", overran)
 	}
 }
 
@@ -409,7 +432,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	}
 	snap.Actuators = health
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
-	logSignalProblems(r.log, problems)
+	r.status.logged.observe(ts, "signal queries", signalConditions(problems))
 	t.Snapshot, t.Data = snap, hadData(snap)
 	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(t.Prev.Overrides),
 		Applied: r.stages.actuation.appliedSplits(cfg, t.Actuators)}, ts)
@@ -431,10 +454,16 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		r.status.ticked.Store(true)
 		r.log.Info("first tick done", "tick", ts)
 	}
-	switch was := r.status.ready.Swap(t.Data); {
-	case t.Data && !was:
+	// Not ready is one line when it starts, a reminder now and then and
+	// "ready" when it ends; the first ready tick says so once.
+	notReady := map[string]condLine{}
+	if !t.Data {
+		notReady[""] = condLine{level: slog.LevelWarn, msg: "not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses",
+			end: "ready: the tick had data from Prometheus"}
+	}
+	wasNotReady := r.status.logged.holds("ready", "")
+	r.status.logged.observe(ts, "ready", notReady)
+	if was := r.status.ready.Swap(t.Data); t.Data && !was && !wasNotReady {
 		r.log.Info("ready: the tick had data from Prometheus", "tick", ts)
-	case !t.Data:
-		r.log.Warn("not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses", "tick", ts)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,18 +69,44 @@ func signalProblems(snap evaluator.Snapshot, signals []rules.SignalConfig, faile
 	return out
 }
 
-// logSignalProblems logs the tick's failed signal queries once per signal
-// and reason, with the number of routes affected and one of them: a query
-// fails for every route it covers, so one line per route would be 10,000
-// lines per failed signal and tick in a large fleet.
-func logSignalProblems(log *slog.Logger, problems []SignalProblem) {
-	for _, p := range problems {
-		attrs := []any{"signal", p.Signal, "reason", p.Reason, "routes", p.Routes, "route", p.Route}
-		if p.Detail != "" && p.Detail != p.Reason {
-			attrs = append(attrs, "detail", p.Detail)
-		}
-		log.Warn("signal query failed", attrs...)
+// signalConditions are the tick's failed signal queries as conditions of
+// the fleet, one per reason (conditionLog, by reason): how many signals
+// fail for it and the first few, the most routes one of them failed for
+// and an example route, and the first detail in words. A query fails for
+// every route it covers, and Prometheus down fails every signal: one
+// line per signal and route would be 10,000 lines per signal and tick in
+// a large fleet; one per signal, a dozen at every tick.
+func signalConditions(problems []SignalProblem) map[string]condLine {
+	type group struct {
+		signals       []string
+		routes        int
+		route, detail string
 	}
+	by := map[string]*group{}
+	for _, p := range problems { // by signal, then reason
+		g := by[p.Reason]
+		if g == nil {
+			g = &group{route: p.Route}
+			by[p.Reason] = g
+		}
+		g.signals = append(g.signals, p.Signal)
+		if p.Routes > g.routes {
+			g.routes, g.route = p.Routes, p.Route
+		}
+		if g.detail == "" && p.Detail != p.Reason {
+			g.detail = p.Detail
+		}
+	}
+	out := make(map[string]condLine, len(by))
+	for reason, g := range by {
+		attrs := []any{"reason", reason, "signals", len(g.signals), "first", firstFew(g.signals), "routes", g.routes, "route", g.route}
+		if g.detail != "" {
+			attrs = append(attrs, "detail", g.detail)
+		}
+		out[reason] = condLine{level: slog.LevelWarn, msg: "signal queries failed", attrs: attrs,
+			same: strings.Join(g.signals, ",") + "\n" + g.detail, end: "signal queries answer again"}
+	}
+	return out
 }
 
 // queryErrors records the error of each failed query of one tick, by the

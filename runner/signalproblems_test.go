@@ -14,7 +14,10 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
-func TestLogSignalProblemsOncePerSignal(t *testing.T) {
+// TestLogSignalProblemsOncePerReason: failed queries are one line per
+// reason, with the number of signals, the first few and the most routes
+// one failed for, whatever the number of routes.
+func TestLogSignalProblemsOncePerReason(t *testing.T) {
 	p := testenv.DefaultPolicy(t, testenv.Fleet(1000))
 	snap := testenv.Healthy(p, time.Unix(1_700_000_000, 0))
 	for _, r := range p.Routes() {
@@ -25,12 +28,12 @@ func TestLogSignalProblemsOncePerSignal(t *testing.T) {
 	snap.Set("svc4-route2", "probe_success", evaluator.Sample{Status: evaluator.StatusMissing, Reason: "no data"})
 
 	var buf bytes.Buffer
-	logSignalProblems(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime})), signalProblems(snap, p.Config.Signals, nil))
+	newConditionLog(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime}))).
+		observe(snap.Time, "signal queries", signalConditions(signalProblems(snap, p.Config.Signals, nil)))
 	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{
-		`level=WARN msg="signal query failed" signal=p95_ratio reason=timeout routes=1000 route=svc0-route0`,
-		`level=WARN msg="signal query failed" signal=p99_ratio reason=timeout routes=1000 route=svc0-route0`,
-		`level=WARN msg="signal query failed" signal=quality_score reason="two series for one route" routes=1 route=svc3-route1`,
+		`level=WARN msg="signal queries failed" reason=timeout signals=2 first="[p95_ratio p99_ratio]" routes=1000 route=svc0-route0`,
+		`level=WARN msg="signal queries failed" reason="two series for one route" signals=1 first=[quality_score] routes=1 route=svc3-route1`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
