@@ -29,7 +29,7 @@ import (
 // gone, so the restore learns no split; chat is then paused through the
 // admin API. The reply says the split is unknown, and the page Chromium
 // renders says "Split unknown (held)" where the split bar was, with no
-// route's traffic as a number. The page used to draw the core's
+// route's traffic as a number and no split chart of the placeholder. The page used to draw the core's
 // placeholder, free at 100 %, as chat's split.
 func TestStatusPageSaysTheSplitIsUnknown(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
@@ -84,18 +84,19 @@ func TestStatusPageSaysTheSplitIsUnknown(t *testing.T) {
 		`<div class="alarm split-unknown" id="held-chat"><b>Split unknown</b> (held): the split of chat is unknown`,
 		`Override <b>pause</b>: incident (by bob)`,
 		`<span class="held" title="Hermes does not know the split the backends hold">unknown</span>`,
+		`id="split-chart-chat">service chat: no traffic split chart: the split is unknown (held)`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page Chromium rendered lacks %q", want)
 		}
 	}
-	if strings.Contains(dom, `title="free 100%"`) || strings.Contains(dom, "<td>100%</td>") {
+	if strings.Contains(dom, `title="free 100%"`) || strings.Contains(dom, "<td>100%</td>") || strings.Contains(dom, "service chat: traffic split") {
 		t.Error("the page Chromium rendered shows the placeholder split, free 100 %")
 	}
 	if t.Failed() {
 		t.Logf("DOM:\n%s", dom)
 	}
-	screenshot(t, chromium, "status-page-split-unknown.png", srv.URL+"/", "1200,700")
+	screenshot(t, chromium, "status-page-split-unknown.png", srv.URL+"/", "1200,1400")
 	// Nothing wrote free at 100 %: the state file has no split of chat.
 	if data, err := os.ReadFile(split); err == nil && strings.Contains(string(data), `"free":100`) {
 		t.Errorf("the state file got the placeholder: %s", data)
