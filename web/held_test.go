@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +124,40 @@ func TestCommandReplySaysTheSplitIsUnknown(t *testing.T) {
 	defer srv.Close()
 	if _, body := do(t, "POST", srv.URL+"/api/v1/admin/overrides", `{"service":"chat","kind":"pause","reason":"x"}`, ""); strings.Contains(body, "note") {
 		t.Errorf("the pause of a known split has a note: %s", body)
+	}
+}
+
+// TestSummarisedPageSaysTheSplitIsUnknown: past pageRows routes, a
+// service whose routes are all normal is a line of the summary table;
+// its split cell says unknown rather than the placeholder, and a service
+// held for want of data says so above its split.
+func TestSummarisedPageSaysTheSplitIsUnknown(t *testing.T) {
+	st := StatusOf(unknownSplitView(t, false))
+	for i := range st.Services[0].Routes {
+		st.Services[0].Routes[i].State = nil
+	}
+	big := api.Service{Name: "big", Weights: map[string]int{"b0": 100}}
+	for r := range pageRows + 10 {
+		big.Routes = append(big.Routes, api.Route{Name: "b" + strconv.Itoa(r), Score: 99, Level: "normal", ScoreState: api.ScoreJudged})
+	}
+	st.Services = append(st.Services, big)
+	srv := serve(t, &statusBackend{st: st}, "")
+	_, body := do(t, "GET", srv.URL+"/", "", "")
+	i := strings.Index(body, `<tr id="service-chat">`)
+	if i < 0 {
+		t.Fatalf("chat is not a line of the summary:\n%s", body)
+	}
+	row := body[i : i+strings.Index(body[i:], "</tr>")]
+	if !strings.Contains(row, "<b>unknown</b> (held)") || strings.Contains(row, "free 100%") {
+		t.Errorf("chat's summary line: %s", row)
+	}
+
+	v := unknownSplitView(t, false)
+	v.Held, v.UnknownSplits = map[string]string{"chat": runner.HeldNoData}, nil
+	srv = serve(t, &statusBackend{st: StatusOf(v)}, "")
+	_, body = do(t, "GET", srv.URL+"/", "", "")
+	if !strings.Contains(body, `<div class="warn service-held" id="held-chat"><b>Held</b>: the last tick had no data from Prometheus: Hermes writes nothing for chat`) ||
+		!strings.Contains(body, `title="free 100%"`) {
+		t.Errorf("a service held for want of data lacks its line, or its split:\n%s", body)
 	}
 }
