@@ -49,6 +49,8 @@ type actuationStage struct {
 	// lastWithheld and lastPauseFailed are what noteWithheld last logged.
 	lastWithheld    map[string]string
 	lastPauseFailed string
+	// held is the last tick's withheld services, for View (view.go).
+	held map[string]string
 	// leases are the other replicas' stamps seen on each backend (lease.go).
 	leases leases
 	// logged are the failing actuators, logged when they start, change
@@ -77,6 +79,7 @@ func (s *actuationStage) Tick(ctx context.Context, t *tickResult) {
 		}
 	}
 	s.noteWithheld(t.Next, withheld)
+	s.keepHeld(withheld)
 }
 
 // restored tells the stage the services whose split no backend could say

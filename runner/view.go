@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,37 @@ type View struct {
 	// Candidate is the candidate policy evaluated beside the live one
 	// (--candidate.file); nil without one.
 	Candidate *CandidateView
+	// Held are the services the last tick wrote to no backend, with why:
+	// HeldNoData, HeldUnknownSplit or HeldReplicasDisagree (the reason
+	// label of hermes_service_actuation_held).
+	Held map[string]string
+	// UnknownSplits are the services whose split no backend could say at
+	// the restart and that no tick has decided on data since. A pin, or a
+	// pause that froze a split, gives the split meanwhile (SplitUnknown
+	// says whether one does); once it ends the service is held again.
+	UnknownSplits map[string]bool
+}
+
+// The reasons of View.Held: why the actuation stage wrote a service to
+// no backend (withheld.go has the long form).
+const (
+	// HeldNoData: every signal query of the tick failed.
+	HeldNoData = withheldNoData
+	// HeldUnknownSplit: Hermes does not know the split (View.SplitUnknown).
+	HeldUnknownSplit = withheldUnknownSplit
+	// HeldReplicasDisagree: another replica holds the backend and wrote a
+	// different split.
+	HeldReplicasDisagree = withheldReplicasDisagree
+)
+
+// SplitUnknown reports whether Hermes does not know service svc's split
+// now: the restart could not learn it, no tick has decided it on data
+// since, and no pin or frozen pause gives it. The core's split of svc is
+// then a placeholder (its first route at 100 %), which Hermes does not
+// write: the backends keep what they hold.
+func (v View) SplitUnknown(svc string) bool {
+	o, ok := v.State.Overrides[svc]
+	return v.UnknownSplits[svc] && !operatorSplit(o, ok)
 }
 
 // ActuatorOutcome is the last outcome of one actuator.
@@ -61,7 +93,23 @@ func (r *Runner) View() View {
 	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
 	v.ReloadFailure = r.reloads.lastFailure()
 	v.Candidate = r.stages.shadow.view()
+	v.Held, v.UnknownSplits = r.stages.actuation.holds()
 	return v
+}
+
+// keepHeld keeps the services the tick wrote to no backend, for View.
+func (s *actuationStage) keepHeld(withheld map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = withheld
+}
+
+// holds are copies of the services the last tick wrote to no backend,
+// with why, and of those whose split is unknown.
+func (s *actuationStage) holds() (map[string]string, map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.held), maps.Clone(s.unknownSplit)
 }
 
 // ActiveAlerts returns the pending and firing alerts of v, by tier, then

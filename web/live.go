@@ -71,6 +71,21 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 	if o, ok := v.State.Overrides[name]; ok {
 		ss.Override = &o
 	}
+	// An unknown split is the core's placeholder (the first route at
+	// 100 %), which Hermes does not write: it is not shown as a split.
+	if ss.SplitUnknown = v.SplitUnknown(name); ss.SplitUnknown {
+		ss.Weights, ss.Planned = map[string]int{}, nil
+	} else {
+		ss.SplitUnknownAfterOverride = v.UnknownSplits[name]
+	}
+	// A split Hermes does not know is never written (the actuation stage
+	// holds it), also before the first tick has said so.
+	if why, ok := v.Held[name]; ok || ss.SplitUnknown {
+		if ss.SplitUnknown {
+			why = runner.HeldUnknownSplit
+		}
+		ss.Held = &api.Hold{Reason: why, Why: heldWords(why, name)}
+	}
 	probs := map[string]runner.SignalProblem{}
 	for _, p := range v.SignalProblems {
 		if _, ok := probs[p.Signal]; !ok {

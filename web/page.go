@@ -146,6 +146,13 @@ func buildHistory(st api.Status, ticks []evaluator.Tick, events []evaluator.Even
 			}
 			servicesOf[rt.Name] = append(servicesOf[rt.Name], svc.Name)
 		}
+		if svc.SplitUnknown {
+			// The ticks since the restart hold the core's placeholder
+			// (the first route at 100 %), not what the backends send.
+			h.Splits = append(h.Splits, template.HTML(`<p class="meta split-unknown" id="split-chart-`+template.HTMLEscapeString(svc.Name)+`">service `+
+				template.HTMLEscapeString(svc.Name)+`: no traffic split chart: the split is unknown (held), and the ticks hold a placeholder, not what the backends send.</p>`))
+			continue
+		}
 		split := charts.SplitChart(svc.Name, routes, ticks, colors)
 		split.Markers = charts.ActuationMarkers(acts, svc.Name)
 		h.Splits = append(h.Splits, split.SVG())

@@ -198,7 +198,26 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, cmd evaluator.C
 	if !res.Applied {
 		code = http.StatusAccepted
 	}
-	writeJSON(w, code, api.Response[api.CommandReply]{Status: api.StatusSuccess, Data: commandReply(cmd, res)})
+	rp := commandReply(cmd, res)
+	if res.Applied && cmd.Service != "" {
+		h.noteSplit(&rp)
+	}
+	writeJSON(w, code, api.Response[api.CommandReply]{Status: api.StatusSuccess, Data: rp})
+}
+
+// noteSplit adds to the reply of an applied pin, pause or clear whether
+// the service's split is unknown, as the loop holds it once the command
+// applied, and says what that leaves undone. It reads the whole status:
+// a command is rare, and the status is the one place that decides it.
+func (h *handler) noteSplit(rp *api.CommandReply) {
+	st := h.o.Loop.Status()
+	i := slices.IndexFunc(st.Services, func(s api.Service) bool { return s.Name == rp.Service })
+	if i < 0 {
+		return
+	}
+	svc := st.Services[i]
+	rp.SplitUnknown, rp.SplitUnknownAfterOverride = svc.SplitUnknown, svc.SplitUnknownAfterOverride
+	rp.Note = splitNote(rp.Command, svc)
 }
 
 // commandReply is the wire form of what the loop did with cmd: the one

@@ -293,3 +293,40 @@ func laterOf(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// splitUnknownText says that Hermes does not know service svc's split,
+// and why.
+func splitUnknownText(svc string) string {
+	return "the split of " + svc + " is unknown (the restart could not learn what the backends hold, and no tick has decided it on data since)"
+}
+
+// heldWords says in words why the last tick wrote service svc to no
+// backend (a reason of runner.View.Held).
+func heldWords(why, svc string) string {
+	switch why {
+	case runner.HeldUnknownSplit:
+		return splitUnknownText(svc) + ": Hermes writes nothing for " + svc + " until it knows one; the backends keep what they hold"
+	case runner.HeldNoData:
+		return "the last tick had no data from Prometheus: Hermes writes nothing for " + svc + " until a tick has data; the backends keep what they hold"
+	case runner.HeldReplicasDisagree:
+		return "another replica holds the backend and wrote a different split: this replica writes nothing for " + svc
+	}
+	return why
+}
+
+// splitNote says what a pin, pause or clear of service svc leaves undone
+// because Hermes does not know svc's split; "" when it knows it.
+func splitNote(kind evaluator.CommandKind, svc api.Service) string {
+	held := ": Hermes writes nothing for " + svc.Name + " until it knows one; the backends keep what they hold"
+	switch {
+	case svc.SplitUnknown && kind == evaluator.CommandPause:
+		return "paused, but " + splitUnknownText(svc.Name) + held + "; the pause freezes nothing (pin a route to choose the split)"
+	case svc.SplitUnknown && kind == evaluator.CommandClear:
+		return "cleared, but " + splitUnknownText(svc.Name) + held
+	case svc.SplitUnknownAfterOverride && kind == evaluator.CommandPin:
+		return "pinned: Hermes writes the pin's split, but without it " + splitUnknownText(svc.Name) + "; once the pin ends" + held
+	case svc.SplitUnknownAfterOverride && kind == evaluator.CommandPause:
+		return "paused: Hermes writes the split the pause froze, but without it " + splitUnknownText(svc.Name) + "; once the pause ends" + held
+	}
+	return ""
+}

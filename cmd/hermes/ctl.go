@@ -186,6 +186,11 @@ func ctlCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: queued; applies at the tick of %s%s\n", name, reply.Tick.UTC().Format(time.RFC3339), expiryText(forDur))
 	} else {
 		fmt.Fprintf(stdout, "%s: done at the tick of %s%s\n", name, reply.Tick.UTC().Format(time.RFC3339), overrideExpiry(reply.Override, reply.Service))
+		// What the command leaves undone: a split Hermes does not know
+		// (api.CommandReply.Note).
+		if reply.Note != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", name, cell(reply.Note))
+		}
 	}
 	return 0
 }

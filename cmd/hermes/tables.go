@@ -75,6 +75,16 @@ func writeStatus(w io.Writer, st api.Status) {
 			}
 		}
 		fmt.Fprintln(w)
+		// A held service says why; a split Hermes does not know is not
+		// shown as one (its weights are empty, no route's traffic 0 %).
+		switch {
+		case svc.SplitUnknown && svc.Held != nil:
+			fmt.Fprintf(w, "split unknown (held: %s)\n", cell(svc.Held.Why))
+		case svc.SplitUnknown:
+			fmt.Fprintln(w, "split unknown (held)")
+		case svc.Held != nil:
+			fmt.Fprintf(w, "held: %s\n", cell(svc.Held.Why))
+		}
 		tw := newTable(w)
 		fmt.Fprintln(tw, "ROUTE\tLEVEL\tSINCE\tSCORE\tTRAFFIC\tREASONS")
 		for _, rt := range svc.Routes {
@@ -87,7 +97,11 @@ func writeStatus(w io.Writer, st api.Status) {
 				why = append(why, "waits for "+w)
 			}
 			why = append(append(why, rt.State...), rt.Reasons...)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d%%\t%s\n", cell(rt.Name), cell(level), since(rt.Since, st.LastTick), scoreText(rt), rt.Traffic, dash(strings.Join(cells(why), "; ")))
+			traffic := fmt.Sprintf("%d%%", rt.Traffic)
+			if svc.SplitUnknown {
+				traffic = "unknown"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(rt.Name), cell(level), since(rt.Since, st.LastTick), scoreText(rt), traffic, dash(strings.Join(cells(why), "; ")))
 		}
 		tw.Flush()
 	}

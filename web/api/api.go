@@ -99,6 +99,33 @@ type Service struct {
 	// Hermes plans and does not apply; Weights (and each route's Traffic)
 	// are the split the actuators keep.
 	Planned map[string]int `json:"planned_weights,omitempty"`
+	// SplitUnknown is true while Hermes does not know the service's split:
+	// a restart could not learn what the backends hold, no tick has
+	// decided it on data since, and no pin (or pause that froze a split)
+	// gives it. Hermes writes nothing for the service then, and the
+	// backends keep what they hold, which Hermes cannot see: Weights and
+	// Planned are empty, and each route's traffic_percent is 0, meaning
+	// unknown rather than no traffic.
+	SplitUnknown bool `json:"split_unknown,omitempty"`
+	// SplitUnknownAfterOverride is true while a pin (or a pause that froze
+	// a split) gives a split that Hermes would not know without it: once
+	// the override ends, the split is unknown (SplitUnknown) until a tick
+	// decides it on data.
+	SplitUnknownAfterOverride bool `json:"split_unknown_after_override,omitempty"`
+	// Held is set when the last tick wrote the service to no backend.
+	Held *Hold `json:"held,omitempty"`
+}
+
+// Hold says why the last tick wrote a service to no backend
+// (hermes_service_actuation_held).
+type Hold struct {
+	// Reason is the reason label of hermes_service_actuation_held:
+	// unknown_split (SplitUnknown), no_data (every signal query of the
+	// tick failed) or replicas_disagree (another replica holds the
+	// backend and wrote a different split).
+	Reason string `json:"reason"`
+	// Why says it in words.
+	Why string `json:"why"`
 }
 
 // Route is one route of a service.

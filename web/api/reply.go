@@ -111,6 +111,17 @@ type CommandReply struct {
 	DrillKind string    `json:"kind,omitempty"`
 	DryRun    bool      `json:"dry_run,omitempty"`
 	Until     time.Time `json:"until,omitzero"`
+	// SplitUnknown is the service's Service.SplitUnknown after a pin,
+	// pause or clear: Hermes does not know its split and writes nothing
+	// for it. SplitUnknownAfterOverride is its
+	// Service.SplitUnknownAfterOverride: the pin gives the split, which
+	// is unknown again once the pin ends.
+	SplitUnknown              bool `json:"split_unknown,omitempty"`
+	SplitUnknownAfterOverride bool `json:"split_unknown_after_override,omitempty"`
+	// Note says in words what the command leaves undone, when it leaves
+	// something: "the split of chat is unknown …: Hermes writes nothing
+	// for chat until it knows one".
+	Note string `json:"note,omitempty"`
 }
 
 // Outcome is what an admin command did.
