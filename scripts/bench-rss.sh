@@ -16,6 +16,9 @@
 # PORT_PROM and PORT_HERMES choose the loopback ports. With
 # HEAP_PROFILE=FILE it also saves a heap profile there (hermes run
 # --web.enable-pprof; read it with `go tool pprof -sample_index=inuse_space`).
+# With CPU_PROFILE=FILE it saves a CPU profile of the budget's window (the
+# ticks and their scrapes) there, and the binary beside it as FILE.bin
+# (`go tool pprof -top -cum FILE.bin FILE`).
 set -eu
 cd "$(dirname "$0")/.."
 routes=${1:-10000}
@@ -31,8 +34,10 @@ go run ./internal/benchfleet/gen -config-only -routes "$routes" -out "$dir"
 sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes.yaml"
 "$dir/fakeprom" -listen "127.0.0.1:$pport" -routes "$routes" >"$dir/fakeprom.log" 2>&1 &
 pids="$pids $!"
+pprof=""
+[ -z "${HEAP_PROFILE:-}${CPU_PROFILE:-}" ] || pprof=--web.enable-pprof
 "$dir/hermes" run --config "$dir/hermes.yaml" --web.listen-address "127.0.0.1:$hport" \
-	--audit.file "$dir/audit.jsonl" --log.level warn ${HEAP_PROFILE:+--web.enable-pprof} 2>"$dir/hermes.log" &
+	--audit.file "$dir/audit.jsonl" --log.level warn $pprof 2>"$dir/hermes.log" &
 hermes=$!
 pids="$pids $hermes"
 # Wait (up to 5 minutes) for four ticks: 15 s each at the shipped interval.
@@ -78,6 +83,11 @@ n=${TICKS:-4}
 between 2
 p0=$(cpu)
 v0=$(date +%s.%N)
+if [ -n "${CPU_PROFILE:-}" ]; then
+	cp "$dir/hermes" "$CPU_PROFILE.bin"
+	curl -sf "http://127.0.0.1:$hport/debug/pprof/profile?seconds=$((interval * n))" >"$CPU_PROFILE" &
+	profiler=$!
+fi
 for _ in $(seq "$n"); do
 	between 7
 	scrape
@@ -85,6 +95,7 @@ for _ in $(seq "$n"); do
 done
 p1=$(cpu)
 v1=$(date +%s.%N)
+[ -z "${CPU_PROFILE:-}" ] || wait "$profiler"
 # Nothing scraping: the tick alone.
 cpu0=$(cpu)
 w0=$(date +%s.%N)
