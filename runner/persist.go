@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/traffic"
 )
@@ -37,6 +39,8 @@ type persistStage struct {
 	// unsaved: the last write of the local state file failed. Only the
 	// loop's goroutine (Tick) uses it, so it needs no lock.
 	unsaved bool
+	// starts are the alerting stage's incident startsAt last saved.
+	starts []alerting.IncidentStart
 }
 
 func newPersistStage(o Options) *persistStage {
@@ -51,12 +55,22 @@ func newPersistStage(o Options) *persistStage {
 // write is retried every tick until it succeeds, so a restart does not
 // lose an override, nor an alert that began since Prometheus last scraped
 // Hermes.
+//
+// The alerting stage's incident startsAt (t.IncidentStarts) are those of
+// the tick before, as the loop hands them: the startsAt of a first page
+// is its FiredAt, saved with the alert in the same tick, so the lag loses
+// nothing a restart needs.
 func (s *persistStage) Tick(_ context.Context, t *tickResult) {
-	if !s.unsaved && !persist.LocalChanged(t.Prev, t.Next) {
+	if !s.unsaved && !persist.LocalChanged(t.Prev, t.Next) && slices.Equal(s.starts, t.IncidentStarts) {
 		return
 	}
-	err := persist.SaveLocal(s.path, persist.LocalOf(t.Next, t.Time))
+	l := persist.LocalOf(t.Next, t.Time)
+	l.IncidentStarts = t.IncidentStarts
+	err := persist.SaveLocal(s.path, l)
 	s.unsaved = err != nil
+	if err == nil {
+		s.starts = t.IncidentStarts
+	}
 	if err != nil {
 		s.log.Error("cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)", "file", s.path, "err", err)
 	}
@@ -84,6 +98,9 @@ func (s *persistStage) readLocal() (persist.Local, error) {
 type restored struct {
 	state        evaluator.State
 	unknownSplit []string
+	// incidentStarts are the alerting stage's, as saved (the stage
+	// reconciles them with the state).
+	incidentStarts []alerting.IncidentStart
 }
 
 // restore rebuilds the state before the first decision (persist.Load):
@@ -120,7 +137,7 @@ func (s *persistStage) restore(ctx context.Context, pol *evaluator.Policy, query
 	// and service's line.
 	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", strings.Join(firstFew(got.Report), "; "))
 	s.audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
-	out := restored{state: got.State}
+	out := restored{state: got.State, incidentStarts: local.IncidentStarts}
 	if got.Source == "actuators" && len(acts) > 0 {
 		for _, svc := range pol.Config.Services {
 			if _, ok := known[svc.Name]; !ok {
