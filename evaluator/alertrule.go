@@ -258,6 +258,9 @@ func alertEnv(p *Policy, s State, svc rules.ServiceConfig, ss *traffic.Split, ro
 		if env.Observe > 0 {
 			env.StageObserved = env.StageFor / env.Observe
 		}
+		// Only routes at a failback stage: few, and the check reads
+		// their counted signals' bounds.
+		env.OutOfReach = OutOfReach(p, *rs, now)
 	}
 	if m := rs.Move; m != nil {
 		env.MovedBy, env.MovedTo, env.MovedAt = m.Lines(), m.To.String(), m.At.UTC().Format(time.RFC3339)

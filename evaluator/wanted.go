@@ -49,6 +49,39 @@ func callsNeeded(x, t float64, b *proportionBounds) float64 {
 // the window holds them, or that it never holds so many at this rate.
 func callsWanted(p *Policy, rs RouteState) []string {
 	var out []string
+	for _, w := range evidenceWanted(p, rs) {
+		out = append(out, w.text)
+	}
+	return out
+}
+
+// OutOfReach reports whether a counted signal of route state rs, at a
+// failback stage at now, needs more calls to rule out the failure that
+// moved the route than its window holds at the rate they arrive, or than
+// any count of calls shows: at this traffic, the evidence the stage waits
+// for cannot arrive (HermesFailbackStalled fires on it once the stage's
+// observe window has passed; callsWanted says it in words). Only a window
+// that began after the stage did counts: one that still holds the time
+// before it, with no traffic, would understate the rate.
+func OutOfReach(p *Policy, rs RouteState, now time.Time) bool {
+	if rs.Stage == 0 {
+		return false
+	}
+	at := now.Sub(rs.StageSince)
+	return slices.ContainsFunc(evidenceWanted(p, rs), func(w wanted) bool { return w.outOfReach && w.window <= at })
+}
+
+// wanted is one signal's evidence still wanted: its line, its window, and
+// whether the window cannot hold the calls at their rate.
+type wanted struct {
+	text       string
+	window     time.Duration
+	outOfReach bool
+}
+
+// evidenceWanted is callsWanted, with each line's verdict.
+func evidenceWanted(p *Policy, rs RouteState) []wanted {
+	var out []wanted
 	sc, scope := rs.Score, scopeOf(&rs)
 	idle := slices.ContainsFunc(sc.Contributions, func(c Contribution) bool { return c.Idle })
 	for i := range sc.Contributions {
@@ -88,12 +121,12 @@ func callsWanted(p *Policy, rs RouteState) []string {
 		in := fmtWindow(w)
 		switch {
 		case math.IsInf(need, 1):
-			out = append(out, fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; no count of calls shows it within", c.Signal, x, n, in))
+			out = append(out, wanted{fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; no count of calls shows it within", c.Signal, x, n, in), w, true})
 		case need > rate*w.Seconds()*1.05:
-			out = append(out, fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; about %.0f calls needed, more than its %s holds at %.2g calls/s", c.Signal, x, n, in, need, in, rate))
+			out = append(out, wanted{fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; about %.0f calls needed, more than its %s holds at %.2g calls/s", c.Signal, x, n, in, need, in, rate), w, true})
 		default:
 			left := time.Duration((need - n) / rate * float64(time.Second)).Round(time.Minute)
-			out = append(out, fmt.Sprintf("%s: %.0f of about %.0f calls needed in %s at %.2g calls/s, about %s more", c.Signal, n, need, in, rate, fmtWindow(max(left, time.Minute))))
+			out = append(out, wanted{fmt.Sprintf("%s: %.0f of about %.0f calls needed in %s at %.2g calls/s, about %s more", c.Signal, n, need, in, rate, fmtWindow(max(left, time.Minute))), w, false})
 		}
 	}
 	return out

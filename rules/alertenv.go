@@ -53,6 +53,11 @@ type AlertEnv struct {
 	// StageObserved is StageFor in observe windows (StageFor / Observe):
 	// `stage_observed >= 2` is a stage that waited twice its window.
 	StageObserved float64 `expr:"stage_observed"`
+	// OutOfReach (a route at a failback stage): a counted signal needs
+	// more calls to show the route healthy than its window holds at the
+	// rate they arrive; at this traffic the stage cannot complete
+	// (Waiting says which signal and how many calls).
+	OutOfReach bool `expr:"out_of_reach"`
 	// Waiting is what the route waits for (the dwell of a move down, the
 	// evidence and calls a failback stage needs), as the status page says
 	// it.
@@ -98,8 +103,9 @@ var (
 		"aborted":  func(e *AlertEnv) string { return e.Aborted },
 	}
 	alertBools = map[string]func(*AlertEnv) bool{
-		"degraded": func(e *AlertEnv) bool { return e.Degraded },
-		"drill":    func(e *AlertEnv) bool { return e.Drill },
+		"degraded":     func(e *AlertEnv) bool { return e.Degraded },
+		"drill":        func(e *AlertEnv) bool { return e.Drill },
+		"out_of_reach": func(e *AlertEnv) bool { return e.OutOfReach },
 	}
 	alertLists = map[string]AlertList{
 		"missing":  {Get: func(e *AlertEnv) []string { return e.Missing }},
@@ -180,6 +186,7 @@ type TemplateData struct {
 	StageFor      float64
 	Observe       float64
 	StageObserved float64
+	OutOfReach    bool
 	Waiting       []string
 	Weight        int
 	Drill         bool

@@ -48,6 +48,18 @@ func (s *alertingStage) Tick(ctx context.Context, t *tickResult) {
 	s.sender.NotifyIncidents(ctx, t.Next.Alerts, alerting.IncidentsOf(t.Next.Routes), t.Time)
 }
 
+// incidentStarts are the startsAt the stage keeps for alerts of incidents
+// not over, for the local state file.
+func (s *alertingStage) incidentStarts() []alerting.IncidentStart {
+	return s.sender.IncidentStarts()
+}
+
+// restored takes the startsAt saved before a restart, reconciled with the
+// restored state: only those of routes still in the same incident.
+func (s *alertingStage) restored(saved []alerting.IncidentStart, st evaluator.State) {
+	s.sender.RestoreIncidents(saved, alerting.IncidentsOf(st.Routes))
+}
+
 // run delivers the queued alerts until ctx is done or stop is called.
 func (s *alertingStage) run(ctx context.Context) { s.sender.Run(ctx) }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/traffic"
 )
@@ -39,6 +41,8 @@ type persistStage struct {
 	// loop's goroutine (Tick) uses them, so they need no lock.
 	unsaved bool
 	logged  *conditionLog
+	// starts are the alerting stage's incident startsAt last saved.
+	starts []alerting.IncidentStart
 }
 
 func newPersistStage(o Options) *persistStage {
@@ -53,13 +57,23 @@ func newPersistStage(o Options) *persistStage {
 // write is retried every tick until it succeeds, so a restart does not
 // lose an override, nor an alert that began since Prometheus last scraped
 // Hermes.
+//
+// The alerting stage's incident startsAt (t.IncidentStarts) are those of
+// the tick before, as the loop hands them: the startsAt of a first page
+// is its FiredAt, saved with the alert in the same tick, so the lag loses
+// nothing a restart needs.
 func (s *persistStage) Tick(_ context.Context, t *tickResult) {
-	if !s.unsaved && !persist.LocalChanged(t.Prev, t.Next) {
+	if !s.unsaved && !persist.LocalChanged(t.Prev, t.Next) && slices.Equal(s.starts, t.IncidentStarts) {
 		return
 	}
-	err := persist.SaveLocal(s.path, persist.LocalOf(t.Next, t.Time))
+	l := persist.LocalOf(t.Next, t.Time)
+	l.IncidentStarts = t.IncidentStarts
+	err := persist.SaveLocal(s.path, l)
 	s.unsaved = err != nil
 	failing := map[string]condLine{}
+	if err == nil {
+		s.starts = t.IncidentStarts
+	}
 	if err != nil {
 		failing[""] = condLine{level: slog.LevelError, msg: "cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)",
 			attrs: []any{"file", s.path, "err", err}, same: promapi.ErrorDetail(err), end: "the state file is saved again", endAttrs: []any{"file", s.path}}
@@ -89,6 +103,9 @@ func (s *persistStage) readLocal() (persist.Local, error) {
 type restored struct {
 	state        evaluator.State
 	unknownSplit []string
+	// incidentStarts are the alerting stage's, as saved (the stage
+	// reconciles them with the state).
+	incidentStarts []alerting.IncidentStart
 }
 
 // restore rebuilds the state before the first decision (persist.Load):
@@ -125,7 +142,7 @@ func (s *persistStage) restore(ctx context.Context, pol *evaluator.Policy, query
 	// and service's line.
 	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", strings.Join(firstFew(got.Report), "; "))
 	s.audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
-	out := restored{state: got.State}
+	out := restored{state: got.State, incidentStarts: local.IncidentStarts}
 	if got.Source == "actuators" && len(acts) > 0 {
 		for _, svc := range pol.Config.Services {
 			if _, ok := known[svc.Name]; !ok {

@@ -343,6 +343,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.state = got.state
 	r.mu.Unlock()
 	r.stages.actuation.restored(got.unknownSplit)
+	r.stages.alerting.restored(got.incidentStarts, got.state)
 	alertsDone := make(chan struct{})
 	go func() { r.stages.alerting.run(ctx); close(alertsDone) }()
 	defer func() { r.stages.alerting.stop(); <-alertsDone }() // deliver what is queued before exiting
@@ -408,7 +409,8 @@ func (r *Runner) Run(ctx context.Context) error {
 // stage in order with the tick's result.
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
-	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks, commands: r.cmds.take()}
+	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks, commands: r.cmds.take(),
+		IncidentStarts: r.stages.alerting.incidentStarts()}
 	query := r.ticks
 	retired := r.takeRetired()
 	r.mu.Unlock()

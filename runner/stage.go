@@ -8,6 +8,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/alerting"
 )
 
 // stage is one step of a tick after evaluator.Step, as a notify.Stage is
@@ -48,6 +49,11 @@ type tickResult struct {
 	// commands are the operator commands the tick applied, answered by
 	// the loop's own stage (answerCommands).
 	commands []*pendingCommand
+
+	// IncidentStarts are the alerting stage's kept startsAt after the
+	// tick before (alerting.Sender.IncidentStarts), for the restart
+	// memory, which runs first.
+	IncidentStarts []alerting.IncidentStart
 
 	// Actuations are what the actuation stage saw the backends do this
 	// tick (a changed split, the first failure), for the loop's memory.

@@ -84,6 +84,11 @@ func quoteList(names []string) string {
 func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route) {
 	fmt.Fprintf(w, "route %s of service %s: %s since %s, score %s, %d%% of traffic\n",
 		rt.Name, svc.Name, rt.Level, rt.Since.UTC().Format(time.RFC3339), scoreText(rt), rt.Traffic)
+	if rt.Moved != "" {
+		// The cause, fixed at the move (evaluator.Move): the score above
+		// is the tick's, which on a failed-over route shows its probes.
+		fmt.Fprintf(w, "moved to %s\n", rt.Moved)
+	}
 	fmt.Fprintf(w, "last tick %s\n", st.LastTick.UTC().Format(time.RFC3339))
 	for _, p := range st.Problems {
 		fmt.Fprintln(w, p)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // TestExplainTellsIdleAndOptional (issue 34): explain calls a signal
@@ -56,5 +57,33 @@ func TestExplainSaysTheOverridesExpiry(t *testing.T) {
 	st.Services[0].Override.Expires = time.Time{}
 	if _, out, _ := hermes(t, "explain", "--url", url, "--route", "free"); !strings.Contains(out, "service override: pin paid-standard (launch), no expiry\n") {
 		t.Errorf("explain does not say the pin never expires:\n%s", out)
+	}
+}
+
+// TestExplainSaysWhatMovedTheRoute (issue 34): explain gives a route below
+// normal the cause of its move, fixed at the move (the status API's
+// moved), not only the score of the tick, which on a failed-over route
+// shows its probes; a route at normal has none.
+func TestExplainSaysWhatMovedTheRoute(t *testing.T) {
+	b := &backend{}
+	st := b.Status()
+	at := time.Date(2026, 12, 6, 23, 34, 55, 0, time.UTC)
+	move := &evaluator.Move{Incident: at, At: at, To: traffic.Failover, Why: "decisive evidence at 99.9999 % (no dwell)",
+		Signals: []evaluator.MoveSignal{{Signal: "error_body_ratio", Value: 0.3, Penalty: 50, Text: "error_body_ratio 0.3 (-50.0): 72 of 240 calls in 2m: ≥ 21.8 % at 99.9 %"}}}
+	rt := &st.Services[0].Routes[0]
+	rt.Moved = move.String()
+	b.st = &st
+	_, url := serve(t, b, "")
+	code, out, errb := hermes(t, "explain", "--url", url, "--route", rt.Name)
+	if code != 0 {
+		t.Fatalf("explain: %d %s", code, errb)
+	}
+	want := "moved to failover at 2026-12-06T23:34:55Z (decisive evidence at 99.9999 % (no dwell)): error_body_ratio 0.3 (-50.0): 72 of 240 calls in 2m: ≥ 21.8 % at 99.9 %\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("explain lacks the move's cause %q:\n%s", want, out)
+	}
+	rt.Moved = ""
+	if _, out, _ := hermes(t, "explain", "--url", url, "--route", rt.Name); strings.Contains(out, "moved to") {
+		t.Errorf("explain gives a cause to a route without a move record:\n%s", out)
 	}
 }

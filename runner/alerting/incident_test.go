@@ -59,3 +59,38 @@ func TestIncidentKeepsStartsAt(t *testing.T) {
 		t.Errorf("the page of a new incident starts %s, want %s", got, later)
 	}
 }
+
+// TestRestoredIncidentStarts: the startsAt saved before a restart are
+// reconciled with the restored state, never assumed: kept for a route in
+// the same incident, dropped for one back at normal or in another
+// incident, and not used for an alert that fired before the saved startsAt.
+func TestRestoredIncidentStarts(t *testing.T) {
+	am := testenv.NewFakeAlertmanager(t)
+	s := newSender(t, prometheus.NewRegistry(), 100, am)
+	testenv.Go(t, s.Run)
+	incidents := map[string]time.Time{"free": t0, "paid": t0.Add(time.Hour)}
+	inc := func(route string) time.Time { return incidents[route] }
+	saved := []IncidentStart{
+		{Key: "HermesRouteFailedOver/chat/free", Route: "free", Incident: t0, StartsAt: t0.Add(time.Minute)},
+		{Key: "HermesRouteFailedOver/chat/paid", Route: "paid", Incident: t0, StartsAt: t0.Add(time.Minute)}, // another incident now
+		{Key: "HermesRouteFailedOver/chat/gone", Route: "gone", Incident: t0, StartsAt: t0.Add(time.Minute)}, // back at normal
+	}
+	if n := s.RestoreIncidents(saved, inc); n != 1 {
+		t.Fatalf("kept %d of the saved startsAt, want 1: %+v", n, s.IncidentStarts())
+	}
+	refired := t0.Add(30 * time.Minute)
+	s.NotifyIncidents(context.Background(), one(saved[0].Key, firing("HermesRouteFailedOver", "A", "free", refired, refired)), inc, refired)
+	testenv.Eventually(t, wait, "a send", func() bool { return len(am.Received()) == 1 })
+	if got := time.Time(am.Received()[0].StartsAt); !got.Equal(saved[0].StartsAt) {
+		t.Errorf("restored page starts %s, want the saved %s", got, saved[0].StartsAt)
+	}
+	// A saved startsAt later than the alert's firing is not believed.
+	s2 := newSender(t, prometheus.NewRegistry(), 100, am)
+	testenv.Go(t, s2.Run)
+	s2.RestoreIncidents([]IncidentStart{{Key: saved[0].Key, Route: "free", Incident: t0, StartsAt: refired.Add(time.Hour)}}, inc)
+	s2.NotifyIncidents(context.Background(), one(saved[0].Key, firing("HermesRouteFailedOver", "A", "free", refired, refired)), inc, refired)
+	testenv.Eventually(t, wait, "a send", func() bool { return len(am.Received()) == 2 })
+	if got := time.Time(am.Received()[1].StartsAt); !got.Equal(refired) {
+		t.Errorf("page with a saved startsAt after its firing starts %s, want its own %s", got, refired)
+	}
+}

@@ -198,8 +198,8 @@ type started struct {
 // first fired (a failback stage stepped back to no traffic, and
 // HermesRouteFailedOver fires again) keeps the startsAt it was first sent
 // with, so Alertmanager, and the on-call person, see one incident, and
-// its later resolve carries the startsAt of the page they got. This is
-// in memory: after a restart an alert is sent from its restored state.
+// its later resolve carries the startsAt of the page they got. What it
+// keeps survives a restart through IncidentStarts and RestoreIncidents.
 func (s *Sender) NotifyIncidents(_ context.Context, alerts map[string]*evaluator.Alert, incident IncidentFunc, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,7 +253,7 @@ func (s *Sender) startOf(k string, as *evaluator.Alert, incident IncidentFunc) t
 	case ok && as.FiredAt.Equal(st.firedAt):
 		// The same firing (its resends, its resolve).
 		return st.startsAt
-	case ok && !inc.IsZero() && inc.Equal(st.incident):
+	case ok && !inc.IsZero() && inc.Equal(st.incident) && !st.startsAt.After(as.FiredAt):
 		// Fired again in the same incident: the startsAt it began with.
 		st.firedAt = as.FiredAt
 		s.started[k] = st
@@ -264,6 +264,55 @@ func (s *Sender) startOf(k string, as *evaluator.Alert, incident IncidentFunc) t
 	}
 	s.started[k] = started{route: as.Route, incident: inc, startsAt: as.FiredAt, firedAt: as.FiredAt}
 	return time.Time{}
+}
+
+// IncidentStart is the startsAt an alert was first sent with in an
+// incident that is not over: what the local state file keeps of
+// NotifyIncidents across a restart.
+type IncidentStart struct {
+	// Key is the alert's key (evaluator.Alert.Key), Route its route.
+	Key   string `json:"key"`
+	Route string `json:"route"`
+	// Incident is the route's incident (evaluator.Move.Incident).
+	Incident time.Time `json:"incident"`
+	// StartsAt is what Alertmanager and the on-call person saw.
+	StartsAt time.Time `json:"starts_at"`
+}
+
+// IncidentStarts are the startsAt kept for alerts of incidents not over,
+// ordered by key; nil when none.
+func (s *Sender) IncidentStarts() []IncidentStart {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []IncidentStart
+	for _, k := range slices.Sorted(maps.Keys(s.started)) {
+		st := s.started[k]
+		out = append(out, IncidentStart{Key: k, Route: st.route, Incident: st.incident.UTC(), StartsAt: st.startsAt.UTC()})
+	}
+	return out
+}
+
+// RestoreIncidents takes the startsAt saved by a process before a restart
+// (IncidentStarts), before the first Notify. After a crash it reconciles,
+// never assumes: it keeps only those whose route the restored state still
+// has in the same incident, and the next Notify keeps one only for an
+// alert that fired no earlier than it (startOf). It returns how many it
+// kept.
+func (s *Sender) RestoreIncidents(saved []IncidentStart, incident IncidentFunc) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, is := range saved {
+		if is.Key == "" || is.StartsAt.IsZero() || incident == nil {
+			continue
+		}
+		if inc := incident(is.Route); inc.IsZero() || !inc.Equal(is.Incident) {
+			continue // the route was back at normal, or in another incident
+		}
+		s.started[is.Key] = started{route: is.Route, incident: is.Incident, startsAt: is.StartsAt}
+		n++
+	}
+	return n
 }
 
 // due says whether the alert under key must be sent at now, as Prometheus's

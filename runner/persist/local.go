@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/atomicfile"
+	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -49,6 +50,11 @@ type Local struct {
 	// (evaluator.Move: what moved each, which its pages and status row
 	// name). Strings and lists do not fit the saved-state series.
 	Moves map[string]*evaluator.Move `json:"moves,omitempty"`
+	// IncidentStarts are the startsAt the alerting stage kept for the
+	// alerts of incidents not over (alerting.Sender.IncidentStarts): a
+	// page that fired again after an aborted failback, restored by a
+	// restart, is still sent with the startsAt of the first page.
+	IncidentStarts []alerting.IncidentStart `json:"incident_starts,omitempty"`
 }
 
 // LocalOf is what state s, of tick, keeps on disk.
