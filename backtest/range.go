@@ -10,6 +10,10 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/hermes-failover/hermes/labelname"
+	"github.com/hermes-failover/hermes/promapi"
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // MaxRangePoints is the most points Prometheus answers for one range query.
@@ -35,10 +39,23 @@ type rangeAnswer struct {
 	// vectors holds the samples of each tick, the window's first tick
 	// first (from, then every step).
 	vectors []model.Vector
-	from    time.Time
-	step    time.Duration
+	// owners holds, beside each sample of vectors, the index in series
+	// of the series it belongs to.
+	owners [][]int32
+	// series are the route and part labels of each series returned,
+	// read once per range rather than at every tick (routes).
+	series []seriesRoute
+	from   time.Time
+	step   time.Duration
 	// failed holds the API errors of the chunks that failed.
 	failed []failedChunk
+}
+
+// seriesRoute is what promapi.VectorRoutes reads of a series's labels:
+// whether it has a route label, the route and the part.
+type seriesRoute struct {
+	route, part string
+	ok          bool
 }
 
 // failedChunk is a part of the window whose range query returned an error.
@@ -97,7 +114,7 @@ func NewRangeCache(ctx context.Context, api RangeQuerier, queries []string, from
 // fetchAll runs q over points steps from from, in chunks of at most
 // MaxRangePoints points.
 func fetchAll(ctx context.Context, api RangeQuerier, q string, from time.Time, step time.Duration, points int, opts []v1.Option) (*rangeAnswer, error) {
-	a := &rangeAnswer{vectors: make([]model.Vector, points), from: from, step: step}
+	a := &rangeAnswer{vectors: make([]model.Vector, points), owners: make([][]int32, points), from: from, step: step}
 	for first := 0; first < points; first += MaxRangePoints {
 		last := min(first+MaxRangePoints, points) - 1
 		r := v1.Range{Start: from.Add(time.Duration(first) * step), End: from.Add(time.Duration(last) * step), Step: step}
@@ -124,6 +141,9 @@ func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v
 		return fmt.Errorf("range query returned %s, not a matrix", valueType(val))
 	}
 	for _, ss := range m {
+		r, ok := ss.Metric[labelname.Route]
+		owner := int32(len(a.series))
+		a.series = append(a.series, seriesRoute{route: string(r), part: string(ss.Metric[rules.PartLabel]), ok: ok})
 		// One allocation per series, not per sample.
 		block := make([]model.Sample, len(ss.Values))
 		for i, p := range ss.Values {
@@ -136,8 +156,10 @@ func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v
 				// Room for every series at once, rather than growing
 				// each tick's vector series by series.
 				a.vectors[k] = make(model.Vector, 0, len(m))
+				a.owners[k] = make([]int32, 0, len(m))
 			}
 			a.vectors[k] = append(a.vectors[k], &block[i])
+			a.owners[k] = append(a.owners[k], owner)
 		}
 	}
 	return nil
@@ -185,21 +207,49 @@ func valueType(v model.Value) string {
 // error its chunk returned. t must be from + k×step within the window and q
 // one of the fetched queries. The returned vector must not be modified.
 func (c *RangeCache) Query(_ context.Context, q string, t time.Time) (model.Vector, error) {
+	a, k, err := c.at(q, t)
+	if err != nil {
+		return nil, err
+	}
+	return a.vectors[k], nil
+}
+
+// QueryRoutes is Query as a promapi.RouteQueryFunc: it adds to into what
+// promapi.VectorRoutes(c.Query) adds, in the same order, with each
+// series's route and part read once per range instead of from its labels
+// at every tick (a third of what the ticks of a 100-route backtest spent
+// outside the core).
+func (c *RangeCache) QueryRoutes(_ context.Context, q string, t time.Time, into *promapi.Answer) error {
+	a, k, err := c.at(q, t)
+	if err != nil {
+		return err
+	}
+	for j, s := range a.vectors[k] {
+		if r := &a.series[a.owners[k][j]]; r.ok {
+			into.Add(r.route, r.part, float64(s.Value))
+		}
+	}
+	return nil
+}
+
+// at returns the answer of q and the index of tick t in it, or the error
+// Query returns.
+func (c *RangeCache) at(q string, t time.Time) (*rangeAnswer, int, error) {
 	a, ok := c.answers[q]
 	if !ok {
-		return nil, fmt.Errorf("range cache: query %q was not fetched", q)
+		return nil, 0, fmt.Errorf("range cache: query %q was not fetched", q)
 	}
 	if t.Before(c.from) || t.After(c.to) || t.Sub(c.from)%c.step != 0 {
-		return nil, fmt.Errorf("range cache: %s is not a tick between %s and %s every %s",
+		return nil, 0, fmt.Errorf("range cache: %s is not a tick between %s and %s every %s",
 			t.Format(time.RFC3339Nano), c.from.Format(time.RFC3339), c.to.Format(time.RFC3339), c.step)
 	}
 	ms := t.UnixMilli()
 	for _, f := range a.failed {
 		if ms >= f.start && ms <= f.end {
-			return nil, f.err
+			return nil, 0, f.err
 		}
 	}
-	return a.vectors[t.Sub(c.from)/c.step], nil
+	return a, int(t.Sub(c.from) / c.step), nil
 }
 
 // Start is the first tick of the window.

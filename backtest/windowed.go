@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
 )
 
 // DefaultWindow is how much of a backtest RunStore evaluates at once:
@@ -121,6 +122,25 @@ func NewWindowed(api RangeQuerier, queries []string, start, end time.Time, step,
 // Query answers q at tick t from the window holding t, evaluating that
 // window first if it is not already.
 func (w *Windowed) Query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+	c, err := w.cacheFor(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.Query(ctx, q, t)
+}
+
+// QueryRoutes is Query as a promapi.RouteQueryFunc (RangeCache.QueryRoutes).
+func (w *Windowed) QueryRoutes(ctx context.Context, q string, t time.Time, into *promapi.Answer) error {
+	c, err := w.cacheFor(ctx, t)
+	if err != nil {
+		return err
+	}
+	return c.QueryRoutes(ctx, q, t, into)
+}
+
+// cacheFor returns the window holding t, evaluating it first if it is not
+// already.
+func (w *Windowed) cacheFor(ctx context.Context, t time.Time) (*RangeCache, error) {
 	w.mu.Lock()
 	c := w.cache
 	if c == nil || t.Before(c.Start()) || t.After(c.End()) {
@@ -144,7 +164,7 @@ func (w *Windowed) Query(ctx context.Context, q string, t time.Time) (model.Vect
 		}
 	}
 	w.mu.Unlock()
-	return c.Query(ctx, q, t)
+	return c, nil
 }
 
 // evaluate starts evaluating the window from from.
@@ -198,5 +218,5 @@ func RunStore(ctx context.Context, pol *evaluator.Policy, b *Store, progress fun
 	w.Progress = progress
 	w.base = ctx
 	defer w.Close()
-	return Run(ctx, pol, w.Query, start, b.End(), opts)
+	return run(ctx, pol, w.QueryRoutes, start, b.End(), opts)
 }
