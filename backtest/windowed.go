@@ -38,21 +38,41 @@ func (b *Store) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Op
 
 // queryRange runs q over r on the engine of b, reading from.
 func (b *Store) queryRange(ctx context.Context, from storage.Queryable, q string, r v1.Range) (model.Value, v1.Warnings, v1.Infos, error) {
+	var out model.Matrix
+	err := b.queryMatrix(ctx, from, q, r, func(m promql.Matrix) (err error) {
+		out, err = toModelMatrix(m)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out, nil, nil, nil
+}
+
+// rangeMatrix is QueryRange handing the engine's matrix to use before the
+// query is closed (matrixQuerier).
+func (b *Store) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error {
+	return b.queryMatrix(ctx, b, q, r, use)
+}
+
+// queryMatrix runs q over r on the engine of b, reading from, and hands
+// the resulting matrix to use before the query is closed. Errors are typed
+// as QueryRange's.
+func (b *Store) queryMatrix(ctx context.Context, from storage.Queryable, q string, r v1.Range, use func(promql.Matrix) error) error {
 	qry, err := b.engine.NewRangeQuery(ctx, from, nil, q, r.Start, r.End, r.Step)
 	if err != nil {
-		return nil, nil, nil, &v1.Error{Type: v1.ErrBadData, Msg: err.Error()}
+		return &v1.Error{Type: v1.ErrBadData, Msg: err.Error()}
 	}
 	defer qry.Close()
 	res := qry.Exec(ctx)
 	if res.Err != nil {
-		return nil, nil, nil, execError(res.Err)
+		return execError(res.Err)
 	}
 	m, ok := res.Value.(promql.Matrix)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("range query returned %s, not a matrix", res.Value.Type())
+		return fmt.Errorf("range query returned %s, not a matrix", res.Value.Type())
 	}
-	out, err := toModelMatrix(m)
-	return out, nil, nil, err
+	return use(m)
 }
 
 // toModelMatrix converts an engine matrix to the client's representation.
