@@ -214,9 +214,9 @@ func TestRangeAnswerTick(t *testing.T) {
 		{time.Unix(100, 300_000), 1500 * time.Microsecond},
 		{time.Unix(-5, 999_999), 2*time.Millisecond + 1},
 	} {
-		a := &rangeAnswer{vectors: make([]model.Vector, 50), from: grid.from, step: grid.step}
+		a := &rangeAnswer{ticks: make([][]tickSample, 50), from: grid.from, step: grid.step}
 		ticks := map[int64]int{}
-		for k := range a.vectors {
+		for k := range a.ticks {
 			ticks[grid.from.Add(time.Duration(k)*grid.step).UnixMilli()] = k
 		}
 		first, last := grid.from.UnixMilli()-3, grid.from.Add(50*grid.step).UnixMilli()+3
@@ -239,7 +239,7 @@ func TestRangeAnswerTickAsTime(t *testing.T) {
 	want := func(a *rangeAnswer, ms int64) (int, bool) {
 		k := int(time.UnixMilli(ms).Sub(a.from) / a.step)
 		for _, c := range []int{k, k + 1} {
-			if c >= 0 && c < len(a.vectors) && a.from.Add(time.Duration(c)*a.step).UnixMilli() == ms {
+			if c >= 0 && c < len(a.ticks) && a.from.Add(time.Duration(c)*a.step).UnixMilli() == ms {
 				return c, true
 			}
 		}
@@ -251,9 +251,9 @@ func TestRangeAnswerTickAsTime(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			step += time.Duration(rng.Int64N(int64(time.Millisecond)))
 		}
-		a := &rangeAnswer{vectors: make([]model.Vector, 1+rng.IntN(50)), from: from, step: step}
+		a := &rangeAnswer{ticks: make([][]tickSample, 1+rng.IntN(50)), from: from, step: step}
 		for range 50 {
-			c := rng.IntN(len(a.vectors)+4) - 2
+			c := rng.IntN(len(a.ticks)+4) - 2
 			ms := from.Add(time.Duration(c)*step).UnixMilli() + rng.Int64N(5) - 2
 			gotK, gotOK := a.tick(ms)
 			wantK, wantOK := want(a, ms)

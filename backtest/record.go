@@ -134,17 +134,29 @@ func nativeAggs(plan *recordingPlan) ([]*nativeAgg, []int) {
 // QueryRange runs q over r, reading the recordings where q shares their
 // sub-expressions; errors are typed as Store.QueryRange's.
 func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	var out model.Matrix
+	err := rec.rangeMatrix(ctx, q, r, func(m promql.Matrix) (err error) {
+		out, err = toModelMatrix(m)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out, nil, nil, nil
+}
+
+// rangeMatrix is QueryRange handing the matrix to use (matrixQuerier).
+func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error {
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
 		if nq := rec.queries[q]; nq != nil {
 			if m, ok := nq.evaluate(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
-				out, err := toModelMatrix(m)
-				return out, nil, nil, err
+				return use(m)
 			}
 		}
 		q = rw
 	}
-	return rec.b.queryRange(ctx, rec, q, r)
+	return rec.b.queryMatrix(ctx, rec, q, r, use)
 }
 
 // record makes sure every recording covers r, and says whether the

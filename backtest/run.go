@@ -45,6 +45,11 @@ type Timeline struct {
 // aligned up to a multiple of the interval), querying signals with query,
 // exactly as the live loop does.
 func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
+	return run(ctx, pol, promapi.VectorRoutes(query), from, to, opts)
+}
+
+// run is Run over a promapi.RouteQueryFunc.
+func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
 	step := pol.Config.Global.EvaluationInterval
 	if step <= 0 {
 		return nil, fmt.Errorf("evaluation_interval must be positive")
@@ -58,7 +63,6 @@ func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, fr
 	// One Collector for the run, as the live loop keeps one: it reuses
 	// each query's route slots from tick to tick.
 	var collector promapi.Collector
-	ticks := promapi.VectorRoutes(query)
 	releases := append([]Release(nil), opts.Releases...)
 	for t := start; !t.After(to); t = t.Add(step) {
 		if err := ctx.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/promapi"
 )
 
 // DefaultWindow is how much of a backtest RunStore evaluates at once:
@@ -37,21 +38,41 @@ func (b *Store) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Op
 
 // queryRange runs q over r on the engine of b, reading from.
 func (b *Store) queryRange(ctx context.Context, from storage.Queryable, q string, r v1.Range) (model.Value, v1.Warnings, v1.Infos, error) {
+	var out model.Matrix
+	err := b.queryMatrix(ctx, from, q, r, func(m promql.Matrix) (err error) {
+		out, err = toModelMatrix(m)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out, nil, nil, nil
+}
+
+// rangeMatrix is QueryRange handing the engine's matrix to use before the
+// query is closed (matrixQuerier).
+func (b *Store) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error {
+	return b.queryMatrix(ctx, b, q, r, use)
+}
+
+// queryMatrix runs q over r on the engine of b, reading from, and hands
+// the resulting matrix to use before the query is closed. Errors are typed
+// as QueryRange's.
+func (b *Store) queryMatrix(ctx context.Context, from storage.Queryable, q string, r v1.Range, use func(promql.Matrix) error) error {
 	qry, err := b.engine.NewRangeQuery(ctx, from, nil, q, r.Start, r.End, r.Step)
 	if err != nil {
-		return nil, nil, nil, &v1.Error{Type: v1.ErrBadData, Msg: err.Error()}
+		return &v1.Error{Type: v1.ErrBadData, Msg: err.Error()}
 	}
 	defer qry.Close()
 	res := qry.Exec(ctx)
 	if res.Err != nil {
-		return nil, nil, nil, execError(res.Err)
+		return execError(res.Err)
 	}
 	m, ok := res.Value.(promql.Matrix)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("range query returned %s, not a matrix", res.Value.Type())
+		return fmt.Errorf("range query returned %s, not a matrix", res.Value.Type())
 	}
-	out, err := toModelMatrix(m)
-	return out, nil, nil, err
+	return use(m)
 }
 
 // toModelMatrix converts an engine matrix to the client's representation.
@@ -121,6 +142,25 @@ func NewWindowed(api RangeQuerier, queries []string, start, end time.Time, step,
 // Query answers q at tick t from the window holding t, evaluating that
 // window first if it is not already.
 func (w *Windowed) Query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+	c, err := w.cacheFor(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.Query(ctx, q, t)
+}
+
+// QueryRoutes is Query as a promapi.RouteQueryFunc (RangeCache.QueryRoutes).
+func (w *Windowed) QueryRoutes(ctx context.Context, q string, t time.Time, into *promapi.Answer) error {
+	c, err := w.cacheFor(ctx, t)
+	if err != nil {
+		return err
+	}
+	return c.QueryRoutes(ctx, q, t, into)
+}
+
+// cacheFor returns the window holding t, evaluating it first if it is not
+// already.
+func (w *Windowed) cacheFor(ctx context.Context, t time.Time) (*RangeCache, error) {
 	w.mu.Lock()
 	c := w.cache
 	if c == nil || t.Before(c.Start()) || t.After(c.End()) {
@@ -144,7 +184,7 @@ func (w *Windowed) Query(ctx context.Context, q string, t time.Time) (model.Vect
 		}
 	}
 	w.mu.Unlock()
-	return c.Query(ctx, q, t)
+	return c, nil
 }
 
 // evaluate starts evaluating the window from from.
@@ -198,5 +238,5 @@ func RunStore(ctx context.Context, pol *evaluator.Policy, b *Store, progress fun
 	w.Progress = progress
 	w.base = ctx
 	defer w.Close()
-	return Run(ctx, pol, w.Query, start, b.End(), opts)
+	return run(ctx, pol, w.QueryRoutes, start, b.End(), opts)
 }
