@@ -3,10 +3,11 @@ package fakeprovider
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/hermes-failover/hermes/internal/faults"
 )
 
 // request is the part of a chat-completions request the provider reads.
@@ -119,30 +120,12 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, kind Kind, req r
 			return true
 		}
 		return false
-	case RateLimitedRetry, RateLimited:
-		if kind == RateLimitedRetry {
-			w.Header().Set("Retry-After", "1")
-		}
-		writeJSON(w, http.StatusTooManyRequests, apiError("requests", "rate_limit_exceeded", "Rate limit reached for requests"))
-	case InternalError:
-		writeJSON(w, http.StatusInternalServerError, apiError("server_error", "", "The server had an error while processing your request."))
-	case Unavailable:
-		writeJSON(w, http.StatusServiceUnavailable, apiError("server_error", "", "The engine is currently overloaded."))
-	case ContextLength:
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "context_length_exceeded",
-			"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."))
-	case ContentFilter:
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "content_policy_violation",
-			"Your request was rejected as a result of our safety system."))
+	case RateLimitedRetry, RateLimited, InternalError, Unavailable, ContextLength, ContentFilter:
+		// The same replies as internal/faults' catalogue (the kinds have
+		// its names).
+		faults.WriteError(w, faults.Fault(kind))
 	case ResetBeforeHeaders:
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			panic(http.ErrAbortHandler)
-		}
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
-		_ = conn.Close()
+		faults.Reset(w)
 	case NoResponse:
 		s.wait(r)
 	default:

@@ -28,6 +28,53 @@ func TestKindsCoverTheFaultCatalogue(t *testing.T) {
 	}
 }
 
+// TestErrorRepliesMatchTheFaultServer checks that every fault of
+// internal/faults' catalogue that answers with an HTTP error gets the same
+// status, Retry-After and body from the provider, so the lab and the
+// tests see the same replies.
+func TestErrorRepliesMatchTheFaultServer(t *testing.T) {
+	fs := faults.Start(t)
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	reply := func(url string) (int, string, string) {
+		t.Helper()
+		resp, err := http.Post(url+"/chat/completions", "application/json",
+			strings.NewReader(`{"model":"fake-model","messages":[{"role":"user","content":"Hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+	}
+	compared := 0
+	for _, f := range faults.Catalogue {
+		switch f {
+		case faults.ResetBeforeHeaders, faults.NoResponse, faults.SlowFirstToken, faults.StreamCut, faults.Stall:
+			continue // no reply to compare, or a wait
+		}
+		code, retry, body := reply(fs.BaseURL(f))
+		if code < 400 {
+			continue
+		}
+		compared++
+		p.SetFault("r", fakeprovider.Fault{Kind: fakeprovider.Kind(f), Percent: 100})
+		gotCode, gotRetry, gotBody := reply(srv.URL + "/r/v1")
+		if gotCode != code || gotRetry != retry || gotBody != body {
+			t.Errorf("%s: the provider answers %d (Retry-After %q) %s\nthe fault server %d (Retry-After %q) %s",
+				f, gotCode, gotRetry, gotBody, code, retry, body)
+		}
+	}
+	if compared != 6 {
+		t.Errorf("compared %d error replies, want the 6 of the catalogue", compared)
+	}
+}
+
 func chat(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Post(url+"/chat/completions", "application/json",

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/faults"
 )
 
 // Model is the model the provider lists and serves.
@@ -16,9 +18,9 @@ const Model = "fake-model"
 // templates.
 const FallbackText = "系统繁忙，请稍后重试"
 
-// ErrorInOKBody is the body ErrorInOK sends with HTTP 200, as
-// internal/faults sends it.
-const ErrorInOKBody = `{"code":500,"msg":"系统繁忙，请稍后重试"}`
+// ErrorInOKBody is the body ErrorInOK sends with HTTP 200: internal/faults'
+// error template.
+const ErrorInOKBody = faults.ErrorTemplate
 
 // DefaultDelay is how long Slow and SlowFirstToken wait unless SetDelay
 // changes it.

@@ -135,20 +135,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := Fault(r.PathValue("fault"))
+	if WriteError(w, f) {
+		return
+	}
 	switch f {
 	case Healthy, NoDone:
 		answer(w, req.Stream, f == NoDone, false, Content)
-	case RateLimitedRetry, RateLimited:
-		if f == RateLimitedRetry {
-			w.Header().Set("Retry-After", "1")
-		}
-		writeJSON(w, http.StatusTooManyRequests, apiError("requests", "rate_limit_exceeded", "Rate limit reached for requests"))
-	case InternalError:
-		writeJSON(w, http.StatusInternalServerError, apiError("server_error", "", "The server had an error while processing your request."))
-	case Unavailable:
-		writeJSON(w, http.StatusServiceUnavailable, apiError("server_error", "", "The engine is currently overloaded."))
 	case ResetBeforeHeaders:
-		reset(w)
+		Reset(w)
 	case NoResponse:
 		s.wait(r)
 	case SlowFirstToken:
@@ -176,12 +170,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		event(w, chunk("here."))
 		event(w, finish("stop"))
 		fmt.Fprint(w, "data: [DONE]\n\n")
-	case ContextLength:
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "context_length_exceeded",
-			"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."))
-	case ContentFilter:
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "content_policy_violation",
-			"Your request was rejected as a result of our safety system."))
 	case ErrorInOK:
 		if req.Stream {
 			startStream(w)
@@ -274,8 +262,37 @@ func (s *Server) cutOrStall(w http.ResponseWriter, r *http.Request, stream, stal
 	panic(http.ErrAbortHandler)
 }
 
-// reset closes the connection with a TCP reset before writing anything.
-func reset(w http.ResponseWriter) {
+// WriteError writes the reply of a fault that answers with an HTTP error
+// (429 with and without Retry-After, 500, 503, context_length,
+// content_filter) in the OpenAI error shape, and reports whether f is
+// one of them. The public fake provider (package fakeprovider) answers
+// these faults with it, so the two servers send the same bodies.
+func WriteError(w http.ResponseWriter, f Fault) bool {
+	switch f {
+	case RateLimitedRetry, RateLimited:
+		if f == RateLimitedRetry {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeJSON(w, http.StatusTooManyRequests, apiError("requests", "rate_limit_exceeded", "Rate limit reached for requests"))
+	case InternalError:
+		writeJSON(w, http.StatusInternalServerError, apiError("server_error", "", "The server had an error while processing your request."))
+	case Unavailable:
+		writeJSON(w, http.StatusServiceUnavailable, apiError("server_error", "", "The engine is currently overloaded."))
+	case ContextLength:
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "context_length_exceeded",
+			"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."))
+	case ContentFilter:
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "content_policy_violation",
+			"Your request was rejected as a result of our safety system."))
+	default:
+		return false
+	}
+	return true
+}
+
+// Reset closes the connection of w with a TCP reset before anything is
+// written (ResetBeforeHeaders).
+func Reset(w http.ResponseWriter) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler)
