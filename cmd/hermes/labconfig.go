@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hermes-failover/hermes/internal/nginxconf"
 	"github.com/hermes-failover/hermes/rules"
 )
 
@@ -203,10 +203,6 @@ func (l *lab) nginxActuator() map[string]any {
 // (proxy_buffering off), as docs/proxy.md's "nginx in front".
 func (l *lab) nginxConf() string {
 	dir := filepath.Join(l.dir, "nginx")
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;" // the workers must reach the temp paths under a root-owned temp dir
-	}
 	var routes strings.Builder
 	for i, r := range labRoutes {
 		fmt.Fprintf(&routes, `    server {
@@ -221,35 +217,21 @@ func (l *lab) nginxConf() string {
     }
 `, l.addr(l.ports.Routes[i]), l.addr(l.ports.Proxy), r)
 	}
-	return fmt.Sprintf(`# The lab's nginx (hermes lab): the gateway on %[5]s.
-daemon off;
-master_process on;
-worker_processes 1;
-%[1]s
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log notice;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path %[2]s/tmp/client_body;
-    proxy_temp_path %[2]s/tmp/proxy;
-    fastcgi_temp_path %[2]s/tmp/fastcgi;
-    uwsgi_temp_path %[2]s/tmp/uwsgi;
-    scgi_temp_path %[2]s/tmp/scgi;
-    # The split Hermes writes: upstream hermes_%[3]s.
-    include %[2]s/hermes/*.conf;
+	gateway := l.addr(l.ports.Gateway)
+	return "# The lab's nginx (hermes lab): the gateway on " + gateway + ".\n" +
+		nginxconf.Conf(dir, 1024, fmt.Sprintf(`    # The split Hermes writes: upstream hermes_%[2]s.
+    include %[1]s/hermes/*.conf;
     server {
-        listen %[5]s;
+        listen %[4]s;
         location / {
-            proxy_pass http://hermes_%[3]s;
+            proxy_pass http://hermes_%[2]s;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_buffering off;
             proxy_read_timeout 600s;
         }
     }
-%[4]s}
-`, user, dir, labService, routes.String(), l.addr(l.ports.Gateway))
+%[3]s`, dir, labService, routes.String(), gateway))
 }
 
 // prometheusConf scrapes Hermes, the prober and the proxy, as

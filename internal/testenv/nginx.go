@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/nginxconf"
 )
 
 // NginxConf writes the nginx.conf of a test nginx run from its own
@@ -16,8 +18,7 @@ import (
 // robin splits exactly; its temp paths under dir/tmp) and returns its
 // path. Its http block includes each of includes (globs relative to dir,
 // such as "hermes/*.conf", whose directories it makes) and serves listen
-// with location / of body. Run as root, the workers run as root too, so
-// they can reach the temp paths under t.TempDir().
+// with location / of body. The prologue is nginxconf.Conf's, the lab's too.
 func NginxConf(t testing.TB, dir, listen, body string, includes ...string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
@@ -30,32 +31,13 @@ func NginxConf(t testing.TB, dir, listen, body string, includes ...string) strin
 		}
 		inc += fmt.Sprintf("    include %s;\n", g)
 	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;"
-	}
-	conf := fmt.Sprintf(`daemon off;
-master_process on;
-worker_processes 1;
-%[1]s
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log notice;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path %[2]s/tmp/client_body;
-    proxy_temp_path %[2]s/tmp/proxy;
-    fastcgi_temp_path %[2]s/tmp/fastcgi;
-    uwsgi_temp_path %[2]s/tmp/uwsgi;
-    scgi_temp_path %[2]s/tmp/scgi;
-%[3]s    server {
-        listen %[4]s;
+	conf := nginxconf.Conf(dir, 256, fmt.Sprintf(`%s    server {
+        listen %s;
         location / {
-            %[5]s
+            %s
         }
     }
-}
-`, user, dir, inc, listen, body)
+`, inc, listen, body))
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
