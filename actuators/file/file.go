@@ -57,10 +57,55 @@ type Actuator struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	mu sync.Mutex // serialises Apply; guards held
+	mu sync.Mutex // serialises Apply; guards held and unreadable
 	// held are the services the next Apply writes as held, with why
 	// (Hold).
 	held map[string]string
+	// unreadable is the condition of a state file that does not parse,
+	// logged when it starts, changes and ends.
+	unreadable unreadable
+}
+
+// remindEvery is how often a state file that stays unreadable is logged
+// again, as the runner's condition log reminds of a lasting condition.
+const remindEvery = 10 * time.Minute
+
+// unreadable logs a state file that cannot be read once per condition
+// rather than at every Apply (a sidecar that keeps writing junk, a
+// write-only mode): one line when it starts, one when its error changes,
+// a reminder every remindEvery, and one when the file reads again.
+// Hand-rolled like the runner's conditionLog, which this package cannot
+// import; the Actuator's mutex guards it.
+type unreadable struct {
+	err         string // the error logged; "" while the file reads
+	since, told time.Time
+	ticks       int
+}
+
+// observe logs what changed in the condition at now: err is the read
+// error (nil when the file reads or does not exist).
+func (u *unreadable) observe(log *slog.Logger, path string, now time.Time, err error) {
+	switch {
+	case err == nil && u.err == "":
+		return
+	case err == nil:
+		log.Info("ended: state file unreadable", "path", path, "err", u.err, "lasted", now.Sub(u.since), "ticks", u.ticks)
+		*u = unreadable{}
+		return
+	}
+	u.ticks++
+	switch {
+	case u.err == "":
+		log.Warn("state file unreadable, rewriting it", "path", path, "err", err)
+		u.since, u.told = now, now
+	case u.err != err.Error():
+		log.Warn("changed: state file unreadable, rewriting it", "path", path, "err", err, "since", u.since)
+		u.told = now
+	case now.Sub(u.told) >= remindEvery:
+		log.Warn("still: state file unreadable, rewriting it", "path", path, "err", err, "since", u.since, "ticks", u.ticks)
+		u.told = now
+	}
+	u.err = err.Error()
 }
 
 // New builds a file actuator from its settings.
@@ -123,13 +168,15 @@ func (a *Actuator) Apply(ctx context.Context, want actuators.Splits) error {
 	if err == nil {
 		want = a.keepNewer(have.Services, want)
 	}
-	switch {
-	case err == nil && equal(have.Services, want) && maps.Equal(have.Held, a.held) && a.modeOK():
+	// The desired state is authoritative: a corrupt file is replaced.
+	if errors.Is(err, fs.ErrNotExist) {
+		a.unreadable.observe(a.logger, a.cfg.Path, a.now(), nil)
+	} else {
+		a.unreadable.observe(a.logger, a.cfg.Path, a.now(), err)
+	}
+	if err == nil && equal(have.Services, want) && maps.Equal(have.Held, a.held) && a.modeOK() {
 		a.logger.Debug("state file up to date", "path", a.cfg.Path)
 		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		// The desired state is authoritative: a corrupt file is replaced.
-		a.logger.Warn("state file unreadable, rewriting it", "path", a.cfg.Path, "err", err)
 	}
 	if want == nil {
 		want = actuators.Splits{}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -497,5 +498,70 @@ func TestHeldServicesAreNamed(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); strings.Contains(string(data), "held") {
 		t.Errorf("nothing held any more, yet:\n%s", data)
+	}
+}
+
+// TestUnreadableFileIsLoggedOnce corrupts the state file before every
+// Apply, as a sidecar that keeps writing junk would: the warning is one
+// line when the condition starts, one when its error changes and one when
+// the file reads again, not a line per tick; a reminder comes after
+// remindEvery.
+func TestUnreadableFileIsLoggedOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	var logs bytes.Buffer
+	s := actuatortest.Settings(Kind, map[string]any{"path": path})
+	s.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return now }
+	want := actuators.Splits{"chat": {Weights: map[string]int{"free": 100}}}
+	apply := func(junk string) {
+		t.Helper()
+		if junk != "" {
+			if err := os.WriteFile(path, []byte(junk), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Apply(context.Background(), want); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(15 * time.Second)
+	}
+	count := func(msg string) int {
+		n := 0
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, `msg="`+msg) {
+				n++
+			}
+		}
+		return n
+	}
+	for range 5 {
+		apply("not json")
+	}
+	if n := count("state file unreadable"); n != 1 {
+		t.Errorf("after 5 ticks over a corrupt file: %d warnings, want 1\n%s", n, logs.String())
+	}
+	for range 3 {
+		apply("{")
+	}
+	if n := count("changed: state file unreadable"); n != 1 {
+		t.Errorf("after another error: %d change lines, want 1\n%s", n, logs.String())
+	}
+	now = now.Add(remindEvery)
+	apply("{")
+	if n := count("still: state file unreadable"); n != 1 {
+		t.Errorf("after %s: %d reminders, want 1\n%s", remindEvery, n, logs.String())
+	}
+	apply("")
+	apply("")
+	if n := count("ended: state file unreadable"); n != 1 {
+		t.Errorf("after the file reads again: %d end lines, want 1\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "state file unreadable"); n != 4 {
+		t.Errorf("%d lines about the unreadable file over 11 ticks, want 4\n%s", n, logs.String())
 	}
 }
