@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -68,15 +69,18 @@ type shadowStage struct {
 	lastTick time.Time
 	diffs    []evaluator.Difference
 	// counted are hermes_candidate_differences_total's counts, by policy
-	// and event type.
-	counted map[[2]string]float64
+	// and event type; queryErrors hermes_candidate_query_errors_total's,
+	// by signal and reason.
+	counted     map[[2]string]float64
+	queryErrors map[[2]string]float64
 }
 
 // newShadowStage loads the candidate at path; a candidate that does not
 // load stops Hermes at start-up, as the live configuration does. The
 // stage's series are registered on reg.
 func newShadowStage(path string, live *config.Config, reg prometheus.Registerer, log *slog.Logger, now func() time.Time) (*shadowStage, error) {
-	s := &shadowStage{path: path, log: log.With("candidate", path), now: now, counted: map[[2]string]float64{}}
+	s := &shadowStage{path: path, log: log.With("candidate", path), now: now,
+		counted: map[[2]string]float64{}, queryErrors: map[[2]string]float64{}}
 	cfg, pol, err := loadCandidate(path, live)
 	if err != nil {
 		return nil, err
@@ -121,9 +125,11 @@ func (s *shadowStage) Tick(ctx context.Context, t *tickResult) {
 	s.mu.Unlock()
 
 	snap := t.Snapshot
+	var failed map[[2]string]bool
 	if !sameColumns(pol, t.Policy) {
 		snap = s.collector.Collect(ctx, t.Query, pol.Config.Signals, pol.Routes(), t.Time, t.Config.Global.QueryTimeout)
 		snap.Actuators = t.Snapshot.Actuators
+		failed = failedQueries(pol, snap)
 	}
 	next, events := evaluator.Step(pol, st, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands)}, t.Time)
 	diffs := evaluator.Differences(
@@ -134,6 +140,9 @@ func (s *shadowStage) Tick(ctx context.Context, t *tickResult) {
 	s.state, s.lastTick = next, t.Time
 	for _, d := range diffs {
 		s.counted[[2]string{d.By, d.Event.Type}]++
+	}
+	for k := range failed {
+		s.queryErrors[k]++
 	}
 	s.diffs = append(s.diffs, diffs...)
 	if over := len(s.diffs) - shadowDifferences; over > 0 {
@@ -170,6 +179,32 @@ func (s *shadowStage) reseed(t *tickResult) {
 	}
 	s.live, s.state, s.seededAt = t.Config, t.Prev, t.Time
 	s.log.Info("candidate policy seeded from the live state", "tick", t.Time, "routes", len(s.pol.Routes()))
+}
+
+// failedQueries returns the signals and reasons of the queries that
+// failed in snap, a snapshot the candidate collected itself: one failed
+// query errs for every route, and is counted once a tick, as live's
+// hermes_query_errors_total counts (runner/telemetry).
+func failedQueries(pol *evaluator.Policy, snap evaluator.Snapshot) map[[2]string]bool {
+	var failed map[[2]string]bool
+	for _, route := range pol.Routes() {
+		row := snap.Row(route)
+		for _, sig := range pol.Config.Signals {
+			smp := row.Get(sig.Name)
+			if smp.Status != evaluator.StatusError {
+				continue
+			}
+			reason := smp.Reason
+			if reason == "" {
+				reason = "unknown"
+			}
+			if failed == nil {
+				failed = map[[2]string]bool{}
+			}
+			failed[[2]string{sig.Name, reason}] = true
+		}
+	}
+	return failed
 }
 
 // sameColumns reports whether a snapshot collected for live has the
@@ -263,6 +298,8 @@ var (
 		"Alerts pending or firing under the candidate policy, as ALERTS; never sent.", []string{"alertname", "alertstate", "tier", "service", "route", "actuator"}, nil)
 	candidateDiffDesc = prometheus.NewDesc("hermes_candidate_differences_total",
 		"Decisions (level, failback, traffic, alert events) one policy made at a tick that the other did not, by the policy that made them (candidate or live) and event type.", []string{"policy", "type"}, nil)
+	candidateQueryErrDesc = prometheus.NewDesc("hermes_candidate_query_errors_total",
+		"Failed signal queries of the candidate policy's own signals (those it collects itself because they differ from live's), by signal and reason, as hermes_query_errors_total counts live's.", []string{"signal", "reason"}, nil)
 	candidateLoadDesc = prometheus.NewDesc("hermes_candidate_config_last_load_successful",
 		"1 when the last load of the candidate file succeeded; 0 when the previous candidate keeps running.", nil, nil)
 )
@@ -273,7 +310,7 @@ type shadowCollector struct{ s *shadowStage }
 
 // Describe sends the descriptors of the candidate's series.
 func (c shadowCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{candidateLevelDesc, candidateScoreDesc, candidateStageDesc, candidateRatioDesc, candidateAlertDesc, candidateDiffDesc, candidateLoadDesc} {
+	for _, d := range []*prometheus.Desc{candidateLevelDesc, candidateScoreDesc, candidateStageDesc, candidateRatioDesc, candidateAlertDesc, candidateDiffDesc, candidateQueryErrDesc, candidateLoadDesc} {
 		ch <- d
 	}
 }
@@ -287,6 +324,7 @@ func (c shadowCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, v := range s.counted {
 		counted[k] = v
 	}
+	queryErrors := maps.Clone(s.queryErrors)
 	s.mu.Unlock()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
@@ -298,6 +336,9 @@ func (c shadowCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(candidateLoadDesc, ok)
 	for k, v := range counted {
 		ch <- prometheus.MustNewConstMetric(candidateDiffDesc, prometheus.CounterValue, v, k[0], k[1])
+	}
+	for k, v := range queryErrors {
+		ch <- prometheus.MustNewConstMetric(candidateQueryErrDesc, prometheus.CounterValue, v, k[0], k[1])
 	}
 	if s.lastTickZero() {
 		return // not evaluated yet: no levels to show

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/actuators/file"
@@ -178,6 +180,59 @@ func TestShadowPolicyOwnSignals(t *testing.T) {
 		}
 		if live, cand := v.State.Routes["free"].Level.String(), v.Candidate.State.Routes["free"].Level.String(); live != "failover" || cand == "failover" {
 			t.Errorf("live %s, candidate %s: the candidate read live's snapshot", live, cand)
+		}
+	})
+}
+
+// TestShadowPolicyCountsItsOwnQueryErrors: the candidate's own queries
+// that fail are counted in hermes_candidate_query_errors_total, once per
+// signal and reason a tick as live's are, and not in live's
+// hermes_query_errors_total, whose watchdog alert pages.
+func TestShadowPolicyCountsItsOwnQueryErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := &fakeProm{soft: 0.02}
+		dir := t.TempDir()
+		cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
+		cand := writeCandidate(t, dir, `verdict="soft_fail"}`, `verdict="soft_failure"}`)
+		reg := prometheus.NewRegistry()
+		query := func(ctx context.Context, q string, at time.Time) (model.Vector, error) {
+			if strings.Contains(q, `verdict="soft_failure"}`) {
+				return nil, context.DeadlineExceeded
+			}
+			return fp.query(ctx, q, at)
+		}
+		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, CandidatePath: cand, Registerer: reg,
+			NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return query, nil }})
+		stop := start(t, r)
+		defer stop()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		ticks := metricValue(t, reg, "hermes_ticks_total")
+		counts := map[string]float64{} // the query error counters
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if !strings.Contains(mf.GetName(), "query_errors_total") {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				key := mf.GetName()
+				for _, l := range m.GetLabel() {
+					key += " " + l.GetName() + "=" + l.GetValue()
+				}
+				counts[key] = m.GetCounter().GetValue()
+			}
+		}
+		want := "hermes_candidate_query_errors_total reason=timeout signal=soft_fail_ratio"
+		if got := counts[want]; ticks < 2 || got != ticks {
+			t.Errorf("%s = %v after %v ticks, want one a tick; counters %v", want, got, ticks, counts)
+		}
+		for k, v := range counts {
+			if strings.HasPrefix(k, "hermes_query_errors_total ") && v != 0 {
+				t.Errorf("live counted the candidate's failures: %s = %v", k, v)
+			}
 		}
 	})
 }
