@@ -275,7 +275,7 @@ func alertEnv(p *Policy, s State, svc rules.ServiceConfig, ss *traffic.Split, ro
 // rules and only active alerts read (see targetEnv).
 func routeDetails(p *Policy, env *rules.AlertEnv, rs *RouteState, now time.Time) {
 	env.Causes = rs.Score.Causes()
-	env.Waiting = Waiting(p, *rs, now)
+	env.Waiting = WaitTexts(Waiting(p, *rs, now))
 	for i := range rs.Score.Contributions {
 		c := &rs.Score.Contributions[i]
 		env.Signals[c.Signal] = envSignal(c)

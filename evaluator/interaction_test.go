@@ -191,7 +191,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		if rs == nil {
 			d.Fatalf(t, "waiting: no route %q", arg("route"))
 		}
-		return strings.Join(Waiting(h.p, *rs, h.now), "\n")
+		ws := Waiting(h.p, *rs, h.now)
+		checkWaitKinds(t, h.p, ws)
+		return strings.Join(WaitTexts(ws), "\n")
 	case "reload":
 		// As the live loop's reload: a new policy, the state kept.
 		n, err := strconv.Atoi(arg("max_shift_per_tick"))

@@ -32,7 +32,7 @@ func TestOutOfReachCountsOnlyWindowsOfTheStage(t *testing.T) {
 		t.Fatalf("free at stage %d, want 1", rs.Stage)
 	}
 	if !OutOfReach(h.p, rs, h.now) {
-		t.Fatalf("stage of %s: evidence not out of reach at 1.35 req/s:\n%s", h.now.Sub(rs.StageSince), strings.Join(Waiting(h.p, rs, h.now), "\n"))
+		t.Fatalf("stage of %s: evidence not out of reach at 1.35 req/s:\n%s", h.now.Sub(rs.StageSince), strings.Join(WaitTexts(Waiting(h.p, rs, h.now)), "\n"))
 	}
 	for _, c := range []struct {
 		at   time.Duration

@@ -41,7 +41,7 @@ func Placement(p *Policy, rs RouteState, now time.Time) []string {
 	if JudgedByProbes(p, sc) {
 		out = append(out, "idle: no user traffic; judged by its probes alone")
 	}
-	return append(out, Waiting(p, rs, now)...)
+	return append(out, WaitTexts(Waiting(p, rs, now))...)
 }
 
 // JudgedByProbes reports whether score sc had no user traffic for any
@@ -55,14 +55,15 @@ func JudgedByProbes(p *Policy, sc Score) bool {
 // Waiting is the part of Placement that says what route state rs waits
 // for at now: the release of a manual route, the failback of a failed-over
 // one, the dwell of a move down, the hysteresis, recover_for and cooldown
-// of a move up. Status pages say it beside the level.
-func Waiting(p *Policy, rs RouteState, now time.Time) []string {
+// of a move up, each line with its kind. Status pages say it beside the
+// level.
+func Waiting(p *Policy, rs RouteState, now time.Time) []Wait {
 	sc := rs.Score
-	var out []string
+	var out []Wait
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	switch rs.Level {
 	case traffic.Manual:
-		return append(out, fmt.Sprintf("manual since %s: stays until an operator releases it", stamp(rs.Since)))
+		return append(out, Wait{WaitRelease, fmt.Sprintf("manual since %s: stays until an operator releases it", stamp(rs.Since))})
 	case traffic.Failover:
 		return append(out, failoverPlacement(p, rs, now, stamp)...)
 	}
@@ -70,8 +71,8 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []string {
 	// Down: the most severe level whose dwell is running.
 	for l := traffic.Failover; l > rs.Level; l-- {
 		if since := rs.BelowSince[l]; !since.IsZero() {
-			out = append(out, fmt.Sprintf("dwell: below %g (or floored) for %s since %s; moves to %s at %s if it stays",
-				p.level(l).Below, l, stamp(since), l, stamp(since.Add(p.level(l).Dwell))))
+			out = append(out, Wait{WaitDwell, fmt.Sprintf("dwell: below %g (or floored) for %s since %s; moves to %s at %s if it stays",
+				p.level(l).Below, l, stamp(since), l, stamp(since.Add(p.level(l).Dwell)))})
 			break
 		}
 	}
@@ -83,27 +84,27 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []string {
 	up := rs.Level - 1
 	switch {
 	case sc.Floor >= rs.Level:
-		out = append(out, fmt.Sprintf("hold: a floor keeps the route at %s", sc.Floor))
+		out = append(out, Wait{WaitFloor, fmt.Sprintf("hold: a floor keeps the route at %s", sc.Floor)})
 	case sc.Held():
 	case sc.Value < lc.RecoverAbove:
-		out = append(out, fmt.Sprintf("hysteresis: returns to %s once the score is ≥ %g for %s (and %s after entering %s)",
-			up, lc.RecoverAbove, lc.RecoverFor, lc.Cooldown, rs.Level))
+		out = append(out, Wait{WaitHysteresis, fmt.Sprintf("hysteresis: returns to %s once the score is ≥ %g for %s (and %s after entering %s)",
+			up, lc.RecoverAbove, lc.RecoverFor, lc.Cooldown, rs.Level)})
 	case sc.Low < lc.RecoverAbove:
-		out = append(out, fmt.Sprintf("waiting for evidence: returns to %s once the calls show a score ≥ %g for %s (they show at least %.1f)",
-			up, lc.RecoverAbove, lc.RecoverFor, sc.Low))
+		out = append(out, Wait{WaitEvidence, fmt.Sprintf("waiting for evidence: returns to %s once the calls show a score ≥ %g for %s (they show at least %.1f)",
+			up, lc.RecoverAbove, lc.RecoverFor, sc.Low)})
 		out = append(out, callsWanted(p, rs)...)
 	default:
 		at := laterOf(rs.RecoverSince.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
 		if rs.RecoverSince.IsZero() {
 			at = laterOf(now.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
 		}
-		out = append(out, fmt.Sprintf("recovering: score ≥ %g; returns to %s at %s if it stays (recover_for %s, cooldown %s)",
-			lc.RecoverAbove, up, stamp(at), lc.RecoverFor, lc.Cooldown))
+		out = append(out, Wait{WaitRecovering, fmt.Sprintf("recovering: score ≥ %g; returns to %s at %s if it stays (recover_for %s, cooldown %s)",
+			lc.RecoverAbove, up, stamp(at), lc.RecoverFor, lc.Cooldown)})
 	}
 	return out
 }
 
-func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.Time) string) []string {
+func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.Time) string) []Wait {
 	fb, fo, sc := p.Config.Failback, p.level(traffic.Failover), rs.Score
 	if rs.Stage > 0 {
 		next := rs.StageSince.Add(fb.Observe)
@@ -115,40 +116,40 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 		if !now.Before(next) && sc.Low < fb.MinScore {
 			// Observed long enough: the stage waits for its calls to show
 			// the route healthy, not for a time.
-			return append([]string{fmt.Sprintf("failback stage %d of %d since %s, observed for %s: %s once its calls show a score ≥ %g (they show at least %.1f)",
-				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, step, fb.MinScore, sc.Low)}, callsWanted(p, rs)...)
+			return append([]Wait{{WaitFailback, fmt.Sprintf("failback stage %d of %d since %s, observed for %s: %s once its calls show a score ≥ %g (they show at least %.1f)",
+				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, step, fb.MinScore, sc.Low)}}, callsWanted(p, rs)...)
 		}
-		return []string{fmt.Sprintf("failback stage %d of %d since %s: %s at %s if the score stays ≥ %g (observe %s)",
-			rs.Stage, len(fb.Stages), stamp(rs.StageSince), step, stamp(next), fb.MinScore, fb.Observe)}
+		return []Wait{{WaitFailback, fmt.Sprintf("failback stage %d of %d since %s: %s at %s if the score stays ≥ %g (observe %s)",
+			rs.Stage, len(fb.Stages), stamp(rs.StageSince), step, stamp(next), fb.MinScore, fb.Observe)}}
 	}
-	var out []string
+	var out []Wait
 	if servesUsers(p, sc) {
 		// decideFailover never sends a failed-over route that still
 		// serves to manual: degraded mode (every route bad) serves on it.
-		out = append(out, "serving while failed over (every route bad, or an operator's split): judged on its users' own calls, never sent to manual")
+		out = append(out, Wait{WaitServing, "serving while failed over (every route bad, or an operator's split): judged on its users' own calls, never sent to manual"})
 	} else if !rs.FailingSince.IsZero() {
-		out = append(out, fmt.Sprintf("failing since %s: goes to manual at %s, or the first tick after that still shows it failing, unless it recovers and users' calls confirm a failback stage",
-			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter))))
+		out = append(out, Wait{WaitFailing, fmt.Sprintf("failing since %s: goes to manual at %s, or the first tick after that still shows it failing, unless it recovers and users' calls confirm a failback stage",
+			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter)))})
 	}
 	if sc.Low >= fo.RecoverAbove && max(sc.Floor, sc.LowFloor) >= traffic.Failover {
-		out = append(out, fmt.Sprintf("waiting: a floor holds the route at %s while its score is good; it fails back once the floor lifts, never to manual", max(sc.Floor, sc.LowFloor)))
+		out = append(out, Wait{WaitFloor, fmt.Sprintf("waiting: a floor holds the route at %s while its score is good; it fails back once the floor lifts, never to manual", max(sc.Floor, sc.LowFloor))})
 	}
 	switch {
 	case sc.Held() || sc.Floor >= traffic.Failover:
 	case sc.Value < fo.RecoverAbove:
-		out = append(out, fmt.Sprintf("hysteresis: the staged failback starts once the score is ≥ %g for %s (and %s after the failover)",
-			fo.RecoverAbove, fo.RecoverFor, fo.Cooldown))
+		out = append(out, Wait{WaitHysteresis, fmt.Sprintf("hysteresis: the staged failback starts once the score is ≥ %g for %s (and %s after the failover)",
+			fo.RecoverAbove, fo.RecoverFor, fo.Cooldown)})
 	case sc.Low < fo.RecoverAbove:
-		out = append(out, fmt.Sprintf("waiting for evidence: not shown failing, not yet shown healthy (the score is at least %.1f); the staged failback starts once it is shown ≥ %g for %s, and no one is called while it waits",
-			sc.Low, fo.RecoverAbove, fo.RecoverFor))
+		out = append(out, Wait{WaitEvidence, fmt.Sprintf("waiting for evidence: not shown failing, not yet shown healthy (the score is at least %.1f); the staged failback starts once it is shown ≥ %g for %s, and no one is called while it waits",
+			sc.Low, fo.RecoverAbove, fo.RecoverFor)})
 		out = append(out, callsWanted(p, rs)...)
 	default:
 		at := laterOf(rs.RecoverSince.Add(fo.RecoverFor), rs.Since.Add(fo.Cooldown))
 		if next := NextFailbackAllowed(p, rs); next.After(at) {
-			out = append(out, fmt.Sprintf("failback budget: %d failbacks in %s spent; the next may start at %s", fb.MaxCompleted, fb.Window, stamp(next)))
+			out = append(out, Wait{WaitBudget, fmt.Sprintf("failback budget: %d failbacks in %s spent; the next may start at %s", fb.MaxCompleted, fb.Window, stamp(next))})
 			at = next
 		}
-		out = append(out, fmt.Sprintf("recovering: the staged failback starts at %s if the score stays ≥ %g", stamp(at), fo.RecoverAbove))
+		out = append(out, Wait{WaitRecovering, fmt.Sprintf("recovering: the staged failback starts at %s if the score stays ≥ %g", stamp(at), fo.RecoverAbove)})
 	}
 	return out
 }

@@ -34,7 +34,9 @@ func TestPlacement(t *testing.T) {
 		all := Placement(p, rs, t0.Add(at))
 		got := strings.Join(all, "\n")
 		// Waiting is the tail of Placement: what the level waits for.
-		if w := Waiting(p, rs, t0.Add(at)); !slices.Equal(all[len(all)-len(w):], w) {
+		ws := Waiting(p, rs, t0.Add(at))
+		checkWaitKinds(t, p, ws)
+		if w := WaitTexts(ws); !slices.Equal(all[len(all)-len(w):], w) {
 			t.Errorf("at %s: Waiting %q is not the end of Placement %q", at, w, all)
 		}
 		for _, l := range lines {
@@ -87,7 +89,7 @@ func TestPlacement(t *testing.T) {
 	}}
 	srs := rs
 	srs.Score = serving
-	if got := strings.Join(Waiting(p, srs, t0.Add(at+fo.Dwell)), "\n"); !strings.Contains(got, "serving while failed over") || strings.Contains(got, "goes to manual") {
+	if got := strings.Join(WaitTexts(Waiting(p, srs, t0.Add(at+fo.Dwell))), "\n"); !strings.Contains(got, "serving while failed over") || strings.Contains(got, "goes to manual") {
 		t.Errorf("a failed-over route that serves: %q", got)
 	}
 	// One that served until its failover: its calls' 1m windows are
@@ -99,7 +101,7 @@ func TestPlacement(t *testing.T) {
 	}}
 	lrs := rs
 	lrs.Score = leftovers
-	if got := strings.Join(Waiting(p, lrs, t0.Add(at+fo.Dwell)), "\n"); strings.Contains(got, "serving while failed over") || !strings.Contains(got, "goes to manual") {
+	if got := strings.Join(WaitTexts(Waiting(p, lrs, t0.Add(at+fo.Dwell))), "\n"); strings.Contains(got, "serving while failed over") || !strings.Contains(got, "goes to manual") {
 		t.Errorf("a failed-over route with a 15m window's leftovers: %q", got)
 	}
 

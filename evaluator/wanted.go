@@ -46,11 +46,12 @@ func callsNeeded(x, t float64, b *proportionBounds) float64 {
 // evidence must rule out the failure that moved the route and does not
 // yet (recovery.go), what its window's calls need to show: how many calls
 // in all (none more failing), and at the rate they arrive, how long until
-// the window holds them, or that it never holds so many at this rate.
-func callsWanted(p *Policy, rs RouteState) []string {
-	var out []string
+// the window holds them, or that it never holds so many at this rate:
+// Waiting's WaitCalls lines.
+func callsWanted(p *Policy, rs RouteState) []Wait {
+	var out []Wait
 	for _, w := range evidenceWanted(p, rs) {
-		out = append(out, w.text)
+		out = append(out, Wait{WaitCalls, w.text})
 	}
 	return out
 }

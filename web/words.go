@@ -136,7 +136,7 @@ func contribution(sc evaluator.Score, signal string) evaluator.Contribution {
 func routeState(p *evaluator.Policy, rs evaluator.RouteState, now time.Time, probs map[string]runner.SignalProblem) []string {
 	sc := rs.Score
 	var out []string
-	waits := evaluator.Waiting(p, rs, now)
+	waits := evaluator.WaitTexts(evaluator.Waiting(p, rs, now))
 	level := ""
 	switch {
 	case rs.Level == traffic.Failover && rs.Stage > 0:
@@ -192,9 +192,9 @@ func waitsFor(p *evaluator.Policy, rs evaluator.RouteState, now time.Time) []str
 	// evidence still wants ("hard_fail_ratio: 420 of about 950 calls …").
 	calls := func() []string {
 		var out []string
-		for _, l := range evaluator.Waiting(p, rs, now) {
-			if i := strings.Index(l, ": "); i > 0 && !strings.Contains(l[:i], " ") && strings.Contains(l, " calls") {
-				out = append(out, l)
+		for _, w := range evaluator.Waiting(p, rs, now) {
+			if w.Kind == evaluator.WaitCalls {
+				out = append(out, w.Text)
 			}
 		}
 		return out

@@ -163,7 +163,7 @@ func TestRowSaysWhatItWaitsFor(t *testing.T) {
 	for _, sc := range []evaluator.Score{{Value: 100, Low: 100}, {Value: 100, Low: fb.MinScore - 20}} {
 		rs.Score = sc
 		for _, now := range []time.Time{t1.Add(time.Minute), t1.Add(fb.Observe + time.Minute)} {
-			lines := evaluator.Waiting(p, rs, now)
+			lines := evaluator.WaitTexts(evaluator.Waiting(p, rs, now))
 			if strings.Contains(strings.Join(lines, "\n"), "next stage") || !strings.Contains(lines[0], fmt.Sprintf("failback stage %d of %d", last, last)) ||
 				!strings.Contains(lines[0], "the failback completes") {
 				t.Errorf("stage %d of %d (low %.0f) at +%s waits for %q", last, last, sc.Low, now.Sub(t1), lines)
