@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hermes-failover/hermes/actuators"
+	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/runner"
@@ -29,28 +31,7 @@ import (
 // the page is drawn in the colour of a good score.
 func TestStatusPageSaysPrometheusUnreachable(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
-	dir := t.TempDir()
-	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
-	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
-	cfg = strings.Replace(cfg, "url: http://127.0.0.1:9090", "url: http://"+closed, 1)
-	cfgPath := filepath.Join(dir, "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
-	srv := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg}))
-	defer srv.Close()
+	r, srv := blindHermes(t, "", false)
 	testenv.EventuallyDetail(t, 30*time.Second, "a blind tick", func() (bool, string) {
 		st := web.StatusOf(r.View())
 		return st.Ticked && len(st.Problems) > 0, fmt.Sprintf("%+v", st.Problems)
@@ -90,6 +71,42 @@ func TestStatusPageSaysPrometheusUnreachable(t *testing.T) {
 	if n := pixels(t, shot, color.RGBA{0x57, 0x60, 0x6a, 0xff}); n == 0 {
 		t.Error("no pixel in the neutral colour of a held score")
 	}
+}
+
+// blindHermes runs a live runner of the shipped policy, ticking every
+// second, whose Prometheus refuses connections (the real query side, a
+// closed port), and its status page, with the admin API when admin. With
+// split, a file actuator keeps the state file there. Both stop when t
+// ends.
+func blindHermes(t *testing.T, split string, admin bool) (*runner.Runner, *httptest.Server) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
+	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
+	cfg = strings.Replace(cfg, "url: http://127.0.0.1:9090", "url: http://"+closed, 1)
+	kinds := &actuators.Registry{}
+	if split != "" {
+		cfg = strings.Replace(cfg, "\nactuators: []\n", "\nactuators:\n  - type: file\n    path: "+split+"\n", 1)
+		file.Register(kinds)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "hermes.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg, EnableAdminAPI: admin}))
+	t.Cleanup(srv.Close)
+	return r, srv
 }
 
 // pixels counts the pixels of the PNG file at path that are exactly c.

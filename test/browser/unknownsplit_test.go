@@ -1,26 +1,17 @@
 package browser_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/actuators/file"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/runner"
-	"github.com/hermes-failover/hermes/web"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
@@ -33,32 +24,8 @@ import (
 // placeholder, free at 100 %, as chat's split.
 func TestStatusPageSaysTheSplitIsUnknown(t *testing.T) {
 	chromium := testenv.Binary(t, "chromium")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
-	dir := t.TempDir()
-	split := filepath.Join(dir, "split.json")
-	cfg := strings.Replace(string(rules.DefaultYAML), "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
-	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
-	cfg = strings.Replace(cfg, "url: http://127.0.0.1:9090", "url: http://"+closed, 1)
-	cfg = strings.Replace(cfg, "\nactuators: []\n", "\nactuators:\n  - type: file\n    path: "+split+"\n", 1)
-	cfgPath := filepath.Join(dir, "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	kinds := &actuators.Registry{}
-	file.Register(kinds)
-	r, err := runner.New(runner.Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, func(ctx context.Context) { _ = r.Run(ctx) })
-	srv := httptest.NewServer(web.Handler(web.Options{Loop: web.Live(r), Gatherer: reg, EnableAdminAPI: true}))
-	defer srv.Close()
+	split := filepath.Join(t.TempDir(), "split.json")
+	r, srv := blindHermes(t, split, true)
 	testenv.EventuallyDetail(t, 30*time.Second, "a tick that holds chat", func() (bool, string) {
 		v := r.View()
 		return v.Held["chat"] == runner.HeldUnknownSplit, fmt.Sprintf("held %v, unknown %v", v.Held, v.UnknownSplits)
