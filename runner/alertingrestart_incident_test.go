@@ -1,10 +1,7 @@
 package runner
 
 import (
-	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/runner/persist"
 )
 
@@ -27,45 +23,13 @@ import (
 // startsAt was saved, the second process sent the saved FiredAt.
 func TestRestartKeepsTheIncidentStartsAt(t *testing.T) {
 	const page = "HermesRouteFailedOver"
-	am := testenv.NewFakeAlertmanager(t)
-	dir := t.TempDir()
-	cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: file\n    path: "+filepath.Join(dir, "split.json"), 1)
-	cfg = strings.Replace(cfg, "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
-	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
-	cfg += "\nalerting:\n  alertmanagers:\n    - url: " + am.URL + "\n"
-	cfgPath := filepath.Join(dir, "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	am, dir, cfgPath, fp := pageOutage(t)
 	statePath := filepath.Join(dir, persist.LocalFileName)
-	fp := &fakeProm{soft: 0.02, hard: 0.9} // a hard outage: failover at the first tick, the page fires at once
 	run := func() func() {
 		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry()})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
-		return func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
+		return start(t, r)
 	}
-	sent := func(skip int) (*models.PostableAlert, int) {
-		var got *models.PostableAlert
-		var n int
-		testenv.Eventually(t, 30*time.Second, page+" at the Alertmanager", func() bool {
-			all := am.Received()
-			n = len(all)
-			for _, a := range all[min(skip, n):] {
-				if a.Labels["alertname"] == page {
-					got = a
-				}
-			}
-			return got != nil
-		})
-		return got, n
-	}
+	sent := func(skip int) (*models.PostableAlert, int) { return sentAlert(t, am, page, skip) }
 
 	stop1 := run()
 	first, _ := sent(0)

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -25,47 +24,13 @@ import (
 // live loop in real time (1 s ticks) against an Alertmanager API stub.
 func TestRestartBeforeAScrapeKeepsTheFiringAlert(t *testing.T) {
 	const page = "HermesRouteFailedOver"
-	am := testenv.NewFakeAlertmanager(t)
-	dir := t.TempDir()
-	cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: file\n    path: "+filepath.Join(dir, "split.json"), 1)
-	cfg = strings.Replace(cfg, "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
-	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
-	cfg += "\nalerting:\n  alertmanagers:\n    - url: " + am.URL + "\n"
-	cfgPath := filepath.Join(dir, "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fp := &fakeProm{soft: 0.02, hard: 0.9} // a hard outage: failover at the first tick, the page fires at once
+	am, dir, cfgPath, fp := pageOutage(t)
 	audit := &testenv.Buffer{}
 	run := func() (*Runner, func()) {
 		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Audit: NewAuditLog(audit)})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
-		return r, func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
+		return r, start(t, r)
 	}
-	// sent waits for the page among the alerts the stub received after the
-	// first skip ones, and returns it with the count received.
-	sent := func(skip int) (*models.PostableAlert, int) {
-		var got *models.PostableAlert
-		var n int
-		testenv.Eventually(t, 30*time.Second, page+" at the Alertmanager", func() bool {
-			all := am.Received()
-			n = len(all)
-			for _, a := range all[min(skip, n):] {
-				if a.Labels["alertname"] == page {
-					got = a
-				}
-			}
-			return got != nil
-		})
-		return got, n
-	}
+	sent := func(skip int) (*models.PostableAlert, int) { return sentAlert(t, am, page, skip) }
 	activeAt := func(r *Runner) time.Time {
 		for _, a := range r.View().ActiveAlerts() {
 			if a.Rule == page {
@@ -107,4 +72,44 @@ func TestRestartBeforeAScrapeKeepsTheFiringAlert(t *testing.T) {
 	if len(firing) != 1 {
 		t.Errorf("%d firing records of %s across the restart, want 1:\n%s", len(firing), page, strings.Join(firing, "\n"))
 	}
+}
+
+// pageOutage is the set-up of the tests that restart Hermes while a page
+// fires: the shipped policy at 1 s ticks with a file actuator in dir
+// (split.json), sending to an Alertmanager API stub, am, and a hard
+// outage of free (fp) that fails it over at the first tick and fires the
+// page at once. cfgPath is the configuration.
+func pageOutage(t *testing.T) (am *testenv.FakeAlertmanager, dir, cfgPath string, fp *fakeProm) {
+	t.Helper()
+	am = testenv.NewFakeAlertmanager(t)
+	dir = t.TempDir()
+	cfg := strings.Replace(string(rules.DefaultYAML), "actuators: []", "actuators:\n  - type: file\n    path: "+filepath.Join(dir, "split.json"), 1)
+	cfg = strings.Replace(cfg, "evaluation_interval: 15s", "evaluation_interval: 1s", 1)
+	cfg = strings.Replace(cfg, "query_timeout: 10s", "query_timeout: 500ms", 1)
+	cfg += "\nalerting:\n  alertmanagers:\n    - url: " + am.URL + "\n"
+	cfgPath = filepath.Join(dir, "hermes.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return am, dir, cfgPath, &fakeProm{soft: 0.02, hard: 0.9}
+}
+
+// sentAlert waits for the alert name among the alerts am received after
+// the first skip ones, and returns the last of them with the count
+// received.
+func sentAlert(t *testing.T, am *testenv.FakeAlertmanager, name string, skip int) (*models.PostableAlert, int) {
+	t.Helper()
+	var got *models.PostableAlert
+	var n int
+	testenv.Eventually(t, 30*time.Second, name+" at the Alertmanager", func() bool {
+		all := am.Received()
+		n = len(all)
+		for _, a := range all[min(skip, n):] {
+			if a.Labels["alertname"] == name {
+				got = a
+			}
+		}
+		return got != nil
+	})
+	return got, n
 }
