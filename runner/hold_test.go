@@ -29,14 +29,11 @@ func TestBlindTickWritesNothing(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, reg, _, split := newTestRunner(t, fp)
 		stop := start(t, r)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		if w := weights(t, split); w["free"] != 100 || !r.Ready() {
 			t.Fatalf("setup: split %v, ready %v", w, r.Ready())
 		}
-		fp.mu.Lock()
-		fp.fail = errors.New("500 Internal Server Error")
-		fp.mu.Unlock()
+		fp.setFail(errors.New("500 Internal Server Error"))
 		// The other replica, which sees free failing, moves the traffic.
 		other, err := file.New(actuatortest.Settings(file.Kind, map[string]any{"path": split}))
 		if err != nil {
@@ -46,15 +43,14 @@ func TestBlindTickWritesNothing(t *testing.T) {
 		if err := other.Apply(t.Context(), failed); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		tickFor(time.Minute)
 		if w := weights(t, split); w["free"] != 0 || w["paid-standard"] != 100 {
 			t.Errorf("a replica without data rewrote its stale split: %v", w)
 		}
 		if r.Ready() {
 			t.Error("ready although the last ticks had no data")
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldNoData}); v != 1 {
+		if v := heldMetric(t, reg, withheldNoData); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", withheldNoData, v)
 		}
 		stop()
@@ -73,24 +69,19 @@ func TestUnknownSplitHoldsRatherThanPrimary(t *testing.T) {
 		stop := start(t, r)
 		var sentPrimary bool
 		for range 20 { // 5 minutes of ticks
-			time.Sleep(15 * time.Second)
-			synctest.Wait()
-			flaky.mu.Lock()
-			if w, ok := flaky.last["chat"]; ok && w.Weights["free"] == 100 {
+			tickFor(15 * time.Second)
+			if w, ok := flaky.lastSplits()["chat"]; ok && w.Weights["free"] == 100 {
 				sentPrimary = true
 			}
-			flaky.mu.Unlock()
 		}
 		if sentPrimary {
 			t.Error("a restart that could not learn the split sent free=100 while free was failing")
 		}
-		flaky.mu.Lock()
-		got := flaky.last["chat"].Weights
-		flaky.mu.Unlock()
+		got := flaky.lastSplits()["chat"].Weights
 		if got["free"] != 0 || got["paid-standard"] != 100 {
 			t.Errorf("after the failover the backend got %v, want free=0", got)
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v == 1 {
+		if v := heldMetric(t, reg, withheldUnknownSplit); v == 1 {
 			t.Errorf("still held once the core decided on data: %v", v)
 		}
 		stop()
@@ -105,15 +96,11 @@ func TestPauseWithALostSplitHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.5}
 		_, reg, flaky, stop := startWithOverrides(t, fp, `{"chat":{"kind":"pause","reason":"r","since":"2000-01-01T00:00:00Z"}}`)
-		time.Sleep(5 * time.Minute)
-		synctest.Wait()
-		flaky.mu.Lock()
-		_, applied := flaky.last["chat"]
-		flaky.mu.Unlock()
-		if applied {
-			t.Errorf("a pause whose split was lost applied %v", flaky.last["chat"])
+		tickFor(5 * time.Minute)
+		if last, applied := flaky.lastSplits()["chat"]; applied {
+			t.Errorf("a pause whose split was lost applied %v", last)
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
+		if v := heldMetric(t, reg, withheldUnknownSplit); v != 1 {
 			t.Errorf("held metric %v, want 1", v)
 		}
 		stop()
@@ -128,16 +115,10 @@ func TestPauseOnAFailedRouteIsLoud(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		_, reg, flaky, stop := startWithOverrides(t, fp, `{"chat":{"kind":"pause","reason":"r","since":"2000-01-01T00:00:00Z",
 "frozen":{"weights":{"free":100,"paid-standard":0,"paid-premium":0},"retries_enabled":true,"degraded_mode":false}}}`)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
-		fp.mu.Lock()
-		fp.soft = 0.5
-		fp.mu.Unlock()
-		time.Sleep(5 * time.Minute)
-		synctest.Wait()
-		flaky.mu.Lock()
-		got := flaky.last["chat"]
-		flaky.mu.Unlock()
+		tickFor(20 * time.Second)
+		fp.setSoft(0.5)
+		tickFor(5 * time.Minute)
+		got := flaky.lastSplits()["chat"]
 		if got.Weights["free"] != 100 || got.Levels["free"] != traffic.Failover {
 			t.Fatalf("setup: backend got %+v, want the frozen free=100 with free failed over", got)
 		}
@@ -159,12 +140,7 @@ func TestPauseOnAFailedRouteIsLoud(t *testing.T) {
 // free=100 and stay silent until data came back.)
 func TestPauseWhileBlindWritesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fp := &fakeProm{soft: 0.5, fail: errors.New("503 Service Unavailable")}
-		flaky := &flakyActuator{}
-		r, reg := newFlakyRunner(t, fp, flaky)
-		stop := start(t, r)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		r, reg, flaky, fp, stop := startBlindFlaky(t, 0.5)
 		res, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandPause, Service: "chat", Reason: "incident", By: "bob"})
 		if err != nil || !res.Applied {
 			t.Fatalf("pause: %v (applied %v)", err, res.Applied)
@@ -179,31 +155,22 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 		if o := status(r).Services[0].Override; o == nil || o.Frozen != nil {
 			t.Errorf("override %+v, want a pause that froze nothing", o)
 		}
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		written := func() (actuators.Splits, int) {
-			flaky.mu.Lock()
-			defer flaky.mu.Unlock()
-			return flaky.last, flaky.calls
-		}
-		if last, _ := written(); len(last) != 0 {
+		tickFor(time.Minute)
+		if last := flaky.lastSplits(); len(last) != 0 {
 			t.Errorf("a pause while blind wrote %v", last)
 		}
 		held := func() float64 {
-			return testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit})
+			return heldMetric(t, reg, withheldUnknownSplit)
 		}
 		if v := held(); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
 		}
-		fp.mu.Lock()
-		fp.fail = nil // data again: free fails
-		fp.mu.Unlock()
-		time.Sleep(5 * time.Minute)
-		synctest.Wait()
+		fp.setFail(nil) // data again: free fails
+		tickFor(5 * time.Minute)
 		if lvl := status(r).Services[0].Routes[0]; lvl.Name != "free" || lvl.Level != "failover" {
 			t.Fatalf("setup: %+v, want free failed over", lvl)
 		}
-		if last, _ := written(); len(last) != 0 {
+		if last := flaky.lastSplits(); len(last) != 0 {
 			t.Errorf("the pause of an unknown split wrote %v once data came back", last)
 		}
 		if v := held(); v != 1 {
@@ -217,9 +184,8 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 		if _, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "over"}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Second)
-		synctest.Wait()
-		if last, _ := written(); last["chat"].Weights["free"] != 0 || last["chat"].Weights["paid-standard"] != 100 {
+		tickFor(30 * time.Second)
+		if last := flaky.lastSplits(); last["chat"].Weights["free"] != 0 || last["chat"].Weights["paid-standard"] != 100 {
 			t.Errorf("after the clear the backend got %v, want free drained", last["chat"].Weights)
 		}
 		stop()
@@ -235,28 +201,16 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 // the placeholder.)
 func TestPinWhileBlindThenClearHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fp := &fakeProm{soft: 0.15, fail: errors.New("503 Service Unavailable")}
-		flaky := &flakyActuator{}
-		r, reg := newFlakyRunner(t, fp, flaky)
-		stop := start(t, r)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		r, reg, flaky, fp, stop := startBlindFlaky(t, 0.15)
 		if _, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-standard", Reason: "incident"}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(15 * time.Second)
-		synctest.Wait()
-		last := func() map[string]int {
-			flaky.mu.Lock()
-			defer flaky.mu.Unlock()
-			return flaky.last["chat"].Weights
-		}
+		tickFor(15 * time.Second)
+		last := func() map[string]int { return flaky.lastSplits()["chat"].Weights }
 		if w := last(); w["paid-standard"] != 100 {
 			t.Fatalf("setup: the pin wrote %v", w)
 		}
-		fp.mu.Lock()
-		fp.fail = nil
-		fp.mu.Unlock()
+		fp.setFail(nil)
 		// The clear applies at the first tick with data.
 		if _, err := r.Submit(t.Context(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "over"}); err != nil {
 			t.Fatal(err)
@@ -265,15 +219,14 @@ func TestPinWhileBlindThenClearHolds(t *testing.T) {
 			if w := last(); w["free"] == 100 {
 				t.Fatalf("after the pin was cleared the backend got %v while free was failing", w)
 			}
-			time.Sleep(15 * time.Second)
-			synctest.Wait()
+			tickFor(15 * time.Second)
 		}
 		// free is shed and keeps 50 % in the plan: not settled (withheld.go),
 		// so the backend keeps the pin's split, and says so.
 		if w := last(); w["paid-standard"] != 100 {
 			t.Errorf("in the end the backend holds %v, want the pin's paid-standard=100, held", w)
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
+		if v := heldMetric(t, reg, withheldUnknownSplit); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
 		}
 		stop()
@@ -290,19 +243,15 @@ func TestHeldServiceStaysInTheStateFile(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, _, _, split := newTestRunner(t, fp)
 		stop := start(t, r)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		if w := weights(t, split); w["free"] != 100 {
 			t.Fatalf("setup: split %v", w)
 		}
-		fp.mu.Lock()
-		fp.fail = errors.New("503 Service Unavailable")
-		fp.mu.Unlock()
+		fp.setFail(errors.New("503 Service Unavailable"))
 		if err := os.Remove(split); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Second)
-		synctest.Wait()
+		tickFor(30 * time.Second)
 		doc := readStateFile(t, split)
 		if w := doc.Services["chat"].Weights; w["free"] != 100 || w["paid-standard"] != 0 {
 			t.Errorf("the state file written while chat is held has chat %v, want its last known split free=100", w)
@@ -310,11 +259,8 @@ func TestHeldServiceStaysInTheStateFile(t *testing.T) {
 		if why := doc.Held["chat"]; why != withheldNoData {
 			t.Errorf("the state file's held = %v, want chat: %s", doc.Held, withheldNoData)
 		}
-		fp.mu.Lock()
-		fp.fail = nil
-		fp.mu.Unlock()
-		time.Sleep(15 * time.Second)
-		synctest.Wait()
+		fp.setFail(nil)
+		tickFor(15 * time.Second)
 		if doc := readStateFile(t, split); len(doc.Held) != 0 || doc.Services["chat"].Weights["free"] != 100 {
 			t.Errorf("with data again the file holds %+v, want chat free=100 and nothing held", doc)
 		}
@@ -352,4 +298,52 @@ func startWithOverrides(t *testing.T, fp *fakeProm, overrides string) (*Runner, 
 		t.Fatal(err)
 	}
 	return r, reg, flaky, start(t, r)
+}
+
+// startBlindFlaky starts a runner over a flakyActuator (a backend that
+// cannot say what it holds after a restart) while Prometheus answers 503,
+// free's soft failures at soft once it answers again, and lets 20 s of
+// ticks pass.
+func startBlindFlaky(t *testing.T, soft float64) (*Runner, *prometheus.Registry, *flakyActuator, *fakeProm, func()) {
+	t.Helper()
+	fp := &fakeProm{soft: soft, fail: errors.New("503 Service Unavailable")}
+	flaky := &flakyActuator{}
+	r, reg := newFlakyRunner(t, fp, flaky)
+	stop := start(t, r)
+	tickFor(20 * time.Second)
+	return r, reg, flaky, fp, stop
+}
+
+// tickFor lets d pass in the synctest bubble and waits until the ticks
+// in it are done.
+func tickFor(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+// setFail makes every query of f fail with err; nil: they answer again.
+func (f *fakeProm) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
+}
+
+// setSoft sets free's soft failure ratio.
+func (f *fakeProm) setSoft(v float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.soft = v
+}
+
+// lastSplits is what a was last given.
+func (a *flakyActuator) lastSplits() actuators.Splits {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last
+}
+
+// heldMetric is hermes_service_actuation_held{service="chat",reason} in reg.
+func heldMetric(t *testing.T, reg *prometheus.Registry, reason string) float64 {
+	t.Helper()
+	return testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": reason})
 }
