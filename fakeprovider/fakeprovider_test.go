@@ -1,7 +1,9 @@
 package fakeprovider_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,33 +40,19 @@ func TestErrorRepliesMatchTheFaultServer(t *testing.T) {
 	srv := httptest.NewServer(p.Handler())
 	defer srv.Close()
 	defer p.Close()
-	reply := func(url string) (int, string, string) {
-		t.Helper()
-		resp, err := http.Post(url+"/chat/completions", "application/json",
-			strings.NewReader(`{"model":"fake-model","messages":[{"role":"user","content":"Hi"}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
-	}
 	compared := 0
 	for _, f := range faults.Catalogue {
 		switch f {
 		case faults.ResetBeforeHeaders, faults.NoResponse, faults.SlowFirstToken, faults.StreamCut, faults.Stall:
 			continue // no reply to compare, or a wait
 		}
-		code, retry, body := reply(fs.BaseURL(f))
+		code, retry, body := post(t, fs.BaseURL(f), "Hi")
 		if code < 400 {
 			continue
 		}
 		compared++
 		p.SetFault("r", fakeprovider.Fault{Kind: fakeprovider.Kind(f), Percent: 100})
-		gotCode, gotRetry, gotBody := reply(srv.URL + "/r/v1")
+		gotCode, gotRetry, gotBody := post(t, srv.URL+"/r/v1", "Hi")
 		if gotCode != code || gotRetry != retry || gotBody != body {
 			t.Errorf("%s: the provider answers %d (Retry-After %q) %s\nthe fault server %d (Retry-After %q) %s",
 				f, gotCode, gotRetry, gotBody, code, retry, body)
@@ -75,16 +63,24 @@ func TestErrorRepliesMatchTheFaultServer(t *testing.T) {
 	}
 }
 
-func chat(t *testing.T, url string) (int, string) {
+// post sends a plain chat completion asking content to the OpenAI base
+// URL url, and returns the reply's status, Retry-After and body.
+func post(t *testing.T, url, content string) (int, string, string) {
 	t.Helper()
-	resp, err := http.Post(url+"/chat/completions", "application/json",
-		strings.NewReader(`{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France?"}]}`))
+	req, _ := json.Marshal(map[string]any{"model": fakeprovider.Model, "messages": []any{map[string]any{"role": "user", "content": content}}})
+	resp, err := http.Post(url+"/chat/completions", "application/json", bytes.NewReader(req))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+}
+
+func chat(t *testing.T, url string) (int, string) {
+	t.Helper()
+	code, _, body := post(t, url, "What is the capital of France?")
+	return code, body
 }
 
 // TestFaultHitsItsShareOfOneRoute sets 30 % error_in_200 on free over
