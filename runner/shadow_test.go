@@ -40,6 +40,17 @@ func writeCandidate(t *testing.T, dir string, edits ...string) string {
 	return path
 }
 
+// ownSignalsCandidate writes a live configuration (cfgPath, with a file
+// actuator in dir) and a candidate (cand) that reads the soft failures
+// under another name of the verdict (soft_failure): its signal queries
+// differ from live's, so it collects its own.
+func ownSignalsCandidate(t *testing.T) (dir, cfgPath, cand string) {
+	t.Helper()
+	dir = t.TempDir()
+	cfgPath = writeConfig(t, dir, filepath.Join(dir, "split.json"))
+	return dir, cfgPath, writeCandidate(t, dir, `verdict="soft_fail"}`, `verdict="soft_failure"}`)
+}
+
 // routeGauge is the value of the gauge name{route=route} in reg, and
 // whether it is there.
 func routeGauge(t *testing.T, reg *prometheus.Registry, name, route string) (float64, bool) {
@@ -160,12 +171,9 @@ func TestShadowPolicy(t *testing.T) {
 func TestShadowPolicyOwnSignals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
-		dir := t.TempDir()
-		cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
-		// The candidate reads the soft failures under another name of the
-		// verdict; fakeProm answers 0 for it, so it stays normal where
-		// live does not.
-		cand := writeCandidate(t, dir, `verdict="soft_fail"}`, `verdict="soft_failure"}`)
+		// fakeProm answers 0 for the candidate's soft failures, so it
+		// stays normal where live does not.
+		dir, cfgPath, cand := ownSignalsCandidate(t)
 		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, CandidatePath: cand})
 		stop := start(t, r)
 		defer stop()
@@ -191,9 +199,7 @@ func TestShadowPolicyOwnSignals(t *testing.T) {
 func TestShadowPolicyCountsItsOwnQueryErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
-		dir := t.TempDir()
-		cfgPath := writeConfig(t, dir, filepath.Join(dir, "split.json"))
-		cand := writeCandidate(t, dir, `verdict="soft_fail"}`, `verdict="soft_failure"}`)
+		dir, cfgPath, cand := ownSignalsCandidate(t)
 		reg := prometheus.NewRegistry()
 		query := func(ctx context.Context, q string, at time.Time) (model.Vector, error) {
 			if strings.Contains(q, `verdict="soft_failure"}`) {
