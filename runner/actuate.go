@@ -15,6 +15,8 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/traffic"
 )
@@ -31,7 +33,7 @@ type actuationStage struct {
 	now             func() time.Time
 	elapsed         func() time.Duration
 	log             *slog.Logger
-	audit           *AuditLog
+	audit           *auditlog.Log
 	metrics         *actuationMetrics
 	withheldMetrics *withheldMetrics
 
@@ -55,14 +57,14 @@ type actuationStage struct {
 	leases leases
 	// logged are the failing actuators, logged when they start, change
 	// and end to fail (conditionLog); only Tick's goroutine uses it.
-	logged *conditionLog
+	logged *condlog.Log
 }
 
 func newActuationStage(o Options) *actuationStage {
 	return &actuationStage{replica: o.Replica, now: o.Now, elapsed: o.Elapsed, log: o.Logger, audit: o.Audit, leases: leases{},
 		metrics: newActuationMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
 		outcomes: map[string]ActuatorOutcome{}, applied: map[string]actuators.Splits{},
-		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}, logged: newConditionLog(o.Logger)}
+		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}, logged: condlog.New(o.Logger)}
 }
 
 // Tick audits what dry-run drills keep from the backends, decides which
@@ -299,8 +301,8 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 	st, now, interval := t.Next, t.Time, t.Config.Global.EvaluationInterval
 	all := desired(st)
 	disagree := map[string]string{}
-	failing := map[string]condLine{} // by actuator, for s.logged
-	defer func() { s.logged.observe(now, "actuation", failing) }()
+	failing := map[string]condlog.Line{} // by actuator, for s.logged
+	defer func() { s.logged.Observe(now, "actuation", failing) }()
 	sorted := append([]actuators.Actuator(nil), t.Actuators...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
@@ -328,9 +330,9 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 		s.mu.Unlock()
 		if err != nil {
 			s.metrics.total.WithLabelValues(a.Name(), "error").Inc()
-			failing[a.Name()] = condLine{level: slog.LevelError, msg: "actuation failed; retrying every tick", attrs: []any{"actuator", a.Name(), "err", err},
-				same: promapi.ErrorDetail(err), end: "actuation works again", endAttrs: []any{"actuator", a.Name()}}
-			s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
+			failing[a.Name()] = condlog.Line{Level: slog.LevelError, Msg: "actuation failed; retrying every tick", Attrs: []any{"actuator", a.Name(), "err", err},
+				Same: promapi.ErrorDetail(err), End: "actuation works again", EndAttrs: []any{"actuator", a.Name()}}
+			s.audit.Write(auditlog.Record{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
 			t.Actuations = append(t.Actuations, s.noteActuation(a.Name(), now, nil, out.FailingSince, err)...)
 			s.noteFailedDrift(ctx, a, desired, all)
 			continue
@@ -352,7 +354,7 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 				result = "dry-run"
 			}
 			for svc, ds := range desired {
-				rec := auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result}
+				rec := auditlog.Record{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result}
 				if have, ok := readBack[svc]; drift && ok && !have.Equal(ds) {
 					// A dry run (or a backend that did not take the split)
 					// left the backend short of the decision: record what it really holds.
@@ -409,7 +411,7 @@ func (s *actuationStage) auditDryRuns(prev, next evaluator.State, now time.Time)
 		if !ok || (prev.Services[svc] != nil && prev.Services[svc].Equal(*planned)) {
 			continue
 		}
-		s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Service: svc, Weights: planned.Weights, Holds: kept.Weights,
+		s.audit.Write(auditlog.Record{Time: now.UTC(), Type: "actuation", Service: svc, Weights: planned.Weights, Holds: kept.Weights,
 			Result: "would", Reason: "dry-run drill: the actuators keep the split from before the drill"})
 		s.log.Info("dry-run drill: would apply", "service", svc, "weights", actuators.FormatWeights(planned.Weights),
 			"actuators_keep", actuators.FormatWeights(kept.Weights))

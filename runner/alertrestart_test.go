@@ -15,6 +15,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // TestRestartBeforeAScrapeKeepsTheFiringAlert restarts Hermes right after a
@@ -38,7 +39,7 @@ func TestRestartBeforeAScrapeKeepsTheFiringAlert(t *testing.T) {
 	fp := &fakeProm{soft: 0.02, hard: 0.9} // a hard outage: failover at the first tick, the page fires at once
 	audit := &testenv.Buffer{}
 	run := func() (*Runner, func()) {
-		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Audit: NewAuditLog(audit)})
+		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Audit: auditlog.New(audit)})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx) }()

@@ -26,6 +26,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -213,7 +214,7 @@ func TestWebhookDriftUntilAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	stage := newActuationStage(Options{Now: time.Now, Logger: slog.New(slog.DiscardHandler), Audit: NewAuditLog(io.Discard), Registerer: reg})
+	stage := newActuationStage(Options{Now: time.Now, Logger: slog.New(slog.DiscardHandler), Audit: auditlog.New(io.Discard), Registerer: reg})
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)

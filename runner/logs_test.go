@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // TestAuditStageLogsAFleetOnce: a tick whose events of one type are more
@@ -27,7 +27,7 @@ import (
 // targets; the audit log keeps every event.
 func TestAuditStageLogsAFleetOnce(t *testing.T) {
 	var logs, audit testenv.Buffer
-	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(&audit)}
+	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: auditlog.New(&audit)}
 	tick := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
 	var events []evaluator.Event
 	for i := range 1000 {
@@ -68,47 +68,6 @@ func TestWithheldLoggedOncePerReason(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], `reason=no_data services=1000 first="[svc000 svc001 svc002]"`) ||
 		!strings.Contains(lines[1], `reason=unknown_split services=1 first=[other]`) {
 		t.Errorf("logged:\n%s", logs.String())
-	}
-}
-
-// TestConditionLogOncePerCondition: a condition that holds for many
-// ticks is one line when it starts, one when it changes, a reminder
-// every remindEvery and one line when it ends; a condition of another
-// key is a line of its own.
-func TestConditionLogOncePerCondition(t *testing.T) {
-	var logs testenv.Buffer
-	c := newConditionLog(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
-	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	step := func(holding map[string]condLine) {
-		c.observe(now, "g", holding)
-		now = now.Add(15 * time.Second)
-	}
-	failing := func(same string) map[string]condLine {
-		return map[string]condLine{"a": {level: slog.LevelWarn, msg: "a fails", attrs: []any{"why", same}, same: same}}
-	}
-	for range 39 { // 9m45s: no reminder yet
-		step(failing("refused"))
-	}
-	step(failing("refused")) // 10m: the reminder
-	step(failing("refused"))
-	step(failing("timeout")) // a change
-	both := failing("timeout")
-	both["b"] = condLine{level: slog.LevelError, msg: "b fails", end: "b works again"}
-	step(both)
-	step(both)
-	step(failing("timeout")) // b ends
-	step(nil)                // a ends
-	step(nil)
-	want := []string{
-		`level=WARN msg="a fails" why=refused`,
-		`level=WARN msg="still: a fails" why=refused since=2026-12-06T08:00:00.000Z ticks=41`,
-		`level=WARN msg="changed: a fails" why=timeout since=2026-12-06T08:00:00.000Z`,
-		`level=ERROR msg="b fails"`,
-		`level=INFO msg="b works again" lasted=30s ticks=2`,
-		`level=INFO msg="ended: a fails" why=timeout lasted=11m15s ticks=45`,
-	}
-	if got := strings.TrimSpace(logs.String()); got != strings.Join(want, "\n") {
-		t.Errorf("logged\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 }
 
@@ -217,11 +176,11 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 }
 
 // TestFailingAlertExpressionLoggedOnce: an alert expression that fails at
-// every tick is one line, a reminder after remindEvery, and one line when
+// every tick is one line, a reminder after condlog.RemindEvery, and one line when
 // it works again.
 func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
 	var logs testenv.Buffer
-	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(io.Discard)}
+	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: auditlog.New(io.Discard)}
 	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
 	failing := func(v int) []evaluator.Event {
 		return []evaluator.Event{{Time: ts, Type: evaluator.EventAlertError, Name: "Broken", Service: "chat", Route: "a",
@@ -255,44 +214,9 @@ func countLines(logs *testenv.Buffer, msg string) int {
 	return n
 }
 
-// brokenWriter fails while broken.
-type brokenWriter struct{ broken bool }
-
-func (w *brokenWriter) Write(p []byte) (int, error) {
-	if w.broken {
-		return 0, syscall.ENOSPC
-	}
-	return len(p), nil
-}
-
-// TestAuditWriteFailureLoggedOnce: records that cannot be written are one
-// line at the first, counted each, and one line when a record is written
-// again, with how many were lost.
-func TestAuditWriteFailureLoggedOnce(t *testing.T) {
-	var logs testenv.Buffer
-	w := &brokenWriter{broken: true}
-	a := NewAuditLog(w)
-	reg := prometheus.NewRegistry()
-	a.register(reg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
-	for range 1000 {
-		a.Write(auditRecord{Type: "actuation"})
-	}
-	w.broken = false
-	a.Write(auditRecord{Type: "actuation"})
-	a.Write(auditRecord{Type: "actuation"})
-	want := `level=ERROR msg="cannot write the audit log; records are lost until a write succeeds (counted in hermes_audit_write_errors_total)" file="" err="no space left on device"
-level=INFO msg="the audit log is written again" file="" lost=1000`
-	if got := strings.TrimSpace(logs.String()); got != want {
-		t.Errorf("logged\n%s\nwant\n%s", got, want)
-	}
-	if n := testutil.ToFloat64(a.errs); n != 1000 {
-		t.Errorf("hermes_audit_write_errors_total %v, want 1000", n)
-	}
-}
-
 // TestOverrunsLoggedOnce: ticks that keep overrunning their interval are
-// one line, a reminder every remindEvery, and one line once none overran
-// for remindEvery.
+// one line, a reminder every condlog.RemindEvery, and one line once none overran
+// for condlog.RemindEvery.
 func TestOverrunsLoggedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs testenv.Buffer

@@ -43,6 +43,8 @@ import (
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/history"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/runner/telemetry"
@@ -60,7 +62,7 @@ type Options struct {
 	Logger        *slog.Logger
 	Registerer    prometheus.Registerer
 	// Audit receives one JSON object per level change, actuation and override.
-	Audit *AuditLog
+	Audit *auditlog.Log
 	// Actuators are the actuator kinds the configuration may use.
 	Actuators *actuators.Registry
 	// Restore says where Hermes's own series are and how old they may be.
@@ -153,7 +155,7 @@ type readiness struct {
 	// logged are the lasting conditions of the loop (not ready, failed
 	// signal queries, overruns), logged when they start, change and end
 	// (conditionLog); only the loop's goroutine uses it.
-	logged *conditionLog
+	logged *condlog.Log
 }
 
 // pipeline holds the stages a tick runs after evaluator.Step, in order,
@@ -194,7 +196,7 @@ func New(opts Options) (*Runner, error) {
 	if err := CheckReplicaName(opts.Replica); err != nil {
 		return nil, err
 	}
-	opts.Audit.register(opts.Registerer, opts.Logger)
+	opts.Audit.Register(opts.Registerer, opts.Logger)
 	persisting := newPersistStage(opts)
 	opts.OverridesPath = persisting.path
 	r := &Runner{
@@ -202,7 +204,7 @@ func New(opts Options) (*Runner, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
-		status:   readiness{logged: newConditionLog(opts.Logger)},
+		status:   readiness{logged: condlog.New(opts.Logger)},
 		newQuery: prometheusQueries,
 		stages: pipeline{
 			persist:   persisting,
@@ -352,9 +354,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer func() { <-reloadsDone }()
 	var wall wallWatch // the wall clock against the monotonic one (clock.go)
 	// An overrun is logged as a condition that holds until no tick has
-	// overrun for remindEvery: ticks that overrun now and then are one
+	// overrun for condlog.RemindEvery: ticks that overrun now and then are one
 	// line, not a start and an end each.
-	var overrun condLine
+	var overrun condlog.Line
 	var lastOverrun time.Time
 	overruns := 0
 	for {
@@ -387,20 +389,20 @@ func (r *Runner) Run(ctx context.Context) error {
 			for range missed {
 				r.stages.telemetry.tickSkipped()
 			}
-			if next.Sub(lastOverrun) >= remindEvery {
+			if next.Sub(lastOverrun) >= condlog.RemindEvery {
 				overruns = 0
 			}
 			overruns++
 			lastOverrun = next
-			overrun = condLine{level: slog.LevelWarn, msg: "tick overran its interval; skipping missed ticks",
-				attrs: []any{"tick", next, "took", end - start, "skipped", missed, "overruns", overruns},
-				end:   "ticks on time again: none overran for " + remindEvery.String(), endAttrs: []any{"overruns", overruns}}
+			overrun = condlog.Line{Level: slog.LevelWarn, Msg: "tick overran its interval; skipping missed ticks",
+				Attrs: []any{"tick", next, "took", end - start, "skipped", missed, "overruns", overruns},
+				End:   "ticks on time again: none overran for " + condlog.RemindEvery.String(), EndAttrs: []any{"overruns", overruns}}
 		}
-		overran := map[string]condLine{}
-		if !lastOverrun.IsZero() && next.Sub(lastOverrun) < remindEvery {
+		overran := map[string]condlog.Line{}
+		if !lastOverrun.IsZero() && next.Sub(lastOverrun) < condlog.RemindEvery {
 			overran[""] = overrun
 		}
-		r.status.logged.observe(next, "overran", overran)
+		r.status.logged.Observe(next, "overran", overran)
 	}
 }
 
@@ -434,7 +436,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	}
 	snap.Actuators = health
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
-	r.status.logged.observe(ts, "signal queries", signalConditions(problems))
+	r.status.logged.Observe(ts, "signal queries", signalConditions(problems))
 	t.Snapshot, t.Data = snap, hadData(snap)
 	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(t.Prev.Overrides),
 		Applied: r.stages.actuation.appliedSplits(cfg, t.Actuators)}, ts)
@@ -458,13 +460,13 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	}
 	// Not ready is one line when it starts, a reminder now and then and
 	// "ready" when it ends; the first ready tick says so once.
-	notReady := map[string]condLine{}
+	notReady := map[string]condlog.Line{}
 	if !t.Data {
-		notReady[""] = condLine{level: slog.LevelWarn, msg: "not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses",
-			end: "ready: the tick had data from Prometheus"}
+		notReady[""] = condlog.Line{Level: slog.LevelWarn, Msg: "not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses",
+			End: "ready: the tick had data from Prometheus"}
 	}
-	wasNotReady := r.status.logged.holds("ready", "")
-	r.status.logged.observe(ts, "ready", notReady)
+	wasNotReady := r.status.logged.Holds("ready", "")
+	r.status.logged.Observe(ts, "ready", notReady)
 	if was := r.status.ready.Swap(t.Data); t.Data && !was && !wasNotReady {
 		r.log.Info("ready: the tick had data from Prometheus", "tick", ts)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/labelname"
+	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -93,7 +94,7 @@ func (s *actuationStage) withheldServices(st evaluator.State, data bool) map[str
 	}
 	if len(decided) > 0 {
 		svc := decided[0]
-		s.log.Info("the core decided on data: writing the services again", "services", len(decided), "first", firstFew(decided),
+		s.log.Info("the core decided on data: writing the services again", "services", len(decided), "first", condlog.FirstFew(decided),
 			"service", svc, "weights", actuators.FormatWeights(st.Services[svc].Weights))
 	}
 	return withheld
@@ -123,9 +124,9 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 		s.withheldMetrics.withheld.WithLabelValues(svc, why).Set(1)
 	}
 	if !maps.Equal(withheld, s.lastWithheld) {
-		groups := byReason(withheld)
+		groups := condlog.ByReason(withheld)
 		for _, why := range slices.Sorted(maps.Keys(groups)) {
-			s.log.Warn("writing nothing for these services: withheld", "reason", why, "services", len(groups[why]), "first", firstFew(groups[why]))
+			s.log.Warn("writing nothing for these services: withheld", "reason", why, "services", len(groups[why]), "first", condlog.FirstFew(groups[why]))
 		}
 		s.lastWithheld = withheld
 	}
@@ -155,11 +156,11 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 	}
 	if key := strings.Join(loud, ",") + ";" + strings.Join(blind, ","); key != s.lastPauseFailed {
 		if len(loud) > 0 {
-			s.log.Error("a pause keeps traffic on a failed route; clear or pin the service", "routes", len(loud), "first", firstFew(loud))
+			s.log.Error("a pause keeps traffic on a failed route; clear or pin the service", "routes", len(loud), "first", condlog.FirstFew(loud))
 		}
 		if len(blind) > 0 {
 			s.log.Error("a pause holds a split Hermes does not know while routes of the service are failed: the backends may send them traffic; check what they serve, then clear or pin the service",
-				"routes", len(blind), "first", firstFew(blind))
+				"routes", len(blind), "first", condlog.FirstFew(blind))
 		}
 		s.lastPauseFailed = key
 	}
