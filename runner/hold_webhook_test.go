@@ -27,6 +27,7 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/tick"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -219,26 +220,26 @@ func TestWebhookDriftUntilAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tick := func(weights map[string]int) float64 {
+	apply := func(weights map[string]int) float64 {
 		t.Helper()
 		sp := traffic.Split{Weights: weights, RetriesEnabled: true}
-		stage.actuate(t.Context(), &tickResult{Time: time.Now(), Config: cfg, Actuators: []actuators.Actuator{hook},
-			Next: evaluator.State{Services: map[string]*traffic.Split{"chat": &sp}}}, nil)
+		stage.actuate(t.Context(), &tickResult{Result: tick.Result{Time: time.Now(), Config: cfg, Actuators: []actuators.Actuator{hook},
+			Next: evaluator.State{Services: map[string]*traffic.Split{"chat": &sp}}}}, nil)
 		return testenv.Metric(t, reg, "hermes_actuator_drift", map[string]string{"actuator": webhook.Kind})
 	}
 	normal := map[string]int{"free": 100, "paid-standard": 0, "paid-premium": 0}
 	failover := map[string]int{"free": 0, "paid-standard": 100, "paid-premium": 0}
-	if d := tick(normal); d != 0 {
+	if d := apply(normal); d != 0 {
 		t.Fatalf("drift %v after an acknowledged POST, want 0", d)
 	}
 	down.Store(true)
 	for i := range 2 {
-		if d := tick(failover); d != 1 {
+		if d := apply(failover); d != 1 {
 			t.Errorf("tick %d of the receiver answering 503: drift %v, want 1", i+1, d)
 		}
 	}
 	down.Store(false)
-	if d := tick(failover); d != 0 {
+	if d := apply(failover); d != 0 {
 		t.Errorf("drift %v once the receiver acknowledged, want 0", d)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
 // TestAuditStageLogsAFleetOnce: a tick whose events of one type are more
@@ -28,15 +29,15 @@ import (
 func TestAuditStageLogsAFleetOnce(t *testing.T) {
 	var logs, audit testenv.Buffer
 	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: auditlog.New(&audit)}
-	tick := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	at := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
 	var events []evaluator.Event
 	for i := range 1000 {
-		events = append(events, evaluator.Event{Time: tick, Type: evaluator.EventTraffic, Service: fmt.Sprintf("svc%d", i), Weights: map[string]int{"a": 100}})
-		events = append(events, evaluator.Event{Time: tick, Type: evaluator.EventAlertError, Name: "Broken", Service: fmt.Sprintf("svc%d", i), Route: "a", Reasons: []string{"divide by zero"}})
+		events = append(events, evaluator.Event{Time: at, Type: evaluator.EventTraffic, Service: fmt.Sprintf("svc%d", i), Weights: map[string]int{"a": 100}})
+		events = append(events, evaluator.Event{Time: at, Type: evaluator.EventAlertError, Name: "Broken", Service: fmt.Sprintf("svc%d", i), Route: "a", Reasons: []string{"divide by zero"}})
 	}
-	events = append(events, evaluator.Event{Time: tick, Type: evaluator.EventLevel, Service: "svc0", Route: "a", From: "normal", To: "warm"},
-		evaluator.Event{Time: tick, Type: evaluator.EventLevel, Service: "svc1", Route: "a", From: "normal", To: "warm"})
-	s.Tick(t.Context(), &tickResult{Time: tick, Events: events})
+	events = append(events, evaluator.Event{Time: at, Type: evaluator.EventLevel, Service: "svc0", Route: "a", From: "normal", To: "warm"},
+		evaluator.Event{Time: at, Type: evaluator.EventLevel, Service: "svc1", Route: "a", From: "normal", To: "warm"})
+	s.Tick(t.Context(), &tickResult{Result: tick.Result{Time: at, Events: events}})
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	if len(lines) != 4 {
 		t.Fatalf("%d log lines, want 4 (two level changes, one for the splits, one for the alert):\n%s", len(lines), logs.String())
@@ -134,14 +135,14 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	tick := func() {
+	step := func() {
 		r.tick(t.Context(), ts)
 		ts = ts.Add(15 * time.Second)
 	}
 	count := func(msg string) int { return countLines(&logs, msg) }
 	const n = 20
 	for range n {
-		tick()
+		step()
 	}
 	if failed := count("actuation failed"); failed != 1 {
 		t.Fatalf("%d ticks logged %d lines for the failing actuator, want 1:\n%s", n, failed, logs.String())
@@ -150,7 +151,7 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	saves := newPersistStage(Options{OverridesPath: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now})
 	pinned := evaluator.State{Overrides: map[string]evaluator.Override{"chat": {}}}
 	for range n {
-		saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
+		saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Next: pinned}})
 		ts = ts.Add(15 * time.Second)
 	}
 	if failed := count("cannot save the state file"); failed != 1 {
@@ -163,10 +164,10 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	if err := os.Mkdir(blocker, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tick()
-	tick()
-	saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
-	saves.Tick(t.Context(), &tickResult{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned})
+	step()
+	step()
+	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Next: pinned}})
+	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned}})
 	if again, saved := count("actuation works again"), count("the state file is saved again"); again != 1 || saved != 1 {
 		t.Errorf("the end logged %d lines for the actuator and %d for the state file, want 1 each:\n%s", again, saved, logs.String())
 	}
@@ -187,10 +188,10 @@ func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
 			Reasons: []string{fmt.Sprintf("the expression gave float64 %d, not a boolean", v)}}}
 	}
 	for i := range 41 { // ten minutes and one tick
-		s.Tick(t.Context(), &tickResult{Time: ts, Events: failing(i)})
+		s.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Events: failing(i)}})
 		ts = ts.Add(15 * time.Second)
 	}
-	s.Tick(t.Context(), &tickResult{Time: ts})
+	s.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts}})
 	if n := countLines(&logs, "alert expression failed"); n != 2 {
 		t.Errorf("41 failing ticks logged %d lines, want 2 (the start and a reminder):\n%s", n, logs.String())
 	}

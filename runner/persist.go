@@ -17,10 +17,10 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
-	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/persist"
+	"github.com/hermes-failover/hermes/runner/tick"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -44,7 +44,7 @@ type persistStage struct {
 	unsaved bool
 	logged  *condlog.Log
 	// starts are the alerting stage's incident startsAt last saved.
-	starts []alerting.IncidentStart
+	starts []tick.IncidentStart
 }
 
 func newPersistStage(o Options) *persistStage {
@@ -107,7 +107,7 @@ type restored struct {
 	unknownSplit []string
 	// incidentStarts are the alerting stage's, as saved (the stage
 	// reconciles them with the state).
-	incidentStarts []alerting.IncidentStart
+	incidentStarts []tick.IncidentStart
 }
 
 // restore rebuilds the state before the first decision (persist.Load):

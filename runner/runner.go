@@ -48,6 +48,7 @@ import (
 	"github.com/hermes-failover/hermes/runner/history"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/runner/telemetry"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
 // Options configure a Runner. ConfigPath is required.
@@ -411,8 +412,8 @@ func (r *Runner) Run(ctx context.Context) error {
 // stage in order with the tick's result.
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
-	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks, commands: r.cmds.take(),
-		IncidentStarts: r.stages.alerting.incidentStarts()}
+	t := &tickResult{Result: tick.Result{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks,
+		IncidentStarts: r.stages.alerting.incidentStarts()}, commands: r.cmds.take()}
 	query := r.ticks
 	retired := r.takeRetired()
 	r.mu.Unlock()
