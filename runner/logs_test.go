@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,40 +16,8 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/tick"
 )
-
-// TestAuditStageLogsAFleetOnce: a tick whose events of one type are more
-// than burstEvents (every service's first split at a start-up) logs one
-// line for them, with the count and the first few; fewer are logged one
-// by one; failures of one alert expression are one line whatever the
-// targets; the audit log keeps every event.
-func TestAuditStageLogsAFleetOnce(t *testing.T) {
-	var logs, audit testenv.Buffer
-	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: auditlog.New(&audit)}
-	at := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
-	var events []evaluator.Event
-	for i := range 1000 {
-		events = append(events, evaluator.Event{Time: at, Type: evaluator.EventTraffic, Service: fmt.Sprintf("svc%d", i), Weights: map[string]int{"a": 100}})
-		events = append(events, evaluator.Event{Time: at, Type: evaluator.EventAlertError, Name: "Broken", Service: fmt.Sprintf("svc%d", i), Route: "a", Reasons: []string{"divide by zero"}})
-	}
-	events = append(events, evaluator.Event{Time: at, Type: evaluator.EventLevel, Service: "svc0", Route: "a", From: "normal", To: "warm"},
-		evaluator.Event{Time: at, Type: evaluator.EventLevel, Service: "svc1", Route: "a", From: "normal", To: "warm"})
-	s.Tick(t.Context(), &tickResult{Result: tick.Result{Time: at, Events: events}})
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d log lines, want 4 (two level changes, one for the splits, one for the alert):\n%s", len(lines), logs.String())
-	}
-	for _, want := range []string{`events=1000 first="[svc0 svc1 svc2]"`, `alert=Broken targets=1000`, `msg="route level" service=svc1`} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, logs.String())
-		}
-	}
-	if n := strings.Count(audit.String(), "\n"); n != 1002 {
-		t.Errorf("audit log has %d lines, want 1002 (every split and level change, no alert error)", n)
-	}
-}
 
 // TestWithheldLoggedOncePerReason: a fleet withheld for want of data is
 // one log line, with the count and the first few services, and only when
@@ -173,33 +140,6 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), `msg="actuation works again" actuator=file err=`) {
 		t.Errorf("the end line carries the old error:\n%s", logs.String())
-	}
-}
-
-// TestFailingAlertExpressionLoggedOnce: an alert expression that fails at
-// every tick is one line, a reminder after condlog.RemindEvery, and one line when
-// it works again.
-func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
-	var logs testenv.Buffer
-	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: auditlog.New(io.Discard)}
-	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	failing := func(v int) []evaluator.Event {
-		return []evaluator.Event{{Time: ts, Type: evaluator.EventAlertError, Name: "Broken", Service: "chat", Route: "a",
-			Reasons: []string{fmt.Sprintf("the expression gave float64 %d, not a boolean", v)}}}
-	}
-	for i := range 41 { // ten minutes and one tick
-		s.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Events: failing(i)}})
-		ts = ts.Add(15 * time.Second)
-	}
-	s.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts}})
-	if n := countLines(&logs, "alert expression failed"); n != 2 {
-		t.Errorf("41 failing ticks logged %d lines, want 2 (the start and a reminder):\n%s", n, logs.String())
-	}
-	if n := strings.Count(logs.String(), `msg="still: alert expression failed`); n != 1 {
-		t.Errorf("ten minutes of failure logged %d reminders, want 1:\n%s", n, logs.String())
-	}
-	if n := strings.Count(logs.String(), `msg="alert expression works again" alert=Broken`); n != 1 {
-		t.Errorf("the end logged %d lines, want 1:\n%s", n, logs.String())
 	}
 }
 

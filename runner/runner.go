@@ -13,6 +13,7 @@
 //	(answer)              the loop's own: reply to the tick's commands
 //	telemetry             the state as Hermes's own series
 //	audit                 one JSON line per event, and its log line
+//	                      (runner/audit)
 //	actuation             withhold, lease, re-assert State.Services on
 //	                      every backend; audit dry-run drills
 //	alerting              queue State.Alerts for every Alertmanager
@@ -43,6 +44,7 @@ import (
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/audit"
 	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/history"
@@ -241,7 +243,7 @@ func New(opts Options) (*Runner, error) {
 		r.stages.persist,
 		stageFunc(answerCommands),
 		r.stages.telemetry,
-		&auditStage{log: opts.Logger, audit: opts.Audit},
+		ownPackage{audit.New(opts.Logger, opts.Audit)},
 		r.stages.actuation,
 		r.stages.alerting,
 	}

@@ -3,6 +3,8 @@ package runner
 import (
 	"reflect"
 	"testing"
+
+	"github.com/hermes-failover/hermes/runner/audit"
 )
 
 // TestRunnerKeepsLittle: the Runner keeps the tick timing, the command
@@ -32,7 +34,9 @@ func TestStagesRunInOrder(t *testing.T) {
 	if _, ok := got[1].(stageFunc); !ok {
 		t.Errorf("the second stage is %T, want the loop's answers", got[1])
 	}
-	if _, ok := got[3].(*auditStage); !ok {
+	if own, ok := got[3].(ownPackage); !ok {
+		t.Errorf("the fourth stage is %T, want the audit stage", got[3])
+	} else if _, ok := own.Stage.(*audit.Stage); !ok {
 		t.Errorf("the fourth stage is %T, want the audit stage", got[3])
 	}
 }

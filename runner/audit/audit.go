@@ -1,4 +1,9 @@
-package runner
+// Package audit is the audit stage of the live loop: it writes the
+// core's decisions of every tick to the audit log, one JSON line per
+// event, and logs them, a fleet's worth of one type as one line. It
+// owns its logging of failing alert expressions; it reads the tick's
+// Result and nothing of another stage.
+package audit
 
 import (
 	"context"
@@ -7,20 +12,26 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/condlog"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
-// auditStage writes the core's decisions of every tick to the audit log,
+// Stage writes the core's decisions of every tick to the audit log,
 // one JSON line per event, and logs them: one line per event, but one
 // line per type for a type with more than burstEvents events in a tick.
 // Alert expression failures come every tick while they last: they are
 // logged when an alert's start and end to fail (conditionLog), and
 // counted (the telemetry stage), not audited.
-type auditStage struct {
+type Stage struct {
 	log   *slog.Logger
 	audit *auditlog.Log
 	// logged are the failing alert expressions; only Tick's goroutine
-	// uses it, made at the first Tick.
+	// uses it.
 	logged *condlog.Log
+}
+
+// New audits to audit and logs to log.
+func New(log *slog.Logger, audit *auditlog.Log) *Stage {
+	return &Stage{log: log, audit: audit, logged: condlog.New(log)}
 }
 
 // burstEvents is how many events of one type a tick logs a line each
@@ -30,7 +41,7 @@ type auditStage struct {
 const burstEvents = 10
 
 // Tick audits and logs the tick's events.
-func (s *auditStage) Tick(_ context.Context, t *tickResult) {
+func (s *Stage) Tick(_ context.Context, t *tick.Result) {
 	count := map[string]int{}
 	for _, e := range t.Events {
 		count[e.Type]++
@@ -78,9 +89,6 @@ func (s *auditStage) Tick(_ context.Context, t *tickResult) {
 		failing[name] = condlog.Line{Level: slog.LevelWarn, Msg: "alert expression failed; the alert counts as not holding",
 			Attrs: []any{"alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons}, End: "alert expression works again", EndAttrs: []any{"alert", name}}
 	}
-	if s.logged == nil {
-		s.logged = condlog.New(s.log)
-	}
 	s.logged.Observe(t.Time, "alert errors", failing)
 }
 
@@ -99,7 +107,7 @@ func target(e evaluator.Event) string {
 }
 
 // event audits and logs one event.
-func (s *auditStage) event(e evaluator.Event) {
+func (s *Stage) event(e evaluator.Event) {
 	e.Time = e.Time.UTC()
 	s.audit.Write(e)
 	switch e.Type {
