@@ -54,8 +54,8 @@ func TestBlindTickWritesNothing(t *testing.T) {
 		if r.Ready() {
 			t.Error("ready although the last ticks had no data")
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldNoData}); v != 1 {
-			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", withheldNoData, v)
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": HeldNoData}); v != 1 {
+			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", HeldNoData, v)
 		}
 		stop()
 	})
@@ -90,7 +90,7 @@ func TestUnknownSplitHoldsRatherThanPrimary(t *testing.T) {
 		if got["free"] != 0 || got["paid-standard"] != 100 {
 			t.Errorf("after the failover the backend got %v, want free=0", got)
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v == 1 {
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": HeldUnknownSplit}); v == 1 {
 			t.Errorf("still held once the core decided on data: %v", v)
 		}
 		stop()
@@ -113,7 +113,7 @@ func TestPauseWithALostSplitHolds(t *testing.T) {
 		if applied {
 			t.Errorf("a pause whose split was lost applied %v", flaky.last["chat"])
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": HeldUnknownSplit}); v != 1 {
 			t.Errorf("held metric %v, want 1", v)
 		}
 		stop()
@@ -190,7 +190,7 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 			t.Errorf("a pause while blind wrote %v", last)
 		}
 		held := func() float64 {
-			return testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit})
+			return testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": HeldUnknownSplit})
 		}
 		if v := held(); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
@@ -273,7 +273,7 @@ func TestPinWhileBlindThenClearHolds(t *testing.T) {
 		if w := last(); w["paid-standard"] != 100 {
 			t.Errorf("in the end the backend holds %v, want the pin's paid-standard=100, held", w)
 		}
-		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": withheldUnknownSplit}); v != 1 {
+		if v := testenv.Metric(t, reg, "hermes_service_actuation_held", map[string]string{"service": "chat", "reason": HeldUnknownSplit}); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
 		}
 		stop()
@@ -307,8 +307,8 @@ func TestHeldServiceStaysInTheStateFile(t *testing.T) {
 		if w := doc.Services["chat"].Weights; w["free"] != 100 || w["paid-standard"] != 0 {
 			t.Errorf("the state file written while chat is held has chat %v, want its last known split free=100", w)
 		}
-		if why := doc.Held["chat"]; why != withheldNoData {
-			t.Errorf("the state file's held = %v, want chat: %s", doc.Held, withheldNoData)
+		if why := doc.Held["chat"]; why != HeldNoData {
+			t.Errorf("the state file's held = %v, want chat: %s", doc.Held, HeldNoData)
 		}
 		fp.mu.Lock()
 		fp.fail = nil

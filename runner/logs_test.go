@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,32 +11,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/runner/tick"
 )
-
-// TestWithheldLoggedOncePerReason: a fleet withheld for want of data is
-// one log line, with the count and the first few services, and only when
-// the withheld services change.
-func TestWithheldLoggedOncePerReason(t *testing.T) {
-	var logs testenv.Buffer
-	s := newActuationStage(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Registerer: prometheus.NewRegistry(), Now: time.Now})
-	withheld := map[string]string{}
-	for i := range 1000 {
-		withheld[fmt.Sprintf("svc%03d", i)] = withheldNoData
-	}
-	withheld["other"] = withheldUnknownSplit
-	s.noteWithheld(evaluator.State{}, withheld)
-	s.noteWithheld(evaluator.State{}, withheld)
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `reason=no_data services=1000 first="[svc000 svc001 svc002]"`) ||
-		!strings.Contains(lines[1], `reason=unknown_split services=1 first=[other]`) {
-		t.Errorf("logged:\n%s", logs.String())
-	}
-}
 
 // TestFailingQueriesLoggedOnce: ticks whose every query fails log one
 // line for the failed queries and one for not ready, however many ticks;

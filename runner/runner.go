@@ -43,6 +43,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/actuation"
 	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/runner/audit"
 	"github.com/hermes-failover/hermes/runner/auditlog"
@@ -77,9 +78,10 @@ type Options struct {
 	ReloadInterval time.Duration
 	// Replica names this replica when two write one backend (--replica):
 	// every split it writes is stamped with it and the tick, and it does
-	// not overwrite another replica's fresh, different split (lease.go).
+	// not overwrite another replica's fresh, different split (the
+	// actuation stage's leases).
 	// Every actuator must carry the stamp (actuators.CheckStamps), and
-	// the name must pass CheckReplicaName. Empty: one writer, nothing
+	// the name must pass actuation.CheckReplicaName. Empty: one writer, nothing
 	// stamped.
 	Replica string
 	// CandidatePath is a candidate policy evaluated beside the live one
@@ -168,7 +170,7 @@ type pipeline struct {
 	order     []stage
 	persist   *persistStage
 	telemetry *telemetryStage
-	actuation *actuationStage
+	actuation *actuation.Stage
 	alerting  *alertingStage
 	// shadow is the candidate policy's stage; nil without one.
 	shadow *shadowStage
@@ -196,7 +198,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.ReloadInterval == 0 {
 		opts.ReloadInterval = time.Second
 	}
-	if err := CheckReplicaName(opts.Replica); err != nil {
+	if err := actuation.CheckReplicaName(opts.Replica); err != nil {
 		return nil, err
 	}
 	opts.Audit.Register(opts.Registerer, opts.Logger)
@@ -212,7 +214,8 @@ func New(opts Options) (*Runner, error) {
 		stages: pipeline{
 			persist:   persisting,
 			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics), wallJumps: newWallJumps(opts.Registerer)},
-			actuation: newActuationStage(opts),
+			actuation: actuation.New(actuation.Options{Replica: opts.Replica, Now: opts.Now, Elapsed: opts.Elapsed,
+				Logger: opts.Logger, Audit: opts.Audit, Registerer: opts.Registerer}),
 		},
 	}
 	if opts.NewQuery != nil {
@@ -244,7 +247,7 @@ func New(opts Options) (*Runner, error) {
 		stageFunc(answerCommands),
 		r.stages.telemetry,
 		ownPackage{audit.New(opts.Logger, opts.Audit)},
-		r.stages.actuation,
+		ownPackage{r.stages.actuation},
 		r.stages.alerting,
 	}
 	// The candidate last: its queries, when it has its own, never delay
@@ -305,7 +308,7 @@ func (r *Runner) load() (*loaded, error) {
 func (r *Runner) swap(ld *loaded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stages.actuation.forget(ld.acts)
+	r.stages.actuation.Forget(ld.acts)
 	ld.loadedAt = r.opts.Now()
 	r.retire(r.loaded)
 	r.loaded = *ld
@@ -347,7 +350,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	r.state = got.state
 	r.mu.Unlock()
-	r.stages.actuation.restored(got.unknownSplit)
+	r.stages.actuation.Restored(got.unknownSplit)
 	r.stages.alerting.restored(got.incidentStarts, got.state)
 	alertsDone := make(chan struct{})
 	go func() { r.stages.alerting.run(ctx); close(alertsDone) }()
@@ -420,7 +423,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	retired := r.takeRetired()
 	r.mu.Unlock()
 	closeAll(retired)
-	health := r.stages.actuation.health()
+	health := r.stages.actuation.Health()
 
 	cfg := t.Config
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
@@ -441,8 +444,8 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	r.status.logged.Observe(ts, "signal queries", signalConditions(problems))
 	t.Snapshot, t.Data = snap, hadData(snap)
-	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(t.Prev.Overrides),
-		Applied: r.stages.actuation.appliedSplits(cfg, t.Actuators)}, ts)
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.UnknownSplits(t.Prev.Overrides),
+		Applied: r.stages.actuation.AppliedSplits(cfg, t.Actuators)}, ts)
 
 	r.mu.Lock()
 	r.state, r.lastTick, r.problems = t.Next, ts, problems

@@ -28,7 +28,7 @@ func TestStagesRunInOrder(t *testing.T) {
 	r, _, _, _ := newTestRunner(t, &fakeProm{soft: 0.02})
 	got := r.stages.order
 	if len(got) != 6 || got[0] != stage(r.stages.persist) || got[2] != stage(r.stages.telemetry) ||
-		got[4] != stage(r.stages.actuation) || got[5] != stage(r.stages.alerting) {
+		got[4] != stage(ownPackage{r.stages.actuation}) || got[5] != stage(r.stages.alerting) {
 		t.Errorf("stages %T", got)
 	}
 	if _, ok := got[1].(stageFunc); !ok {
