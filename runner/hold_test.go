@@ -268,7 +268,7 @@ func TestPinWhileBlindThenClearHolds(t *testing.T) {
 			time.Sleep(15 * time.Second)
 			synctest.Wait()
 		}
-		// free is shed and keeps 50 % in the plan: not settled (withheld.go),
+		// free is shed and keeps 50 % in the plan: not settled (actuation's withheld.go),
 		// so the backend keeps the pin's split, and says so.
 		if w := last(); w["paid-standard"] != 100 {
 			t.Errorf("in the end the backend holds %v, want the pin's paid-standard=100, held", w)

@@ -9,13 +9,14 @@ import (
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// leaseIntervals is how many evaluation intervals a replica's stamp holds
-// a backend: the holder renews it every tick, so a holder that stopped,
-// or went blind, loses the lease after four intervals (a minute at 15 s).
-// Four, not two: a holder whose tick overran its interval on a loaded
-// machine (a skipped tick) must not lose the lease to the other replica,
-// or the two would fight over the backend the lease is there to spare;
-// as Kubernetes' leader election leases for several renew periods.
+// leaseIntervals is how many evaluation intervals a replica's stamp keeps
+// its lease on a backend: the owner renews it every tick, so an owner
+// that stopped, or went blind, loses the lease after four intervals (a
+// minute at 15 s). Four, not two: an owner whose tick overran its
+// interval on a loaded machine (a skipped tick) must not lose the lease
+// to the other replica, or the two would fight over the backend the lease
+// is there to spare; as Kubernetes' leader election leases for several
+// renew periods.
 const leaseIntervals = 4
 
 // sighting is another replica's stamp as this replica first read it from
@@ -29,11 +30,11 @@ type sighting struct {
 // leases are the other replicas' stamps this replica has seen, by
 // actuator, then service. A lease is judged the way Kubernetes' leader
 // election judges its record's observedTime: a stamp is a generation the
-// holder changes at every renewal, never a time to compare with this
+// owner changes at every renewal, never a time to compare with this
 // replica's clock. The lease lives while the stamp changes; it expires
 // once the same stamp has been read back for leaseIntervals of this
 // replica's own monotonic time. So two replicas whose wall clocks
-// disagree, by any amount, still agree on who holds a backend.
+// disagree, by any amount, still agree on whose lease a backend is under.
 type leases map[string]map[string]sighting
 
 // live reports whether st, the stamp actuator's backend holds for
@@ -56,10 +57,10 @@ func (l leases) live(actuator, service string, st traffic.Stamp, me string, at, 
 
 // lease turns out, what this replica would write to one backend, into
 // what it may write, given cur, what the backend holds, read at
-// monotonic time at. A service whose split another replica holds
-// (leases.live) keeps that split: when it differs from this replica's,
-// the service is reported in disagree; when it is the same, the holder
-// renews it. Every other service is stamped with me and the tick (see
+// monotonic time at. A service under another replica's live lease
+// (leases.live) keeps that replica's split: when it differs from this
+// replica's, the service is reported in disagree; when it is the same,
+// the owner renews it. Every other service is stamped with me and the tick (see
 // ownStamp). Services in withheld (already cur's) and the ones in
 // operator (a person's pin or pause, which takes the lease) are not
 // deferred. The sightings of this actuator are replaced by this read's.

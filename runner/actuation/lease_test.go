@@ -38,10 +38,10 @@ func TestOwnStampGoesOnAfterTheClockWentBack(t *testing.T) {
 
 // TestLeaseCountsTheReadersOwnTime walks leases.lease tick by tick for
 // replica b reading a's stamps, whose times are an hour off b's clock:
-// a stamp seen for the first time, or renewed, holds; one left unchanged
-// holds for four of b's intervals, by b's monotonic clock, and no longer,
-// also while b withheld the service on some of those ticks (it still
-// read the backend).
+// a stamp seen for the first time, or renewed, is a live lease; one left
+// unchanged lives for four of b's intervals, by b's monotonic clock, and
+// no longer, also while b withheld the service on some of those ticks
+// (it still read the backend).
 func TestLeaseCountsTheReadersOwnTime(t *testing.T) {
 	const interval = 15 * time.Second
 	l := leases{}

@@ -274,7 +274,7 @@ func desired(s evaluator.State) actuators.Splits {
 // state all, with the withheld services as the backend holds them and,
 // with a replica name, the replicas' lease applied (lease.go). It reads
 // the backend back only when either needs it; disagree are the services
-// another replica holds with a different split.
+// under another replica's live lease with a different split.
 func (s *Stage) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, st evaluator.State, now time.Time, interval time.Duration, withheld map[string]string) (out actuators.Splits, disagree []string, err error) {
 	var known actuators.Splits
 	if h, ok := actuators.Backend(a).(wholeDocument); ok {
@@ -330,7 +330,7 @@ func withheldBy(a actuators.Actuator, all actuators.Splits, withheld map[string]
 
 // actuate re-asserts the desired state of tick t on every actuator, in a
 // stable order; withheld services (withheldServices) keep what each
-// backend holds, and a split another replica holds is left to it
+// backend holds, and a split under another replica's live lease is left to it
 // (toWrite). It returns the services withheld for that, with
 // WithheldReplicasDisagree. A failure leaves the decision standing; the
 // next tick applies it again (level-triggered), so nothing is forgotten.
