@@ -6,23 +6,30 @@
 //	evaluator.Step        the pure core, with the operator commands queued
 //	                      since the last tick → next State and Events
 //
-// then each stage's Tick with the tick's result (stage.go), in order:
+// then each stage's Tick with the tick's result (tick.Result), in order:
 //
 //	persist               the local state file (overrides, drills, active
 //	                      alerts); at start-up, all of restore
+//	                      (persist.go over runner/persist)
 //	(answer)              the loop's own: reply to the tick's commands
 //	telemetry             the state as Hermes's own series
+//	                      (telemetry.go over runner/telemetry)
 //	audit                 one JSON line per event, and its log line
 //	                      (runner/audit)
 //	actuation             withhold, lease, re-assert State.Services on
-//	                      every backend; audit dry-run drills
+//	                      every backend, keep what each took (the rate
+//	                      limit steps from it); audit dry-run drills
+//	                      (runner/actuation)
 //	alerting              queue State.Alerts for every Alertmanager
+//	                      (alerting.go over runner/alerting)
 //	shadow                with --candidate.file: one more Step of the
 //	                      candidate policy, its own state, never applied
 //	                      nor sent; where it differs from live (shadow.go)
 //
-// Each stage owns its state, metrics and lock; the Runner keeps the tick
-// timing, the command queue, the reloads and the last tick's result. The
+// Each stage owns its state, metrics and lock, and no stage's package
+// imports another's (TestStagesKeepToThemselves); the Runner keeps the
+// tick timing, the command queue, the reloads and the last tick's
+// result, and wires the stages. The
 // loop goroutine is the only writer of the state: operator commands
 // (Submit) are queued and applied by the next tick's Step; reloads are
 // loaded beside the loop, coalesced and rate-limited (reload.go), and
@@ -91,8 +98,8 @@ type Options struct {
 	// Now reads the wall clock; tests replace it.
 	Now func() time.Time
 	// Elapsed reads the monotonic clock: the time since an origin of its
-	// own, which no change of the wall clock moves. The replicas' lease
-	// (lease.go) and the wall-clock jump check (clock.go) measure with
+	// own, which no change of the wall clock moves. The replicas' leases
+	// (runner/actuation) and the wall-clock jump check (clock.go) measure with
 	// it; tests replace it. Default: the time since New by Go's
 	// monotonic clock.
 	Elapsed func() time.Duration
@@ -317,7 +324,8 @@ func (r *Runner) swap(ld *loaded) {
 // Ready reports whether the state was restored and the last tick had
 // data: at least one of its signal queries answered (a value or no
 // sample), not all of them failed. Otherwise the levels are placeholders
-// or stale, and the actuators write nothing (withheld.go). The runner is
+// or stale, and the actuators write nothing (runner/actuation withholds
+// every service). The runner is
 // the one owner of this notion: /-/ready, the status API and `hermes ctl`
 // ask it.
 func (r *Runner) Ready() bool { return r.status.ready.Load() }
