@@ -39,7 +39,7 @@ type persistStage struct {
 	audit        *auditlog.Log
 	now          func() time.Time
 	// unsaved: the last write of the local state file failed; logged
-	// says so when it starts, changes and ends (conditionLog). Only the
+	// says so when it starts, changes and ends (condlog.Log). Only the
 	// loop's goroutine (Tick) uses them, so they need no lock.
 	unsaved bool
 	logged  *condlog.Log

@@ -166,7 +166,7 @@ type readiness struct {
 	ticked, ready atomic.Bool
 	// logged are the lasting conditions of the loop (not ready, failed
 	// signal queries, overruns), logged when they start, change and end
-	// (conditionLog); only the loop's goroutine uses it.
+	// (condlog.Log); only the loop's goroutine uses it.
 	logged *condlog.Log
 }
 

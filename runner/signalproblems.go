@@ -71,7 +71,7 @@ func signalProblems(snap evaluator.Snapshot, signals []rules.SignalConfig, faile
 }
 
 // signalConditions are the tick's failed signal queries as conditions of
-// the fleet, one per reason (conditionLog, by reason): how many signals
+// the fleet, one per reason (condlog.Log, by reason): how many signals
 // fail for it and the first few, the most routes one of them failed for
 // and an example route, and the first detail in words. A query fails for
 // every route it covers, and Prometheus down fails every signal: one

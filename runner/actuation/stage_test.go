@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -92,5 +94,33 @@ func TestWebhookDriftUntilAcknowledged(t *testing.T) {
 	down.Store(false)
 	if d := apply(failover); d != 0 {
 		t.Errorf("drift %v once the receiver acknowledged, want 0", d)
+	}
+}
+
+// TestShiftClockMovesEveryTime: a wall-clock jump moves both times of
+// every actuator's outcome and leaves a zero time zero; Outcome has no
+// other time, which ShiftClock would miss (it moves them by hand, not by
+// runner's reflective shiftTimes).
+func TestShiftClockMovesEveryTime(t *testing.T) {
+	var times []string
+	for f := range reflect.TypeFor[Outcome]().Fields() {
+		if f.Type == reflect.TypeFor[time.Time]() {
+			times = append(times, f.Name)
+		}
+	}
+	if want := []string{"At", "FailingSince"}; !slices.Equal(times, want) {
+		t.Fatalf("Outcome's times are %v, ShiftClock moves %v", times, want)
+	}
+	s := New(Options{Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry(), Now: time.Now})
+	at := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	s.outcomes["ok"] = Outcome{Actuator: "ok", At: at, OK: true}
+	s.outcomes["failing"] = Outcome{Actuator: "failing", At: at, FailingSince: at.Add(-time.Minute), Error: "refused"}
+	s.ShiftClock(-time.Hour)
+	want := []Outcome{
+		{Actuator: "failing", At: at.Add(-time.Hour), FailingSince: at.Add(-time.Minute - time.Hour), Error: "refused"},
+		{Actuator: "ok", At: at.Add(-time.Hour), OK: true},
+	}
+	if got := s.Outcomes(); !slices.Equal(got, want) {
+		t.Errorf("after a jump of -1h the outcomes are %+v, want %+v", got, want)
 	}
 }

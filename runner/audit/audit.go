@@ -19,7 +19,7 @@ import (
 // one JSON line per event, and logs them: one line per event, but one
 // line per type for a type with more than burstEvents events in a tick.
 // Alert expression failures come every tick while they last: they are
-// logged when an alert's start and end to fail (conditionLog), and
+// logged when an alert's start and end to fail (condlog.Log), and
 // counted (the telemetry stage), not audited.
 type Stage struct {
 	log   *slog.Logger
