@@ -58,8 +58,8 @@ const (
 	HeldNoData = actuation.WithheldNoData
 	// HeldUnknownSplit: Hermes does not know the split (View.SplitUnknown).
 	HeldUnknownSplit = actuation.WithheldUnknownSplit
-	// HeldReplicasDisagree: another replica holds the backend and wrote a
-	// different split.
+	// HeldReplicasDisagree: another replica has a live lease on the
+	// backend and wrote a different split.
 	HeldReplicasDisagree = actuation.WithheldReplicasDisagree
 )
 
