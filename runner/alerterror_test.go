@@ -15,6 +15,7 @@ import (
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // TestAlertExpressionErrorsAreCounted runs the shipped policy plus a rule
@@ -34,7 +35,7 @@ func TestAlertExpressionErrorsAreCounted(t *testing.T) {
 		}
 		reg := prometheus.NewRegistry()
 		audit, logs := &testenv.Buffer{}, &testenv.Buffer{}
-		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Audit: NewAuditLog(audit), Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Audit: auditlog.New(audit), Logger: slog.New(slog.NewTextHandler(logs, nil)),
 			NewQuery: func(*config.Config, *slog.Logger) (promapi.QueryFunc, error) { return fp.query, nil }})
 		if err != nil {
 			t.Fatal(err)

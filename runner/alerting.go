@@ -12,6 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
 // AlertError is the last run-time failure of one alert rule's expression
@@ -50,13 +51,13 @@ func (s *alertingStage) Tick(ctx context.Context, t *tickResult) {
 
 // incidentStarts are the startsAt the stage keeps for alerts of incidents
 // not over, for the local state file.
-func (s *alertingStage) incidentStarts() []alerting.IncidentStart {
+func (s *alertingStage) incidentStarts() []tick.IncidentStart {
 	return s.sender.IncidentStarts()
 }
 
 // restored takes the startsAt saved before a restart, reconciled with the
 // restored state: only those of routes still in the same incident.
-func (s *alertingStage) restored(saved []alerting.IncidentStart, st evaluator.State) {
+func (s *alertingStage) restored(saved []tick.IncidentStart, st evaluator.State) {
 	s.sender.RestoreIncidents(saved, alerting.IncidentsOf(st.Routes))
 }
 

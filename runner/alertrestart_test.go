@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // TestRestartBeforeAScrapeKeepsTheFiringAlert restarts Hermes right after a
@@ -27,7 +28,7 @@ func TestRestartBeforeAScrapeKeepsTheFiringAlert(t *testing.T) {
 	am, dir, cfgPath, fp := pageOutage(t)
 	audit := &testenv.Buffer{}
 	run := func() (*Runner, func()) {
-		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Audit: NewAuditLog(audit)})
+		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Registerer: prometheus.NewRegistry(), Audit: auditlog.New(audit)})
 		return r, start(t, r)
 	}
 	sent := func(skip int) (*models.PostableAlert, int) { return sentAlert(t, am, page, skip) }

@@ -140,16 +140,8 @@ func (r *Runner) wallJumped(jump time.Duration, now time.Time) {
 	r.mu.Lock()
 	r.state = shiftTimes(r.state, jump)
 	r.mu.Unlock()
-	r.stages.actuation.shiftClock(jump)
+	r.stages.actuation.ShiftClock(jump)
 	r.stages.alerting.sender.ShiftClock(jump)
 	r.log.Warn("wall clock jumped; moving the state's times with it, so that dwell, cooldown, expiry and alert timers count the time that really passed",
 		"jump", jump, "now", now)
-}
-
-// shiftClock moves the actuators' outcomes (since when each fails) by a
-// wall-clock jump.
-func (s *actuationStage) shiftClock(jump time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.outcomes = shiftTimes(s.outcomes, jump)
 }

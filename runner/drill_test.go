@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // newDrillRunner is a runner on the shipped policy (15 s ticks, the
@@ -18,7 +19,7 @@ import (
 // and its overrides file in dir, so a second runner on dir is a restart.
 func newDrillRunner(t *testing.T, fp *fakeProm, dir string, audit *testenv.Buffer) (*Runner, string) {
 	t.Helper()
-	return newFileRunner(t, fp, dir, Options{Audit: NewAuditLog(audit)})
+	return newFileRunner(t, fp, dir, Options{Audit: auditlog.New(audit)})
 }
 
 // auditEvents decodes the core's events of an audit log.

@@ -50,8 +50,8 @@ func TestBlindTickWritesNothing(t *testing.T) {
 		if r.Ready() {
 			t.Error("ready although the last ticks had no data")
 		}
-		if v := heldMetric(t, reg, withheldNoData); v != 1 {
-			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", withheldNoData, v)
+		if v := heldMetric(t, reg, HeldNoData); v != 1 {
+			t.Errorf("hermes_service_actuation_held{reason=%q} = %v, want 1", HeldNoData, v)
 		}
 		stop()
 	})
@@ -81,7 +81,7 @@ func TestUnknownSplitHoldsRatherThanPrimary(t *testing.T) {
 		if got["free"] != 0 || got["paid-standard"] != 100 {
 			t.Errorf("after the failover the backend got %v, want free=0", got)
 		}
-		if v := heldMetric(t, reg, withheldUnknownSplit); v == 1 {
+		if v := heldMetric(t, reg, HeldUnknownSplit); v == 1 {
 			t.Errorf("still held once the core decided on data: %v", v)
 		}
 		stop()
@@ -100,7 +100,7 @@ func TestPauseWithALostSplitHolds(t *testing.T) {
 		if last, applied := flaky.lastSplits()["chat"]; applied {
 			t.Errorf("a pause whose split was lost applied %v", last)
 		}
-		if v := heldMetric(t, reg, withheldUnknownSplit); v != 1 {
+		if v := heldMetric(t, reg, HeldUnknownSplit); v != 1 {
 			t.Errorf("held metric %v, want 1", v)
 		}
 		stop()
@@ -160,7 +160,7 @@ func TestPauseWhileBlindWritesNothing(t *testing.T) {
 			t.Errorf("a pause while blind wrote %v", last)
 		}
 		held := func() float64 {
-			return heldMetric(t, reg, withheldUnknownSplit)
+			return heldMetric(t, reg, HeldUnknownSplit)
 		}
 		if v := held(); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
@@ -221,12 +221,12 @@ func TestPinWhileBlindThenClearHolds(t *testing.T) {
 			}
 			tickFor(15 * time.Second)
 		}
-		// free is shed and keeps 50 % in the plan: not settled (withheld.go),
+		// free is shed and keeps 50 % in the plan: not settled (actuation's withheld.go),
 		// so the backend keeps the pin's split, and says so.
 		if w := last(); w["paid-standard"] != 100 {
 			t.Errorf("in the end the backend holds %v, want the pin's paid-standard=100, held", w)
 		}
-		if v := heldMetric(t, reg, withheldUnknownSplit); v != 1 {
+		if v := heldMetric(t, reg, HeldUnknownSplit); v != 1 {
 			t.Errorf("hermes_service_actuation_held{reason=unknown_split} = %v, want 1", v)
 		}
 		stop()
@@ -256,8 +256,8 @@ func TestHeldServiceStaysInTheStateFile(t *testing.T) {
 		if w := doc.Services["chat"].Weights; w["free"] != 100 || w["paid-standard"] != 0 {
 			t.Errorf("the state file written while chat is held has chat %v, want its last known split free=100", w)
 		}
-		if why := doc.Held["chat"]; why != withheldNoData {
-			t.Errorf("the state file's held = %v, want chat: %s", doc.Held, withheldNoData)
+		if why := doc.Held["chat"]; why != HeldNoData {
+			t.Errorf("the state file's held = %v, want chat: %s", doc.Held, HeldNoData)
 		}
 		fp.setFail(nil)
 		tickFor(15 * time.Second)

@@ -155,7 +155,7 @@ func TestLeaseHoldsUnderClockSkewOnNginxAndFile(t *testing.T) {
 			})
 			rb, regB := b.replica(t, &fakeProm{soft: 0.5}, "b", skew)
 			stopB := start(t, rb)
-			held := map[string]string{"service": "chat", "reason": withheldReplicasDisagree}
+			held := map[string]string{"service": "chat", "reason": HeldReplicasDisagree}
 			testenv.EventuallyDetail(t, 30*time.Second, "b fails free over in its own view", func() (bool, string) {
 				own := rb.View().State.Services["chat"]
 				return own != nil && own.Weights["free"] == 0, fmt.Sprintf("b decided %v", own)
@@ -182,7 +182,7 @@ func TestLeaseHoldsUnderClockSkewOnNginxAndFile(t *testing.T) {
 				t.Errorf("a's stamp in nginx changed %d times over ten ticks: the holder does not renew its lease through nginx", renewed)
 			}
 			if v := testenv.Metric(t, regB, "hermes_service_actuation_held", held); v != 1 {
-				t.Errorf("replica b: held{reason=%q} = %v, want 1", withheldReplicasDisagree, v)
+				t.Errorf("replica b: held{reason=%q} = %v, want 1", HeldReplicasDisagree, v)
 			}
 			stopA()
 			testenv.EventuallyDetail(t, 30*time.Second, "b's split in both backends once a's lease expired", func() (bool, string) {

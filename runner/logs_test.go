@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,104 +11,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
-
-// TestAuditStageLogsAFleetOnce: a tick whose events of one type are more
-// than burstEvents (every service's first split at a start-up) logs one
-// line for them, with the count and the first few; fewer are logged one
-// by one; failures of one alert expression are one line whatever the
-// targets; the audit log keeps every event.
-func TestAuditStageLogsAFleetOnce(t *testing.T) {
-	var logs, audit testenv.Buffer
-	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(&audit)}
-	tick := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
-	var events []evaluator.Event
-	for i := range 1000 {
-		events = append(events, evaluator.Event{Time: tick, Type: evaluator.EventTraffic, Service: fmt.Sprintf("svc%d", i), Weights: map[string]int{"a": 100}})
-		events = append(events, evaluator.Event{Time: tick, Type: evaluator.EventAlertError, Name: "Broken", Service: fmt.Sprintf("svc%d", i), Route: "a", Reasons: []string{"divide by zero"}})
-	}
-	events = append(events, evaluator.Event{Time: tick, Type: evaluator.EventLevel, Service: "svc0", Route: "a", From: "normal", To: "warm"},
-		evaluator.Event{Time: tick, Type: evaluator.EventLevel, Service: "svc1", Route: "a", From: "normal", To: "warm"})
-	s.Tick(t.Context(), &tickResult{Time: tick, Events: events})
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d log lines, want 4 (two level changes, one for the splits, one for the alert):\n%s", len(lines), logs.String())
-	}
-	for _, want := range []string{`events=1000 first="[svc0 svc1 svc2]"`, `alert=Broken targets=1000`, `msg="route level" service=svc1`} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, logs.String())
-		}
-	}
-	if n := strings.Count(audit.String(), "\n"); n != 1002 {
-		t.Errorf("audit log has %d lines, want 1002 (every split and level change, no alert error)", n)
-	}
-}
-
-// TestWithheldLoggedOncePerReason: a fleet withheld for want of data is
-// one log line, with the count and the first few services, and only when
-// the withheld services change.
-func TestWithheldLoggedOncePerReason(t *testing.T) {
-	var logs testenv.Buffer
-	s := newActuationStage(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Registerer: prometheus.NewRegistry(), Now: time.Now})
-	withheld := map[string]string{}
-	for i := range 1000 {
-		withheld[fmt.Sprintf("svc%03d", i)] = withheldNoData
-	}
-	withheld["other"] = withheldUnknownSplit
-	s.noteWithheld(evaluator.State{}, withheld)
-	s.noteWithheld(evaluator.State{}, withheld)
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `reason=no_data services=1000 first="[svc000 svc001 svc002]"`) ||
-		!strings.Contains(lines[1], `reason=unknown_split services=1 first=[other]`) {
-		t.Errorf("logged:\n%s", logs.String())
-	}
-}
-
-// TestConditionLogOncePerCondition: a condition that holds for many
-// ticks is one line when it starts, one when it changes, a reminder
-// every remindEvery and one line when it ends; a condition of another
-// key is a line of its own.
-func TestConditionLogOncePerCondition(t *testing.T) {
-	var logs testenv.Buffer
-	c := newConditionLog(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
-	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	step := func(holding map[string]condLine) {
-		c.observe(now, "g", holding)
-		now = now.Add(15 * time.Second)
-	}
-	failing := func(same string) map[string]condLine {
-		return map[string]condLine{"a": {level: slog.LevelWarn, msg: "a fails", attrs: []any{"why", same}, same: same}}
-	}
-	for range 39 { // 9m45s: no reminder yet
-		step(failing("refused"))
-	}
-	step(failing("refused")) // 10m: the reminder
-	step(failing("refused"))
-	step(failing("timeout")) // a change
-	both := failing("timeout")
-	both["b"] = condLine{level: slog.LevelError, msg: "b fails", end: "b works again"}
-	step(both)
-	step(both)
-	step(failing("timeout")) // b ends
-	step(nil)                // a ends
-	step(nil)
-	want := []string{
-		`level=WARN msg="a fails" why=refused`,
-		`level=WARN msg="still: a fails" why=refused since=2026-12-06T08:00:00.000Z ticks=41`,
-		`level=WARN msg="changed: a fails" why=timeout since=2026-12-06T08:00:00.000Z`,
-		`level=ERROR msg="b fails"`,
-		`level=INFO msg="b works again" lasted=30s ticks=2`,
-		`level=INFO msg="ended: a fails" why=timeout lasted=11m15s ticks=45`,
-	}
-	if got := strings.TrimSpace(logs.String()); got != strings.Join(want, "\n") {
-		t.Errorf("logged\n%s\nwant\n%s", got, strings.Join(want, "\n"))
-	}
-}
 
 // TestFailingQueriesLoggedOnce: ticks whose every query fails log one
 // line for the failed queries and one for not ready, however many ticks;
@@ -175,14 +79,14 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	tick := func() {
+	step := func() {
 		r.tick(t.Context(), ts)
 		ts = ts.Add(15 * time.Second)
 	}
 	count := func(msg string) int { return countLines(&logs, msg) }
 	const n = 20
 	for range n {
-		tick()
+		step()
 	}
 	if failed := count("actuation failed"); failed != 1 {
 		t.Fatalf("%d ticks logged %d lines for the failing actuator, want 1:\n%s", n, failed, logs.String())
@@ -191,7 +95,7 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	saves := newPersistStage(Options{OverridesPath: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now})
 	pinned := evaluator.State{Overrides: map[string]evaluator.Override{"chat": {}}}
 	for range n {
-		saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
+		saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Next: pinned}})
 		ts = ts.Add(15 * time.Second)
 	}
 	if failed := count("cannot save the state file"); failed != 1 {
@@ -204,42 +108,15 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	if err := os.Mkdir(blocker, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tick()
-	tick()
-	saves.Tick(t.Context(), &tickResult{Time: ts, Next: pinned})
-	saves.Tick(t.Context(), &tickResult{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned})
+	step()
+	step()
+	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Next: pinned}})
+	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned}})
 	if again, saved := count("actuation works again"), count("the state file is saved again"); again != 1 || saved != 1 {
 		t.Errorf("the end logged %d lines for the actuator and %d for the state file, want 1 each:\n%s", again, saved, logs.String())
 	}
 	if strings.Contains(logs.String(), `msg="actuation works again" actuator=file err=`) {
 		t.Errorf("the end line carries the old error:\n%s", logs.String())
-	}
-}
-
-// TestFailingAlertExpressionLoggedOnce: an alert expression that fails at
-// every tick is one line, a reminder after remindEvery, and one line when
-// it works again.
-func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
-	var logs testenv.Buffer
-	s := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(io.Discard)}
-	ts := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	failing := func(v int) []evaluator.Event {
-		return []evaluator.Event{{Time: ts, Type: evaluator.EventAlertError, Name: "Broken", Service: "chat", Route: "a",
-			Reasons: []string{fmt.Sprintf("the expression gave float64 %d, not a boolean", v)}}}
-	}
-	for i := range 41 { // ten minutes and one tick
-		s.Tick(t.Context(), &tickResult{Time: ts, Events: failing(i)})
-		ts = ts.Add(15 * time.Second)
-	}
-	s.Tick(t.Context(), &tickResult{Time: ts})
-	if n := countLines(&logs, "alert expression failed"); n != 2 {
-		t.Errorf("41 failing ticks logged %d lines, want 2 (the start and a reminder):\n%s", n, logs.String())
-	}
-	if n := strings.Count(logs.String(), `msg="still: alert expression failed`); n != 1 {
-		t.Errorf("ten minutes of failure logged %d reminders, want 1:\n%s", n, logs.String())
-	}
-	if n := strings.Count(logs.String(), `msg="alert expression works again" alert=Broken`); n != 1 {
-		t.Errorf("the end logged %d lines, want 1:\n%s", n, logs.String())
 	}
 }
 
@@ -255,44 +132,9 @@ func countLines(logs *testenv.Buffer, msg string) int {
 	return n
 }
 
-// brokenWriter fails while broken.
-type brokenWriter struct{ broken bool }
-
-func (w *brokenWriter) Write(p []byte) (int, error) {
-	if w.broken {
-		return 0, syscall.ENOSPC
-	}
-	return len(p), nil
-}
-
-// TestAuditWriteFailureLoggedOnce: records that cannot be written are one
-// line at the first, counted each, and one line when a record is written
-// again, with how many were lost.
-func TestAuditWriteFailureLoggedOnce(t *testing.T) {
-	var logs testenv.Buffer
-	w := &brokenWriter{broken: true}
-	a := NewAuditLog(w)
-	reg := prometheus.NewRegistry()
-	a.register(reg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
-	for range 1000 {
-		a.Write(auditRecord{Type: "actuation"})
-	}
-	w.broken = false
-	a.Write(auditRecord{Type: "actuation"})
-	a.Write(auditRecord{Type: "actuation"})
-	want := `level=ERROR msg="cannot write the audit log; records are lost until a write succeeds (counted in hermes_audit_write_errors_total)" file="" err="no space left on device"
-level=INFO msg="the audit log is written again" file="" lost=1000`
-	if got := strings.TrimSpace(logs.String()); got != want {
-		t.Errorf("logged\n%s\nwant\n%s", got, want)
-	}
-	if n := testutil.ToFloat64(a.errs); n != 1000 {
-		t.Errorf("hermes_audit_write_errors_total %v, want 1000", n)
-	}
-}
-
 // TestOverrunsLoggedOnce: ticks that keep overrunning their interval are
-// one line, a reminder every remindEvery, and one line once none overran
-// for remindEvery.
+// one line, a reminder every condlog.RemindEvery, and one line once none overran
+// for condlog.RemindEvery.
 func TestOverrunsLoggedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs testenv.Buffer

@@ -17,8 +17,10 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
-	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/persist"
+	"github.com/hermes-failover/hermes/runner/tick"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -34,19 +36,19 @@ type persistStage struct {
 	path, legacy string
 	opts         persist.RestoreOptions
 	log          *slog.Logger
-	audit        *AuditLog
+	audit        *auditlog.Log
 	now          func() time.Time
 	// unsaved: the last write of the local state file failed; logged
-	// says so when it starts, changes and ends (conditionLog). Only the
+	// says so when it starts, changes and ends (condlog.Log). Only the
 	// loop's goroutine (Tick) uses them, so they need no lock.
 	unsaved bool
-	logged  *conditionLog
+	logged  *condlog.Log
 	// starts are the alerting stage's incident startsAt last saved.
-	starts []alerting.IncidentStart
+	starts []tick.IncidentStart
 }
 
 func newPersistStage(o Options) *persistStage {
-	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now, logged: newConditionLog(o.Logger)}
+	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now, logged: condlog.New(o.Logger)}
 	if s.path == "" {
 		s.path, s.legacy = persist.DefaultLocalPath(o.ConfigPath), persist.LegacyLocalPath(o.ConfigPath)
 	}
@@ -70,15 +72,15 @@ func (s *persistStage) Tick(_ context.Context, t *tickResult) {
 	l.IncidentStarts = t.IncidentStarts
 	err := persist.SaveLocal(s.path, l)
 	s.unsaved = err != nil
-	failing := map[string]condLine{}
+	failing := map[string]condlog.Line{}
 	if err == nil {
 		s.starts = t.IncidentStarts
 	}
 	if err != nil {
-		failing[""] = condLine{level: slog.LevelError, msg: "cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)",
-			attrs: []any{"file", s.path, "err", err}, same: promapi.ErrorDetail(err), end: "the state file is saved again", endAttrs: []any{"file", s.path}}
+		failing[""] = condlog.Line{Level: slog.LevelError, Msg: "cannot save the state file; retrying every tick (the overrides hold meanwhile, but not across a restart)",
+			Attrs: []any{"file", s.path, "err", err}, Same: promapi.ErrorDetail(err), End: "the state file is saved again", EndAttrs: []any{"file", s.path}}
 	}
-	s.logged.observe(t.Time, "save", failing)
+	s.logged.Observe(t.Time, "save", failing)
 }
 
 // readLocal reads the local state file, or the file of its old name
@@ -105,7 +107,7 @@ type restored struct {
 	unknownSplit []string
 	// incidentStarts are the alerting stage's, as saved (the stage
 	// reconciles them with the state).
-	incidentStarts []alerting.IncidentStart
+	incidentStarts []tick.IncidentStart
 }
 
 // restore rebuilds the state before the first decision (persist.Load):
@@ -140,8 +142,8 @@ func (s *persistStage) restore(ctx context.Context, pol *evaluator.Policy, query
 	}
 	// One line for the fleet: the audit record below has every route's
 	// and service's line.
-	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", strings.Join(firstFew(got.Report), "; "))
-	s.audit.Write(auditRecord{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
+	s.log.Info("restored", "source", got.Source, "lines", len(got.Report), "first", strings.Join(condlog.FirstFew(got.Report), "; "))
+	s.audit.Write(auditlog.Record{Time: now.UTC(), Type: "restore", Result: got.Source, Reason: strings.Join(got.Report, "; ")})
 	out := restored{state: got.State, incidentStarts: local.IncidentStarts}
 	if got.Source == "actuators" && len(acts) > 0 {
 		for _, svc := range pol.Config.Services {
@@ -152,7 +154,7 @@ func (s *persistStage) restore(ctx context.Context, pol *evaluator.Policy, query
 	}
 	if n := len(out.unknownSplit); n > 0 {
 		s.log.Warn("no backend can say what it holds for these services and Prometheus has no saved state: writing nothing for them until the core decides them on data",
-			"services", n, "first", firstFew(out.unknownSplit))
+			"services", n, "first", condlog.FirstFew(out.unknownSplit))
 	}
 	return out, nil
 }

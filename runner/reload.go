@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // reloadQueue holds at most one pending reload. Requests that arrive while
@@ -132,13 +134,13 @@ func (r *Runner) reload() error {
 	if err != nil {
 		r.stages.telemetry.configReload(false, now)
 		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
-		r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
+		r.opts.Audit.Write(auditlog.Record{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
 		return err
 	}
 	r.swap(ld)
 	r.stages.telemetry.configReload(true, now)
 	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
-	r.opts.Audit.Write(auditRecord{Time: now, Type: "reload", Result: "ok"})
+	r.opts.Audit.Write(auditlog.Record{Time: now, Type: "reload", Result: "ok"})
 	return nil
 }
 

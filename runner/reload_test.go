@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // TestReloadFloodNeitherDelaysTicksNorFloodsTheAudit sends reload requests
@@ -39,7 +40,7 @@ func TestReloadFloodNeitherDelaysTicksNorFloodsTheAudit(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			return fp.query, nil
 		}
-		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds, Audit: NewAuditLog(audit), NewQuery: slowLoad})
+		r, err := New(Options{ConfigPath: cfgPath, Registerer: reg, Actuators: kinds, Audit: auditlog.New(audit), NewQuery: slowLoad})
 		if err != nil {
 			t.Fatal(err)
 		}

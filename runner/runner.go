@@ -6,22 +6,30 @@
 //	evaluator.Step        the pure core, with the operator commands queued
 //	                      since the last tick → next State and Events
 //
-// then each stage's Tick with the tick's result (stage.go), in order:
+// then each stage's Tick with the tick's result (tick.Result), in order:
 //
 //	persist               the local state file (overrides, drills, active
 //	                      alerts); at start-up, all of restore
+//	                      (persist.go over runner/persist)
 //	(answer)              the loop's own: reply to the tick's commands
 //	telemetry             the state as Hermes's own series
+//	                      (telemetry.go over runner/telemetry)
 //	audit                 one JSON line per event, and its log line
+//	                      (runner/audit)
 //	actuation             withhold, lease, re-assert State.Services on
-//	                      every backend; audit dry-run drills
+//	                      every backend, keep what each took (the rate
+//	                      limit steps from it); audit dry-run drills
+//	                      (runner/actuation)
 //	alerting              queue State.Alerts for every Alertmanager
+//	                      (alerting.go over runner/alerting)
 //	shadow                with --candidate.file: one more Step of the
 //	                      candidate policy, its own state, never applied
 //	                      nor sent; where it differs from live (shadow.go)
 //
-// Each stage owns its state, metrics and lock; the Runner keeps the tick
-// timing, the command queue, the reloads and the last tick's result. The
+// Each stage owns its state, metrics and lock, and no stage's package
+// imports another's (TestStagesKeepToThemselves); the Runner keeps the
+// tick timing, the command queue, the reloads and the last tick's
+// result, and wires the stages. The
 // loop goroutine is the only writer of the state: operator commands
 // (Submit) are queued and applied by the next tick's Step; reloads are
 // loaded beside the loop, coalesced and rate-limited (reload.go), and
@@ -42,10 +50,15 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/actuation"
 	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/audit"
+	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/history"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/runner/telemetry"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
 // Options configure a Runner. ConfigPath is required.
@@ -60,7 +73,7 @@ type Options struct {
 	Logger        *slog.Logger
 	Registerer    prometheus.Registerer
 	// Audit receives one JSON object per level change, actuation and override.
-	Audit *AuditLog
+	Audit *auditlog.Log
 	// Actuators are the actuator kinds the configuration may use.
 	Actuators *actuators.Registry
 	// Restore says where Hermes's own series are and how old they may be.
@@ -72,9 +85,10 @@ type Options struct {
 	ReloadInterval time.Duration
 	// Replica names this replica when two write one backend (--replica):
 	// every split it writes is stamped with it and the tick, and it does
-	// not overwrite another replica's fresh, different split (lease.go).
+	// not overwrite another replica's fresh, different split (the
+	// actuation stage's leases).
 	// Every actuator must carry the stamp (actuators.CheckStamps), and
-	// the name must pass CheckReplicaName. Empty: one writer, nothing
+	// the name must pass actuation.CheckReplicaName. Empty: one writer, nothing
 	// stamped.
 	Replica string
 	// CandidatePath is a candidate policy evaluated beside the live one
@@ -84,8 +98,8 @@ type Options struct {
 	// Now reads the wall clock; tests replace it.
 	Now func() time.Time
 	// Elapsed reads the monotonic clock: the time since an origin of its
-	// own, which no change of the wall clock moves. The replicas' lease
-	// (lease.go) and the wall-clock jump check (clock.go) measure with
+	// own, which no change of the wall clock moves. The replicas' leases
+	// (runner/actuation) and the wall-clock jump check (clock.go) measure with
 	// it; tests replace it. Default: the time since New by Go's
 	// monotonic clock.
 	Elapsed func() time.Duration
@@ -152,8 +166,8 @@ type readiness struct {
 	ticked, ready atomic.Bool
 	// logged are the lasting conditions of the loop (not ready, failed
 	// signal queries, overruns), logged when they start, change and end
-	// (conditionLog); only the loop's goroutine uses it.
-	logged *conditionLog
+	// (condlog.Log); only the loop's goroutine uses it.
+	logged *condlog.Log
 }
 
 // pipeline holds the stages a tick runs after evaluator.Step, in order,
@@ -163,7 +177,7 @@ type pipeline struct {
 	order     []stage
 	persist   *persistStage
 	telemetry *telemetryStage
-	actuation *actuationStage
+	actuation *actuation.Stage
 	alerting  *alertingStage
 	// shadow is the candidate policy's stage; nil without one.
 	shadow *shadowStage
@@ -191,10 +205,10 @@ func New(opts Options) (*Runner, error) {
 	if opts.ReloadInterval == 0 {
 		opts.ReloadInterval = time.Second
 	}
-	if err := CheckReplicaName(opts.Replica); err != nil {
+	if err := actuation.CheckReplicaName(opts.Replica); err != nil {
 		return nil, err
 	}
-	opts.Audit.register(opts.Registerer, opts.Logger)
+	opts.Audit.Register(opts.Registerer, opts.Logger)
 	persisting := newPersistStage(opts)
 	opts.OverridesPath = persisting.path
 	r := &Runner{
@@ -202,12 +216,13 @@ func New(opts Options) (*Runner, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		reloads:  reloadQueue{kick: make(chan struct{}, 1)},
-		status:   readiness{logged: newConditionLog(opts.Logger)},
+		status:   readiness{logged: condlog.New(opts.Logger)},
 		newQuery: prometheusQueries,
 		stages: pipeline{
 			persist:   persisting,
 			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics), wallJumps: newWallJumps(opts.Registerer)},
-			actuation: newActuationStage(opts),
+			actuation: actuation.New(actuation.Options{Replica: opts.Replica, Now: opts.Now, Elapsed: opts.Elapsed,
+				Logger: opts.Logger, Audit: opts.Audit, Registerer: opts.Registerer}),
 		},
 	}
 	if opts.NewQuery != nil {
@@ -238,8 +253,8 @@ func New(opts Options) (*Runner, error) {
 		r.stages.persist,
 		stageFunc(answerCommands),
 		r.stages.telemetry,
-		&auditStage{log: opts.Logger, audit: opts.Audit},
-		r.stages.actuation,
+		ownPackage{audit.New(opts.Logger, opts.Audit)},
+		ownPackage{r.stages.actuation},
 		r.stages.alerting,
 	}
 	// The candidate last: its queries, when it has its own, never delay
@@ -300,7 +315,7 @@ func (r *Runner) load() (*loaded, error) {
 func (r *Runner) swap(ld *loaded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stages.actuation.forget(ld.acts)
+	r.stages.actuation.Forget(ld.acts)
 	ld.loadedAt = r.opts.Now()
 	r.retire(r.loaded)
 	r.loaded = *ld
@@ -309,7 +324,8 @@ func (r *Runner) swap(ld *loaded) {
 // Ready reports whether the state was restored and the last tick had
 // data: at least one of its signal queries answered (a value or no
 // sample), not all of them failed. Otherwise the levels are placeholders
-// or stale, and the actuators write nothing (withheld.go). The runner is
+// or stale, and the actuators write nothing (runner/actuation withholds
+// every service). The runner is
 // the one owner of this notion: /-/ready, the status API and `hermes ctl`
 // ask it.
 func (r *Runner) Ready() bool { return r.status.ready.Load() }
@@ -342,7 +358,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	r.state = got.state
 	r.mu.Unlock()
-	r.stages.actuation.restored(got.unknownSplit)
+	r.stages.actuation.Restored(got.unknownSplit)
 	r.stages.alerting.restored(got.incidentStarts, got.state)
 	alertsDone := make(chan struct{})
 	go func() { r.stages.alerting.run(ctx); close(alertsDone) }()
@@ -352,9 +368,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer func() { <-reloadsDone }()
 	var wall wallWatch // the wall clock against the monotonic one (clock.go)
 	// An overrun is logged as a condition that holds until no tick has
-	// overrun for remindEvery: ticks that overrun now and then are one
+	// overrun for condlog.RemindEvery: ticks that overrun now and then are one
 	// line, not a start and an end each.
-	var overrun condLine
+	var overrun condlog.Line
 	var lastOverrun time.Time
 	overruns := 0
 	for {
@@ -387,20 +403,20 @@ func (r *Runner) Run(ctx context.Context) error {
 			for range missed {
 				r.stages.telemetry.tickSkipped()
 			}
-			if next.Sub(lastOverrun) >= remindEvery {
+			if next.Sub(lastOverrun) >= condlog.RemindEvery {
 				overruns = 0
 			}
 			overruns++
 			lastOverrun = next
-			overrun = condLine{level: slog.LevelWarn, msg: "tick overran its interval; skipping missed ticks",
-				attrs: []any{"tick", next, "took", end - start, "skipped", missed, "overruns", overruns},
-				end:   "ticks on time again: none overran for " + remindEvery.String(), endAttrs: []any{"overruns", overruns}}
+			overrun = condlog.Line{Level: slog.LevelWarn, Msg: "tick overran its interval; skipping missed ticks",
+				Attrs: []any{"tick", next, "took", end - start, "skipped", missed, "overruns", overruns},
+				End:   "ticks on time again: none overran for " + condlog.RemindEvery.String(), EndAttrs: []any{"overruns", overruns}}
 		}
-		overran := map[string]condLine{}
-		if !lastOverrun.IsZero() && next.Sub(lastOverrun) < remindEvery {
+		overran := map[string]condlog.Line{}
+		if !lastOverrun.IsZero() && next.Sub(lastOverrun) < condlog.RemindEvery {
 			overran[""] = overrun
 		}
-		r.status.logged.observe(next, "overran", overran)
+		r.status.logged.Observe(next, "overran", overran)
 	}
 }
 
@@ -409,13 +425,13 @@ func (r *Runner) Run(ctx context.Context) error {
 // stage in order with the tick's result.
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
-	t := &tickResult{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks, commands: r.cmds.take(),
-		IncidentStarts: r.stages.alerting.incidentStarts()}
+	t := &tickResult{Result: tick.Result{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks,
+		IncidentStarts: r.stages.alerting.incidentStarts()}, commands: r.cmds.take()}
 	query := r.ticks
 	retired := r.takeRetired()
 	r.mu.Unlock()
 	closeAll(retired)
-	health := r.stages.actuation.health()
+	health := r.stages.actuation.Health()
 
 	cfg := t.Config
 	tctx, cancel := context.WithTimeout(ctx, cfg.Global.EvaluationInterval)
@@ -434,10 +450,10 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	}
 	snap.Actuators = health
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
-	r.status.logged.observe(ts, "signal queries", signalConditions(problems))
+	r.status.logged.Observe(ts, "signal queries", signalConditions(problems))
 	t.Snapshot, t.Data = snap, hadData(snap)
-	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.unknownSplits(t.Prev.Overrides),
-		Applied: r.stages.actuation.appliedSplits(cfg, t.Actuators)}, ts)
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.UnknownSplits(t.Prev.Overrides),
+		Applied: r.stages.actuation.AppliedSplits(cfg, t.Actuators)}, ts)
 
 	r.mu.Lock()
 	r.state, r.lastTick, r.problems = t.Next, ts, problems
@@ -458,13 +474,13 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	}
 	// Not ready is one line when it starts, a reminder now and then and
 	// "ready" when it ends; the first ready tick says so once.
-	notReady := map[string]condLine{}
+	notReady := map[string]condlog.Line{}
 	if !t.Data {
-		notReady[""] = condLine{level: slog.LevelWarn, msg: "not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses",
-			end: "ready: the tick had data from Prometheus"}
+		notReady[""] = condlog.Line{Level: slog.LevelWarn, Msg: "not ready: every signal query of the tick failed; writing nothing to the backends but operators' pins and pauses",
+			End: "ready: the tick had data from Prometheus"}
 	}
-	wasNotReady := r.status.logged.holds("ready", "")
-	r.status.logged.observe(ts, "ready", notReady)
+	wasNotReady := r.status.logged.Holds("ready", "")
+	r.status.logged.Observe(ts, "ready", notReady)
 	if was := r.status.ready.Swap(t.Data); t.Data && !was && !wasNotReady {
 		r.log.Info("ready: the tick had data from Prometheus", "tick", ts)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 )
 
 // fakeProm answers signal queries from per-signal values for the route
@@ -485,7 +486,7 @@ func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
 			t.Fatal(err)
 		}
 		audit := &testenv.Buffer{}
-		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Audit: NewAuditLog(audit)})
+		r, _ := newFileRunner(t, fp, dir, Options{ConfigPath: cfgPath, Audit: auditlog.New(audit)})
 		// Start from a healthy split on disk, so the limiter has a base.
 		healthy := `{"services":{"chat":{"weights":{"free":100,"paid-standard":0,"paid-premium":0},"retries_enabled":true,"degraded_mode":false}}}`
 		if err := os.WriteFile(split, []byte(healthy), 0o644); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/runner/condlog"
 )
 
 // SignalProblem is one signal whose query failed at the last tick, for
@@ -70,13 +71,13 @@ func signalProblems(snap evaluator.Snapshot, signals []rules.SignalConfig, faile
 }
 
 // signalConditions are the tick's failed signal queries as conditions of
-// the fleet, one per reason (conditionLog, by reason): how many signals
+// the fleet, one per reason (condlog.Log, by reason): how many signals
 // fail for it and the first few, the most routes one of them failed for
 // and an example route, and the first detail in words. A query fails for
 // every route it covers, and Prometheus down fails every signal: one
 // line per signal and route would be 10,000 lines per signal and tick in
 // a large fleet; one per signal, a dozen at every tick.
-func signalConditions(problems []SignalProblem) map[string]condLine {
+func signalConditions(problems []SignalProblem) map[string]condlog.Line {
 	type group struct {
 		signals       []string
 		routes        int
@@ -97,14 +98,14 @@ func signalConditions(problems []SignalProblem) map[string]condLine {
 			g.detail = p.Detail
 		}
 	}
-	out := make(map[string]condLine, len(by))
+	out := make(map[string]condlog.Line, len(by))
 	for reason, g := range by {
-		attrs := []any{"reason", reason, "signals", len(g.signals), "first", firstFew(g.signals), "routes", g.routes, "route", g.route}
+		attrs := []any{"reason", reason, "signals", len(g.signals), "first", condlog.FirstFew(g.signals), "routes", g.routes, "route", g.route}
 		if g.detail != "" {
 			attrs = append(attrs, "detail", g.detail)
 		}
-		out[reason] = condLine{level: slog.LevelWarn, msg: "signal queries failed", attrs: attrs,
-			same: strings.Join(g.signals, ",") + "\n" + g.detail, end: "signal queries answer again"}
+		out[reason] = condlog.Line{Level: slog.LevelWarn, Msg: "signal queries failed", Attrs: attrs,
+			Same: strings.Join(g.signals, ",") + "\n" + g.detail, End: "signal queries answer again"}
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/condlog"
 )
 
 // TestLogSignalProblemsOncePerReason: failed queries are one line per
@@ -28,8 +29,8 @@ func TestLogSignalProblemsOncePerReason(t *testing.T) {
 	snap.Set("svc4-route2", "probe_success", evaluator.Sample{Status: evaluator.StatusMissing, Reason: "no data"})
 
 	var buf bytes.Buffer
-	newConditionLog(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime}))).
-		observe(snap.Time, "signal queries", signalConditions(signalProblems(snap, p.Config.Signals, nil)))
+	condlog.New(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime}))).
+		Observe(snap.Time, "signal queries", signalConditions(signalProblems(snap, p.Config.Signals, nil)))
 	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{
 		`level=WARN msg="signal queries failed" reason=timeout signals=2 first="[p95_ratio p99_ratio]" routes=1000 route=svc0-route0`,

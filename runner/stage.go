@@ -2,20 +2,13 @@ package runner
 
 import (
 	"context"
-	"time"
 
-	"github.com/hermes-failover/hermes/actuators"
-	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/promapi"
-	"github.com/hermes-failover/hermes/rules/config"
-	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
-// stage is one step of a tick after evaluator.Step, as a notify.Stage is
-// one of Alertmanager's pipeline: it owns its state, its metrics and the
-// lock over them, and learns of the tick only from the tickResult it is
-// handed. No stage reads another's state; what a later step needs of an
-// earlier one travels in the tickResult.
+// stage is one step of a tick after evaluator.Step (tick.Stage), as the
+// loop runs it: the stages in package runner also see the loop's own
+// part of the result, the commands the tick applied.
 type stage interface {
 	Tick(ctx context.Context, t *tickResult)
 }
@@ -26,36 +19,16 @@ type stageFunc func(ctx context.Context, t *tickResult)
 // Tick calls f.
 func (f stageFunc) Tick(ctx context.Context, t *tickResult) { f(ctx, t) }
 
-// tickResult is what one tick computed, handed to every stage in order.
+// ownPackage is a stage of a package of its own (audit, actuation), which
+// sees the tick's Result and nothing of the loop's.
+type ownPackage struct{ tick.Stage }
+
+// Tick hands s the tick's Result.
+func (s ownPackage) Tick(ctx context.Context, t *tickResult) { s.Stage.Tick(ctx, &t.Result) }
+
+// tickResult is what one tick computed (tick.Result) and the operator
+// commands it applied, answered by the loop's own stage (answerCommands).
 type tickResult struct {
-	// Time is the tick's aligned time.
-	Time time.Time
-	// Config, Policy and Actuators are the configuration the tick ran
-	// with; a reload during the tick takes effect at the next one.
-	Config    *config.Config
-	Policy    *evaluator.Policy
-	Actuators []actuators.Actuator
-	// Query is the tick's query side, for a stage that collects more
-	// (the candidate policy's own signals).
-	Query promapi.RouteQueryFunc
-	// Snapshot is what the queries answered; Data reports whether at
-	// least one of them answered (a value or no sample, not an error).
-	Snapshot evaluator.Snapshot
-	Data     bool
-	// Prev is the state before the tick, Next the one Step returned with
-	// Events.
-	Prev, Next evaluator.State
-	Events     []evaluator.Event
-	// commands are the operator commands the tick applied, answered by
-	// the loop's own stage (answerCommands).
+	tick.Result
 	commands []*pendingCommand
-
-	// IncidentStarts are the alerting stage's kept startsAt after the
-	// tick before (alerting.Sender.IncidentStarts), for the restart
-	// memory, which runs first.
-	IncidentStarts []alerting.IncidentStart
-
-	// Actuations are what the actuation stage saw the backends do this
-	// tick (a changed split, the first failure), for the loop's memory.
-	Actuations []evaluator.Actuation
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"reflect"
 	"testing"
+
+	"github.com/hermes-failover/hermes/runner/audit"
 )
 
 // TestRunnerKeepsLittle: the Runner keeps the tick timing, the command
@@ -26,13 +28,15 @@ func TestStagesRunInOrder(t *testing.T) {
 	r, _, _, _ := newTestRunner(t, &fakeProm{soft: 0.02})
 	got := r.stages.order
 	if len(got) != 6 || got[0] != stage(r.stages.persist) || got[2] != stage(r.stages.telemetry) ||
-		got[4] != stage(r.stages.actuation) || got[5] != stage(r.stages.alerting) {
+		got[4] != stage(ownPackage{r.stages.actuation}) || got[5] != stage(r.stages.alerting) {
 		t.Errorf("stages %T", got)
 	}
 	if _, ok := got[1].(stageFunc); !ok {
 		t.Errorf("the second stage is %T, want the loop's answers", got[1])
 	}
-	if _, ok := got[3].(*auditStage); !ok {
+	if own, ok := got[3].(ownPackage); !ok {
+		t.Errorf("the fourth stage is %T, want the audit stage", got[3])
+	} else if _, ok := own.Stage.(*audit.Stage); !ok {
 		t.Errorf("the fourth stage is %T, want the audit stage", got[3])
 	}
 }

@@ -1,13 +1,13 @@
 package runner
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/actuation"
 )
 
 // View is a consistent copy of what the live loop holds, in the core's own
@@ -52,15 +52,15 @@ type View struct {
 }
 
 // The reasons of View.Held: why the actuation stage wrote a service to
-// no backend (withheld.go has the long form).
+// no backend (runner/actuation's withheld.go has the long form).
 const (
 	// HeldNoData: every signal query of the tick failed.
-	HeldNoData = withheldNoData
+	HeldNoData = actuation.WithheldNoData
 	// HeldUnknownSplit: Hermes does not know the split (View.SplitUnknown).
-	HeldUnknownSplit = withheldUnknownSplit
-	// HeldReplicasDisagree: another replica holds the backend and wrote a
-	// different split.
-	HeldReplicasDisagree = withheldReplicasDisagree
+	HeldUnknownSplit = actuation.WithheldUnknownSplit
+	// HeldReplicasDisagree: another replica has a live lease on the
+	// backend and wrote a different split.
+	HeldReplicasDisagree = actuation.WithheldReplicasDisagree
 )
 
 // SplitUnknown reports whether Hermes does not know service svc's split
@@ -70,18 +70,11 @@ const (
 // write: the backends keep what they hold.
 func (v View) SplitUnknown(svc string) bool {
 	o, ok := v.State.Overrides[svc]
-	return v.UnknownSplits[svc] && !operatorSplit(o, ok)
+	return v.UnknownSplits[svc] && !actuation.OperatorSplit(o, ok)
 }
 
-// ActuatorOutcome is the last outcome of one actuator.
-type ActuatorOutcome struct {
-	Actuator string
-	At       time.Time
-	OK       bool
-	Error    string
-	// FailingSince is when the actuator started failing without a success.
-	FailingSince time.Time
-}
+// ActuatorOutcome is the last outcome of one actuator's apply.
+type ActuatorOutcome = actuation.Outcome
 
 // View returns a consistent copy of the current state.
 func (r *Runner) View() View {
@@ -89,27 +82,12 @@ func (r *Runner) View() View {
 	v := View{Ticked: r.status.ticked.Load(), Ready: r.status.ready.Load(), LastTick: r.lastTick, ConfigFile: r.opts.ConfigPath,
 		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state, SignalProblems: r.problems}
 	r.mu.Unlock()
-	v.Actuators = r.stages.actuation.lastOutcomes()
+	v.Actuators = r.stages.actuation.Outcomes()
 	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
 	v.ReloadFailure = r.reloads.lastFailure()
 	v.Candidate = r.stages.shadow.view()
-	v.Held, v.UnknownSplits = r.stages.actuation.holds()
+	v.Held, v.UnknownSplits = r.stages.actuation.Withheld()
 	return v
-}
-
-// keepHeld keeps the services the tick wrote to no backend, for View.
-func (s *actuationStage) keepHeld(withheld map[string]string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.held = withheld
-}
-
-// holds are copies of the services the last tick wrote to no backend,
-// with why, and of those whose split is unknown.
-func (s *actuationStage) holds() (map[string]string, map[string]bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.held), maps.Clone(s.unknownSplit)
 }
 
 // ActiveAlerts returns the pending and firing alerts of v, by tier, then

@@ -55,7 +55,7 @@ type Split struct {
 // wrote it at. Read back from the backend, it is a lease: a replica does
 // not overwrite a different split another replica holds, that is whose
 // stamp it has seen change within the last four evaluation intervals of
-// its own monotonic clock (runner's lease.go). The tick is never compared
+// its own monotonic clock (runner/actuation's lease.go). The tick is never compared
 // with another replica's clock.
 type Stamp struct {
 	// Replica is the writer's --replica name.

@@ -9,7 +9,7 @@ import (
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// The replicas' lease (hermes run --replica, runner's lease.go) lives in
+// The replicas' lease (hermes run --replica, runner/actuation's lease.go) lives in
 // the flags TXT record beside each service's records, written in the same
 // UPDATE, so a replica reads the lease back from what the server serves.
 // The holder renews its stamp every tick, so the TXT record, and the SOA

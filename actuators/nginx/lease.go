@@ -8,7 +8,7 @@ import (
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// The replicas' lease (hermes run --replica, runner's lease.go) lives in
+// The replicas' lease (hermes run --replica, runner/actuation's lease.go) lives in
 // the state line: render writes each split's writer's stamp there, and
 // with state_listen nginx answers it from the configuration its workers
 // loaded, so a replica reads the lease back from what nginx serves, not

@@ -8,7 +8,7 @@ import (
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// The replicas' lease (hermes run --replica, runner's lease.go) lives in
+// The replicas' lease (hermes run --replica, runner/actuation's lease.go) lives in
 // the parameters of Hermes' strategy on the routes flag, beside the
 // variants that are the split:
 //

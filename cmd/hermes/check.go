@@ -12,7 +12,7 @@ import (
 	"github.com/hermes-failover/hermes/probe"
 	"github.com/hermes-failover/hermes/proxy"
 	"github.com/hermes-failover/hermes/rules/config"
-	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/runner/actuation"
 )
 
 var checkUsage = usage{name: "check", synopsis: "[--config FILE] [--syntax-only] [--write-initial] [--replica NAME]",
@@ -34,7 +34,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	if _, code, ok := checkUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {
 		return code
 	}
-	if err := runner.CheckReplicaName(*replica); err != nil {
+	if err := actuation.CheckReplicaName(*replica); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/web"
 )
 
@@ -109,7 +110,7 @@ func TestCtlDrills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit := runner.NewAuditLog(f)
+	audit := auditlog.New(f)
 	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	var s evaluator.State
 	delays := map[string][]time.Duration{} // route/phase → delay, from the events

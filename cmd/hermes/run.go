@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/runner/telemetry"
 	"github.com/hermes-failover/hermes/web"
@@ -57,9 +58,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 2
 	}
-	audit := runner.NewAuditLog(stdout)
+	audit := auditlog.New(stdout)
 	if *auditPath != "-" {
-		if audit, err = runner.OpenAuditLog(*auditPath); err != nil {
+		if audit, err = auditlog.Open(*auditPath); err != nil {
 			fmt.Fprintf(stderr, "run: --audit.file: %v\n", err)
 			return 2
 		}

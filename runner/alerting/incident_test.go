@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
 // TestIncidentKeepsStartsAt: an alert that fires again while its route is
@@ -70,7 +71,7 @@ func TestRestoredIncidentStarts(t *testing.T) {
 	testenv.Go(t, s.Run)
 	incidents := map[string]time.Time{"free": t0, "paid": t0.Add(time.Hour)}
 	inc := func(route string) time.Time { return incidents[route] }
-	saved := []IncidentStart{
+	saved := []tick.IncidentStart{
 		{Key: "HermesRouteFailedOver/chat/free", Route: "free", Incident: t0, StartsAt: t0.Add(time.Minute)},
 		{Key: "HermesRouteFailedOver/chat/paid", Route: "paid", Incident: t0, StartsAt: t0.Add(time.Minute)}, // another incident now
 		{Key: "HermesRouteFailedOver/chat/gone", Route: "gone", Incident: t0, StartsAt: t0.Add(time.Minute)}, // back at normal
@@ -87,7 +88,7 @@ func TestRestoredIncidentStarts(t *testing.T) {
 	// A saved startsAt later than the alert's firing is not believed.
 	s2 := newSender(t, prometheus.NewRegistry(), 100, am)
 	testenv.Go(t, s2.Run)
-	s2.RestoreIncidents([]IncidentStart{{Key: saved[0].Key, Route: "free", Incident: t0, StartsAt: refired.Add(time.Hour)}}, inc)
+	s2.RestoreIncidents([]tick.IncidentStart{{Key: saved[0].Key, Route: "free", Incident: t0, StartsAt: refired.Add(time.Hour)}}, inc)
 	s2.NotifyIncidents(context.Background(), one(saved[0].Key, firing("HermesRouteFailedOver", "A", "free", refired, refired)), inc, refired)
 	testenv.Eventually(t, wait, "a send", func() bool { return len(am.Received()) == 2 })
 	if got := time.Time(am.Received()[1].StartsAt); !got.Equal(refired) {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
 // Default backoff between two attempts to deliver one batch.
@@ -266,28 +267,15 @@ func (s *Sender) startOf(k string, as *evaluator.Alert, incident IncidentFunc) t
 	return time.Time{}
 }
 
-// IncidentStart is the startsAt an alert was first sent with in an
-// incident that is not over: what the local state file keeps of
-// NotifyIncidents across a restart.
-type IncidentStart struct {
-	// Key is the alert's key (evaluator.Alert.Key), Route its route.
-	Key   string `json:"key"`
-	Route string `json:"route"`
-	// Incident is the route's incident (evaluator.Move.Incident).
-	Incident time.Time `json:"incident"`
-	// StartsAt is what Alertmanager and the on-call person saw.
-	StartsAt time.Time `json:"starts_at"`
-}
-
 // IncidentStarts are the startsAt kept for alerts of incidents not over,
 // ordered by key; nil when none.
-func (s *Sender) IncidentStarts() []IncidentStart {
+func (s *Sender) IncidentStarts() []tick.IncidentStart {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []IncidentStart
+	var out []tick.IncidentStart
 	for _, k := range slices.Sorted(maps.Keys(s.started)) {
 		st := s.started[k]
-		out = append(out, IncidentStart{Key: k, Route: st.route, Incident: st.incident.UTC(), StartsAt: st.startsAt.UTC()})
+		out = append(out, tick.IncidentStart{Key: k, Route: st.route, Incident: st.incident.UTC(), StartsAt: st.startsAt.UTC()})
 	}
 	return out
 }
@@ -298,7 +286,7 @@ func (s *Sender) IncidentStarts() []IncidentStart {
 // has in the same incident, and the next Notify keeps one only for an
 // alert that fired no earlier than it (startOf). It returns how many it
 // kept.
-func (s *Sender) RestoreIncidents(saved []IncidentStart, incident IncidentFunc) int {
+func (s *Sender) RestoreIncidents(saved []tick.IncidentStart, incident IncidentFunc) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

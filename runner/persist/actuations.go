@@ -13,23 +13,15 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/labelname"
+	"github.com/hermes-failover/hermes/runner/series"
 )
 
-// Series of the actuators that the live loop exports and Actuations reads
-// back.
+// Series of the actuators that the actuation stage exports and
+// Actuations reads back (package series has their long form).
 const (
-	// MetricActuatorTrafficRatio is the share (0–1) of a service's traffic
-	// an actuator's backend holds for a route after its last successful
-	// apply (as read back from the backend, else as applied).
-	MetricActuatorTrafficRatio = "hermes_actuator_traffic_ratio"
-	// MetricActuatorChanged is the Unix time an actuator's backend last
-	// took a new split for a service (when the apply returned); absent
-	// until the process saw a change (its first apply after start-up is
-	// not one: what the backend held before it is not known).
-	MetricActuatorChanged = "hermes_actuator_changed_timestamp_seconds"
-	// MetricActuatorFailingSince is the Unix time an actuator's applies
-	// began to fail, 0 while its last apply succeeded.
-	MetricActuatorFailingSince = "hermes_actuator_failing_since_timestamp_seconds"
+	MetricActuatorTrafficRatio = series.ActuatorTrafficRatio
+	MetricActuatorChanged      = series.ActuatorChanged
+	MetricActuatorFailingSince = series.ActuatorFailingSince
 	// ActuatorLabel names an actuator in Hermes's own series.
 	ActuatorLabel = labelname.Actuator
 )

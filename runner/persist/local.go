@@ -12,7 +12,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/atomicfile"
-	"github.com/hermes-failover/hermes/runner/alerting"
+	"github.com/hermes-failover/hermes/runner/tick"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -54,7 +54,7 @@ type Local struct {
 	// alerts of incidents not over (alerting.Sender.IncidentStarts): a
 	// page that fired again after an aborted failback, restored by a
 	// restart, is still sent with the startsAt of the first page.
-	IncidentStarts []alerting.IncidentStart `json:"incident_starts,omitempty"`
+	IncidentStarts []tick.IncidentStart `json:"incident_starts,omitempty"`
 }
 
 // LocalOf is what state s, of tick, keeps on disk.

@@ -1,4 +1,4 @@
-package runner
+package actuation
 
 import (
 	"fmt"
@@ -9,13 +9,14 @@ import (
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// leaseIntervals is how many evaluation intervals a replica's stamp holds
-// a backend: the holder renews it every tick, so a holder that stopped,
-// or went blind, loses the lease after four intervals (a minute at 15 s).
-// Four, not two: a holder whose tick overran its interval on a loaded
-// machine (a skipped tick) must not lose the lease to the other replica,
-// or the two would fight over the backend the lease is there to spare;
-// as Kubernetes' leader election leases for several renew periods.
+// leaseIntervals is how many evaluation intervals a replica's stamp keeps
+// its lease on a backend: the owner renews it every tick, so an owner
+// that stopped, or went blind, loses the lease after four intervals (a
+// minute at 15 s). Four, not two: an owner whose tick overran its
+// interval on a loaded machine (a skipped tick) must not lose the lease
+// to the other replica, or the two would fight over the backend the lease
+// is there to spare; as Kubernetes' leader election leases for several
+// renew periods.
 const leaseIntervals = 4
 
 // sighting is another replica's stamp as this replica first read it from
@@ -29,20 +30,20 @@ type sighting struct {
 // leases are the other replicas' stamps this replica has seen, by
 // actuator, then service. A lease is judged the way Kubernetes' leader
 // election judges its record's observedTime: a stamp is a generation the
-// holder changes at every renewal, never a time to compare with this
+// owner changes at every renewal, never a time to compare with this
 // replica's clock. The lease lives while the stamp changes; it expires
 // once the same stamp has been read back for leaseIntervals of this
 // replica's own monotonic time. So two replicas whose wall clocks
-// disagree, by any amount, still agree on who holds a backend.
+// disagree, by any amount, still agree on whose lease a backend is under.
 type leases map[string]map[string]sighting
 
-// held reports whether st, the stamp actuator's backend holds for
+// live reports whether st, the stamp actuator's backend holds for
 // service, read at monotonic time at, is another replica's live lease:
 // not me, and either new to this replica (a renewal, or a stamp never
 // seen before: its age is unknown, so it is given a whole lease) or seen
 // unchanged for less than leaseIntervals intervals. seen are the
-// sightings of the actuator this tick, which held fills in.
-func (l leases) held(actuator, service string, st traffic.Stamp, me string, at, interval time.Duration, seen map[string]sighting) bool {
+// sightings of the actuator this tick, which live fills in.
+func (l leases) live(actuator, service string, st traffic.Stamp, me string, at, interval time.Duration, seen map[string]sighting) bool {
 	if st.Replica == "" || st.Replica == me {
 		return false
 	}
@@ -56,10 +57,10 @@ func (l leases) held(actuator, service string, st traffic.Stamp, me string, at, 
 
 // lease turns out, what this replica would write to one backend, into
 // what it may write, given cur, what the backend holds, read at
-// monotonic time at. A service whose split another replica holds
-// (leases.held) keeps that split: when it differs from this replica's,
-// the service is reported in disagree; when it is the same, the holder
-// renews it. Every other service is stamped with me and the tick (see
+// monotonic time at. A service under another replica's live lease
+// (leases.live) keeps that replica's split: when it differs from this
+// replica's, the service is reported in disagree; when it is the same,
+// the owner renews it. Every other service is stamped with me and the tick (see
 // ownStamp). Services in withheld (already cur's) and the ones in
 // operator (a person's pin or pause, which takes the lease) are not
 // deferred. The sightings of this actuator are replaced by this read's.
@@ -70,11 +71,11 @@ func (l leases) lease(actuator, me string, out, cur actuators.Splits, withheld m
 		have, ok := cur[svc]
 		if _, w := withheld[svc]; w {
 			if ok { // not written, but read: the sighting goes on
-				l.held(actuator, svc, have.Writer, me, at, interval, seen)
+				l.live(actuator, svc, have.Writer, me, at, interval, seen)
 			}
 			continue
 		}
-		if ok && !operator[svc] && l.held(actuator, svc, have.Writer, me, at, interval, seen) {
+		if ok && !operator[svc] && l.live(actuator, svc, have.Writer, me, at, interval, seen) {
 			out[svc] = have
 			if !have.Equal(want) {
 				disagree = append(disagree, svc)
@@ -87,17 +88,17 @@ func (l leases) lease(actuator, me string, out, cur actuators.Splits, withheld m
 	return disagree
 }
 
-// ownStamp is the stamp this replica writes at tick now over held, what
-// the backend holds: me and the tick, unless held is this replica's own
-// stamp at or after now. Then this replica's clock went back (a wall-clock
-// jump, or a restart after one), and its stamp goes on one interval past
-// held instead: the backends keep a replica's later stamp over an earlier
-// one (actuators.Relayed), which would otherwise keep the split held had
-// until the clock caught up, and the other replica must see the stamp
-// change to know the lease renewed.
-func ownStamp(me string, held traffic.Stamp, now time.Time, interval time.Duration) traffic.Stamp {
-	if held.Replica == me && !held.Tick.Before(now) {
-		return traffic.Stamp{Replica: me, Tick: held.Tick.Add(interval)}
+// ownStamp is the stamp this replica writes at tick now over have, the
+// stamp the backend holds: me and the tick, unless have is this
+// replica's own stamp at or after now. Then this replica's clock went
+// back (a wall-clock jump, or a restart after one), and its stamp goes on
+// one interval past have instead: the backends keep a replica's later
+// stamp over an earlier one (actuators.Relayed), which would otherwise
+// keep the split stamped have until the clock caught up, and the other
+// replica must see the stamp change to know the lease renewed.
+func ownStamp(me string, have traffic.Stamp, now time.Time, interval time.Duration) traffic.Stamp {
+	if have.Replica == me && !have.Tick.Before(now) {
+		return traffic.Stamp{Replica: me, Tick: have.Tick.Add(interval)}
 	}
 	return traffic.Stamp{Replica: me, Tick: now}
 }

@@ -1,43 +1,37 @@
-package runner
+// Package audit is the audit stage of the live loop: it writes the
+// core's decisions of every tick to the audit log, one JSON line per
+// event, and logs them, a fleet's worth of one type as one line. It
+// owns its logging of failing alert expressions; it reads the tick's
+// Result and nothing of another stage.
+package audit
 
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/condlog"
+	"github.com/hermes-failover/hermes/runner/tick"
 )
 
-// auditRecord is an actuation, reload or operator action; core decisions
-// are written as evaluator.Event.
-type auditRecord struct {
-	Time     time.Time      `json:"time"`
-	Type     string         `json:"type"`
-	Actuator string         `json:"actuator,omitempty"`
-	Service  string         `json:"service,omitempty"`
-	Route    string         `json:"route,omitempty"`
-	Weights  map[string]int `json:"weights,omitempty"`
-	// Holds is what the backend holds after applying, when it differs
-	// from Weights (a rate-limited step, a dry run).
-	Holds  map[string]int `json:"holds,omitempty"`
-	Result string         `json:"result,omitempty"`
-	Error  string         `json:"error,omitempty"`
-	Reason string         `json:"reason,omitempty"`
-	By     string         `json:"by,omitempty"`
-}
-
-// auditStage writes the core's decisions of every tick to the audit log,
+// Stage writes the core's decisions of every tick to the audit log,
 // one JSON line per event, and logs them: one line per event, but one
 // line per type for a type with more than burstEvents events in a tick.
 // Alert expression failures come every tick while they last: they are
-// logged when an alert's start and end to fail (conditionLog), and
+// logged when an alert's start and end to fail (condlog.Log), and
 // counted (the telemetry stage), not audited.
-type auditStage struct {
+type Stage struct {
 	log   *slog.Logger
-	audit *AuditLog
+	audit *auditlog.Log
 	// logged are the failing alert expressions; only Tick's goroutine
-	// uses it, made at the first Tick.
-	logged *conditionLog
+	// uses it.
+	logged *condlog.Log
+}
+
+// New audits to audit and logs to log.
+func New(log *slog.Logger, audit *auditlog.Log) *Stage {
+	return &Stage{log: log, audit: audit, logged: condlog.New(log)}
 }
 
 // burstEvents is how many events of one type a tick logs a line each
@@ -47,7 +41,7 @@ type auditStage struct {
 const burstEvents = 10
 
 // Tick audits and logs the tick's events.
-func (s *auditStage) Tick(_ context.Context, t *tickResult) {
+func (s *Stage) Tick(_ context.Context, t *tick.Result) {
 	count := map[string]int{}
 	for _, e := range t.Events {
 		count[e.Type]++
@@ -73,7 +67,7 @@ func (s *auditStage) Tick(_ context.Context, t *tickResult) {
 		if typ == evaluator.EventAlertError {
 			continue
 		}
-		s.log.Info("events of the tick: "+typ+"; the audit log has each", "events", len(targets[typ]), "first", firstFew(targets[typ]))
+		s.log.Info("events of the tick: "+typ+"; the audit log has each", "events", len(targets[typ]), "first", condlog.FirstFew(targets[typ]))
 	}
 	failed := map[string][]evaluator.Event{}
 	var names []string
@@ -86,19 +80,16 @@ func (s *auditStage) Tick(_ context.Context, t *tickResult) {
 		}
 		failed[e.Name] = append(failed[e.Name], e)
 	}
-	// The error's words are left out of same: one may carry the value
+	// The error's words are left out of Same: one may carry the value
 	// the expression gave, which changes from tick to tick.
-	failing := make(map[string]condLine, len(names))
+	failing := make(map[string]condlog.Line, len(names))
 	for _, name := range names {
 		es := failed[name]
 		e := es[0]
-		failing[name] = condLine{level: slog.LevelWarn, msg: "alert expression failed; the alert counts as not holding",
-			attrs: []any{"alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons}, end: "alert expression works again", endAttrs: []any{"alert", name}}
+		failing[name] = condlog.Line{Level: slog.LevelWarn, Msg: "alert expression failed; the alert counts as not holding",
+			Attrs: []any{"alert", name, "targets", len(es), "service", e.Service, "route", e.Route, "err", e.Reasons}, End: "alert expression works again", EndAttrs: []any{"alert", name}}
 	}
-	if s.logged == nil {
-		s.logged = newConditionLog(s.log)
-	}
-	s.logged.observe(t.Time, "alert errors", failing)
+	s.logged.Observe(t.Time, "alert errors", failing)
 }
 
 // target names what event e is about: service/route, the service, the
@@ -116,7 +107,7 @@ func target(e evaluator.Event) string {
 }
 
 // event audits and logs one event.
-func (s *auditStage) event(e evaluator.Event) {
+func (s *Stage) event(e evaluator.Event) {
 	e.Time = e.Time.UTC()
 	s.audit.Write(e)
 	switch e.Type {

@@ -1,46 +1,19 @@
-package runner
+package auditlog
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
-
-// TestAuditLogPrintsValues: log lines of events print the values of the
-// event's optional fields, never pointers or <nil>.
-func TestAuditLogPrintsValues(t *testing.T) {
-	var logs, audit bytes.Buffer
-	r := &auditStage{log: slog.New(slog.NewTextHandler(&logs, nil)), audit: NewAuditLog(&audit)}
-	score, stage, percent := 42.5, 2, 50
-	expires := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	r.event(evaluator.Event{Type: evaluator.EventLevel, Service: "chat", Route: "free", From: "warm", To: "shed", Score: &score})
-	r.event(evaluator.Event{Type: evaluator.EventFailback, Service: "chat", Route: "free", Stage: &stage, Percent: &percent, Score: &score})
-	r.event(evaluator.Event{Type: evaluator.EventOverride, State: "set", Name: "pin", Service: "chat", Route: "paid", Expires: &expires})
-	out := logs.String()
-	for _, want := range []string{"score=42.5", "stage=2", "percent=50", "expires=2026-12-01T03:00:00.000Z"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("log lacks %q:\n%s", want, out)
-		}
-	}
-	for _, bad := range []string{"0x", "<nil>"} {
-		if strings.Contains(out, bad) {
-			t.Errorf("log prints %q:\n%s", bad, out)
-		}
-	}
-	if strings.Count(audit.String(), "\n") != 3 {
-		t.Errorf("audit log:\n%s", audit.String())
-	}
-}
 
 // failingWriter fails while broken.
 type failingWriter struct {
@@ -61,11 +34,11 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestAuditLogSurvivesAFailedWrite(t *testing.T) {
 	w := &failingWriter{broken: true}
 	reg := prometheus.NewRegistry()
-	a := NewAuditLog(w)
-	a.register(reg, slog.New(slog.DiscardHandler))
-	a.Write(auditRecord{Type: "lost"})
+	a := New(w)
+	a.Register(reg, slog.New(slog.DiscardHandler))
+	a.Write(Record{Type: "lost"})
 	w.broken = false
-	a.Write(auditRecord{Type: "kept"})
+	a.Write(Record{Type: "kept"})
 	if got := w.buf.String(); !strings.Contains(got, `"type":"kept"`) {
 		t.Errorf("after the disk had room again the log holds %q", got)
 	}
@@ -80,12 +53,12 @@ func TestAuditLogSurvivesAFailedWrite(t *testing.T) {
 func TestAuditLogReopens(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	a, err := OpenAuditLog(path)
+	a, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	a.Write(auditRecord{Type: "before"})
+	a.Write(Record{Type: "before"})
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +68,54 @@ func TestAuditLogReopens(t *testing.T) {
 	if err := a.Reopen(); err != nil {
 		t.Fatal(err)
 	}
-	a.Write(auditRecord{Type: "after"})
+	a.Write(Record{Type: "after"})
 	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"type":"after"`) {
 		t.Errorf("after the rotation the new file holds %q", b)
 	}
 	if b, _ := os.ReadFile(path + ".1"); strings.Contains(string(b), `"type":"after"`) {
 		t.Errorf("a record went to the rotated file: %q", b)
+	}
+}
+
+// brokenWriter fails while broken.
+type brokenWriter struct{ broken bool }
+
+func (w *brokenWriter) Write(p []byte) (int, error) {
+	if w.broken {
+		return 0, syscall.ENOSPC
+	}
+	return len(p), nil
+}
+
+// dropTime leaves the time out of log lines.
+func dropTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+// TestAuditWriteFailureLoggedOnce: records that cannot be written are one
+// line at the first, counted each, and one line when a record is written
+// again, with how many were lost.
+func TestAuditWriteFailureLoggedOnce(t *testing.T) {
+	var logs testenv.Buffer
+	w := &brokenWriter{broken: true}
+	a := New(w)
+	reg := prometheus.NewRegistry()
+	a.Register(reg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})))
+	for range 1000 {
+		a.Write(Record{Type: "actuation"})
+	}
+	w.broken = false
+	a.Write(Record{Type: "actuation"})
+	a.Write(Record{Type: "actuation"})
+	want := `level=ERROR msg="cannot write the audit log; records are lost until a write succeeds (counted in hermes_audit_write_errors_total)" file="" err="no space left on device"
+level=INFO msg="the audit log is written again" file="" lost=1000`
+	if got := strings.TrimSpace(logs.String()); got != want {
+		t.Errorf("logged\n%s\nwant\n%s", got, want)
+	}
+	if n := testutil.ToFloat64(a.errs); n != 1000 {
+		t.Errorf("hermes_audit_write_errors_total %v, want 1000", n)
 	}
 }

@@ -1,4 +1,9 @@
-package runner
+// Package auditlog is Hermes's audit log: one JSON object per line for
+// every decision of the core, actuation, reload, restore and operator
+// action. It is a sink that the loop and the stages write to, as they
+// log to a *slog.Logger; it owns its file, its lock and the count of
+// failed writes, and keeps no state of theirs.
+package auditlog
 
 import (
 	"bytes"
@@ -8,23 +13,42 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// AuditLog writes one JSON object per line: every level change, failback
+// Record is an actuation, reload, restore or operator action; the
+// core's decisions are written as evaluator.Event.
+type Record struct {
+	Time     time.Time      `json:"time"`
+	Type     string         `json:"type"`
+	Actuator string         `json:"actuator,omitempty"`
+	Service  string         `json:"service,omitempty"`
+	Route    string         `json:"route,omitempty"`
+	Weights  map[string]int `json:"weights,omitempty"`
+	// Holds is what the backend holds after applying, when it differs
+	// from Weights (a rate-limited step, a dry run).
+	Holds  map[string]int `json:"holds,omitempty"`
+	Result string         `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+	By     string         `json:"by,omitempty"`
+}
+
+// Log writes one JSON object per line: every level change, failback
 // step, traffic change, alert transition, override and actuation, with its
-// reasons. A nil *AuditLog discards.
+// reasons. A nil *Log discards.
 //
 // A failed write never stops the evaluator, and never stops the log
 // either: it is logged and counted (hermes_audit_write_errors_total, the
 // watchdog's HermesAuditWriteFailing), and the next record is encoded
 // afresh; a log opened by path is reopened first, so a deleted file is
 // recreated. Reopen (on SIGHUP) follows logrotate's `create`.
-type AuditLog struct {
+type Log struct {
 	mu   sync.Mutex
 	w    io.Writer
-	path string   // set by OpenAuditLog
+	path string   // set by Open
 	f    *os.File // the open file of path; nil after a failed write
 	errs prometheus.Counter
 	log  *slog.Logger
@@ -34,12 +58,12 @@ type AuditLog struct {
 	lost int
 }
 
-// NewAuditLog writes JSON lines to w.
-func NewAuditLog(w io.Writer) *AuditLog { return &AuditLog{w: w} }
+// New writes JSON lines to w.
+func New(w io.Writer) *Log { return &Log{w: w} }
 
-// OpenAuditLog appends JSON lines to the file at path, created if need be.
-func OpenAuditLog(path string) (*AuditLog, error) {
-	a := &AuditLog{path: path}
+// Open appends JSON lines to the file at path, created if need be.
+func Open(path string) (*Log, error) {
+	a := &Log{path: path}
 	if err := a.open(); err != nil {
 		return nil, err
 	}
@@ -47,7 +71,7 @@ func OpenAuditLog(path string) (*AuditLog, error) {
 }
 
 // open (re)opens a.path; a.mu must be held or a not yet shared.
-func (a *AuditLog) open() error {
+func (a *Log) open() error {
 	f, err := os.OpenFile(a.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
@@ -61,7 +85,7 @@ func (a *AuditLog) open() error {
 
 // Reopen opens the audit log's file again by its path (after log
 // rotation moved it away); a log not opened by path is left alone.
-func (a *AuditLog) Reopen() error {
+func (a *Log) Reopen() error {
 	if a == nil || a.path == "" {
 		return nil
 	}
@@ -71,7 +95,7 @@ func (a *AuditLog) Reopen() error {
 }
 
 // Close closes the file of a log opened by path.
-func (a *AuditLog) Close() error {
+func (a *Log) Close() error {
 	if a == nil || a.f == nil {
 		return nil
 	}
@@ -82,8 +106,8 @@ func (a *AuditLog) Close() error {
 	return err
 }
 
-// register counts failed writes on reg and logs them on logger.
-func (a *AuditLog) register(reg prometheus.Registerer, logger *slog.Logger) {
+// Register counts failed writes on reg and logs them on logger.
+func (a *Log) Register(reg prometheus.Registerer, logger *slog.Logger) {
 	if a == nil {
 		return
 	}
@@ -98,7 +122,7 @@ func (a *AuditLog) register(reg prometheus.Registerer, logger *slog.Logger) {
 }
 
 // Write appends one record.
-func (a *AuditLog) Write(v any) {
+func (a *Log) Write(v any) {
 	if a == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package runner
+package actuation
 
 import (
 	"maps"
@@ -10,6 +10,7 @@ import (
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/labelname"
+	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
@@ -17,18 +18,18 @@ import (
 // are the reason label of hermes_service_actuation_held, a series name
 // kept from before "withheld" had a word of its own.
 const (
-	// withheldNoData: every signal query of the tick failed, so the desired
+	// WithheldNoData: every signal query of the tick failed, so the desired
 	// state is the last one computed on data, possibly long ago; another
 	// replica with data may have moved the traffic since.
-	withheldNoData = "no_data"
-	// withheldUnknownSplit: the restart could not learn what the backends hold
+	WithheldNoData = "no_data"
+	// WithheldUnknownSplit: the restart could not learn what the backends hold
 	// (nothing in Prometheus, a backend that cannot be read back), so the
 	// levels are placeholders; or a pause whose frozen split was lost.
-	withheldUnknownSplit = "unknown_split"
-	// withheldReplicasDisagree: another replica stamped a different split in
+	WithheldUnknownSplit = "unknown_split"
+	// WithheldReplicasDisagree: another replica stamped a different split in
 	// the backend within the last two evaluation intervals; it holds the
 	// lease, and this replica leaves its split (lease.go).
-	withheldReplicasDisagree = "replicas_disagree"
+	WithheldReplicasDisagree = "replicas_disagree"
 )
 
 // withheldMetrics say which services the actuation stage does not write,
@@ -53,9 +54,9 @@ func newWithheldMetrics(reg prometheus.Registerer) *withheldMetrics {
 	return m
 }
 
-// operatorSplit reports whether the override of a service gives its split
+// OperatorSplit reports whether the override of a service gives its split
 // without the core's levels: a pin, or a pause that saved what it froze.
-func operatorSplit(o evaluator.Override, ok bool) bool {
+func OperatorSplit(o evaluator.Override, ok bool) bool {
 	return ok && (o.Kind == traffic.Pin || o.Kind == traffic.Pause && o.Frozen != nil)
 }
 
@@ -68,12 +69,12 @@ func operatorSplit(o evaluator.Override, ok bool) bool {
 // on data: until no route that the plan gives traffic scores below the
 // warm threshold, or the service is degraded (every route bad). s.mu
 // must be held.
-func (s *actuationStage) withheldServices(st evaluator.State, data bool) map[string]string {
+func (s *Stage) withheldServices(st evaluator.State, data bool) map[string]string {
 	withheld := map[string]string{}
 	var decided []string
 	for _, svc := range slices.Sorted(maps.Keys(st.Services)) {
 		o, ok := st.Overrides[svc]
-		if operatorSplit(o, ok) {
+		if OperatorSplit(o, ok) {
 			// Written, but still unknown to the core: once the pin or
 			// pause ends, the service is held until the core decides it
 			// on data, rather than written with placeholder levels.
@@ -81,19 +82,19 @@ func (s *actuationStage) withheldServices(st evaluator.State, data bool) map[str
 		}
 		if s.unknownSplit[svc] {
 			if ok && o.Kind == traffic.Pause || !data || !settled(st, svc) {
-				withheld[svc] = withheldUnknownSplit
+				withheld[svc] = WithheldUnknownSplit
 				continue
 			}
 			delete(s.unknownSplit, svc)
 			decided = append(decided, svc)
 		}
 		if !data {
-			withheld[svc] = withheldNoData
+			withheld[svc] = WithheldNoData
 		}
 	}
 	if len(decided) > 0 {
 		svc := decided[0]
-		s.log.Info("the core decided on data: writing the services again", "services", len(decided), "first", firstFew(decided),
+		s.log.Info("the core decided on data: writing the services again", "services", len(decided), "first", condlog.FirstFew(decided),
 			"service", svc, "weights", actuators.FormatWeights(st.Services[svc].Weights))
 	}
 	return withheld
@@ -117,15 +118,15 @@ func settled(s evaluator.State, svc string) bool {
 // noteWithheld exports the withheld services and the pauses on failed
 // routes, and logs when either changes: one line per reason, with the
 // count of services and the first few.
-func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]string) {
+func (s *Stage) noteWithheld(st evaluator.State, withheld map[string]string) {
 	s.withheldMetrics.withheld.Reset()
 	for svc, why := range withheld {
 		s.withheldMetrics.withheld.WithLabelValues(svc, why).Set(1)
 	}
 	if !maps.Equal(withheld, s.lastWithheld) {
-		groups := byReason(withheld)
+		groups := condlog.ByReason(withheld)
 		for _, why := range slices.Sorted(maps.Keys(groups)) {
-			s.log.Warn("writing nothing for these services: withheld", "reason", why, "services", len(groups[why]), "first", firstFew(groups[why]))
+			s.log.Warn("writing nothing for these services: withheld", "reason", why, "services", len(groups[why]), "first", condlog.FirstFew(groups[why]))
 		}
 		s.lastWithheld = withheld
 	}
@@ -136,11 +137,11 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 		if st.Overrides[svc].Kind != traffic.Pause || sp == nil {
 			continue
 		}
-		// A pause of a split nobody knows (withheldUnknownSplit) writes
+		// A pause of a split nobody knows (WithheldUnknownSplit) writes
 		// nothing and the backends keep what they hold, which Hermes
 		// cannot see: the planned split is a placeholder. Every failed
 		// route of the service may then have traffic, so each counts.
-		unknown := withheld[svc] == withheldUnknownSplit
+		unknown := withheld[svc] == WithheldUnknownSplit
 		for _, route := range slices.Sorted(maps.Keys(sp.Levels)) {
 			if !sp.Levels[route].Failed() || !unknown && sp.Weights[route] == 0 {
 				continue
@@ -155,11 +156,11 @@ func (s *actuationStage) noteWithheld(st evaluator.State, withheld map[string]st
 	}
 	if key := strings.Join(loud, ",") + ";" + strings.Join(blind, ","); key != s.lastPauseFailed {
 		if len(loud) > 0 {
-			s.log.Error("a pause keeps traffic on a failed route; clear or pin the service", "routes", len(loud), "first", firstFew(loud))
+			s.log.Error("a pause keeps traffic on a failed route; clear or pin the service", "routes", len(loud), "first", condlog.FirstFew(loud))
 		}
 		if len(blind) > 0 {
 			s.log.Error("a pause holds a split Hermes does not know while routes of the service are failed: the backends may send them traffic; check what they serve, then clear or pin the service",
-				"routes", len(blind), "first", firstFew(blind))
+				"routes", len(blind), "first", condlog.FirstFew(blind))
 		}
 		s.lastPauseFailed = key
 	}

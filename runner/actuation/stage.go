@@ -1,4 +1,19 @@
-package runner
+// Package actuation is the actuation stage of the live loop: every tick
+// it re-asserts the core's planned splits on every backend
+// (level-triggered), and owns what Hermes knows of the backends, the
+// services it withholds, the replicas' leases and the rate limit's
+// carry-over (what each backend took, AppliedSplits, which the core steps
+// from). It reads the tick's Result and its own state only, and imports
+// no other stage's package.
+//
+// Its words, one meaning each:
+//   - withheld: a service written to no backend this tick, for a reason
+//     (WithheldNoData, WithheldUnknownSplit, WithheldReplicasDisagree);
+//     the series keeps its older name, hermes_service_actuation_held.
+//   - lease: another replica's claim on a backend's service, live while
+//     its stamp changes (lease.go).
+//   - holds (a verb): what a backend has, as read back or applied.
+package actuation
 
 import (
 	"context"
@@ -13,31 +28,35 @@ import (
 
 	"github.com/hermes-failover/hermes/actuators"
 	"github.com/hermes-failover/hermes/evaluator"
+	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
-	"github.com/hermes-failover/hermes/runner/persist"
+	"github.com/hermes-failover/hermes/runner/auditlog"
+	"github.com/hermes-failover/hermes/runner/condlog"
+	"github.com/hermes-failover/hermes/runner/series"
+	"github.com/hermes-failover/hermes/runner/tick"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// actuationStage re-asserts the desired state on every backend each
-// tick. It owns what the runner knows of the backends: each actuator's
-// last outcome, what each backend holds after its last successful apply
-// (applied), the services it withholds and why (withheld.go), the
-// replicas' lease (lease.go), the audit of dry-run drills, and their
-// metrics.
-type actuationStage struct {
+// Stage re-asserts the desired state on every backend each tick. It owns
+// what the runner knows of the backends: each actuator's last outcome,
+// what each backend holds after its last successful apply (applied), the
+// services it withholds and why (withheld.go), the replicas' leases
+// (lease.go), the audit of dry-run drills, and their metrics. Its methods
+// are safe for concurrent use; Tick is called by one goroutine at a time.
+type Stage struct {
 	// replica names this replica when two write one backend (Options.Replica).
 	replica         string
 	now             func() time.Time
 	elapsed         func() time.Duration
 	log             *slog.Logger
-	audit           *AuditLog
-	metrics         *actuationMetrics
+	audit           *auditlog.Log
+	metrics         *metrics
 	withheldMetrics *withheldMetrics
 
 	mu sync.Mutex
 	// outcomes are each actuator's last outcome, by name.
-	outcomes map[string]ActuatorOutcome
+	outcomes map[string]Outcome
 	// applied is what each actuator's backend holds after its last
 	// successful apply (see noteActuation).
 	applied map[string]actuators.Splits
@@ -49,26 +68,44 @@ type actuationStage struct {
 	// lastWithheld and lastPauseFailed are what noteWithheld last logged.
 	lastWithheld    map[string]string
 	lastPauseFailed string
-	// held is the last tick's withheld services, for View (view.go).
-	held map[string]string
+	// tickWithheld are the last tick's withheld services, for Withheld.
+	tickWithheld map[string]string
 	// leases are the other replicas' stamps seen on each backend (lease.go).
 	leases leases
 	// logged are the failing actuators, logged when they start, change
-	// and end to fail (conditionLog); only Tick's goroutine uses it.
-	logged *conditionLog
+	// and end to fail (condlog); only Tick's goroutine uses it.
+	logged *condlog.Log
 }
 
-func newActuationStage(o Options) *actuationStage {
-	return &actuationStage{replica: o.Replica, now: o.Now, elapsed: o.Elapsed, log: o.Logger, audit: o.Audit, leases: leases{},
-		metrics: newActuationMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
-		outcomes: map[string]ActuatorOutcome{}, applied: map[string]actuators.Splits{},
-		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}, logged: newConditionLog(o.Logger)}
+// Options configure a Stage.
+type Options struct {
+	// Replica names this replica when two write one backend: every split
+	// it writes is stamped with it and the tick, and it does not
+	// overwrite another replica's live lease (lease.go). Empty: one
+	// writer, nothing stamped.
+	Replica string
+	// Now reads the wall clock (the time an apply took).
+	Now func() time.Time
+	// Elapsed reads the monotonic clock, by which the leases are timed.
+	Elapsed func() time.Duration
+	Logger  *slog.Logger
+	// Audit receives the actuations and the dry-run drills' "would".
+	Audit      *auditlog.Log
+	Registerer prometheus.Registerer
+}
+
+// New builds the stage and registers its metrics on o.Registerer.
+func New(o Options) *Stage {
+	return &Stage{replica: o.Replica, now: o.Now, elapsed: o.Elapsed, log: o.Logger, audit: o.Audit, leases: leases{},
+		metrics: newMetrics(o.Registerer), withheldMetrics: newWithheldMetrics(o.Registerer),
+		outcomes: map[string]Outcome{}, applied: map[string]actuators.Splits{},
+		lastDesired: map[string]actuators.Splits{}, unknownSplit: map[string]bool{}, logged: condlog.New(o.Logger)}
 }
 
 // Tick audits what dry-run drills keep from the backends, decides which
 // services to withhold, writes the others to every actuator and exports
 // the withheld ones. The actuations it saw go into t.Actuations.
-func (s *actuationStage) Tick(ctx context.Context, t *tickResult) {
+func (s *Stage) Tick(ctx context.Context, t *tick.Result) {
 	s.auditDryRuns(t.Prev, t.Next, t.Time)
 	s.mu.Lock()
 	withheld := s.withheldServices(t.Next, t.Data)
@@ -79,12 +116,12 @@ func (s *actuationStage) Tick(ctx context.Context, t *tickResult) {
 		}
 	}
 	s.noteWithheld(t.Next, withheld)
-	s.keepHeld(withheld)
+	s.keepWithheld(withheld)
 }
 
-// restored tells the stage the services whose split no backend could say
-// at the restart (persistStage.restore).
-func (s *actuationStage) restored(unknownSplit []string) {
+// Restored tells the stage the services whose split no backend could say
+// at the restart (the persist stage's restore, handed over by the loop).
+func (s *Stage) Restored(unknownSplit []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, svc := range unknownSplit {
@@ -92,17 +129,17 @@ func (s *actuationStage) restored(unknownSplit []string) {
 	}
 }
 
-// unknownSplits are the services whose split no backend could say at the
+// UnknownSplits are the services whose split no backend could say at the
 // restart and that the core has not decided on data since, but for those
 // an override (ovs, the state before the tick) gives a split, a pin or a
 // pause with its frozen split: for the core's Input, a pause of one
 // freezes nothing.
-func (s *actuationStage) unknownSplits(ovs map[string]evaluator.Override) map[string]bool {
+func (s *Stage) UnknownSplits(ovs map[string]evaluator.Override) map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out map[string]bool
 	for svc := range s.unknownSplit {
-		if o, ok := ovs[svc]; operatorSplit(o, ok) {
+		if o, ok := ovs[svc]; OperatorSplit(o, ok) {
 			continue
 		}
 		if out == nil {
@@ -113,7 +150,7 @@ func (s *actuationStage) unknownSplits(ovs map[string]evaluator.Override) map[st
 	return out
 }
 
-// appliedSplits are, by service, the split the backends that limit its
+// AppliedSplits are, by service, the split the backends that limit its
 // shift took at their last successful apply, for the core's Input (a
 // limited move steps from it, evaluator's shift.go). A backend limits a
 // service when its actuator writes the service with a max_shift_per_tick
@@ -121,7 +158,7 @@ func (s *actuationStage) unknownSplits(ovs map[string]evaluator.Override) map[st
 // service is left out when one of them has taken no split for it in this
 // process (after a restart, before its first apply), or when they hold
 // different splits: the plan then steps from itself.
-func (s *actuationStage) appliedSplits(cfg *config.Config, acts []actuators.Actuator) map[string]traffic.Split {
+func (s *Stage) AppliedSplits(cfg *config.Config, acts []actuators.Actuator) map[string]traffic.Split {
 	limits := map[string]config.ActuatorConfig{}
 	for _, ac := range cfg.Actuators {
 		if ac.MaxShiftPerTick > 0 && ac.MaxShiftPerTick < 100 {
@@ -160,8 +197,8 @@ func (s *actuationStage) appliedSplits(cfg *config.Config, acts []actuators.Actu
 	return out
 }
 
-// health is each actuator's last outcome as the core reads it.
-func (s *actuationStage) health() map[string]evaluator.ActuatorHealth {
+// Health is each actuator's last outcome as the core reads it.
+func (s *Stage) Health() map[string]evaluator.ActuatorHealth {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := make(map[string]evaluator.ActuatorHealth, len(s.outcomes))
@@ -171,18 +208,18 @@ func (s *actuationStage) health() map[string]evaluator.ActuatorHealth {
 	return h
 }
 
-// lastOutcomes are each actuator's last outcome, by name.
-func (s *actuationStage) lastOutcomes() []ActuatorOutcome {
+// Outcomes are each actuator's last outcome, by name.
+func (s *Stage) Outcomes() []Outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ActuatorOutcome, 0, len(s.outcomes))
+	out := make([]Outcome, 0, len(s.outcomes))
 	for _, name := range slices.Sorted(maps.Keys(s.outcomes)) {
 		out = append(out, s.outcomes[name])
 	}
 	return out
 }
 
-type actuationMetrics struct {
+type metrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	drift    *prometheus.GaugeVec
@@ -193,8 +230,9 @@ type actuationMetrics struct {
 	failingSince *prometheus.GaugeVec
 }
 
-func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
-	m := &actuationMetrics{
+// newMetrics registers the stage's metrics on reg.
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_actuations_total", Help: "Actuator applies by result (success, error).",
 		}, []string{"actuator", "result"}),
@@ -206,14 +244,14 @@ func newActuationMetrics(reg prometheus.Registerer) *actuationMetrics {
 			Name: "hermes_actuator_drift", Help: "1 when the backend's current state differs from what Hermes wants (0 when it matches), or when the last apply failed and the backend, read back, does not hold it or cannot be read; absent when a successful apply cannot be read back.",
 		}, []string{"actuator"}),
 		applied: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: persist.MetricActuatorTrafficRatio, Help: "Share (0 to 1) of a service's traffic the actuator's backend holds for a route after its last successful apply.",
-		}, []string{persist.ActuatorLabel, persist.ServiceLabel, persist.RouteLabel}),
+			Name: series.ActuatorTrafficRatio, Help: "Share (0 to 1) of a service's traffic the actuator's backend holds for a route after its last successful apply.",
+		}, []string{labelname.Actuator, labelname.Service, labelname.Route}),
 		changed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: persist.MetricActuatorChanged, Help: "Unix time the actuator's backend last took a new split for the service.",
-		}, []string{persist.ActuatorLabel, persist.ServiceLabel}),
+			Name: series.ActuatorChanged, Help: "Unix time the actuator's backend last took a new split for the service.",
+		}, []string{labelname.Actuator, labelname.Service}),
 		failingSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: persist.MetricActuatorFailingSince, Help: "Unix time the actuator's applies began to fail; 0 while its last apply succeeded.",
-		}, []string{persist.ActuatorLabel}),
+			Name: series.ActuatorFailingSince, Help: "Unix time the actuator's applies began to fail; 0 while its last apply succeeded.",
+		}, []string{labelname.Actuator}),
 	}
 	reg.MustRegister(m.total, m.duration, m.drift, m.applied, m.changed, m.failingSince)
 	return m
@@ -236,11 +274,11 @@ func desired(s evaluator.State) actuators.Splits {
 // state all, with the withheld services as the backend holds them and,
 // with a replica name, the replicas' lease applied (lease.go). It reads
 // the backend back only when either needs it; disagree are the services
-// another replica holds with a different split.
-func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, st evaluator.State, now time.Time, interval time.Duration, withheld map[string]string) (out actuators.Splits, disagree []string, err error) {
+// under another replica's live lease with a different split.
+func (s *Stage) toWrite(ctx context.Context, a actuators.Actuator, all actuators.Splits, st evaluator.State, now time.Time, interval time.Duration, withheld map[string]string) (out actuators.Splits, disagree []string, err error) {
 	var known actuators.Splits
-	if h, ok := actuators.Backend(a).(holder); ok {
-		h.Hold(heldBy(a, all, withheld))
+	if h, ok := actuators.Backend(a).(wholeDocument); ok {
+		h.Hold(withheldBy(a, all, withheld))
 		s.mu.Lock()
 		known = s.applied[a.Name()]
 		s.mu.Unlock()
@@ -258,7 +296,7 @@ func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all 
 	}
 	operator := map[string]bool{}
 	for svc, o := range st.Overrides {
-		operator[svc] = operatorSplit(o, true)
+		operator[svc] = OperatorSplit(o, true)
 	}
 	at := s.elapsed()
 	s.mu.Lock()
@@ -266,17 +304,18 @@ func (s *actuationStage) toWrite(ctx context.Context, a actuators.Actuator, all 
 	return out, s.leases.lease(a.Name(), s.replica, out, cur, withheld, operator, now, at, interval), nil
 }
 
-// holder is a backend that writes every service in one document (the
-// file actuator): leaving a withheld service out would erase it, so it
-// is told which services are withheld and why, and gets their last
-// known split (withCurrent).
-type holder interface {
-	Hold(held map[string]string)
+// wholeDocument is a backend that writes every service in one document
+// (the file actuator): leaving a withheld service out would erase it, so
+// it is told which services are withheld and why (its method keeps the
+// file actuator's name, Hold), and gets their last known split
+// (withCurrent).
+type wholeDocument interface {
+	Hold(withheld map[string]string)
 }
 
-// heldBy are the services of withheld that actuator a handles, with why;
+// withheldBy are the services of withheld that actuator a handles, with why;
 // nil when none.
-func heldBy(a actuators.Actuator, all actuators.Splits, withheld map[string]string) map[string]string {
+func withheldBy(a actuators.Actuator, all actuators.Splits, withheld map[string]string) map[string]string {
 	var out map[string]string
 	for svc := range actuators.Handled(a, all) {
 		if why, ok := withheld[svc]; ok {
@@ -291,23 +330,23 @@ func heldBy(a actuators.Actuator, all actuators.Splits, withheld map[string]stri
 
 // actuate re-asserts the desired state of tick t on every actuator, in a
 // stable order; withheld services (withheldServices) keep what each
-// backend holds, and a split another replica holds is left to it
+// backend holds, and a split under another replica's live lease is left to it
 // (toWrite). It returns the services withheld for that, with
-// withheldReplicasDisagree. A failure leaves the decision standing; the
+// WithheldReplicasDisagree. A failure leaves the decision standing; the
 // next tick applies it again (level-triggered), so nothing is forgotten.
-func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld map[string]string) map[string]string {
+func (s *Stage) actuate(ctx context.Context, t *tick.Result, withheld map[string]string) map[string]string {
 	st, now, interval := t.Next, t.Time, t.Config.Global.EvaluationInterval
 	all := desired(st)
 	disagree := map[string]string{}
-	failing := map[string]condLine{} // by actuator, for s.logged
-	defer func() { s.logged.observe(now, "actuation", failing) }()
+	failing := map[string]condlog.Line{} // by actuator, for s.logged
+	defer func() { s.logged.Observe(now, "actuation", failing) }()
 	sorted := append([]actuators.Actuator(nil), t.Actuators...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
 	for _, a := range sorted {
 		start := s.now()
 		desired, others, err := s.toWrite(ctx, a, all, st, now, interval, withheld)
 		for _, svc := range others {
-			disagree[svc] = withheldReplicasDisagree
+			disagree[svc] = WithheldReplicasDisagree
 		}
 		if err == nil {
 			err = a.Apply(ctx, desired)
@@ -316,7 +355,7 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 		s.metrics.duration.WithLabelValues(a.Name()).Observe(applied.Sub(start).Seconds())
 		s.mu.Lock()
 		prev := s.outcomes[a.Name()]
-		out := ActuatorOutcome{Actuator: a.Name(), At: now, OK: err == nil}
+		out := Outcome{Actuator: a.Name(), At: now, OK: err == nil}
 		if err != nil {
 			out.Error = err.Error()
 			out.FailingSince = prev.FailingSince
@@ -328,9 +367,9 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 		s.mu.Unlock()
 		if err != nil {
 			s.metrics.total.WithLabelValues(a.Name(), "error").Inc()
-			failing[a.Name()] = condLine{level: slog.LevelError, msg: "actuation failed; retrying every tick", attrs: []any{"actuator", a.Name(), "err", err},
-				same: promapi.ErrorDetail(err), end: "actuation works again", endAttrs: []any{"actuator", a.Name()}}
-			s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
+			failing[a.Name()] = condlog.Line{Level: slog.LevelError, Msg: "actuation failed; retrying every tick", Attrs: []any{"actuator", a.Name(), "err", err},
+				Same: promapi.ErrorDetail(err), End: "actuation works again", EndAttrs: []any{"actuator", a.Name()}}
+			s.audit.Write(auditlog.Record{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Result: "error", Error: err.Error()})
 			t.Actuations = append(t.Actuations, s.noteActuation(a.Name(), now, nil, out.FailingSince, err)...)
 			s.noteFailedDrift(ctx, a, desired, all)
 			continue
@@ -352,7 +391,7 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 				result = "dry-run"
 			}
 			for svc, ds := range desired {
-				rec := auditRecord{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result}
+				rec := auditlog.Record{Time: now.UTC(), Type: "actuation", Actuator: a.Name(), Service: svc, Weights: ds.Weights, Result: result}
 				if have, ok := readBack[svc]; drift && ok && !have.Equal(ds) {
 					// A dry run (or a backend that did not take the split)
 					// left the backend short of the decision: record what it really holds.
@@ -370,7 +409,7 @@ func (s *actuationStage) actuate(ctx context.Context, t *tickResult, withheld ma
 // or all when toWrite failed before it knew), so drift counts until the
 // backend (a webhook's receiver) acknowledges the state. A backend that
 // cannot be read counts as drifted: nothing says it holds the state.
-func (s *actuationStage) noteFailedDrift(ctx context.Context, a actuators.Actuator, desired, all actuators.Splits) {
+func (s *Stage) noteFailedDrift(ctx context.Context, a actuators.Actuator, desired, all actuators.Splits) {
 	if desired == nil {
 		desired = all
 	}
@@ -383,7 +422,7 @@ func (s *actuationStage) noteFailedDrift(ctx context.Context, a actuators.Actuat
 
 // sameDesired remembers the last desired state audited per actuator so the
 // audit log records changes, not every idempotent re-assertion.
-func (s *actuationStage) sameDesired(name string, d actuators.Splits) bool {
+func (s *Stage) sameDesired(name string, d actuators.Splits) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.lastDesired[name]
@@ -402,14 +441,14 @@ func (s *actuationStage) sameDesired(name string, d actuators.Splits) bool {
 // auditDryRuns writes, for every service a dry-run drill keeps, what the
 // actuators would have applied (result "would"; Holds is the split they
 // keep) each time the planned split changes, and logs it.
-func (s *actuationStage) auditDryRuns(prev, next evaluator.State, now time.Time) {
+func (s *Stage) auditDryRuns(prev, next evaluator.State, now time.Time) {
 	for _, svc := range slices.Sorted(maps.Keys(next.Services)) {
 		kept, ok := next.DryRunHold(svc)
 		planned := next.Services[svc]
 		if !ok || (prev.Services[svc] != nil && prev.Services[svc].Equal(*planned)) {
 			continue
 		}
-		s.audit.Write(auditRecord{Time: now.UTC(), Type: "actuation", Service: svc, Weights: planned.Weights, Holds: kept.Weights,
+		s.audit.Write(auditlog.Record{Time: now.UTC(), Type: "actuation", Service: svc, Weights: planned.Weights, Holds: kept.Weights,
 			Result: "would", Reason: "dry-run drill: the actuators keep the split from before the drill"})
 		s.log.Info("dry-run drill: would apply", "service", svc, "weights", actuators.FormatWeights(planned.Weights),
 			"actuators_keep", actuators.FormatWeights(kept.Weights))
