@@ -34,8 +34,9 @@ func zeroEnv() map[string]any {
 // expr-lang against rules.AlertVars, and converts its tree into the
 // model's (rules.Expr), which the core evaluates. It refuses what the tree
 // does not hold (docs/configuration.md, "Alert conditions"). prog is
-// expr-lang's own program of the same condition, the reference the core
-// is tested against; run it on AlertExprEnv. Errors are one line, with the
+// expr-lang's own program of the same tree (unoptimised: the optimiser
+// may drop an operand that would fail, the core evaluates each it
+// reaches); run it on AlertExprEnv. Errors are one line, with the
 // line:column in src.
 func CompileAlertExpr(src string) (cond *rules.Expr, prog *vm.Program, err error) {
 	if strings.TrimSpace(src) == "" {
@@ -46,10 +47,9 @@ func CompileAlertExpr(src string) (cond *rules.Expr, prog *vm.Program, err error
 	// it cannot fold, such as 1 % 0), then unoptimised, so that the tree
 	// converted is the one the text spells (the optimiser folds constants
 	// and turns lists into maps).
-	prog, err = expr.Compile(src, expr.Env(env), expr.AsBool())
-	var plain *vm.Program
+	_, err = expr.Compile(src, expr.Env(env), expr.AsBool())
 	if err == nil {
-		plain, err = expr.Compile(src, expr.Env(env), expr.AsBool(), expr.Optimize(false))
+		prog, err = expr.Compile(src, expr.Env(env), expr.AsBool(), expr.Optimize(false))
 	}
 	if err != nil {
 		var ferr *file.Error
@@ -59,7 +59,7 @@ func CompileAlertExpr(src string) (cond *rules.Expr, prog *vm.Program, err error
 		return nil, nil, err
 	}
 	c := exprConverter{src: src}
-	cond, err = c.node(plain.Node())
+	cond, err = c.node(prog.Node())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +179,7 @@ func (c *exprConverter) node(n ast.Node) (*rules.Expr, error) {
 		e.Op, args = op, []ast.Node{n.Left, n.Right}
 	case *ast.BuiltinNode:
 		if n.Name != "len" || len(n.Arguments) != 1 {
-			return nil, c.errorf(n, "the function "+n.Name+" is not supported in alert conditions (len is)")
+			return nil, c.errorf(n, "the function "+n.Name+" is not supported in alert conditions; len is")
 		}
 		e.Op, args = rules.OpLen, n.Arguments
 	case *ast.ConditionalNode:
