@@ -1,9 +1,9 @@
 package evaluator
 
 import (
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hermes-failover/hermes/labelname"
@@ -29,7 +29,7 @@ func (s AlertState) String() string {
 	case StateFiring:
 		return "firing"
 	}
-	return fmt.Sprintf("alertstate(%d)", int(s))
+	return "alertstate(" + strconv.Itoa(int(s)) + ")"
 }
 
 // ResolvedRetention is how long a resolved alert is kept, so that senders
@@ -172,7 +172,7 @@ func (p *Policy) RestoreAlert(labels map[string]string, activeAt, now time.Time)
 	a := &Alert{Rule: name, Tier: r.Tier, Service: service, Route: route, Actuator: actuator,
 		State: StatePending, ActiveAt: activeAt, LastTrue: now,
 		Labels:      alertLabels(r, service, route, labels["level"], actuator, labels["drill"] == "true"),
-		Annotations: map[string]string{"summary": fmt.Sprintf("%s on %s: restored after a restart of Hermes.", name, where(service, route, actuator))},
+		Annotations: map[string]string{"summary": name + " on " + where(service, route, actuator) + ": restored after a restart of Hermes."},
 	}
 	if !activeAt.Add(r.For).After(now) {
 		a.State = StateFiring

@@ -1,24 +1,23 @@
 package evaluator
 
 import (
+	"math"
+	"strconv"
+	"strings"
 	"time"
-
-	"github.com/expr-lang/expr/ast"
-	"github.com/expr-lang/expr/vm"
+	"unicode/utf8"
 
 	"github.com/hermes-failover/hermes/rules"
 )
 
 // targetEnv is one target's alert environment, built only as far as its
 // rules need it. At 10,000 routes, building every route's signals map,
-// causes and evidence and running an expr program per rule and route cost
-// most of the alert rules' time, though a route with no active alert uses
-// them for nothing: here a route's signals, causes and evidence enter the
-// environment (see routeDetails) only when a rule runs its expr program or
-// an alert of the target moves; and a condition made only of the shapes
-// nativeCond knows is decided in Go, reading signals from the route's
-// contributions. What either gives is what the expr program gives on the
-// whole environment (TestTargetEnvMatchesExpr).
+// causes and evidence for every rule and route cost most of the alert
+// rules' time, though a route with no active alert uses them for nothing:
+// here a route's signals, causes and evidence enter the environment (see
+// routeDetails) only when a condition reads one of them other than
+// signals.x, or an alert of the target moves; signals.x is read from the
+// route's contributions (signal).
 type targetEnv struct {
 	env rules.AlertEnv
 	// route is the route whose details env still lacks; nil once they are
@@ -27,6 +26,8 @@ type targetEnv struct {
 	// p and now are what routeDetails needs besides the route.
 	p   *Policy
 	now time.Time
+	// err is the first run-time error of the condition being evaluated.
+	err error
 }
 
 // full is the whole environment.
@@ -36,34 +37,6 @@ func (t *targetEnv) full() *rules.AlertEnv {
 		t.route = nil
 	}
 	return &t.env
-}
-
-// alertCond is an alert rule's condition, compiled once per policy: its
-// expr program, the reference evaluation, and, when nativeCond knows its
-// shape, the same condition in Go. eval is the one way the core evaluates
-// a condition; TestTargetEnvMatchesExpr and
-// TestGeneratedConditionsMatchExpr hold it to the program.
-type alertCond struct {
-	prog   *vm.Program
-	native func(*targetEnv) bool // nil when nativeCond does not know the shape
-}
-
-// compileCond compiles the condition src (rules.CompileAlertExpr).
-func compileCond(src string) (alertCond, error) {
-	prog, err := rules.CompileAlertExpr(src)
-	if err != nil {
-		return alertCond{}, err
-	}
-	return alertCond{prog: prog, native: nativeCond(prog.Node())}, nil
-}
-
-// eval is what the condition gives for the target t, as the expr program
-// run by m gives it.
-func (c *alertCond) eval(t *targetEnv, m *vm.VM) (any, error) {
-	if c.native != nil {
-		return c.native(t), nil
-	}
-	return m.Run(c.prog, t.full())
 }
 
 // signal is what signals[name] gives: the map holds every contribution's
@@ -81,147 +54,435 @@ func (t *targetEnv) signal(name string) float64 {
 	return 0
 }
 
-// nativeCond is the condition n (a compiled program's tree) as a Go
-// function, reading the variables by the names rules/alertenv.go gives
-// them (rules.AlertFloat, AlertInt, AlertString, AlertBool, AlertListVar,
-// AlertSignals), nil unless n is made only of: the boolean fields degraded and
-// drill, true and false; !, not, &&, and, ||, or; comparisons of numbers
-// (score, stage, failing_for, signals.x or signals["x"], len of missing,
-// evidence or causes, a literal), as expr compares them (two ints as ints,
-// otherwise as float64); == and != of strings (route, service, level,
-// actuator, error, a literal). None of these can fail at run time.
-func nativeCond(n ast.Node) func(*targetEnv) bool {
-	switch n := n.(type) {
-	case *ast.BoolNode:
-		v := n.Value
+// Condition is an alert rule's condition (rules.AlertRuleConfig.Cond, the
+// tree the loader made of its text), compiled once per policy into Go
+// closures: the one interpreter of the alert language in the live path.
+// rules/config's TestCoreMatchesExprLang holds it to expr-lang's own.
+type Condition struct {
+	fn func(*targetEnv) bool
+}
+
+// CompileCondition compiles the condition cond of the rule whose text is
+// src (for the position of a run-time error).
+func CompileCondition(cond *rules.Expr, src string) (Condition, error) {
+	if cond == nil {
+		return Condition{}, errorString("its condition was not compiled: build the policy with rules/config (config.Config.Rules)")
+	}
+	c := condCompiler{src: src}
+	fn := c.bool(cond)
+	if c.err != nil {
+		return Condition{}, c.err
+	}
+	return Condition{fn: fn}, nil
+}
+
+// Eval is what the condition gives on the whole environment env; an error
+// (an integer modulo by zero) is spelled as expr-lang spells it.
+func (c *Condition) Eval(env *rules.AlertEnv) (bool, error) {
+	return c.eval(&targetEnv{env: *env})
+}
+
+// eval is what the condition gives for the target t.
+func (c *Condition) eval(t *targetEnv) (bool, error) {
+	t.err = nil
+	v := c.fn(t)
+	if t.err != nil {
+		return false, t.err
+	}
+	return v, nil
+}
+
+// errorString is an error of a fixed text.
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// condCompiler compiles a condition's tree into closures, keeping the
+// first error (a tree the loader would not make).
+type condCompiler struct {
+	src string
+	err error
+}
+
+// fail records a tree the compiler does not know.
+func (c *condCompiler) fail(n *rules.Expr) {
+	if c.err == nil {
+		c.err = errorString("unsupported node (op " + strconv.Itoa(int(n.Op)) + ", type " + strconv.Itoa(int(n.Type)) + ") at " +
+			strconv.Itoa(n.Line) + ":" + strconv.Itoa(n.Column))
+	}
+}
+
+// variable is the variable n reads, with whether it is of type t.
+func (c *condCompiler) variable(n *rules.Expr, t rules.ExprType) (rules.AlertVar, bool) {
+	v, ok := rules.LookupAlertVar(n.Name)
+	if !ok || v.Type != t {
+		c.fail(n)
+		return v, false
+	}
+	return v, true
+}
+
+// args compiles n's operands with f.
+func args[T any](n *rules.Expr, f func(*rules.Expr) func(*targetEnv) T) (l, r func(*targetEnv) T) {
+	return f(n.Args[0]), f(n.Args[1])
+}
+
+// bool compiles a boolean node.
+func (c *condCompiler) bool(n *rules.Expr) func(*targetEnv) bool {
+	if n.Type != rules.TypeBool {
+		c.fail(n)
+		return func(*targetEnv) bool { return false }
+	}
+	switch n.Op {
+	case rules.OpConst:
+		v := n.Bool
 		return func(*targetEnv) bool { return v }
-	case *ast.IdentifierNode:
-		if get, ok := rules.AlertBool(n.Value); ok {
+	case rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeBool); ok {
+			get := v.Bool
 			return func(t *targetEnv) bool { return get(&t.env) }
 		}
-	case *ast.UnaryNode:
-		if x := nativeCond(n.Node); x != nil && (n.Operator == "!" || n.Operator == "not") {
-			return func(t *targetEnv) bool { return !x(t) }
-		}
-	case *ast.BinaryNode:
-		return nativeBinary(n)
-	}
-	return nil
-}
-
-// nativeBinary is nativeCond of a binary node.
-func nativeBinary(n *ast.BinaryNode) func(*targetEnv) bool {
-	switch n.Operator {
-	case "&&", "and", "||", "or":
-		l, r := nativeCond(n.Left), nativeCond(n.Right)
-		if l == nil || r == nil {
-			return nil
-		}
-		if n.Operator == "&&" || n.Operator == "and" {
-			return func(t *targetEnv) bool { return l(t) && r(t) }
-		}
+	case rules.OpNot:
+		x := c.bool(n.Args[0])
+		return func(t *targetEnv) bool { return !x(t) }
+	case rules.OpAnd:
+		l, r := args(n, c.bool)
+		return func(t *targetEnv) bool { return l(t) && r(t) }
+	case rules.OpOr:
+		l, r := args(n, c.bool)
 		return func(t *targetEnv) bool { return l(t) || r(t) }
-	case "==", "!=":
-		if l, r := nativeString(n.Left), nativeString(n.Right); l != nil && r != nil {
-			if n.Operator == "==" {
-				return func(t *targetEnv) bool { return l(t) == r(t) }
-			}
-			return func(t *targetEnv) bool { return l(t) != r(t) }
+	case rules.OpEq, rules.OpNe, rules.OpLt, rules.OpLe, rules.OpGt, rules.OpGe:
+		return c.comparison(n)
+	case rules.OpIn:
+		return c.in(n)
+	case rules.OpContains, rules.OpStartsWith, rules.OpEndsWith:
+		l, r := args(n, c.string)
+		f := strings.Contains
+		switch n.Op {
+		case rules.OpStartsWith:
+			f = strings.HasPrefix
+		case rules.OpEndsWith:
+			f = strings.HasSuffix
 		}
-	case "<", "<=", ">", ">=":
-	default:
-		return nil
+		return func(t *targetEnv) bool { return f(l(t), r(t)) }
+	case rules.OpCond:
+		return cond(n, c.bool(n.Args[0]), c.bool)
 	}
-	li, lf := nativeNumber(n.Left)
-	ri, rf := nativeNumber(n.Right)
+	c.fail(n)
+	return func(*targetEnv) bool { return false }
+}
+
+// cond is cond ? a : b, the branches compiled with f.
+func cond[T any](n *rules.Expr, test func(*targetEnv) bool, f func(*rules.Expr) func(*targetEnv) T) func(*targetEnv) T {
+	a, b := f(n.Args[1]), f(n.Args[2])
+	return func(t *targetEnv) T {
+		if test(t) {
+			return a(t)
+		}
+		return b(t)
+	}
+}
+
+// comparison compiles ==, !=, <, <=, > and >=: of two ints as ints, of
+// numbers otherwise as float64 (as expr-lang compares them), of strings
+// and of booleans.
+func (c *condCompiler) comparison(n *rules.Expr) func(*targetEnv) bool {
+	lt, rt := n.Args[0].Type, n.Args[1].Type
 	switch {
-	case li != nil && ri != nil:
-		return compare(n.Operator, li, ri)
-	case (li != nil || lf != nil) && (ri != nil || rf != nil):
-		return compare(n.Operator, asFloat(li, lf), asFloat(ri, rf))
+	case lt == rules.TypeInt && rt == rules.TypeInt:
+		l, r := args(n, c.int)
+		return compare(n.Op, l, r)
+	case lt.Numeric() && rt.Numeric():
+		l, r := args(n, c.float)
+		return compare(n.Op, l, r)
+	case lt == rules.TypeString && rt == rules.TypeString:
+		l, r := args(n, c.string)
+		return compare(n.Op, l, r)
+	case lt == rules.TypeBool && rt == rules.TypeBool && (n.Op == rules.OpEq || n.Op == rules.OpNe):
+		l, r := args(n, c.bool)
+		ne := n.Op == rules.OpNe
+		return func(t *targetEnv) bool { return (l(t) == r(t)) != ne }
 	}
-	return nil
-}
-
-// asFloat is a numeric operand as a float64, as expr converts an int it
-// compares with a float.
-func asFloat(i func(*targetEnv) int, f func(*targetEnv) float64) func(*targetEnv) float64 {
-	if f != nil {
-		return f
-	}
-	return func(t *targetEnv) float64 { return float64(i(t)) }
-}
-
-// nativeNumber is n as a numeric operand: an int (i) or a float64 (f),
-// neither when n is not one nativeCond knows.
-func nativeNumber(n ast.Node) (i func(*targetEnv) int, f func(*targetEnv) float64) {
-	switch n := n.(type) {
-	case *ast.IntegerNode:
-		v := n.Value
-		return func(*targetEnv) int { return v }, nil
-	case *ast.FloatNode:
-		v := n.Value
-		return nil, func(*targetEnv) float64 { return v }
-	case *ast.IdentifierNode:
-		if get, ok := rules.AlertFloat(n.Value); ok {
-			return nil, func(t *targetEnv) float64 { return get(&t.env) }
-		}
-		if get, ok := rules.AlertInt(n.Value); ok {
-			return func(t *targetEnv) int { return get(&t.env) }, nil
-		}
-	case *ast.MemberNode:
-		id, ok := n.Node.(*ast.IdentifierNode)
-		key, isKey := n.Property.(*ast.StringNode)
-		if ok && isKey && id.Value == rules.AlertSignals && !n.Optional && !n.Method {
-			name := key.Value
-			return nil, func(t *targetEnv) float64 { return t.signal(name) }
-		}
-	case *ast.BuiltinNode:
-		if n.Name != "len" || len(n.Arguments) != 1 {
-			break
-		}
-		if id, ok := n.Arguments[0].(*ast.IdentifierNode); ok {
-			l, ok := rules.AlertListVar(id.Value)
-			switch {
-			case ok && l.Detail:
-				return func(t *targetEnv) int { return len(l.Get(t.full())) }, nil
-			case ok:
-				return func(t *targetEnv) int { return len(l.Get(&t.env)) }, nil
-			}
-		}
-	}
-	return nil, nil
-}
-
-// nativeString is a string operand, nil when n is not one nativeCond
-// knows.
-func nativeString(n ast.Node) func(*targetEnv) string {
-	switch n := n.(type) {
-	case *ast.StringNode:
-		v := n.Value
-		return func(*targetEnv) string { return v }
-	case *ast.IdentifierNode:
-		if get, ok := rules.AlertString(n.Value); ok {
-			return func(t *targetEnv) string { return get(&t.env) }
-		}
-	}
-	return nil
+	c.fail(n)
+	return func(*targetEnv) bool { return false }
 }
 
 // compare is the comparison op of l and r.
-func compare[T int | float64](op string, l, r func(*targetEnv) T) func(*targetEnv) bool {
+func compare[T int | float64 | string](op rules.ExprOp, l, r func(*targetEnv) T) func(*targetEnv) bool {
 	switch op {
-	case "==":
+	case rules.OpEq:
 		return func(t *targetEnv) bool { return l(t) == r(t) }
-	case "!=":
+	case rules.OpNe:
 		return func(t *targetEnv) bool { return l(t) != r(t) }
-	case "<":
+	case rules.OpLt:
 		return func(t *targetEnv) bool { return l(t) < r(t) }
-	case "<=":
+	case rules.OpLe:
 		return func(t *targetEnv) bool { return l(t) <= r(t) }
-	case ">":
+	case rules.OpGt:
 		return func(t *targetEnv) bool { return l(t) > r(t) }
-	default: // ">="
+	default: // OpGe
 		return func(t *targetEnv) bool { return l(t) >= r(t) }
 	}
+}
+
+// in compiles a string in a list, or a key in a map.
+func (c *condCompiler) in(n *rules.Expr) func(*targetEnv) bool {
+	x := c.string(n.Args[0])
+	switch n.Args[1].Type {
+	case rules.TypeStrings:
+		list := c.strings(n.Args[1])
+		return func(t *targetEnv) bool {
+			s := x(t)
+			for _, v := range list(t) {
+				if v == s {
+					return true
+				}
+			}
+			return false
+		}
+	case rules.TypeFloatMap:
+		m := c.floatMap(n.Args[1])
+		return func(t *targetEnv) bool { _, ok := m(t)[x(t)]; return ok }
+	case rules.TypeIntMap:
+		m := c.intMap(n.Args[1])
+		return func(t *targetEnv) bool { _, ok := m(t)[x(t)]; return ok }
+	}
+	c.fail(n)
+	return func(*targetEnv) bool { return false }
+}
+
+// int compiles an integer node.
+func (c *condCompiler) int(n *rules.Expr) func(*targetEnv) int {
+	if n.Type != rules.TypeInt {
+		c.fail(n)
+		return func(*targetEnv) int { return 0 }
+	}
+	switch n.Op {
+	case rules.OpConst:
+		v := n.Int
+		return func(*targetEnv) int { return v }
+	case rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeInt); ok {
+			get := v.Int
+			return func(t *targetEnv) int { return get(&t.env) }
+		}
+	case rules.OpIndex:
+		m, key := c.intMap(n.Args[0]), c.string(n.Args[1])
+		return func(t *targetEnv) int { return m(t)[key(t)] }
+	case rules.OpNeg:
+		x := c.int(n.Args[0])
+		return func(t *targetEnv) int { return -x(t) }
+	case rules.OpAdd:
+		l, r := args(n, c.int)
+		return func(t *targetEnv) int { return l(t) + r(t) }
+	case rules.OpSub:
+		l, r := args(n, c.int)
+		return func(t *targetEnv) int { return l(t) - r(t) }
+	case rules.OpMul:
+		l, r := args(n, c.int)
+		return func(t *targetEnv) int { return l(t) * r(t) }
+	case rules.OpMod:
+		l, r := args(n, c.int)
+		src, line, col := c.src, n.Line, n.Column
+		return func(t *targetEnv) int {
+			a, b := l(t), r(t)
+			if b == 0 {
+				if t.err == nil {
+					t.err = runtimeError(src, line, col, "runtime error: integer divide by zero")
+				}
+				return 0
+			}
+			return a % b
+		}
+	case rules.OpLen:
+		return c.length(n.Args[0])
+	case rules.OpCond:
+		return cond(n, c.bool(n.Args[0]), c.int)
+	}
+	c.fail(n)
+	return func(*targetEnv) int { return 0 }
+}
+
+// length compiles len(x): of a list or map its length, of a string its
+// runes (as expr-lang counts).
+func (c *condCompiler) length(n *rules.Expr) func(*targetEnv) int {
+	switch n.Type {
+	case rules.TypeString:
+		s := c.string(n)
+		return func(t *targetEnv) int { return utf8.RuneCountInString(s(t)) }
+	case rules.TypeStrings:
+		l := c.strings(n)
+		return func(t *targetEnv) int { return len(l(t)) }
+	case rules.TypeFloatMap:
+		m := c.floatMap(n)
+		return func(t *targetEnv) int { return len(m(t)) }
+	case rules.TypeIntMap:
+		m := c.intMap(n)
+		return func(t *targetEnv) int { return len(m(t)) }
+	}
+	c.fail(n)
+	return func(*targetEnv) int { return 0 }
+}
+
+// float compiles a numeric node as a float64 (an int converted, as
+// expr-lang converts an int it computes or compares with a float).
+func (c *condCompiler) float(n *rules.Expr) func(*targetEnv) float64 {
+	if n.Type == rules.TypeInt {
+		if n.Op == rules.OpConst {
+			v := float64(n.Int)
+			return func(*targetEnv) float64 { return v }
+		}
+		i := c.int(n)
+		return func(t *targetEnv) float64 { return float64(i(t)) }
+	}
+	if n.Type != rules.TypeFloat {
+		c.fail(n)
+		return func(*targetEnv) float64 { return 0 }
+	}
+	switch n.Op {
+	case rules.OpConst:
+		v := n.Float
+		return func(*targetEnv) float64 { return v }
+	case rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeFloat); ok {
+			get := v.Float
+			return func(t *targetEnv) float64 { return get(&t.env) }
+		}
+	case rules.OpIndex:
+		if m := n.Args[0]; m.Op == rules.OpVar && m.Name == rules.AlertSignals && n.Args[1].Op == rules.OpConst {
+			name := n.Args[1].Str
+			return func(t *targetEnv) float64 { return t.signal(name) }
+		}
+		m, key := c.floatMap(n.Args[0]), c.string(n.Args[1])
+		return func(t *targetEnv) float64 { return m(t)[key(t)] }
+	case rules.OpNeg:
+		x := c.float(n.Args[0])
+		return func(t *targetEnv) float64 { return -x(t) }
+	case rules.OpAdd:
+		l, r := args(n, c.float)
+		return func(t *targetEnv) float64 { return l(t) + r(t) }
+	case rules.OpSub:
+		l, r := args(n, c.float)
+		return func(t *targetEnv) float64 { return l(t) - r(t) }
+	case rules.OpMul:
+		l, r := args(n, c.float)
+		return func(t *targetEnv) float64 { return l(t) * r(t) }
+	case rules.OpDiv:
+		l, r := args(n, c.float)
+		return func(t *targetEnv) float64 { return l(t) / r(t) }
+	case rules.OpPow:
+		l, r := args(n, c.float)
+		return func(t *targetEnv) float64 { return math.Pow(l(t), r(t)) }
+	case rules.OpCond:
+		return cond(n, c.bool(n.Args[0]), c.float)
+	}
+	c.fail(n)
+	return func(*targetEnv) float64 { return 0 }
+}
+
+// string compiles a string node.
+func (c *condCompiler) string(n *rules.Expr) func(*targetEnv) string {
+	if n.Type != rules.TypeString {
+		c.fail(n)
+		return func(*targetEnv) string { return "" }
+	}
+	switch n.Op {
+	case rules.OpConst:
+		v := n.Str
+		return func(*targetEnv) string { return v }
+	case rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeString); ok {
+			get := v.String
+			return func(t *targetEnv) string { return get(&t.env) }
+		}
+	case rules.OpAdd:
+		l, r := args(n, c.string)
+		return func(t *targetEnv) string { return l(t) + r(t) }
+	case rules.OpCond:
+		return cond(n, c.bool(n.Args[0]), c.string)
+	}
+	c.fail(n)
+	return func(*targetEnv) string { return "" }
+}
+
+// strings compiles a list of strings.
+func (c *condCompiler) strings(n *rules.Expr) func(*targetEnv) []string {
+	if n.Type != rules.TypeStrings {
+		c.fail(n)
+		return func(*targetEnv) []string { return nil }
+	}
+	switch n.Op {
+	case rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeStrings); ok {
+			get := v.Strings
+			if v.Detail {
+				return func(t *targetEnv) []string { return get(t.full()) }
+			}
+			return func(t *targetEnv) []string { return get(&t.env) }
+		}
+	case rules.OpList:
+		items := make([]func(*targetEnv) string, len(n.Args))
+		for i, a := range n.Args {
+			items[i] = c.string(a)
+		}
+		return func(t *targetEnv) []string {
+			l := make([]string, len(items))
+			for i, f := range items {
+				l[i] = f(t)
+			}
+			return l
+		}
+	case rules.OpCond:
+		return cond(n, c.bool(n.Args[0]), c.strings)
+	}
+	c.fail(n)
+	return func(*targetEnv) []string { return nil }
+}
+
+// floatMap compiles a map of floats (signals).
+func (c *condCompiler) floatMap(n *rules.Expr) func(*targetEnv) map[string]float64 {
+	switch {
+	case n.Op == rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeFloatMap); ok {
+			get := v.FloatMap
+			if v.Detail {
+				return func(t *targetEnv) map[string]float64 { return get(t.full()) }
+			}
+			return func(t *targetEnv) map[string]float64 { return get(&t.env) }
+		}
+	case n.Op == rules.OpCond && n.Type == rules.TypeFloatMap:
+		return cond(n, c.bool(n.Args[0]), c.floatMap)
+	}
+	c.fail(n)
+	return func(*targetEnv) map[string]float64 { return nil }
+}
+
+// intMap compiles a map of ints (weights).
+func (c *condCompiler) intMap(n *rules.Expr) func(*targetEnv) map[string]int {
+	switch {
+	case n.Op == rules.OpVar:
+		if v, ok := c.variable(n, rules.TypeIntMap); ok {
+			get := v.IntMap
+			if v.Detail {
+				return func(t *targetEnv) map[string]int { return get(t.full()) }
+			}
+			return func(t *targetEnv) map[string]int { return get(&t.env) }
+		}
+	case n.Op == rules.OpCond && n.Type == rules.TypeIntMap:
+		return cond(n, c.bool(n.Args[0]), c.intMap)
+	}
+	c.fail(n)
+	return func(*targetEnv) map[string]int { return nil }
+}
+
+// runtimeError is a run-time error of the condition src at line:col,
+// spelled as expr-lang spells it (file.Error): the message, the position,
+// and the line with a caret under the column.
+func runtimeError(src string, line, col int, msg string) error {
+	text := msg + " (" + strconv.Itoa(line) + ":" + strconv.Itoa(col+1) + ")"
+	lines := strings.Split(src, "\n")
+	if line < 1 || line > len(lines) || lines[line-1] == "" {
+		return errorString(text)
+	}
+	return errorString(text + "\n | " + strings.ReplaceAll(lines[line-1], "\t", " ") + "\n | " + strings.Repeat(".", col) + "^")
 }

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// condCases are conditions covering every shape nativeCond knows, in
-// int, float and mixed comparisons, and some it leaves to the expr program.
+// condCases are conditions of every kind of node the alert language's tree
+// holds (rules.Expr), in int, float and mixed comparisons. rules/config's
+// TestCoreMatchesExprLang holds the compiled conditions to expr-lang's
+// evaluation; here, to themselves on a target's lazy environment.
 var condCases = []string{
 	`true`, `false`, `degraded`, `drill`, `!degraded`, `not drill`, `!(score > 1)`,
 	`score < 60`, `score <= 60`, `score > 60.5`, `score >= 60`, `score == 60`, `score != 60`, `60 > score`,
@@ -29,45 +29,36 @@ var condCases = []string{
 	`level != "manual" or degraded`, `"manual" == level`, `route == "svc0-route1"`, `service != "svc1"`,
 	`actuator == "split"`, `error != ""`, `route == service`,
 	`level == "normal" && (signals.response_size_ratio < 0.6 || signals.response_size_ratio > 1.8)`,
-	// Left to the expr program.
 	`"error_body_ratio" in missing`, `level in ["warm", "shed"]`, `score + 1 > 60`, `-score < -60`,
-	`degraded == true`, `level < "m"`, `signals?.p95_ratio > 1`, `route != "route" && 1 % stage == 0 || score < 0`,
-	`let s = score; s < 60`, `weights["svc0-route0"] > 50`, `any(missing, # == "p95_ratio")`,
-	`missing[0] == "p95_ratio"`,
+	`degraded == true`, `level < "m"`, `route != "route" && 1 % stage == 0 || score < 0`,
+	`weights["svc0-route0"] > 50`, `"p95_ratio" in signals`, `len(signals) > 2`, `signals[level] > 0`,
+	`(stage > 0 ? score : 100.0) < 60`, `len(waiting) > 0`,
 }
 
-// TestTargetEnvMatchesExpr compares targetEnv with the plain computation:
-// for the conditions of the shipped policies and condCases, on random
-// route, service and actuator environments, eval gives what the expr
-// program gives on the environment alertEnv and routeDetails build from
-// scratch (the same value, the same error), and full is that environment.
-func TestTargetEnvMatchesExpr(t *testing.T) {
+// TestTargetEnvMatchesFull: for the conditions of the shipped policies and
+// condCases, on random route, service and actuator environments, a
+// target's lazy environment (targetEnv, whose route details enter only
+// when read) gives what the whole environment alertEnv and routeDetails
+// build from scratch gives (the same value, the same error), and full is
+// that environment.
+func TestTargetEnvMatchesFull(t *testing.T) {
 	var conds []*alertRule
 	for _, path := range []string{"../rules/hermes.yaml", "../rules/hermes-at-scale.yaml"} {
 		cfg, err := config.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range cfg.Alerts {
+		for _, a := range cfg.Rules().Alerts {
 			conds = append(conds, mustCompileCond(t, a.Expr))
 		}
 	}
 	for _, src := range condCases {
 		conds = append(conds, mustCompileCond(t, src))
 	}
-	matchExpr(t, conds, rand.New(rand.NewPCG(1, 2)), 500)
-}
-
-// matchExpr checks conds on n random route, service and actuator
-// environments: eval gives what the expr program gives on the
-// environment alertEnv and routeDetails build from scratch (the same
-// value, the same error), and full is that environment.
-func matchExpr(t *testing.T, conds []*alertRule, rng *rand.Rand, n int) {
-	t.Helper()
-	var plain, fast vm.VM
+	rng := rand.New(rand.NewPCG(1, 2))
 	p := policyWithActuator(t)
 	now := time.Unix(1e9, 0)
-	for i := range n {
+	for i := range 500 {
 		rs := randomRouteState(rng)
 		svc := rules.ServiceConfig{Name: "svc0"}
 		want := alertEnv(p, State{}, svc, nil, "svc0-route1", nil, rs, map[string]float64{}, now)
@@ -84,11 +75,11 @@ func matchExpr(t *testing.T, conds []*alertRule, rng *rand.Rand, n int) {
 				{false, other, targetEnv{env: other}},
 			} {
 				c.t.env.Signals = maps.Clone(c.t.env.Signals) // no map shared with the scratch environment
-				wantRes, wantErr := plain.Run(r.cond.prog, &c.scratch)
-				res, err := r.cond.eval(&c.t, &fast)
-				if fmt.Sprintf("%T %v %v", res, res, err) != fmt.Sprintf("%T %v %v", wantRes, wantRes, wantErr) {
-					t.Fatalf("case %d, %s on %#v: eval gave %T %v, %v; the expr program %T %v, %v",
-						i, r.cfg.Expr, c.scratch, res, res, err, wantRes, wantRes, wantErr)
+				wantRes, wantErr := r.cond.Eval(&c.scratch)
+				res, err := r.cond.eval(&c.t)
+				if fmt.Sprint(res, err) != fmt.Sprint(wantRes, wantErr) {
+					t.Fatalf("case %d, %s on %#v: the lazy environment gave %v, %v; the whole one %v, %v",
+						i, r.cfg.Expr, c.scratch, res, err, wantRes, wantErr)
 				}
 				if got, want := fmt.Sprintf("%#v", *c.t.full()), wantText[c.route]; got != want {
 					t.Fatalf("case %d, %s: full is\n%s\nwant\n%s", i, r.cfg.Expr, got, want)
@@ -98,96 +89,31 @@ func matchExpr(t *testing.T, conds []*alertRule, rng *rand.Rand, n int) {
 	}
 }
 
-// TestGeneratedConditionsMatchExpr: on 2,000 conditions generated from the
-// alert language's grammar (genCond), most in the shapes nativeCond
-// knows, some not, the compiled condition (alertCond) gives what expr's
-// program gives, on random environments.
-func TestGeneratedConditionsMatchExpr(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 8))
-	var conds []*alertRule
-	native := 0
-	for range 2000 {
-		r := mustCompileCond(t, genCond(rng, 3))
-		if r.cond.native != nil {
-			native++
-		}
-		conds = append(conds, r)
+// TestRuleWithoutTreeIsRefused: a policy not built by the loader has no
+// compiled conditions, and the core says so rather than never firing.
+func TestRuleWithoutTreeIsRefused(t *testing.T) {
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if native < len(conds)/2 || native == len(conds) {
-		t.Fatalf("%d of %d generated conditions are native: the generator no longer covers both evaluations", native, len(conds))
-	}
-	matchExpr(t, conds, rng, 10)
-}
-
-// genCond is a random boolean condition of the alert language, nested at
-// most depth deep: the variables, literals and operators nativeCond knows,
-// and now and then a shape it leaves to expr (arithmetic, in, a
-// comparison of booleans).
-func genCond(rng *rand.Rand, depth int) string {
-	if depth == 0 || rng.IntN(3) == 0 {
-		switch rng.IntN(8) {
-		case 0:
-			return pick(rng, "degraded", "drill", "true", "false")
-		case 1:
-			return genString(rng) + pick(rng, " == ", " != ") + genString(rng)
-		case 2:
-			return pick(rng, genNumber(rng)+" + 1 > "+genNumber(rng), `"`+pick(rng, condSignals...)+`" in missing`,
-				"degraded == drill", `level in ["warm", "shed"]`)
-		default:
-			return genNumber(rng) + pick(rng, " == ", " != ", " < ", " <= ", " > ", " >= ") + genNumber(rng)
-		}
-	}
-	switch rng.IntN(3) {
-	case 0:
-		return pick(rng, "!", "not ") + "(" + genCond(rng, depth-1) + ")"
-	default:
-		return "(" + genCond(rng, depth-1) + pick(rng, " && ", " and ", " || ", " or ") + genCond(rng, depth-1) + ")"
-	}
-}
-
-// genNumber is a numeric operand: a number variable, a signal, a list's
-// length or a literal.
-func genNumber(rng *rand.Rand) string {
-	sig := pick(rng, condSignals...)
-	return pick(rng, "score", "stage", "failing_for", "signals."+sig, `signals["`+sig+`"]`,
-		"len(missing)", "len(evidence)", "len(causes)", "0", "1", "2", "-1", "0.03", "60", "59.99", "1.5")
-}
-
-// genString is a string operand: a string variable or a literal.
-func genString(rng *rand.Rand) string {
-	return pick(rng, "route", "service", "level", "actuator", "error",
-		`""`, `"svc0-route1"`, `"svc1"`, `"normal"`, `"failover"`, `"split"`, `"exit 1"`)
-}
-
-// TestShippedConditionsAreNative keeps the shipped policies' conditions in
-// the shapes nativeCond knows: their expr programs cost most of the alert
-// rules' time at 10,000 routes.
-func TestShippedConditionsAreNative(t *testing.T) {
-	for _, path := range []string{"../rules/hermes.yaml", "../rules/hermes-at-scale.yaml"} {
-		cfg, err := config.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range cfg.Alerts {
-			if mustCompileCond(t, a.Expr).cond.native == nil {
-				t.Errorf("%s: %s %q runs its expr program", path, a.Name, a.Expr)
-			}
-		}
-	}
-	for _, src := range condCases {
-		if mustCompileCond(t, src).cond.native == nil {
-			t.Logf("left to expr: %s", src)
-		}
+	pol := cfg.Rules()
+	pol.Alerts[0].Cond = nil
+	if _, err := NewPolicy(pol); err == nil {
+		t.Fatal("NewPolicy accepted an alert rule without its compiled condition")
 	}
 }
 
 func mustCompileCond(t *testing.T, src string) *alertRule {
 	t.Helper()
-	cond, err := compileCond(src)
+	tree, _, err := config.CompileAlertExpr(src)
 	if err != nil {
 		t.Fatalf("%s: %v", src, err)
 	}
-	return &alertRule{cfg: rules.AlertRuleConfig{Expr: src}, cond: cond}
+	cond, err := CompileCondition(tree, src)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	return &alertRule{cfg: rules.AlertRuleConfig{Expr: src, Cond: tree}, cond: cond}
 }
 
 // condSignals are the signal names random environments use: shipped ones,

@@ -1,44 +1,52 @@
 package evaluator
 
 import (
-	"bytes"
-	"fmt"
 	"maps"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"text/template"
 	"time"
-
-	"github.com/expr-lang/expr/vm"
 
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/traffic"
 )
 
-// alertRule is a compiled alert rule of the policy.
+// alertRule is a compiled alert rule of the policy: its condition
+// compiled (alertcond.go), its summary and description as the loader
+// parsed them (rules.AlertText).
 type alertRule struct {
-	cfg         rules.AlertRuleConfig
-	cond        alertCond
-	summary     *template.Template
-	description *template.Template
+	cfg  rules.AlertRuleConfig
+	cond Condition
 }
 
 func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
-	cond, err := compileCond(a.Expr)
+	cond, err := CompileCondition(a.Cond, a.Expr)
 	if err != nil {
-		return nil, fmt.Errorf("expr: %w", err)
+		return nil, wrapError("expr: ", err)
 	}
-	r := &alertRule{cfg: a, cond: cond}
-	if r.summary, err = rules.ParseTemplate(a.Name+".summary", a.Summary); err != nil {
-		return nil, fmt.Errorf("summary: %w", err)
+	for _, t := range [...]struct {
+		name, src string
+		text      rules.AlertText
+	}{{"summary", a.Summary, a.SummaryText}, {"description", a.Description, a.DescriptionText}} {
+		if strings.TrimSpace(t.src) != "" && t.text == nil {
+			return nil, errorString(t.name + ": its template was not parsed: build the policy with rules/config (config.Config.Rules)")
+		}
 	}
-	if r.description, err = rules.ParseTemplate(a.Name+".description", a.Description); err != nil {
-		return nil, fmt.Errorf("description: %w", err)
-	}
-	return r, nil
+	return &alertRule{cfg: a, cond: cond}, nil
 }
+
+// wrapError is err after prefix, unwrapping to err (fmt.Errorf's %w,
+// without fmt in the core).
+func wrapError(prefix string, err error) error { return &wrappedError{prefix, err} }
+
+type wrappedError struct {
+	prefix string
+	err    error
+}
+
+func (e *wrappedError) Error() string { return e.prefix + e.err.Error() }
+func (e *wrappedError) Unwrap() error { return e.err }
 
 // evalAlerts moves every alert instance by one tick and returns its events,
 // ordered by rule, then by target: services (service scope before its
@@ -72,8 +80,8 @@ func evalAlerts(p *Policy, s State, routes []RouteState, snap Snapshot, now time
 type alertTarget struct{ service, route, actuator string }
 
 // alertEval is one tick's evaluation of the alert rules, target by target.
-// One expr VM, one environment and one signals map serve every target in
-// turn: nothing keeps an environment once its target's rules ran.
+// One environment and one signals map serve every target in turn: nothing
+// keeps an environment once its target's rules ran.
 type alertEval struct {
 	p       *Policy
 	now     time.Time
@@ -81,7 +89,6 @@ type alertEval struct {
 	next    map[string]*Alert
 	out     []orderedEvent
 	targets int
-	machine vm.VM
 	env     targetEnv
 	signals map[string]float64
 }
@@ -118,13 +125,8 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 	var cache annotationCache
 	for _, ri := range scoped {
 		r := e.p.alerts[ri]
-		res, err := r.cond.eval(env, &e.machine)
-		cond, isBool := res.(bool)
-		if err == nil && !isBool {
-			err = fmt.Errorf("the expression gave %T %v, not a boolean", res, res)
-		}
+		cond, err := r.cond.eval(env)
 		if err != nil {
-			cond = false
 			e.out = append(e.out, orderedEvent{ri, target, Event{Time: e.now, Type: EventAlertError, Name: r.cfg.Name,
 				Service: env.env.Service, Route: env.env.Route, Reasons: []string{err.Error()}}})
 		}
@@ -309,22 +311,19 @@ type annotationCache struct {
 func renderAnnotations(r *alertRule, env rules.AlertEnv, cache *annotationCache) map[string]string {
 	data := env.TemplateData()
 	ann := make(map[string]string, 3)
-	var b bytes.Buffer
 	for _, t := range [...]struct {
 		name, src string
-		tmpl      *template.Template
-	}{{"summary", r.cfg.Summary, r.summary}, {"description", r.cfg.Description, r.description}} {
-		name := t.name
+		text      rules.AlertText
+	}{{"summary", r.cfg.Summary, r.cfg.SummaryText}, {"description", r.cfg.Description, r.cfg.DescriptionText}} {
 		if strings.TrimSpace(t.src) == "" {
 			continue // renders nothing
 		}
-		b.Reset()
-		if err := t.tmpl.Execute(&b, data); err != nil {
-			b.Reset()
-			fmt.Fprintf(&b, "template error: %v", err)
+		out, err := t.text.Render(data)
+		if err != nil {
+			out = "template error: " + err.Error()
 		}
-		if s := strings.TrimSpace(b.String()); s != "" {
-			ann[name] = s
+		if s := strings.TrimSpace(out); s != "" {
+			ann[t.name] = s
 		}
 	}
 	if _, ok := ann["description"]; !ok && env.Route != "" {
@@ -372,15 +371,9 @@ func scoreBreakdown(env rules.AlertEnv) string {
 	return string(b)
 }
 
-// appendFloat appends v as fmt's %.<prec><fmt> writes it (%<fmt> for a
-// prec of -1).
+// appendFloat appends v as fmt's %.<prec><fmt> writes it: strconv
+// writes the same for finite values, infinities (+Inf, -Inf) and NaN.
 func appendFloat(b []byte, v float64, fmtc byte, prec int) []byte {
-	if math.IsInf(v, 0) {
-		if prec < 0 {
-			return fmt.Appendf(b, "%"+string(fmtc), v)
-		}
-		return fmt.Appendf(b, "%.*"+string(fmtc), prec, v)
-	}
 	return strconv.AppendFloat(b, v, fmtc, prec, 64)
 }
 

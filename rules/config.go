@@ -251,8 +251,9 @@ type AlertRuleConfig struct {
 	Tier string `yaml:"tier" mapstructure:"tier"`
 	// Scope is "route" (default), "service" or "actuator".
 	Scope string `yaml:"scope" mapstructure:"scope"`
-	// Expr is an expr-lang boolean condition; docs/configuration.md ("Alert
-	// variables") lists its variables.
+	// Expr is a boolean condition in expr-lang's language, of the part
+	// Expr (the tree) holds; docs/configuration.md ("Alert variables")
+	// lists its variables.
 	Expr          string            `yaml:"expr" mapstructure:"expr"`
 	For           time.Duration     `yaml:"for" mapstructure:"for"`
 	KeepFiringFor time.Duration     `yaml:"keep_firing_for" mapstructure:"keep_firing_for"`
@@ -260,4 +261,11 @@ type AlertRuleConfig struct {
 	Summary       string            `yaml:"summary" mapstructure:"summary"`
 	Description   string            `yaml:"description" mapstructure:"description"`
 	RunbookURL    string            `yaml:"runbook_url" mapstructure:"runbook_url"`
+
+	// Cond is Expr as the core evaluates it, Summary and Description
+	// as it renders them (nil for an empty template): the loader
+	// (rules/config, Config.Rules) makes them from the texts above.
+	Cond            *Expr     `yaml:"-" mapstructure:"-"`
+	SummaryText     AlertText `yaml:"-" mapstructure:"-"`
+	DescriptionText AlertText `yaml:"-" mapstructure:"-"`
 }

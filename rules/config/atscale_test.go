@@ -45,6 +45,11 @@ func TestAtScaleIsTheDefaultPolicy(t *testing.T) {
 	}
 	at.Signals, def.Signals = nil, nil
 	at.src, def.src = nil, nil
+	for _, c := range []*Config{at, def} {
+		for i := range c.Alerts { // parsed templates hold functions, never deeply equal
+			c.Alerts[i].SummaryText, c.Alerts[i].DescriptionText = nil, nil
+		}
+	}
 	if !reflect.DeepEqual(at, def) {
 		t.Errorf("%s differs from hermes.yaml outside its signals", atScalePath)
 	}

@@ -31,7 +31,8 @@ type Config struct {
 
 // Rules is the policy of c for the core (evaluator.NewPolicy), prepared
 // from c as it is now: its actuators' names and what the signals' PromQL
-// says of their windows (rules.DerivedWindows) are worked out afresh, so a
+// says of their windows (rules.DerivedWindows) are worked out afresh, and
+// its alert rules' conditions and templates compiled (compileAlertRule), so a
 // Config changed after Parse (tests do) gives the policy it reads as.
 // c itself is not changed.
 func (c *Config) Rules() *rules.Policy {
@@ -44,6 +45,10 @@ func (c *Config) Rules() *rules.Policy {
 	p.Services = slices.Clone(c.Services)
 	for i := range p.Services {
 		p.Services[i].MaxShiftPerTick = shiftLimit(c.Actuators, p.Services[i].Name)
+	}
+	p.Alerts = slices.Clone(c.Alerts)
+	for i := range p.Alerts {
+		compileAlertRule(&p.Alerts[i])
 	}
 	return &p
 }

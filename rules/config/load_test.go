@@ -260,15 +260,15 @@ func TestLineOf(t *testing.T) {
 // The alert environment, shared with the evaluator.
 
 func TestAlertExpr(t *testing.T) {
-	prog, err := rules.CompileAlertExpr(`level == "failover" && signals.hard_fail_ratio > 0.2 && signals["quota"] < 1 && len(missing) == 0`)
+	cond, prog, err := CompileAlertExpr(`level == "failover" && signals.hard_fail_ratio > 0.2 && signals["quota"] < 1 && len(missing) == 0`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rules.AlertSignalRefs(prog); strings.Join(got, ",") != "hard_fail_ratio,quota" {
-		t.Errorf("AlertSignalRefs = %v", got)
+	if got := cond.SignalRefs(); strings.Join(got, ",") != "hard_fail_ratio,quota" {
+		t.Errorf("SignalRefs = %v", got)
 	}
 	env := rules.AlertEnv{Level: "failover", Signals: map[string]float64{"hard_fail_ratio": 0.5, "quota": math.NaN()}}
-	out, err := expr.Run(prog, env)
+	out, err := expr.Run(prog, AlertExprEnv(&env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestAlertExpr(t *testing.T) {
 		t.Errorf("got %v, want false", out)
 	}
 	env.Signals["quota"] = 0.5
-	if out, _ := expr.Run(prog, env); out != true {
+	if out, _ := expr.Run(prog, AlertExprEnv(&env)); out != true {
 		t.Errorf("got %v, want true", out)
 	}
 
@@ -287,7 +287,7 @@ func TestAlertExpr(t *testing.T) {
 		"   ":          "expression is empty",
 		"weights.free": "expected bool",
 	} {
-		_, err := rules.CompileAlertExpr(src)
+		_, _, err := CompileAlertExpr(src)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("CompileAlertExpr(%q) = %v, want one line containing %q", src, err, want)
 		}

@@ -463,11 +463,11 @@ func (c *Config) validateAlerts(ch *checker, signals map[string]bool) {
 		if a.Scope != rules.ScopeRoute && a.Scope != rules.ScopeService && a.Scope != rules.ScopeActuator {
 			ch.errorf(where.field("scope"), "must be %q, %q or %q, got %q", rules.ScopeRoute, rules.ScopeService, rules.ScopeActuator, a.Scope)
 		}
-		if prog, err := rules.CompileAlertExpr(a.Expr); err != nil {
+		if cond, prog, err := CompileAlertExpr(a.Expr); err != nil {
 			ch.errorf(where.field("expr"), "%v", err)
 		} else {
 			unknown := false
-			for _, name := range rules.AlertSignalRefs(prog) {
+			for _, name := range cond.SignalRefs() {
 				if !signals[name] {
 					ch.errorf(where.field("expr"), "unknown signal %q", name)
 					unknown = true
@@ -548,7 +548,7 @@ func checkAlertExpr(prog *vm.Program, scope string, sample rules.TemplateData) e
 	env := sampleAlertEnv(scope, sample)
 	// CompileAlertExpr compiles with expr.AsBool, so the VM casts the result:
 	// a value that is not a boolean is a run-time error too.
-	if _, err := vm.Run(prog, &env); err != nil {
+	if _, err := vm.Run(prog, AlertExprEnv(&env)); err != nil {
 		return fmt.Errorf("fails at run time on sample data (%s scope, stage 0, every signal 0): %s", scope, firstLine(err))
 	}
 	return nil
@@ -557,7 +557,7 @@ func checkAlertExpr(prog *vm.Program, scope string, sample rules.TemplateData) e
 // checkTemplate parses text and runs it on sample data, so that unknown
 // fields and signals are caught before an alert fires.
 func checkTemplate(name, text string, sample rules.TemplateData) error {
-	t, err := rules.ParseTemplate(name, text)
+	t, err := ParseTemplate(name, text)
 	if err != nil {
 		return err
 	}
