@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -380,9 +379,9 @@ func appendWindow(b []byte, d time.Duration) []byte {
 func fmtWindow(d time.Duration) string {
 	switch {
 	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
 	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
 	}
 	return d.String()
 }

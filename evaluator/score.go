@@ -182,23 +182,22 @@ func (c *Contribution) reasons() []string {
 		ev = ": " + t
 	}
 	if c.Penalty > 0 {
-		out = append(out, fmt.Sprintf("%s %s (-%.1f)%s", c.Signal, fmtValue(c.Value), c.Penalty, ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" (-"+fixed(c.Penalty, 1)+")"+ev)
 	}
 	if c.CapsAt >= 0 {
-		out = append(out, fmt.Sprintf("%s %s caps score at %g%s", c.Signal, fmtValue(c.Value), c.CapsAt, ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" caps score at "+gText(c.CapsAt)+ev)
 	}
 	if c.Floor > traffic.Normal {
-		out = append(out, fmt.Sprintf("%s %s forces at least %s%s", c.Signal, fmtValue(c.Value), c.Floor, ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" forces at least "+c.Floor.String()+ev)
 	}
 	if c.Unproven {
-		out = append(out, fmt.Sprintf("%s %s held%s", c.Signal, fmtValue(c.Value), ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" held"+ev)
 	}
 	return out
 }
 
-func fmtValue(v float64) string {
-	return fmt.Sprintf("%.3g", v)
-}
+// fmtValue writes a signal's value with three significant digits.
+func fmtValue(v float64) string { return digits(v, 3) }
 
 // beyond returns how far v is past the bound, and whether it is past it.
 func beyond(b rules.Bound, v float64) (float64, bool) {
