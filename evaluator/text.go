@@ -3,6 +3,7 @@ package evaluator
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The core writes its reasons and errors with strconv and strings, not
@@ -36,3 +37,7 @@ func wrap(msg string, err error) error { return &wrapError{msg: msg, err: err} }
 
 func (e *wrapError) Error() string { return e.msg + ": " + e.err.Error() }
 func (e *wrapError) Unwrap() error { return e.err }
+
+// WindowText writes a window as people write it, as evidence texts do:
+// 2m, 90s, 1h. The status API writes a contribution's window with it.
+func WindowText(d time.Duration) string { return fmtWindow(d) }
