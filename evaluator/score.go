@@ -17,8 +17,8 @@ import (
 // the calls or samples behind the value, the window and the bound its
 // text gives). It has one representation: the shell writes it on the
 // wire (web/api.Contribution). A route's score holds one per signal, and
-// a fleet's state one per route and signal, so it is kept small: each
-// group's flags sit at its end (112 bytes).
+// a fleet's state one per route and signal, so it is kept small (104
+// bytes: the effect's and the evidence's flags share one word).
 type Contribution struct {
 	// What moved the route: the signal and its value. AlertValue is what
 	// alert expressions see as signals.NAME: the lower confidence bound
@@ -40,23 +40,24 @@ type Contribution struct {
 	Unproven bool
 
 	// On what evidence. Status says whether the signal had a sample;
-	// Idle that it needs user traffic and the route gets none.
-	Status SampleStatus
-	Idle   bool
-	// Counted: Volume is the count behind Value (calls or samples).
-	Counted bool
-	Volume  float64
-	// Reason is why the signal has no value (a sample's error);
-	// ReasonText is what to show.
-	Reason string
-	// evidence, evidenceKind and bound make ReasonText the evidence text
+	// Idle that it needs user traffic and the route gets none; Counted
+	// that Volume is the count behind Value (calls or samples). Reason is
+	// why the signal has no value (a sample's error); ReasonText is what
+	// to show.
+	//
+	// evidenceKind, evidence and bound make ReasonText the evidence text
 	// of a counted signal, written only when asked for (evidence.go):
-	// evidence is the signal's text format and the longer window that
-	// gave the text's bound, if one did (see Window); evidenceKind which
-	// end of the interval the text gives, and bound that end.
+	// evidenceKind says which end of the interval the text gives, bound
+	// is that end, and evidence the signal's text format and the longer
+	// window that gave the bound, if one did (see Window).
+	Status       SampleStatus
+	Idle         bool
+	Counted      bool
+	evidenceKind evidenceKind
+	Volume       float64
+	Reason       string
 	evidence     *evidence
 	bound        float64
-	evidenceKind evidenceKind
 }
 
 // Window is the longer window of the signal whose calls gave the bound
