@@ -1,9 +1,9 @@
 package evaluator
 
 import (
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -46,7 +46,7 @@ func (a Actuation) String() string {
 	}
 	var parts []string
 	for _, r := range slices.Sorted(maps.Keys(a.Weights)) {
-		parts = append(parts, fmt.Sprintf("%s %d%%", r, a.Weights[r]))
+		parts = append(parts, r+" "+strconv.Itoa(a.Weights[r])+"%")
 	}
-	return fmt.Sprintf("actuator %s applied %s: %s (ok)", a.Actuator, a.Service, strings.Join(parts, ", "))
+	return "actuator " + a.Actuator + " applied " + a.Service + ": " + strings.Join(parts, ", ") + " (ok)"
 }

@@ -23,7 +23,7 @@ type alertRule struct {
 func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 	cond, err := CompileCondition(a.Cond, a.Expr)
 	if err != nil {
-		return nil, wrapError("expr: ", err)
+		return nil, wrap("expr", err)
 	}
 	for _, t := range [...]struct {
 		name, src string
@@ -35,18 +35,6 @@ func compileAlert(a rules.AlertRuleConfig) (*alertRule, error) {
 	}
 	return &alertRule{cfg: a, cond: cond}, nil
 }
-
-// wrapError is err after prefix, unwrapping to err (fmt.Errorf's %w,
-// without fmt in the core).
-func wrapError(prefix string, err error) error { return &wrappedError{prefix, err} }
-
-type wrappedError struct {
-	prefix string
-	err    error
-}
-
-func (e *wrappedError) Error() string { return e.prefix + e.err.Error() }
-func (e *wrappedError) Unwrap() error { return e.err }
 
 // evalAlerts moves every alert instance by one tick and returns its events,
 // ordered by rule, then by target: services (service scope before its

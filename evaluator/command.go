@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,24 +53,24 @@ type Command struct {
 // the same checks; callers use Check to refuse a request before queueing it.
 func Check(p *Policy, s State, cmd Command) error {
 	if cmd.Reason == "" {
-		return fmt.Errorf("a reason is required")
+		return errors.New("a reason is required")
 	}
 	switch cmd.Kind {
 	case CommandRelease:
 		rs, ok := s.Routes[cmd.Route]
 		if !ok {
-			return fmt.Errorf("release: unknown route %q; the routes are %s", cmd.Route, quoteList(p.Routes()))
+			return errors.New("release: unknown route " + strconv.Quote(cmd.Route) + "; the routes are " + quoteList(p.Routes()))
 		}
 		if rs.Level != traffic.Manual {
-			return fmt.Errorf("release: route %q is %s, not manual", cmd.Route, rs.Level)
+			return errors.New("release: route " + strconv.Quote(cmd.Route) + " is " + rs.Level.String() + ", not manual")
 		}
 	case CommandPin, CommandPause:
 		svc, ok := p.services[cmd.Service]
 		if !ok {
-			return fmt.Errorf("unknown service %q; the services are %s", cmd.Service, quoteList(p.serviceNames()))
+			return errors.New("unknown service " + strconv.Quote(cmd.Service) + "; the services are " + quoteList(p.serviceNames()))
 		}
 		if cmd.Kind == CommandPin && !slices.Contains(svc.Routes, cmd.Route) {
-			return fmt.Errorf("route %q is not in service %q; its routes are %s", cmd.Route, cmd.Service, quoteList(svc.Routes))
+			return errors.New("route " + strconv.Quote(cmd.Route) + " is not in service " + strconv.Quote(cmd.Service) + "; its routes are " + quoteList(svc.Routes))
 		}
 		if o, ok := s.Overrides[cmd.Service]; ok && string(o.Kind) != string(cmd.Kind) && !cmd.Replace {
 			// A pin over a pause, or a pause over a pin, would silently
@@ -85,22 +85,22 @@ func Check(p *Policy, s State, cmd Command) error {
 				who = " by " + o.By
 			}
 			if o.Kind == traffic.Pin {
-				return fmt.Errorf("service %q is pinned to %q%s (%q, %s): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; \"replace\": true in the admin API), or clear the pin first",
-					cmd.Service, o.Route, who, o.Reason, until)
+				return errors.New("service " + strconv.Quote(cmd.Service) + " is pinned to " + strconv.Quote(o.Route) + who + " (" + strconv.Quote(o.Reason) + ", " + until +
+					"): a pause would replace the pin and its expiry; ask again with replace (hermes ctl pause --replace; \"replace\": true in the admin API), or clear the pin first")
 			}
-			return fmt.Errorf("service %q is paused%s (%q, %s): a pin would replace the pause and its expiry; ask again with replace (hermes ctl pin --replace; \"replace\": true in the admin API), or clear the pause first",
-				cmd.Service, who, o.Reason, until)
+			return errors.New("service " + strconv.Quote(cmd.Service) + " is paused" + who + " (" + strconv.Quote(o.Reason) + ", " + until +
+				"): a pin would replace the pause and its expiry; ask again with replace (hermes ctl pin --replace; \"replace\": true in the admin API), or clear the pause first")
 		}
 	case CommandClear:
 		if _, ok := s.Overrides[cmd.Service]; !ok {
-			return fmt.Errorf("service %q has no override", cmd.Service)
+			return errors.New("service " + strconv.Quote(cmd.Service) + " has no override")
 		}
 	case CommandDrill, CommandEndDrill:
 		if err := checkDrill(p, s, cmd); err != nil {
-			return fmt.Errorf("%s: %w", cmd.Kind, err)
+			return wrap(string(cmd.Kind), err)
 		}
 	default:
-		return fmt.Errorf("unknown command %q (want release, pin, pause, clear, drill or end-drill)", cmd.Kind)
+		return errors.New("unknown command " + strconv.Quote(string(cmd.Kind)) + " (want release, pin, pause, clear, drill or end-drill)")
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func apply(p *Policy, prev State, cmd Command, unknownSplit bool, now time.Time)
 	case CommandDrill, CommandEndDrill:
 		var err error
 		if evs, err = applyDrill(p, &s, cmd, now); err != nil {
-			return prev, nil, fmt.Errorf("%s: %w", cmd.Kind, err)
+			return prev, nil, wrap(string(cmd.Kind), err)
 		}
 	}
 	for i := range evs {

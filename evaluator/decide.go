@@ -1,10 +1,10 @@
 package evaluator
 
 import (
-	"github.com/hermes-failover/hermes/traffic"
-
-	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // decideRoute moves one route's state machine by one tick. It is pure: the
@@ -75,7 +75,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 		return rs, nil
 	}
 	to := rs.Level - 1
-	why = fmt.Sprintf("score %.1f ≥ %g for %s", sc.Low, lc.RecoverAbove, lc.RecoverFor)
+	why = "score " + fixed(sc.Low, 1) + " ≥ " + gText(lc.RecoverAbove) + " for " + lc.RecoverFor.String()
 	return moveTo(p, rs, to, now), []transition{{from: prev.Level, to: to, why: why}}
 }
 
@@ -118,18 +118,18 @@ func downTarget(p *Policy, rs RouteState, sc Score, decisive traffic.Level, arri
 	// tick that shows nothing for a level completes no dwell.
 	if decisive > cur {
 		if arrived {
-			return decisive, fmt.Sprintf("decisive evidence at %s, arriving on 2 ticks (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
+			return decisive, "decisive evidence at " + fmtConfidence(p.Config.Scoring.DecisiveConfidence) + ", arriving on 2 ticks (no dwell)"
 		}
-		return decisive, fmt.Sprintf("decisive evidence at %s (no dwell)", fmtConfidence(p.Config.Scoring.DecisiveConfidence))
+		return decisive, "decisive evidence at " + fmtConfidence(p.Config.Scoring.DecisiveConfidence) + " (no dwell)"
 	}
 	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]
 		shown := sc.Value < p.level(l).Below || sc.Floor >= l
 		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell && shown {
 			if sc.Floor >= l && sc.Value >= p.level(l).Below {
-				return l, fmt.Sprintf("floor demands %s for %s", l, p.level(l).Dwell)
+				return l, "floor demands " + l.String() + " for " + p.level(l).Dwell.String()
 			}
-			return l, fmt.Sprintf("score %.1f < %g for %s", sc.Value, p.level(l).Below, p.level(l).Dwell)
+			return l, "score " + fixed(sc.Value, 1) + " < " + gText(p.level(l).Below) + " for " + p.level(l).Dwell.String()
 		}
 	}
 	return cur, ""
@@ -168,7 +168,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 			rs.Stage--
 			rs.StageSince = now
 			rs.Causes = withCauses(p, rs.Causes, sc)
-			why := fmt.Sprintf("score %.1f < %g during failback stage %d", sc.Value, fb.MinScore, prev.Stage)
+			why := "score " + fixed(sc.Value, 1) + " < " + gText(fb.MinScore) + " during failback stage " + strconv.Itoa(prev.Stage)
 			if rs.Stage == 0 {
 				// Back to no traffic: the manual_after clock runs again.
 				rs.RecoverSince = time.Time{}
@@ -196,11 +196,11 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 		if rs.Stage < len(fb.Stages) {
 			rs.Stage++
 			rs.StageSince = now
-			why := fmt.Sprintf("score ≥ %g for %s", fb.MinScore, fb.Observe)
+			why := "score ≥ " + gText(fb.MinScore) + " for " + fb.Observe.String()
 			return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: prev.Stage, stageTo: rs.Stage, why: why}}
 		}
 		// The last stage (100 %) held: the failback is complete.
-		why := fmt.Sprintf("failback complete: every stage held score ≥ %g for %s", fb.MinScore, fb.Observe)
+		why := "failback complete: every stage held score ≥ " + gText(fb.MinScore) + " for " + fb.Observe.String()
 		rs = moveTo(p, rs, traffic.Normal, now)
 		rs.Failbacks = append(rs.Failbacks, now)
 		rs.Released = false
@@ -244,7 +244,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 			rs.FailingSince = now
 		}
 		if now.Sub(rs.FailingSince) >= fb.ManualAfter {
-			why := fmt.Sprintf("still failing %s after failover (score %.1f)", fb.ManualAfter, sc.Value)
+			why := "still failing " + fb.ManualAfter.String() + " after failover (score " + fixed(sc.Value, 1) + ")"
 			next := moveTo(p, rs, traffic.Manual, now)
 			// The manual page supersedes an aborted failback's: the record
 			// keeps the cause, not the abort.
@@ -269,7 +269,7 @@ func decideFailover(p *Policy, prev, rs RouteState, sc Score, idle bool, now tim
 	rs.Stage = 1
 	rs.StageSince = now
 	rs.Move = withoutAbort(rs.Move)
-	why := fmt.Sprintf("score %.1f ≥ %g for %s: failback starts", sc.Low, fo.RecoverAbove, fo.RecoverFor)
+	why := "score " + fixed(sc.Low, 1) + " ≥ " + gText(fo.RecoverAbove) + " for " + fo.RecoverFor.String() + ": failback starts"
 	return rs, []transition{{from: traffic.Failover, to: traffic.Failover, stageFrom: 0, stageTo: 1, why: why}}
 }
 

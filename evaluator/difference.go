@@ -2,9 +2,9 @@ package evaluator
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -101,7 +101,7 @@ func DecisionKey(e Event) (key string, ok bool) {
 	case EventLevel:
 		what = e.From + "→" + e.To
 	case EventFailback:
-		what = fmt.Sprintf("stage %d", derefInt(e.Stage))
+		what = "stage " + strconv.Itoa(derefInt(e.Stage))
 	case EventTraffic:
 		what = splitText(e.Weights)
 	case EventAlert:
@@ -109,7 +109,7 @@ func DecisionKey(e Event) (key string, ok bool) {
 	default:
 		return "", false
 	}
-	return fmt.Sprintf("%d %s %s/%s %s", e.Time.UnixMilli(), e.Type, e.Service, e.Route, what), true
+	return strconv.FormatInt(e.Time.UnixMilli(), 10) + " " + e.Type + " " + e.Service + "/" + e.Route + " " + what, true
 }
 
 // instead says what d did with e's target at e's tick.
@@ -129,7 +129,7 @@ func (d Decisions) instead(e Event) string {
 		case EventLevel:
 			return "went " + x.To
 		case EventFailback:
-			return fmt.Sprintf("went to failback stage %d", derefInt(x.Stage))
+			return "went to failback stage " + strconv.Itoa(derefInt(x.Stage))
 		case EventTraffic:
 			return "set " + splitText(x.Weights)
 		case EventAlert:
@@ -195,22 +195,22 @@ func (d Difference) String() string {
 	var what string
 	switch e.Type {
 	case EventLevel:
-		what = fmt.Sprintf("%s/%s %s at %s", e.Service, e.Route, e.To, at)
+		what = e.Service + "/" + e.Route + " " + e.To + " at " + at
 	case EventFailback:
-		what = fmt.Sprintf("%s/%s failback stage %d at %s", e.Service, e.Route, derefInt(e.Stage), at)
+		what = e.Service + "/" + e.Route + " failback stage " + strconv.Itoa(derefInt(e.Stage)) + " at " + at
 	case EventTraffic:
-		what = fmt.Sprintf("%s split %s at %s", e.Service, splitText(e.Weights), at)
+		what = e.Service + " split " + splitText(e.Weights) + " at " + at
 	case EventAlert:
 		target := e.Service
 		if e.Route != "" {
 			target += "/" + e.Route
 		}
-		what = fmt.Sprintf("%s %s %s at %s", target, e.Name, e.State, at)
+		what = target + " " + e.Name + " " + e.State + " at " + at
 	}
-	s := fmt.Sprintf("%s: %s (%s %s)", d.By, what, d.Other, d.Instead)
+	s := d.By + ": " + what + " (" + d.Other + " " + d.Instead + ")"
 	// The score, unless a reason already tells it ("score 81.0 < 85 for 1m").
 	if e.Score != nil && !slices.ContainsFunc(e.Reasons, func(r string) bool { return strings.HasPrefix(r, "score ") }) {
-		s += fmt.Sprintf(": score %.1f", *e.Score)
+		s += ": score " + fixed(*e.Score, 1)
 	}
 	if len(e.Reasons) > 0 {
 		s += ": " + strings.Join(e.Reasons, "; ")
@@ -222,7 +222,7 @@ func (d Difference) String() string {
 func splitText(w map[string]int) string {
 	parts := make([]string, 0, len(w))
 	for _, r := range slices.Sorted(maps.Keys(w)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", r, w[r]))
+		parts = append(parts, r+"="+strconv.Itoa(w[r]))
 	}
 	return strings.Join(parts, " ")
 }

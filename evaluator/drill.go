@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"fmt"
+	"errors"
 	"maps"
 	"math"
 	"slices"
@@ -103,39 +103,39 @@ func (s State) DryRunHold(service string) (traffic.Split, bool) {
 func checkDrill(p *Policy, s State, cmd Command) error {
 	services, ok := p.routeServices[cmd.Route]
 	if !ok {
-		return fmt.Errorf("unknown route %q (routes %v)", cmd.Route, p.Routes())
+		return errors.New("unknown route " + strconv.Quote(cmd.Route) + " (routes " + listText(p.Routes()) + ")")
 	}
 	d, running := s.Drills[cmd.Route]
 	if cmd.Kind == CommandEndDrill {
 		if !running {
-			return fmt.Errorf("route %q has no drill", cmd.Route)
+			return errors.New("route " + strconv.Quote(cmd.Route) + " has no drill")
 		}
 		return nil
 	}
 	if running {
-		return fmt.Errorf("route %q is already in a drill (%s until %s); stop it first", cmd.Route, DrillKind(d.Signals), d.Until.UTC().Format(time.RFC3339))
+		return errors.New("route " + strconv.Quote(cmd.Route) + " is already in a drill (" + DrillKind(d.Signals) + " until " + d.Until.UTC().Format(time.RFC3339) + "); stop it first")
 	}
 	if len(cmd.Signals) == 0 {
-		return fmt.Errorf("a drill sets at least one signal")
+		return errors.New("a drill sets at least one signal")
 	}
 	for _, n := range slices.Sorted(maps.Keys(cmd.Signals)) {
 		if _, ok := p.signals[n]; !ok {
-			return fmt.Errorf("unknown signal %q (signals %v)", n, slices.Sorted(maps.Keys(p.signals)))
+			return errors.New("unknown signal " + strconv.Quote(n) + " (signals " + listText(slices.Sorted(maps.Keys(p.signals))) + ")")
 		}
 		if v := cmd.Signals[n]; math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("signal %s: %v is not a finite number", n, v)
+			return errors.New("signal " + n + ": " + gText(v) + " is not a finite number")
 		}
 	}
 	if cmd.Expires.IsZero() {
-		return fmt.Errorf("a drill needs an end (expires): it must stop by itself")
+		return errors.New("a drill needs an end (expires): it must stop by itself")
 	}
 	for _, svc := range services {
 		if s.Services[svc] == nil {
-			return fmt.Errorf("service %q has no split yet; drill after the first tick", svc)
+			return errors.New("service " + strconv.Quote(svc) + " has no split yet; drill after the first tick")
 		}
 	}
 	if s.Routes[cmd.Route] == nil {
-		return fmt.Errorf("route %q has not been evaluated yet; drill after the next tick", cmd.Route)
+		return errors.New("route " + strconv.Quote(cmd.Route) + " has not been evaluated yet; drill after the next tick")
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func applyDrill(p *Policy, s *State, cmd Command, now time.Time) ([]Event, error
 		return endDrill(p, s, cmd.Route, "stopped: "+cmd.Reason+byText(cmd.By), now), nil
 	}
 	if !cmd.Expires.After(now) {
-		return nil, fmt.Errorf("the drill would end at %s, not after the tick of %s", cmd.Expires.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		return nil, errors.New("the drill would end at " + cmd.Expires.UTC().Format(time.RFC3339) + ", not after the tick of " + now.UTC().Format(time.RFC3339))
 	}
 	d := Drill{Route: cmd.Route, Signals: maps.Clone(cmd.Signals), Reason: cmd.Reason, By: cmd.By, Since: now, Until: cmd.Expires,
 		DryRun: cmd.DryRun, Before: map[string]traffic.Split{}, Saved: s.Routes[cmd.Route].SavedRoute}
@@ -231,13 +231,13 @@ func recordDrills(s *State, now time.Time) []Event {
 		before := d
 		if d.Detected.IsZero() && (rs.Level != d.Saved.Level || drillPenalized(d, rs.Score)) {
 			d.Detected = now
-			evs = append(evs, drillEvent(d, DrillDetected, now, fmt.Sprintf("score %.1f, level %s", rs.Score.Value, rs.Level)))
+			evs = append(evs, drillEvent(d, DrillDetected, now, "score "+fixed(rs.Score.Value, 1)+", level "+rs.Level.String()))
 		}
 		if d.Moved.IsZero() {
 			for _, svc := range slices.Sorted(maps.Keys(d.Before)) {
 				if sp := s.Services[svc]; sp != nil && sp.Weights[route] < d.Before[svc].Weights[route] {
 					d.Moved = now
-					ev := drillEvent(d, DrillMoved, now, fmt.Sprintf("%s: %s %d%% → %d%%", svc, route, d.Before[svc].Weights[route], sp.Weights[route]))
+					ev := drillEvent(d, DrillMoved, now, svc+": "+route+" "+strconv.Itoa(d.Before[svc].Weights[route])+"% → "+strconv.Itoa(sp.Weights[route])+"%")
 					ev.Service, ev.Weights = svc, maps.Clone(sp.Weights)
 					evs = append(evs, ev)
 					break

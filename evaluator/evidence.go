@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -225,8 +224,7 @@ func newEvidenceFormat(cfg *rules.Policy, sig *rules.SignalConfig, b *proportion
 }
 
 // evidence is what a contribution's evidence text is made of besides its
-// own numbers: its signal's format (nil for a contribution read back from
-// JSON, whose Reason is its text) and the longer window that gave the
+// own numbers: its signal's format and the longer window that gave the
 // text's bound, zero when the signal's own window did. Contributions
 // without a window share their signal's, which the policy keeps.
 type evidence struct {
@@ -301,8 +299,7 @@ func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingW
 // ReasonText is why c has its value: what the data behind a counted
 // signal were ("120 of 300 calls in 2m: ≥ 34 % at 99.9 %", "1 of 4 calls
 // in 2m: not enough evidence", "36 samples in 2m: not enough evidence
-// (fewer than 200)"), else Reason (a sample's error, or a text read back
-// from JSON).
+// (fewer than 200)"), else Reason (a sample's error).
 func (c *Contribution) ReasonText() string {
 	if c.format() == nil {
 		return c.Reason
@@ -380,9 +377,9 @@ func appendWindow(b []byte, d time.Duration) []byte {
 func fmtWindow(d time.Duration) string {
 	switch {
 	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
 	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
 	}
 	return d.String()
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"maps"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -119,17 +122,20 @@ func moduleDeps(imports map[string][]string, pkg string) []string {
 // coreForbidden matches the packages the core must not reach, directly or
 // through any package it depends on: I/O (files, the network, the
 // environment, logs), cancellation, the escape hatches from Go's types,
-// and the loader's libraries (viper, fsnotify, YAML, mapstructure, the
-// Prometheus HTTP client configuration, PromQL's parser), any other
-// Prometheus module, and protobuf (which prometheus/common/model brings).
-// Time comes in as a parameter, samples as a Snapshot, the policy as a
-// rules.Policy built by rules/config.
+// fmt and encoding/json (which reach os and reflect: the core writes its
+// texts with strconv, and the shell writes its wire forms), and the
+// loader's libraries (viper, fsnotify, YAML, mapstructure, the Prometheus
+// HTTP client configuration, PromQL's parser), any other Prometheus
+// module, and protobuf (which prometheus/common/model brings). Time comes
+// in as a parameter, samples as a Snapshot, the policy as a rules.Policy
+// built by rules/config.
 //
-// sync, sync/atomic and unsafe are not in it: Go's own time and strings
-// import them, so no Go package that reads a time or a string is without
-// them.
+// sync, sync/atomic and unsafe are not in it and cannot be: Go's own time
+// and strings import them, so no Go package that reads a time or a string
+// is without them.
 var coreForbidden = regexp.MustCompile(`^(` + strings.Join([]string{
 	`os`, `os/.*`, `net`, `net/.*`, `io/fs`, `embed`, `reflect`, `syscall`,
+	`fmt`, `encoding/json`,
 	`log`, `log/slog`, `context`, `runtime/debug`,
 	`github\.com/spf13/viper`, `github\.com/fsnotify/fsnotify`,
 	`go\.yaml\.in/.*`, `gopkg\.in/yaml.*`, `github\.com/go-viper/.*`,
@@ -143,36 +149,19 @@ var coreForbidden = regexp.MustCompile(`^(` + strings.Join([]string{
 // longer needs, so the list only shrinks.
 var coreTolerated = map[string][]string{
 	// Go's time loads zone files, so every package reading a time reaches
-	// syscall; the others below reach it through os as well.
-	"syscall": {"time", "fmt", "encoding/json", "text/template", "embed", exprLang, exprAST, exprFile, exprVM},
-	// fmt (numbers and messages, evaluator/ and rules/), encoding/json
-	// (Contribution's JSON, evaluator/score.go), text/template (alert
-	// summaries, rules/alertenv.go, evaluator/alert.go) and expr-lang
-	// (alert conditions, rules/alertenv.go, evaluator/alertcond.go) all
-	// reach os and reflect.
-	"os":      {"fmt", "encoding/json", "text/template", exprLang, exprAST, exprFile, exprVM},
-	"reflect": {"fmt", "encoding/json", "text/template", exprLang, exprAST, exprFile, exprVM},
-	"io/fs":   {"fmt", "encoding/json", "text/template", "embed", exprLang, exprAST, exprFile, exprVM},
-	// expr-lang prints the stack of a panic in an expression.
-	"runtime/debug": {exprLang},
-	// text/template escapes URLs (urlquery).
-	"net/url":   {"text/template"},
-	"net/netip": {"text/template"},
+	// syscall; embed reaches it through io/fs.
+	"syscall": {"time", "embed"},
 	// rules/default.go embeds the shipped policy, rules/hermes.yaml, in
-	// the folder the docs point at.
+	// the folder the docs point at: embed and its io/fs (types only: the
+	// files are in the binary, nothing is opened).
+	"io/fs": {"embed"},
 	"embed": {"embed"},
 }
 
-const (
-	exprLang = "github.com/expr-lang/expr"
-	exprAST  = "github.com/expr-lang/expr/ast"
-	exprFile = "github.com/expr-lang/expr/file"
-	exprVM   = "github.com/expr-lang/expr/vm"
-)
-
 // TestCoreDeps: everything `go list -deps ./evaluator/...` lists, the
 // core's packages and all they depend on, is outside coreForbidden, but
-// for what coreTolerated names, reached only the way it names.
+// for what coreTolerated names, reached only the way it names. sync and
+// unsafe stay in the list, as Go's time and strings import them.
 func TestCoreDeps(t *testing.T) {
 	graph := goListDeps(t, "./evaluator/...")
 	if _, ok := graph[module+"/evaluator"]; !ok {
@@ -199,6 +188,42 @@ func TestCoreDeps(t *testing.T) {
 				t.Errorf("coreTolerated lets the core reach %s through %s, which it no longer does: remove the entry", pkg, via)
 			}
 		}
+	}
+}
+
+// TestCoreFiles: no non-test file of a package the core depends on
+// imports fmt or encoding/json. The core
+// writes numbers and messages with strconv (evaluator/text.go), and the
+// shell writes its wire forms (web/api.Contribution).
+func TestCoreFiles(t *testing.T) {
+	graph := goListDeps(t, "./evaluator/...")
+	fset := token.NewFileSet()
+	var files int
+	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
+		rel, ok := strings.CutPrefix(pkg, module+"/")
+		if !ok {
+			continue
+		}
+		p, err := build.ImportDir(filepath.Join("..", rel), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range p.GoFiles {
+			file := rel + "/" + name
+			f, err := parser.ParseFile(fset, filepath.Join("..", file), nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files++
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == "fmt" || path == "encoding/json" {
+					t.Errorf("%s imports %s: the core writes with strconv (evaluator/text.go) and the shell encodes", file, path)
+				}
+			}
+		}
+	}
+	if files < 20 {
+		t.Fatalf("read %d files of the core, not the core", files)
 	}
 }
 

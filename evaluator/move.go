@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,7 +75,7 @@ func (m *Move) String() string {
 	if m == nil {
 		return ""
 	}
-	s := fmt.Sprintf("%s at %s (%s)", m.To, m.At.UTC().Format(time.RFC3339), m.Why)
+	s := m.To.String() + " at " + m.At.UTC().Format(time.RFC3339) + " (" + m.Why + ")"
 	for i, l := range m.Lines() {
 		if i == 0 {
 			s += ": " + l
@@ -93,7 +93,7 @@ func (m *Move) AbortText() string {
 		return ""
 	}
 	a := m.Abort
-	return fmt.Sprintf("stage %d (%d %%) at %s: %s", a.Stage, a.Percent, a.At.UTC().Format(time.RFC3339), a.Why)
+	return "stage " + strconv.Itoa(a.Stage) + " (" + strconv.Itoa(a.Percent) + " %) at " + a.At.UTC().Format(time.RFC3339) + ": " + a.Why
 }
 
 // moveRecord is the record of a move of a route from prev to level to at

@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +44,7 @@ func (o Overlay) set(snap *Snapshot) {
 // the offset counted from start. p checks that the route and signal exist.
 func ParseOverlay(p *Policy, s string, start time.Time) (Overlay, error) {
 	bad := func(why string) (Overlay, error) {
-		return Overlay{}, fmt.Errorf("%q: %s (want ROUTE:SIGNAL=VALUE@OFFSET[+DURATION], e.g. free:error_body_ratio=0.4@10m)", s, why)
+		return Overlay{}, errors.New(strconv.Quote(s) + ": " + why + " (want ROUTE:SIGNAL=VALUE@OFFSET[+DURATION], e.g. free:error_body_ratio=0.4@10m)")
 	}
 	target, when, ok := strings.Cut(s, "@")
 	if !ok {

@@ -1,9 +1,9 @@
 package evaluator
 
 import (
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hermes-failover/hermes/traffic"
@@ -88,9 +88,9 @@ func dropOverrides(p *Policy, ovs map[string]Override, now time.Time) []Event {
 		case !o.Active(now):
 			ev.State, ev.Reasons = "expired", []string{o.Reason}
 		case !known:
-			ev.State, ev.Reasons = "cleared", []string{fmt.Sprintf("service %q is no longer configured (was: %s)", name, o.Reason)}
+			ev.State, ev.Reasons = "cleared", []string{"service " + strconv.Quote(name) + " is no longer configured (was: " + o.Reason + ")"}
 		case o.Kind == traffic.Pin && !slices.Contains(svc.Routes, o.Route):
-			ev.State, ev.Reasons = "cleared", []string{fmt.Sprintf("route %q is no longer in service %q (routes %v); the pin (%s) no longer applies", o.Route, name, svc.Routes, o.Reason)}
+			ev.State, ev.Reasons = "cleared", []string{"route " + strconv.Quote(o.Route) + " is no longer in service " + strconv.Quote(name) + " (routes " + listText(svc.Routes) + "); the pin (" + o.Reason + ") no longer applies"}
 		default:
 			continue
 		}

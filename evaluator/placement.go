@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hermes-failover/hermes/traffic"
@@ -16,9 +16,9 @@ func Placement(p *Policy, rs RouteState, now time.Time) []string {
 	sc := rs.Score
 	var out []string
 
-	th := fmt.Sprintf("score %.1f; moves down below", sc.Value)
+	th := "score " + fixed(sc.Value, 1) + "; moves down below"
 	for l := traffic.Warm; l <= traffic.Failover; l++ {
-		th += fmt.Sprintf(" %g (%s, dwell %s)", p.level(l).Below, l, p.level(l).Dwell)
+		th += " " + gText(p.level(l).Below) + " (" + l.String() + ", dwell " + p.level(l).Dwell.String() + ")"
 		if l < traffic.Failover {
 			th += ","
 		}
@@ -29,14 +29,14 @@ func Placement(p *Policy, rs RouteState, now time.Time) []string {
 			continue
 		}
 		if c.Floor > traffic.Normal {
-			out = append(out, fmt.Sprintf("floor: %s %s forces at least %s", c.Signal, fmtValue(c.Value), c.Floor))
+			out = append(out, "floor: "+c.Signal+" "+fmtValue(c.Value)+" forces at least "+c.Floor.String())
 		}
 		if c.CapsAt >= 0 {
-			out = append(out, fmt.Sprintf("cap: %s %s caps the score at %g", c.Signal, fmtValue(c.Value), c.CapsAt))
+			out = append(out, "cap: "+c.Signal+" "+fmtValue(c.Value)+" caps the score at "+gText(c.CapsAt))
 		}
 	}
 	if sc.Held() {
-		out = append(out, fmt.Sprintf("hold: no data for %v; the level cannot improve until they answer", sc.Missing))
+		out = append(out, "hold: no data for "+listText(sc.Missing)+"; the level cannot improve until they answer")
 	}
 	if JudgedByProbes(p, sc) {
 		out = append(out, "idle: no user traffic; judged by its probes alone")
@@ -63,7 +63,7 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []Wait {
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	switch rs.Level {
 	case traffic.Manual:
-		return append(out, Wait{WaitRelease, fmt.Sprintf("manual since %s: stays until an operator releases it", stamp(rs.Since))})
+		return append(out, Wait{WaitRelease, "manual since " + stamp(rs.Since) + ": stays until an operator releases it"})
 	case traffic.Failover:
 		return append(out, failoverPlacement(p, rs, now, stamp)...)
 	}
@@ -71,8 +71,8 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []Wait {
 	// Down: the most severe level whose dwell is running.
 	for l := traffic.Failover; l > rs.Level; l-- {
 		if since := rs.BelowSince[l]; !since.IsZero() {
-			out = append(out, Wait{WaitDwell, fmt.Sprintf("dwell: below %g (or floored) for %s since %s; moves to %s at %s if it stays",
-				p.level(l).Below, l, stamp(since), l, stamp(since.Add(p.level(l).Dwell)))})
+			out = append(out, Wait{WaitDwell, "dwell: below " + gText(p.level(l).Below) + " (or floored) for " + l.String() + " since " + stamp(since) +
+				"; moves to " + l.String() + " at " + stamp(since.Add(p.level(l).Dwell)) + " if it stays"})
 			break
 		}
 	}
@@ -84,22 +84,22 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []Wait {
 	up := rs.Level - 1
 	switch {
 	case sc.Floor >= rs.Level:
-		out = append(out, Wait{WaitFloor, fmt.Sprintf("hold: a floor keeps the route at %s", sc.Floor)})
+		out = append(out, Wait{WaitFloor, "hold: a floor keeps the route at " + sc.Floor.String()})
 	case sc.Held():
 	case sc.Value < lc.RecoverAbove:
-		out = append(out, Wait{WaitHysteresis, fmt.Sprintf("hysteresis: returns to %s once the score is ≥ %g for %s (and %s after entering %s)",
-			up, lc.RecoverAbove, lc.RecoverFor, lc.Cooldown, rs.Level)})
+		out = append(out, Wait{WaitHysteresis, "hysteresis: returns to " + up.String() + " once the score is ≥ " + gText(lc.RecoverAbove) + " for " + lc.RecoverFor.String() +
+			" (and " + lc.Cooldown.String() + " after entering " + rs.Level.String() + ")"})
 	case sc.Low < lc.RecoverAbove:
-		out = append(out, Wait{WaitEvidence, fmt.Sprintf("waiting for evidence: returns to %s once the calls show a score ≥ %g for %s (they show at least %.1f)",
-			up, lc.RecoverAbove, lc.RecoverFor, sc.Low)})
+		out = append(out, Wait{WaitEvidence, "waiting for evidence: returns to " + up.String() + " once the calls show a score ≥ " + gText(lc.RecoverAbove) + " for " + lc.RecoverFor.String() +
+			" (they show at least " + fixed(sc.Low, 1) + ")"})
 		out = append(out, callsWanted(p, rs)...)
 	default:
 		at := laterOf(rs.RecoverSince.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
 		if rs.RecoverSince.IsZero() {
 			at = laterOf(now.Add(lc.RecoverFor), rs.Since.Add(lc.Cooldown))
 		}
-		out = append(out, Wait{WaitRecovering, fmt.Sprintf("recovering: score ≥ %g; returns to %s at %s if it stays (recover_for %s, cooldown %s)",
-			lc.RecoverAbove, up, stamp(at), lc.RecoverFor, lc.Cooldown)})
+		out = append(out, Wait{WaitRecovering, "recovering: score ≥ " + gText(lc.RecoverAbove) + "; returns to " + up.String() + " at " + stamp(at) +
+			" if it stays (recover_for " + lc.RecoverFor.String() + ", cooldown " + lc.Cooldown.String() + ")"})
 	}
 	return out
 }
@@ -116,11 +116,11 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 		if !now.Before(next) && sc.Low < fb.MinScore {
 			// Observed long enough: the stage waits for its calls to show
 			// the route healthy, not for a time.
-			return append([]Wait{{WaitFailback, fmt.Sprintf("failback stage %d of %d since %s, observed for %s: %s once its calls show a score ≥ %g (they show at least %.1f)",
-				rs.Stage, len(fb.Stages), stamp(rs.StageSince), fb.Observe, step, fb.MinScore, sc.Low)}}, callsWanted(p, rs)...)
+			return append([]Wait{{WaitFailback, "failback stage " + strconv.Itoa(rs.Stage) + " of " + strconv.Itoa(len(fb.Stages)) + " since " + stamp(rs.StageSince) +
+				", observed for " + fb.Observe.String() + ": " + step + " once its calls show a score ≥ " + gText(fb.MinScore) + " (they show at least " + fixed(sc.Low, 1) + ")"}}, callsWanted(p, rs)...)
 		}
-		return []Wait{{WaitFailback, fmt.Sprintf("failback stage %d of %d since %s: %s at %s if the score stays ≥ %g (observe %s)",
-			rs.Stage, len(fb.Stages), stamp(rs.StageSince), step, stamp(next), fb.MinScore, fb.Observe)}}
+		return []Wait{{WaitFailback, "failback stage " + strconv.Itoa(rs.Stage) + " of " + strconv.Itoa(len(fb.Stages)) + " since " + stamp(rs.StageSince) +
+			": " + step + " at " + stamp(next) + " if the score stays ≥ " + gText(fb.MinScore) + " (observe " + fb.Observe.String() + ")"}}
 	}
 	var out []Wait
 	if servesUsers(p, sc) {
@@ -128,28 +128,28 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 		// serves to manual: degraded mode (every route bad) serves on it.
 		out = append(out, Wait{WaitServing, "serving while failed over (every route bad, or an operator's split): judged on its users' own calls, never sent to manual"})
 	} else if !rs.FailingSince.IsZero() {
-		out = append(out, Wait{WaitFailing, fmt.Sprintf("failing since %s: goes to manual at %s, or the first tick after that still shows it failing, unless it recovers and users' calls confirm a failback stage",
-			stamp(rs.FailingSince), stamp(rs.FailingSince.Add(fb.ManualAfter)))})
+		out = append(out, Wait{WaitFailing, "failing since " + stamp(rs.FailingSince) + ": goes to manual at " + stamp(rs.FailingSince.Add(fb.ManualAfter)) +
+			", or the first tick after that still shows it failing, unless it recovers and users' calls confirm a failback stage"})
 	}
 	if sc.Low >= fo.RecoverAbove && max(sc.Floor, sc.LowFloor) >= traffic.Failover {
-		out = append(out, Wait{WaitFloor, fmt.Sprintf("waiting: a floor holds the route at %s while its score is good; it fails back once the floor lifts, never to manual", max(sc.Floor, sc.LowFloor))})
+		out = append(out, Wait{WaitFloor, "waiting: a floor holds the route at " + max(sc.Floor, sc.LowFloor).String() + " while its score is good; it fails back once the floor lifts, never to manual"})
 	}
 	switch {
 	case sc.Held() || sc.Floor >= traffic.Failover:
 	case sc.Value < fo.RecoverAbove:
-		out = append(out, Wait{WaitHysteresis, fmt.Sprintf("hysteresis: the staged failback starts once the score is ≥ %g for %s (and %s after the failover)",
-			fo.RecoverAbove, fo.RecoverFor, fo.Cooldown)})
+		out = append(out, Wait{WaitHysteresis, "hysteresis: the staged failback starts once the score is ≥ " + gText(fo.RecoverAbove) + " for " + fo.RecoverFor.String() +
+			" (and " + fo.Cooldown.String() + " after the failover)"})
 	case sc.Low < fo.RecoverAbove:
-		out = append(out, Wait{WaitEvidence, fmt.Sprintf("waiting for evidence: not shown failing, not yet shown healthy (the score is at least %.1f); the staged failback starts once it is shown ≥ %g for %s, and no one is called while it waits",
-			sc.Low, fo.RecoverAbove, fo.RecoverFor)})
+		out = append(out, Wait{WaitEvidence, "waiting for evidence: not shown failing, not yet shown healthy (the score is at least " + fixed(sc.Low, 1) +
+			"); the staged failback starts once it is shown ≥ " + gText(fo.RecoverAbove) + " for " + fo.RecoverFor.String() + ", and no one is called while it waits"})
 		out = append(out, callsWanted(p, rs)...)
 	default:
 		at := laterOf(rs.RecoverSince.Add(fo.RecoverFor), rs.Since.Add(fo.Cooldown))
 		if next := NextFailbackAllowed(p, rs); next.After(at) {
-			out = append(out, Wait{WaitBudget, fmt.Sprintf("failback budget: %d failbacks in %s spent; the next may start at %s", fb.MaxCompleted, fb.Window, stamp(next))})
+			out = append(out, Wait{WaitBudget, "failback budget: " + strconv.Itoa(fb.MaxCompleted) + " failbacks in " + fb.Window.String() + " spent; the next may start at " + stamp(next)})
 			at = next
 		}
-		out = append(out, Wait{WaitRecovering, fmt.Sprintf("recovering: the staged failback starts at %s if the score stays ≥ %g", stamp(at), fo.RecoverAbove)})
+		out = append(out, Wait{WaitRecovering, "recovering: the staged failback starts at " + stamp(at) + " if the score stays ≥ " + gText(fo.RecoverAbove)})
 	}
 	return out
 }

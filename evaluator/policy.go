@@ -1,13 +1,13 @@
 package evaluator
 
 import (
-	"github.com/hermes-failover/hermes/traffic"
-
-	"fmt"
+	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Policy is a validated policy prepared for the core: lookups by name,
@@ -81,7 +81,7 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	p.evidence = make([]evidence, len(cfg.Signals))
 	for i, s := range cfg.Signals {
 		if len(s.Derived.Over) != len(s.Windows) {
-			return nil, fmt.Errorf("signals[%d] (%s): its windows' queries were not derived: build the policy with rules/config (config.Config.Rules)", i, s.Name)
+			return nil, errors.New("signals[" + strconv.Itoa(i) + "] (" + s.Name + "): its windows' queries were not derived: build the policy with rules/config (config.Config.Rules)")
 		}
 	}
 	for i, s := range cfg.Signals {
@@ -103,7 +103,7 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	for _, l := range cfg.Levels {
 		lv, err := traffic.ParseLevel(l.Name)
 		if err != nil || lv == traffic.Normal || lv >= traffic.Manual {
-			return nil, fmt.Errorf("levels: unexpected level %q", l.Name)
+			return nil, errors.New("levels: unexpected level " + strconv.Quote(l.Name))
 		}
 		p.levels[lv] = l
 	}
@@ -131,7 +131,7 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	for i, a := range cfg.Alerts {
 		r, err := compileAlert(a)
 		if err != nil {
-			return nil, fmt.Errorf("alerts[%d] (%s): %w", i, a.Name, err)
+			return nil, wrap("alerts["+strconv.Itoa(i)+"] ("+a.Name+")", err)
 		}
 		if p.scopeAlerts == nil {
 			p.scopeAlerts = map[string][]int{}

@@ -2,32 +2,30 @@ package evaluator
 
 import (
 	"cmp"
-	"github.com/hermes-failover/hermes/traffic"
-
-	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/hermes-failover/hermes/rules"
+	"github.com/hermes-failover/hermes/traffic"
 )
 
 // Contribution is what one signal did to a route's score at one tick:
 // what moved the route (the signal and its value), by how much (the
-// points it took off, the cap and the floor it imposed) and on what
-// evidence (whether there was a sample, the calls or samples behind the
-// value, the longer window that decided, or why there is no value).
-// MarshalJSON is its one wire form. A route's score holds one per signal,
-// and a fleet's state one per route and signal, so each group's small
-// fields sit together and it has no padding (104 bytes).
+// points it took off, the cap and the floor it imposed, or that it holds
+// the route unproven) and on what evidence (whether there was a sample,
+// the calls or samples behind the value, the window and the bound its
+// text gives). It has one representation: the shell writes it on the
+// wire (web/api.Contribution). A route's score holds one per signal, and
+// a fleet's state one per route and signal, so it is kept small (104
+// bytes: the effect's and the evidence's flags share one word).
 type Contribution struct {
-	// What moved the route.
-	Signal string
-	Value  float64
-	// AlertValue is what alert expressions see as signals.NAME: the lower
-	// confidence bound of a counted proportion (the share the calls show at
-	// least), NaN for a statistic of too few samples, else Value.
+	// What moved the route: the signal and its value. AlertValue is what
+	// alert expressions see as signals.NAME: the lower confidence bound
+	// of a counted proportion (the share the calls show at least), NaN
+	// for a statistic of too few samples, else Value.
+	Signal     string
+	Value      float64
 	AlertValue float64
 
 	// By how much. Penalty is the points this signal took off; CapsAt the
@@ -36,33 +34,30 @@ type Contribution struct {
 	Penalty float64
 	CapsAt  float64
 	Floor   traffic.Level
-
-	// On what evidence.
-	//
-	// Status says whether the signal had a sample (written as text in
-	// JSON).
-	Status SampleStatus
-	// Counted: Volume is the count behind Value (calls or samples).
-	Counted bool
 	// Unproven: Value is past a threshold but its count does not show it
 	// at scoring.confidence; the signal holds the route (ReasonText says
 	// why).
 	Unproven bool
-	// Idle: the signal needs user traffic and the route gets none.
-	Idle bool
-	// evidenceKind and evidence, when set with its format, make
-	// ReasonText the evidence text of a counted signal, written only when
-	// asked for (evidence.go); evidence also holds the longer window that
-	// gave the text's bound, if one did (see Window).
+
+	// On what evidence. Status says whether the signal had a sample;
+	// Idle that it needs user traffic and the route gets none; Counted
+	// that Volume is the count behind Value (calls or samples). Reason is
+	// why the signal has no value (a sample's error); ReasonText is what
+	// to show.
+	//
+	// evidenceKind, evidence and bound make ReasonText the evidence text
+	// of a counted signal, written only when asked for (evidence.go):
+	// evidenceKind says which end of the interval the text gives, bound
+	// is that end, and evidence the signal's text format and the longer
+	// window that gave the bound, if one did (see Window).
+	Status       SampleStatus
+	Idle         bool
+	Counted      bool
 	evidenceKind evidenceKind
-	// Volume is the count behind Value (calls or samples) when Counted.
-	Volume float64
-	// Reason is why the signal has no value (a sample's error), or a
-	// reason read back from JSON; ReasonText is what to show.
-	Reason   string
-	evidence *evidence
-	// bound is the end of the interval the evidence text gives.
-	bound float64
+	Volume       float64
+	Reason       string
+	evidence     *evidence
+	bound        float64
 }
 
 // Window is the longer window of the signal whose calls gave the bound
@@ -182,23 +177,22 @@ func (c *Contribution) reasons() []string {
 		ev = ": " + t
 	}
 	if c.Penalty > 0 {
-		out = append(out, fmt.Sprintf("%s %s (-%.1f)%s", c.Signal, fmtValue(c.Value), c.Penalty, ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" (-"+fixed(c.Penalty, 1)+")"+ev)
 	}
 	if c.CapsAt >= 0 {
-		out = append(out, fmt.Sprintf("%s %s caps score at %g%s", c.Signal, fmtValue(c.Value), c.CapsAt, ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" caps score at "+gText(c.CapsAt)+ev)
 	}
 	if c.Floor > traffic.Normal {
-		out = append(out, fmt.Sprintf("%s %s forces at least %s%s", c.Signal, fmtValue(c.Value), c.Floor, ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" forces at least "+c.Floor.String()+ev)
 	}
 	if c.Unproven {
-		out = append(out, fmt.Sprintf("%s %s held%s", c.Signal, fmtValue(c.Value), ev))
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" held"+ev)
 	}
 	return out
 }
 
-func fmtValue(v float64) string {
-	return fmt.Sprintf("%.3g", v)
-}
+// fmtValue writes a signal's value with three significant digits.
+func fmtValue(v float64) string { return digits(v, 3) }
 
 // beyond returns how far v is past the bound, and whether it is past it.
 func beyond(b rules.Bound, v float64) (float64, bool) {
@@ -407,63 +401,4 @@ func (p *Policy) levelForScore(score float64) traffic.Level {
 		}
 	}
 	return traffic.Normal
-}
-
-// contributionJSON is Contribution with a nullable value: JSON has no NaN.
-type contributionJSON struct {
-	Signal     string        `json:"signal"`
-	Value      *float64      `json:"value"`
-	StatusText string        `json:"status"`
-	Reason     string        `json:"reason,omitempty"`
-	Idle       bool          `json:"idle,omitempty"`
-	Penalty    float64       `json:"penalty"`
-	CapsAt     float64       `json:"caps_at"`
-	Floor      traffic.Level `json:"floor"`
-	Volume     float64       `json:"volume,omitempty"`
-	Counted    bool          `json:"counted,omitempty"`
-	Unproven   bool          `json:"unproven,omitempty"`
-	// Window is Contribution.Window's window as people write it ("15m").
-	Window       string  `json:"window,omitempty"`
-	WindowValue  float64 `json:"window_value,omitempty"`
-	WindowVolume float64 `json:"window_volume,omitempty"`
-}
-
-// MarshalJSON writes a value that is not a number as null.
-func (c Contribution) MarshalJSON() ([]byte, error) {
-	j := contributionJSON{Signal: c.Signal, StatusText: c.Status.String(), Reason: c.ReasonText(), Idle: c.Idle, Penalty: c.Penalty, CapsAt: c.CapsAt, Floor: c.Floor,
-		Volume: c.Volume, Counted: c.Counted, Unproven: c.Unproven}
-	if w, v, n := c.Window(); w > 0 {
-		j.Window, j.WindowValue, j.WindowVolume = fmtWindow(w), v, n
-	}
-	if !math.IsNaN(c.Value) && !math.IsInf(c.Value, 0) {
-		j.Value = &c.Value
-	}
-	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads null as NaN.
-func (c *Contribution) UnmarshalJSON(b []byte) error {
-	var j contributionJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*c = Contribution{Signal: j.Signal, Value: math.NaN(), Reason: j.Reason, Idle: j.Idle, Penalty: j.Penalty, CapsAt: j.CapsAt, Floor: j.Floor,
-		Volume: j.Volume, Counted: j.Counted, Unproven: j.Unproven}
-	if j.Value != nil {
-		c.Value = *j.Value
-	}
-	if j.Window != "" {
-		w, err := time.ParseDuration(j.Window)
-		if err != nil {
-			return fmt.Errorf("contribution %s: window: %w", j.Signal, err)
-		}
-		c.evidence = &evidence{window: windowEvidence{w, j.WindowValue, j.WindowVolume}}
-	}
-	switch j.StatusText {
-	case "missing":
-		c.Status = StatusMissing
-	case "error":
-		c.Status = StatusError
-	}
-	return nil
 }

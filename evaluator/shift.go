@@ -2,9 +2,9 @@ package evaluator
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/traffic"
@@ -56,8 +56,8 @@ func limitShift(from *traffic.Split, want traffic.Split, maxShift int) traffic.S
 		return want
 	}
 	want.Weights = next
-	want.Reasons = append(slices.Clip(want.Reasons), fmt.Sprintf(
-		"rate limit: moving %d of %d points toward the desired split this tick (max_shift_per_tick %d)", moved, total, maxShift))
+	want.Reasons = append(slices.Clip(want.Reasons),
+		"rate limit: moving "+strconv.Itoa(moved)+" of "+strconv.Itoa(total)+" points toward the desired split this tick (max_shift_per_tick "+strconv.Itoa(maxShift)+")")
 	return want
 }
 

@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -122,12 +121,12 @@ func evidenceWanted(p *Policy, rs RouteState) []wanted {
 		in := fmtWindow(w)
 		switch {
 		case math.IsInf(need, 1):
-			out = append(out, wanted{fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; no count of calls shows it within", c.Signal, x, n, in), w, true})
+			out = append(out, wanted{c.Signal + ": " + fixed(x, 0) + " failed of " + fixed(n, 0) + " calls in " + in + "; no count of calls shows it within", w, true})
 		case need > rate*w.Seconds()*1.05:
-			out = append(out, wanted{fmt.Sprintf("%s: %.0f failed of %.0f calls in %s; about %.0f calls needed, more than its %s holds at %.2g calls/s", c.Signal, x, n, in, need, in, rate), w, true})
+			out = append(out, wanted{c.Signal + ": " + fixed(x, 0) + " failed of " + fixed(n, 0) + " calls in " + in + "; about " + fixed(need, 0) + " calls needed, more than its " + in + " holds at " + digits(rate, 2) + " calls/s", w, true})
 		default:
 			left := time.Duration((need - n) / rate * float64(time.Second)).Round(time.Minute)
-			out = append(out, wanted{fmt.Sprintf("%s: %.0f of about %.0f calls needed in %s at %.2g calls/s, about %s more", c.Signal, n, need, in, rate, fmtWindow(max(left, time.Minute))), w, false})
+			out = append(out, wanted{c.Signal + ": " + fixed(n, 0) + " of about " + fixed(need, 0) + " calls needed in " + in + " at " + digits(rate, 2) + " calls/s, about " + fmtWindow(max(left, time.Minute)) + " more", w, false})
 		}
 	}
 	return out

@@ -1,6 +1,9 @@
 package traffic
 
-import "fmt"
+import (
+	"errors"
+	"strconv"
+)
 
 // Level is a route's degradation level, from Normal (all its traffic) to
 // Manual (no traffic until a person releases it).
@@ -22,7 +25,7 @@ var levelNames = [...]string{"normal", "warm", "shed", "failover", "manual", "fa
 
 func (l Level) String() string {
 	if l < 0 || int(l) >= len(levelNames) {
-		return fmt.Sprintf("level(%d)", int(l))
+		return "level(" + strconv.Itoa(int(l)) + ")"
 	}
 	return levelNames[l]
 }
@@ -38,7 +41,7 @@ func ParseLevel(s string) (Level, error) {
 			return Level(i), nil
 		}
 	}
-	return Normal, fmt.Errorf("unknown level %q (want one of normal, warm, shed, failover, manual, failback)", s)
+	return Normal, errors.New("unknown level " + strconv.Quote(s) + " (want one of normal, warm, shed, failover, manual, failback)")
 }
 
 // MarshalText implements encoding.TextMarshaler.

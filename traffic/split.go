@@ -1,9 +1,10 @@
 package traffic
 
 import (
-	"fmt"
+	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -25,7 +26,7 @@ func ParseOverrideKind(s string) (OverrideKind, error) {
 	case Pin, Pause:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown override kind %q (want pin or pause)", s)
+	return "", errors.New("unknown override kind " + strconv.Quote(s) + " (want pin or pause)")
 }
 
 // Split is how one service's traffic is shared among its routes: what the

@@ -101,7 +101,7 @@ func serviceOf(v runner.View, name string, routes []string) api.Service {
 		}
 		rt := api.Route{Name: route, Score: rs.Score.Value, Level: rs.Level.String(), Since: rs.Since,
 			FailbackStage: rs.Stage, Released: rs.Released, Traffic: ss.Weights[route],
-			Contributions: rs.Score.Contributions, Missing: rs.Score.Missing, Reasons: routeReasons(rs.Score, probs),
+			Contributions: api.ContributionsOf(rs.Score.Contributions), Missing: rs.Score.Missing, Reasons: routeReasons(rs.Score, probs),
 			Placement:  evaluator.Placement(v.Policy, *rs, v.LastTick),
 			ScoreState: scoreState(rs.Score), State: routeState(v.Policy, *rs, v.LastTick, probs),
 			WaitsFor: waitsFor(v.Policy, *rs, v.LastTick), Moved: rs.Move.String()}

@@ -42,7 +42,7 @@ func bigStatus(services, perService, nTicks int, failed func(svc, rt int) bool) 
 		for r := range perService {
 			name := fmt.Sprintf("s%dr%d", s, r)
 			rt := api.Route{Name: name, Score: 97.5, Level: "normal", ScoreState: api.ScoreJudged, State: []string{},
-				Reasons: []string{"all signals within thresholds"}, Contributions: []evaluator.Contribution{{Signal: "hard_fail_ratio", Value: 0.001, CapsAt: -1}}}
+				Reasons: []string{"all signals within thresholds"}, Contributions: api.ContributionsOf([]evaluator.Contribution{{Signal: "hard_fail_ratio", Value: 0.001, CapsAt: -1}})}
 			if failed(s, r) {
 				rt.Score, rt.Level, rt.State = 20, "failover", []string{"failed over since 2026-12-01T02:50:00Z: hysteresis"}
 			} else if r < 3 {

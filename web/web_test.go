@@ -35,7 +35,7 @@ func (f *fakeBackend) Status() api.Status {
 		Name: "chat", Weights: map[string]int{"free": 0, "paid-standard": 100},
 		Routes: []api.Route{
 			{Name: "free", Score: 12.5, Level: "failover", Traffic: 0, ScoreState: api.ScoreJudged, Reasons: []string{"soft_fail_ratio 0.4 (-100.0)"},
-				Contributions: []evaluator.Contribution{{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1}, {Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, CapsAt: -1}}},
+				Contributions: api.ContributionsOf([]evaluator.Contribution{{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1}, {Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, CapsAt: -1}})},
 			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100, Reasons: []string{}, ScoreState: api.ScoreJudged},
 		}}},
 		Alerts: []api.Alert{{Name: "HermesRouteFailedOver", Tier: "A", State: "firing", Service: "chat", Route: "free", Summary: "Traffic of chat was failed over <away>"}},
@@ -143,7 +143,7 @@ func TestStatusJSONHasNoNaN(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := st.Services[0].Routes[0].Contributions
-	if c[0].Value != 0.4 || !math.IsNaN(c[1].Value) || c[1].Status != evaluator.StatusMissing {
+	if c[0].Value == nil || *c[0].Value != 0.4 || c[1].Value != nil || c[1].Status != evaluator.StatusMissing.String() {
 		t.Errorf("contributions round trip: %+v", c)
 	}
 }

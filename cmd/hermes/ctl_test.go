@@ -55,10 +55,10 @@ func (b *backend) Status() api.Status {
 			{Name: "free", Score: 20, Level: "manual", Since: time.Unix(900, 0), Traffic: 0, Missing: []string{"p99_ratio"},
 				Reasons:   []string{"soft_fail_ratio 0.4 (-100.0)"},
 				Placement: []string{"score 20.0; moves down below 75 (warm, dwell 2m)", "manual since 1970-01-01T00:15:00Z: stays until an operator releases it"},
-				Contributions: []evaluator.Contribution{
+				Contributions: api.ContributionsOf([]evaluator.Contribution{
 					{Signal: "soft_fail_ratio", Value: 0.4, Penalty: 100, CapsAt: -1},
 					{Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data", CapsAt: -1},
-				}},
+				})},
 			{Name: "paid-standard", Score: 100, Level: "normal", Traffic: 100},
 		}}},
 		Alerts: []api.Alert{{Name: "HermesRouteManual", Tier: "A", State: "firing", Service: "chat", Route: "free", ActiveAt: time.Unix(950, 0)}},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/hermes-failover/hermes/web/api"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,8 +126,8 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 	fmt.Fprintln(tw, "  SIGNAL\tVALUE\tSTATUS\tEFFECT")
 	for _, c := range rt.Contributions {
 		val := "-"
-		if !math.IsNaN(c.Value) && c.Status == evaluator.StatusOK {
-			val = fmt.Sprintf("%.4g", c.Value)
+		if c.Value != nil && c.Status == statusOK {
+			val = fmt.Sprintf("%.4g", *c.Value)
 		}
 		var effect []string
 		if c.Idle {
@@ -143,7 +142,7 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 		if c.Floor > traffic.Normal {
 			effect = append(effect, "floor "+c.Floor.String())
 		}
-		if r := c.ReasonText(); r != "" && (c.Status != evaluator.StatusOK || c.Counted) {
+		if r := c.Reason; r != "" && (c.Status != statusOK || c.Counted) {
 			effect = append(effect, "("+r+")")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Signal, val, signalStatus(c, rt.Missing), dash(strings.Join(effect, ", ")))
@@ -157,6 +156,9 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 	writeCandidate(w, st.Candidate, svc.Name, rt.Name)
 }
 
+// statusOK is evaluator.StatusOK as api.Contribution.Status writes it.
+var statusOK = evaluator.StatusOK.String()
+
 // signalStatus is the STATUS of contribution c among a route's missing
 // signals (api.Route.Missing, those that hold its level): a signal
 // without data is "missing" only when it holds the level. One that needs
@@ -164,15 +166,15 @@ func writeExplanation(w io.Writer, st api.Status, svc api.Service, rt api.Route)
 // (missing: ignore) "optional, not exported" (or "optional, failing" when
 // its query failed): neither holds anything (issue 34: explain called
 // them all missing).
-func signalStatus(c evaluator.Contribution, missing []string) string {
+func signalStatus(c api.Contribution, missing []string) string {
 	switch {
-	case c.Status == evaluator.StatusOK:
-		return c.Status.String()
+	case c.Status == statusOK:
+		return c.Status
 	case c.Idle:
 		return "idle"
 	case slices.Contains(missing, c.Signal):
-		return c.Status.String()
-	case c.Status == evaluator.StatusError:
+		return c.Status
+	case c.Status == evaluator.StatusError.String():
 		return "optional, failing"
 	}
 	return "optional, not exported"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/traffic"
+	"github.com/hermes-failover/hermes/web/api"
 )
 
 // TestExplainTellsIdleAndOptional (issue 34): explain calls a signal
@@ -19,12 +20,12 @@ func TestExplainTellsIdleAndOptional(t *testing.T) {
 	st := b.Status()
 	rt := &st.Services[0].Routes[0]
 	rt.Missing = []string{"p99_ratio"}
-	rt.Contributions = []evaluator.Contribution{
+	rt.Contributions = api.ContributionsOf([]evaluator.Contribution{
 		{Signal: "soft_fail_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no calls", Idle: true, CapsAt: -1},
 		{Signal: "retry_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data", CapsAt: -1},
 		{Signal: "quality_score", Value: math.NaN(), Status: evaluator.StatusError, Reason: "bad_data", CapsAt: -1},
 		{Signal: "p99_ratio", Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data", CapsAt: -1},
-	}
+	})
 	b.st = &st
 	_, url := serve(t, b, "")
 	code, out, errb := hermes(t, "explain", "--url", url, "--route", "free")

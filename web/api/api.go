@@ -130,19 +130,19 @@ type Hold struct {
 
 // Route is one route of a service.
 type Route struct {
-	Name            string                   `json:"name"`
-	Score           float64                  `json:"score"`
-	Level           string                   `json:"level"`
-	Since           time.Time                `json:"since"`
-	FailbackStage   int                      `json:"failback_stage"`
-	FailbackPercent int                      `json:"failback_percent,omitempty"`
-	StageSince      time.Time                `json:"stage_since,omitzero"`
-	NextFailback    time.Time                `json:"next_failback_allowed,omitzero"`
-	Released        bool                     `json:"released,omitempty"`
-	Traffic         int                      `json:"traffic_percent"`
-	Contributions   []evaluator.Contribution `json:"contributions"`
-	Missing         []string                 `json:"missing,omitempty"`
-	Reasons         []string                 `json:"reasons"`
+	Name            string         `json:"name"`
+	Score           float64        `json:"score"`
+	Level           string         `json:"level"`
+	Since           time.Time      `json:"since"`
+	FailbackStage   int            `json:"failback_stage"`
+	FailbackPercent int            `json:"failback_percent,omitempty"`
+	StageSince      time.Time      `json:"stage_since,omitzero"`
+	NextFailback    time.Time      `json:"next_failback_allowed,omitzero"`
+	Released        bool           `json:"released,omitempty"`
+	Traffic         int            `json:"traffic_percent"`
+	Contributions   []Contribution `json:"contributions"`
+	Missing         []string       `json:"missing,omitempty"`
+	Reasons         []string       `json:"reasons"`
 	// Placement says what holds the route at its level: floors, caps,
 	// thresholds, dwell, hysteresis (see evaluator.Placement).
 	Placement []string `json:"placement,omitempty"`
