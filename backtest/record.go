@@ -146,6 +146,9 @@ func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...
 	err := rec.rangeMatrix(ctx, q, r, func(m promql.Matrix) (err error) {
 		out, err = toModelMatrix(m)
 		return err
+	}, func(ss []nqSeries) error {
+		out = stepsModelMatrix(ss, r)
+		return nil
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -153,13 +156,14 @@ func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...
 	return out, nil, nil, nil
 }
 
-// rangeMatrix is QueryRange handing the matrix to use (matrixQuerier).
-func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error {
+// rangeMatrix is QueryRange handing the matrix to use, or the series
+// evaluated natively to useSteps (matrixQuerier).
+func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error, useSteps func([]nqSeries) error) error {
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
 		if nq := rec.queries[q]; nq != nil {
-			if m, ok := nq.evaluate(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
-				return use(m)
+			if ss, ok := nq.evaluateSteps(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
+				return useSteps(ss)
 			}
 		}
 		q = rw
