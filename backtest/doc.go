@@ -16,7 +16,8 @@
 // RunStore does the same faster: it evaluates each signal once per
 // DefaultWindow of the range (range queries on the same engine, see Windowed) and steps
 // the ticks through the results, so a day of a fleet replays in seconds
-// and memory holds two windows' results. The sub-expressions the signals
+// and memory holds two windows' results; the ticks' snapshots are
+// collected ahead while the core steps. The sub-expressions the signals
 // share are recorded once per step (see Recorder), and the series are held
 // in the TSDB's compressed chunks (OpenFile compresses each as it reads
 // the file). hermes backtest --series uses it.

@@ -17,28 +17,17 @@ import (
 // from must be a multiple of step, as the Recorder's ranges are: a
 // subquery's points are then the range's steps.
 func (q *nativeQuery) evaluate(recorded [][]*recSeries, from, end, step int64) (promql.Matrix, bool) {
-	if from%step != 0 {
-		return nil, false
-	}
-	steps := int((end-from)/step) + 1
-	out, ok := q.root.eval(recorded, from, step, steps)
+	out, ok := q.evaluateSteps(recorded, from, end, step)
 	if !ok {
 		return nil, false
 	}
-	slices.SortFunc(out, func(x, y nqSeries) int { return labels.Compare(x.labels, y.labels) })
-	var m promql.Matrix
-	for i, s := range out {
-		if i > 0 && labels.Equal(s.labels, out[i-1].labels) {
-			return nil, false // the engine reports the same labels twice
-		}
+	m := make(promql.Matrix, 0, len(out))
+	for _, s := range out {
 		n := 0
 		for _, h := range s.has {
 			if h {
 				n++
 			}
-		}
-		if n == 0 {
-			continue
 		}
 		pts := make([]promql.FPoint, 0, n)
 		for k, h := range s.has {
@@ -49,6 +38,27 @@ func (q *nativeQuery) evaluate(recorded [][]*recSeries, from, end, step int64) (
 		m = append(m, promql.Series{Metric: s.labels, Floats: pts})
 	}
 	return m, true
+}
+
+// evaluateSteps is evaluate with each series's value at every step of the
+// range (has says where it has one), as the matrix holds them: the series
+// in label order, only those with a value somewhere.
+func (q *nativeQuery) evaluateSteps(recorded [][]*recSeries, from, end, step int64) ([]nqSeries, bool) {
+	if from%step != 0 {
+		return nil, false
+	}
+	steps := int((end-from)/step) + 1
+	out, ok := q.root.eval(recorded, from, step, steps)
+	if !ok {
+		return nil, false
+	}
+	slices.SortFunc(out, func(x, y nqSeries) int { return labels.Compare(x.labels, y.labels) })
+	for i := 1; i < len(out); i++ {
+		if labels.Equal(out[i].labels, out[i-1].labels) {
+			return nil, false // the engine reports the same labels twice
+		}
+	}
+	return slices.DeleteFunc(out, func(s nqSeries) bool { return !slices.Contains(s.has, true) }), true
 }
 
 // eval returns the node's series over steps steps from from. A number's

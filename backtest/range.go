@@ -144,15 +144,24 @@ func fetchAll(ctx context.Context, api RangeQuerier, q string, from time.Time, s
 // closed, rather than converted to the client's model (a map of labels per
 // series and a copy of every point, a tenth of what a 100-route backtest
 // allocated). Its errors are QueryRange's.
+//
+// Where it evaluates q itself (a nativeQuery), it hands over the series
+// with their values at every step of r instead, which fetch lays out by
+// tick as they are: building the matrix and then finding each point's tick
+// again cost a tenth of what a 100-route backtest spent outside the core
+// and allocated a sixth of its bytes.
 type matrixQuerier interface {
-	rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error
+	rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error, useSteps func([]nqSeries) error) error
 }
 
 // fetch runs one chunk's range query and stores its samples by tick.
 func (a *rangeAnswer) fetch(ctx context.Context, api RangeQuerier, q string, r v1.Range, opts []v1.Option) error {
 	var err error
 	if mq, ok := api.(matrixQuerier); ok {
-		err = mq.rangeMatrix(ctx, q, r, a.addMatrix)
+		err = mq.rangeMatrix(ctx, q, r, a.addMatrix, func(ss []nqSeries) error {
+			a.addSteps(r.Start.UnixMilli(), r.Step.Milliseconds(), ss)
+			return nil
+		})
 	} else {
 		var val model.Value
 		if val, _, _, err = api.QueryRange(ctx, q, r, opts...); err == nil {
@@ -195,6 +204,42 @@ func (a *rangeAnswer) addMatrix(m promql.Matrix) error {
 		}
 	}
 	return nil
+}
+
+// addSteps stores the samples of series with their values at every step
+// (milliseconds) from start on (nativeQuery.evaluateSteps), as addMatrix
+// stores those of the matrix they make: each tick's samples in series
+// order, all of them in one block.
+func (a *rangeAnswer) addSteps(start, step int64, ss []nqSeries) {
+	base := int32(len(a.series))
+	total := 0
+	for _, s := range ss {
+		a.series = append(a.series, seriesRoute{route: s.labels.Get(labelname.Route), part: s.labels.Get(rules.PartLabel), ok: s.labels.Has(labelname.Route), labels: s.labels})
+		for _, h := range s.has {
+			if h {
+				total++
+			}
+		}
+	}
+	if len(ss) == 0 {
+		return
+	}
+	block := make([]tickSample, 0, total)
+	for j := range ss[0].has {
+		k, ok := a.tick(start + int64(j)*step)
+		if !ok {
+			continue
+		}
+		lo := len(block)
+		for i, s := range ss {
+			if s.has[j] {
+				block = append(block, tickSample{series: base + int32(i), v: s.vals[j]})
+			}
+		}
+		if len(block) > lo {
+			a.ticks[k] = block[lo:len(block):len(block)]
+		}
+	}
 }
 
 // add stores the sample of the last series at t (milliseconds) of value v

@@ -35,8 +35,10 @@ type Recorder struct {
 	b    *Store
 	plan *recordingPlan
 	step time.Duration
-	// rates are, per recording, its counterRate where it is one, else nil.
-	rates []*counterRate
+	// rates are, per recording, its counterRate where it is one, else nil,
+	// and rateSeries the loaded series it reads (matchingSeries).
+	rates      []*counterRate
+	rateSeries [][]*chunkedSeries
 	// natives are, per recording, its nativeAgg where it is one, else nil,
 	// and the index of the recording it reads.
 	natives   []*nativeAgg
@@ -74,6 +76,12 @@ func NewRecorder(b *Store, queries []string, step time.Duration) *Recorder {
 	splitNativeAggs(plan, queries, step, b.step)
 	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
 	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	rec.rateSeries = make([][]*chunkedSeries, len(rates))
+	for i, c := range rates {
+		if c != nil {
+			rec.rateSeries[i] = matchingSeries(b.series, c.matchers)
+		}
+	}
 	rec.natives, rec.nativeSrc = nativeAggs(plan)
 	rec.queries = nativeQueries(plan, step)
 	rec.nativeRecs = nativeRecordings(plan, step)
@@ -138,6 +146,9 @@ func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...
 	err := rec.rangeMatrix(ctx, q, r, func(m promql.Matrix) (err error) {
 		out, err = toModelMatrix(m)
 		return err
+	}, func(ss []nqSeries) error {
+		out = stepsModelMatrix(ss, r)
+		return nil
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -145,13 +156,14 @@ func (rec *Recorder) QueryRange(ctx context.Context, q string, r v1.Range, _ ...
 	return out, nil, nil, nil
 }
 
-// rangeMatrix is QueryRange handing the matrix to use (matrixQuerier).
-func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error {
+// rangeMatrix is QueryRange handing the matrix to use, or the series
+// evaluated natively to useSteps (matrixQuerier).
+func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error, useSteps func([]nqSeries) error) error {
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
 		if nq := rec.queries[q]; nq != nil {
-			if m, ok := nq.evaluate(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
-				return use(m)
+			if ss, ok := nq.evaluateSteps(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
+				return useSteps(ss)
 			}
 		}
 		q = rw
@@ -209,7 +221,7 @@ func (rec *Recorder) decodeFor(start, end int64) *decodedWindow {
 			continue
 		}
 		if _, from, _ := rec.span(i, start, end); from <= end {
-			for _, s := range matchingSeries(rec.b.series, c.matchers) {
+			for _, s := range rec.rateSeries[i] {
 				dec.want(s, from-c.rng)
 			}
 		}
@@ -266,7 +278,7 @@ func (rec *Recorder) cover(ctx context.Context, i int, dec *decodedWindow, start
 func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, from, end int64) error {
 	step := rec.step.Milliseconds()
 	if c := rec.rates[i]; c != nil {
-		m, ok, err := c.evaluate(ctx, rec.b, dec, from, end, step)
+		m, ok, err := c.evaluate(ctx, rec.rateSeries[i], dec, from, end, step)
 		if err != nil {
 			return err
 		}

@@ -60,13 +60,18 @@ func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFun
 	}
 	tl := &Timeline{Start: start, End: to, Step: step}
 	var st evaluator.State
-	// One Collector for the run, as the live loop keeps one: it reuses
-	// each query's route slots from tick to tick.
-	var collector promapi.Collector
+	snaps, stop := collectAhead(ctx, pol, ticks, start, to, step)
+	defer stop()
 	releases := append([]Release(nil), opts.Releases...)
 	for t := start; !t.After(to); t = t.Add(step) {
 		if err := ctx.Err(); err != nil {
 			return tl, err
+		}
+		var snap evaluator.Snapshot
+		select {
+		case snap = <-snaps:
+		case <-ctx.Done():
+			return tl, ctx.Err()
 		}
 		var cmds []evaluator.Command
 		for i := 0; i < len(releases); {
@@ -82,7 +87,6 @@ func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFun
 			cmds = append(cmds, cmd)
 			releases = append(releases[:i], releases[i+1:]...)
 		}
-		snap := collector.Collect(ctx, ticks, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
 		for _, o := range opts.Inject {
 			o.Apply(&snap)
 		}
@@ -98,6 +102,38 @@ func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFun
 	}
 	tl.Final = st
 	return tl, nil
+}
+
+// snapshotsAhead is how many ticks' snapshots collectAhead may hold
+// before the core has stepped through them.
+const snapshotsAhead = 8
+
+// collectAhead collects the snapshots of the ticks from start to to, in
+// order, into the channel it returns, ahead of the core stepping through
+// them: a snapshot depends on the tick's time only, never on the state,
+// so the collection (a tenth of a 100-route backtest's CPU) runs on the
+// other core while the core steps, instead of between two steps. stop
+// ends the collection and waits for it.
+func collectAhead(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFunc, start, to time.Time, step time.Duration) (snaps <-chan evaluator.Snapshot, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan evaluator.Snapshot, snapshotsAhead)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// One Collector for the run, as the live loop keeps one: it
+		// reuses each query's route slots from tick to tick, and the
+		// snapshots it returns share none of them.
+		var collector promapi.Collector
+		for t := start; !t.After(to); t = t.Add(step) {
+			snap := collector.Collect(ctx, ticks, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
+			select {
+			case out <- snap:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, func() { cancel(); <-done }
 }
 
 // alignUp returns the first multiple of step (since the Unix epoch) at or after t.

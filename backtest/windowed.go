@@ -50,8 +50,8 @@ func (b *Store) queryRange(ctx context.Context, from storage.Queryable, q string
 }
 
 // rangeMatrix is QueryRange handing the engine's matrix to use before the
-// query is closed (matrixQuerier).
-func (b *Store) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error) error {
+// query is closed (matrixQuerier); a Store evaluates nothing natively.
+func (b *Store) rangeMatrix(ctx context.Context, q string, r v1.Range, use func(promql.Matrix) error, _ func([]nqSeries) error) error {
 	return b.queryMatrix(ctx, b, q, r, use)
 }
 
@@ -91,6 +91,25 @@ func toModelMatrix(m promql.Matrix) (model.Matrix, error) {
 		out = append(out, ss)
 	}
 	return out, nil
+}
+
+// stepsModelMatrix converts series with their values at the steps of r
+// (nativeQuery.evaluateSteps) to the client's representation.
+func stepsModelMatrix(ss []nqSeries, r v1.Range) model.Matrix {
+	from, step := r.Start.UnixMilli(), r.Step.Milliseconds()
+	out := make(model.Matrix, 0, len(ss))
+	for _, s := range ss {
+		metric := make(model.Metric, s.labels.Len())
+		s.labels.Range(func(l labels.Label) { metric[model.LabelName(l.Name)] = model.LabelValue(l.Value) })
+		ms := &model.SampleStream{Metric: metric}
+		for k, h := range s.has {
+			if h {
+				ms.Values = append(ms.Values, model.SamplePair{Timestamp: model.Time(from + int64(k)*step), Value: model.SampleValue(s.vals[k])})
+			}
+		}
+		out = append(out, ms)
+	}
+	return out
 }
 
 // Windowed answers a backtest's instant queries at its ticks from range
