@@ -95,6 +95,9 @@ type DerivedWindows struct {
 	// in order: its own with every range of its own window made that
 	// window.
 	Over []WindowQuery
+	// Tick is the signal's TickQuery, joined once per load so that a tick
+	// only reads it; "" until the loader derives it.
+	Tick string
 }
 
 // WindowQuery are a signal's query and volume over one longer window.

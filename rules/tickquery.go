@@ -36,10 +36,21 @@ const (
 // splits them.
 //
 // The windows' queries come from the loader (SignalConfig.Derived), which
-// parses PromQL once per load; TickQuery only joins strings. It panics
+// parses PromQL and joins the tick query once per load (Derived.Tick), so
+// a tick only reads it; TickQuery joins the parts itself only for a
+// signal the loader did not derive (a policy built in a test). It panics
 // on a signal with windows whose Derived was not filled in, a Policy not
 // built by the loader.
 func (s SignalConfig) TickQuery() string {
+	if s.Derived.Tick != "" {
+		return s.Derived.Tick
+	}
+	return s.JoinTickQuery()
+}
+
+// JoinTickQuery joins the parts of the signal's TickQuery afresh; the
+// loader stores the result in Derived.Tick.
+func (s SignalConfig) JoinTickQuery() string {
 	ev := s.EvidenceQuery()
 	if ev == "" {
 		return s.Query

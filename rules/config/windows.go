@@ -13,7 +13,8 @@ import (
 
 // DeriveSignals are signals with what their PromQL says of their windows
 // (rules.DerivedWindows) worked out: each signal's own window, its
-// evidence query's window and its queries over each longer window. The
+// evidence query's window, its queries over each longer window and the
+// tick query that joins them all (rules.SignalConfig.TickQuery). The
 // core reads these without parsing PromQL; the parsing is done here, once
 // per load, rather than each tick.
 func DeriveSignals(signals []rules.SignalConfig) []rules.SignalConfig {
@@ -24,6 +25,7 @@ func DeriveSignals(signals []rules.SignalConfig) []rules.SignalConfig {
 			q, v := WindowQueries(s, w)
 			s.Derived.Over = append(s.Derived.Over, rules.WindowQuery{Query: q, Volume: v})
 		}
+		s.Derived.Tick = s.JoinTickQuery()
 		out[i] = s
 	}
 	return out

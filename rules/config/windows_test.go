@@ -111,6 +111,9 @@ func TestTickQueryOfDerivedWindows(t *testing.T) {
 		}
 		n++
 		q := s.TickQuery()
+		if s.Derived.Tick != q || s.JoinTickQuery() != q {
+			t.Errorf("%s: the loaded policy does not hold its tick query, joined once (Derived.Tick %q)", s.Name, s.Derived.Tick)
+		}
 		for _, w := range s.Windows {
 			wq, wv := WindowQueries(s, w)
 			if !strings.Contains(q, wq) || !strings.Contains(q, wv) {
