@@ -130,7 +130,10 @@ type decidingWindows struct{ lo, hi int8 }
 // counts only up to the shorter windows' observed ratios (the decisive
 // interval's stricter rule); with veto, unless a shorter window's upper
 // bound at veto is below it.
-func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto *proportionBounds) (interval, decidingWindows) {
+//
+// With size, a window that gives an end is sized where sizedAt sizes it,
+// not at its observed ratio.
+func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto, size *proportionBounds) (interval, decidingWindows) {
 	iv, d := own, decidingWindows{lo: -1, hi: -1}
 	least, most := v, v // of the shorter windows' ratios
 	allowed := v        // the least of the shorter windows' upper bounds at veto
@@ -149,13 +152,16 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 		wi := proportionInterval(s.Value, s.Volume, b)
 		if veto != nil {
 			if wi.lo <= allowed && wi.lo > iv.lo {
-				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(s.Value, allowed), int8(k)
+				up, _ := sizedAt(s.Value, s.Volume, size)
+				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(up, allowed), int8(k)
 			}
 		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
-			iv.lo, iv.seenLo, d.lo = lo, math.Min(s.Value, allowed), int8(k)
+			up, _ := sizedAt(s.Value, s.Volume, size)
+			iv.lo, iv.seenLo, d.lo = lo, math.Min(up, allowed), int8(k)
 		}
 		if hi := math.Max(wi.hi, most); hi < iv.hi {
-			iv.hi, iv.seenHi, d.hi = hi, math.Max(s.Value, most), int8(k)
+			_, down := sizedAt(s.Value, s.Volume, size)
+			iv.hi, iv.seenHi, d.hi = hi, math.Max(down, most), int8(k)
 		}
 		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
 		if veto != nil {
@@ -166,6 +172,28 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 		}
 	}
 	return iv, d
+}
+
+// sizedAt is where a proportion v of n calls is sized once its bound
+// proves a threshold crossed (seenSide): up for an upper threshold, down
+// for a lower one. With size nil, at v; else at the end of v's interval
+// farthest from health at size's confidence, never nearer health than v.
+// See "Sizing" above.
+func sizedAt(v, n float64, size *proportionBounds) (up, down float64) {
+	if size == nil {
+		return v, v
+	}
+	lo, hi := size.of(v, n)
+	return math.Max(hi, v), math.Min(lo, v)
+}
+
+// sized is iv, of a proportion v of n calls, with its own window's ends
+// sized at sizedAt(v, n, size).
+func sized(iv interval, v, n float64, size *proportionBounds) interval {
+	if iv.counts {
+		iv.seenLo, iv.seenHi = sizedAt(v, n, size)
+	}
+	return iv
 }
 
 // healthySide is the end of iv that is nearest to health for bound b: what
