@@ -178,7 +178,7 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 // proves a threshold crossed (seenSide): up for an upper threshold, down
 // for a lower one. With size nil, at v; else at the end of v's interval
 // farthest from health at size's confidence, never nearer health than v.
-// See "Sizing" above.
+// See "Sizing" at seenSide.
 func sizedAt(v, n float64, size *proportionBounds) (up, down float64) {
 	if size == nil {
 		return v, v
@@ -205,12 +205,26 @@ func healthySide(iv interval, b rules.Bound) float64 {
 	return iv.lo
 }
 
-// seenSide is the observed ratio behind healthySide(iv, b): what a
-// penalty is sized on once that end proves the bound crossed. The bound
-// decides whether the calls show a threshold crossed; by how much is what
-// they show, not the least they could be. Sized on the bound, a route
-// failing 15 % of 270 calls at night (≥ 10 % at 99.9 %) would cost 15
-// points against the 5 % threshold, where its calls show 30.
+// seenSide is the share behind healthySide(iv, b) that a penalty is
+// sized on once that end proves the bound crossed: the observed ratio of
+// the window that gave it, moved to the far end of that window's interval
+// at the sizing confidence (sizedAt). The bound decides whether the calls
+// show a threshold crossed; by how much is what they still allow, not the
+// least they could be. Sized on the bound, a route failing 15 % of 270
+// calls at night (≥ 10 % at 99.9 %) would cost 15 points against the 5 %
+// threshold, where its calls show 30.
+//
+// Sizing. Why the far end at scoring.recovery_confidence rather than the
+// ratio shown: a share the policy scores just below a level's line (5 %
+// of 503s, 16 points, score 84) shows a ratio under the line on about
+// half the looks, and each such look restarts the dwell. Sized at the
+// far end at 95 %, a look that proves the failure sizes it above the
+// line only when the calls' 95 % bound falls below the true share: at
+// most 5 % of such looks (the bound's coverage). The price is a route
+// proven past its threshold at a share scored just above the line (2-4 %
+// of 503s): it moves while its calls cannot rule the line out at 95 %.
+// docs/detection.md ("Hard failures at small shares on thin traffic")
+// gives the per-look rates and the candidates weighed against it.
 func seenSide(iv interval, b rules.Bound) float64 {
 	if b.Below != nil {
 		return iv.seenHi
