@@ -129,7 +129,10 @@ type decidingWindows struct{ lo, hi int8 }
 // counts only up to the shorter windows' observed ratios (the decisive
 // interval's stricter rule); with veto, unless a shorter window's upper
 // bound at veto is below it.
-func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto *proportionBounds) (interval, decidingWindows) {
+//
+// With size, a window that gives an end is sized where sizedAt sizes it,
+// not at its observed ratio.
+func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto, size *proportionBounds) (interval, decidingWindows) {
 	iv, d := own, decidingWindows{lo: -1, hi: -1}
 	least, most := v, v // of the shorter windows' ratios
 	allowed := v        // the least of the shorter windows' upper bounds at veto
@@ -148,13 +151,16 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 		wi := proportionInterval(s.Value, s.Volume, b)
 		if veto != nil {
 			if wi.lo <= allowed && wi.lo > iv.lo {
-				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(s.Value, allowed), int8(k)
+				up, _ := sizedAt(s.Value, s.Volume, size)
+				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(up, allowed), int8(k)
 			}
 		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
-			iv.lo, iv.seenLo, d.lo = lo, math.Min(s.Value, allowed), int8(k)
+			up, _ := sizedAt(s.Value, s.Volume, size)
+			iv.lo, iv.seenLo, d.lo = lo, math.Min(up, allowed), int8(k)
 		}
 		if hi := math.Max(wi.hi, most); hi < iv.hi {
-			iv.hi, iv.seenHi, d.hi = hi, math.Max(s.Value, most), int8(k)
+			_, down := sizedAt(s.Value, s.Volume, size)
+			iv.hi, iv.seenHi, d.hi = hi, math.Max(down, most), int8(k)
 		}
 		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
 		if veto != nil {
@@ -167,6 +173,28 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 	return iv, d
 }
 
+// sizedAt is where a proportion v of n calls is sized once its bound
+// proves a threshold crossed (seenSide): up for an upper threshold, down
+// for a lower one. With size nil, at v; else at the end of v's interval
+// farthest from health at size's confidence, never nearer health than v.
+// See "Sizing" at seenSide.
+func sizedAt(v, n float64, size *proportionBounds) (up, down float64) {
+	if size == nil {
+		return v, v
+	}
+	lo, hi := size.of(v, n)
+	return math.Max(hi, v), math.Min(lo, v)
+}
+
+// sized is iv, of a proportion v of n calls, with its own window's ends
+// sized at sizedAt(v, n, size).
+func sized(iv interval, v, n float64, size *proportionBounds) interval {
+	if iv.counts {
+		iv.seenLo, iv.seenHi = sizedAt(v, n, size)
+	}
+	return iv
+}
+
 // healthySide is the end of iv that is nearest to health for bound b: what
 // the data at least show, the value that down-moves are judged on.
 func healthySide(iv interval, b rules.Bound) float64 {
@@ -176,12 +204,26 @@ func healthySide(iv interval, b rules.Bound) float64 {
 	return iv.lo
 }
 
-// seenSide is the observed ratio behind healthySide(iv, b): what a
-// penalty is sized on once that end proves the bound crossed. The bound
-// decides whether the calls show a threshold crossed; by how much is what
-// they show, not the least they could be. Sized on the bound, a route
-// failing 15 % of 270 calls at night (≥ 10 % at 99.9 %) would cost 15
-// points against the 5 % threshold, where its calls show 30.
+// seenSide is the share behind healthySide(iv, b) that a penalty is
+// sized on once that end proves the bound crossed: the observed ratio of
+// the window that gave it, moved to the far end of that window's interval
+// at the sizing confidence (sizedAt). The bound decides whether the calls
+// show a threshold crossed; by how much is what they still allow, not the
+// least they could be. Sized on the bound, a route failing 15 % of 270
+// calls at night (≥ 10 % at 99.9 %) would cost 15 points against the 5 %
+// threshold, where its calls show 30.
+//
+// Sizing. Why the far end at scoring.recovery_confidence rather than the
+// ratio shown: a share the policy scores just below a level's line (5 %
+// of 503s, 16 points, score 84) shows a ratio under the line on about
+// half the looks, and each such look restarts the dwell. Sized at the
+// far end at 95 %, a look that proves the failure sizes it above the
+// line only when the calls' 95 % bound falls below the true share: at
+// most 5 % of such looks (the bound's coverage). The price is a route
+// proven past its threshold at a share scored just above the line (2-4 %
+// of 503s): it moves while its calls cannot rule the line out at 95 %.
+// docs/detection.md ("Hard failures at small shares on thin traffic")
+// gives the per-look rates and the candidates weighed against it.
 func seenSide(iv interval, b rules.Bound) float64 {
 	if b.Below != nil {
 		return iv.seenHi

@@ -47,8 +47,11 @@ type Policy struct {
 	// window (evidence.go), which its contributions point to; scoring the
 	// penalties, caps and floors by signal index.
 	shown, decisive, recovery *proportionBounds
-	evidence                  []evidence
-	scoring                   scoreRules
+	// size is where a proven penalty is sized (evidence.go, sizedAt):
+	// recovery when scoring.recovery_confidence is set, else nil.
+	size     *proportionBounds
+	evidence []evidence
+	scoring  scoreRules
 	// arrivals are what decisive moves read of arriving failures
 	// (arrival.go).
 	arrivals arrivalRules
@@ -77,6 +80,11 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 	p.recovery = p.shown
 	if rc := cfg.Scoring.RecoveryConfidence; rc != 0 && rc != cfg.Scoring.Confidence {
 		p.recovery = newProportionBounds(zScore(rc))
+	}
+	if cfg.Scoring.RecoveryConfidence != 0 {
+		// Without the key a policy sizes on the ratio the calls show,
+		// as before (sizedAt with nil).
+		p.size = p.recovery
 	}
 	p.evidence = make([]evidence, len(cfg.Signals))
 	for i, s := range cfg.Signals {

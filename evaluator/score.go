@@ -266,6 +266,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 		strict, share := scope.rules(sig, idle)
 		spread[i] = interval{}
 		if sig.Volume != "" && c.Counted {
+			shown[i] = sized(shown[i], c.Value, c.Volume, p.size)
 			decisive[i] = evidenceInterval(p, sig, c, p.decisive)
 			if decisive[i].counts {
 				spread[i] = spreadInterval(p, i, c, smps)
@@ -274,10 +275,10 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 				low[i] = evidenceInterval(p, sig, c, p.recovery)
 			}
 			if len(p.windows[i]) > 0 && c.Status == StatusOK {
-				shown[i], decided[i] = withWindows(shown[i], c.Value, c.Volume, p.windows[i], smps, p.shown, p.shown)
-				decisive[i], _ = withWindows(decisive[i], c.Value, c.Volume, p.windows[i], smps, p.decisive, nil)
+				shown[i], decided[i] = withWindows(shown[i], c.Value, c.Volume, p.windows[i], smps, p.shown, p.shown, p.size)
+				decisive[i], _ = withWindows(decisive[i], c.Value, c.Volume, p.windows[i], smps, p.decisive, nil, nil)
 				if strict {
-					low[i], _ = withWindows(low[i], c.Value, c.Volume, p.windows[i], smps, p.recovery, nil)
+					low[i], _ = withWindows(low[i], c.Value, c.Volume, p.windows[i], smps, p.recovery, nil, nil)
 				}
 			}
 		} else if strict {

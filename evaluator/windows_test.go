@@ -119,7 +119,7 @@ func TestWithWindowsNeverWidens(t *testing.T) {
 				{Value: 0.1, Volume: 0, Counted: true}, {Value: 0.1, Volume: 100}, {Status: StatusMissing}} {
 				smps := make([]Sample, len(p.columns))
 				smps[wins[1].col] = w
-				iv, _ := withWindows(own, v, 0, wins, smps, p.shown, nil)
+				iv, _ := withWindows(own, v, 0, wins, smps, p.shown, nil, nil)
 				if iv.lo < own.lo || iv.hi > own.hi || iv.lo > iv.hi {
 					t.Errorf("v=%g n=%g window %+v: [%g, %g] outside own [%g, %g]", v, n, w, iv.lo, iv.hi, own.lo, own.hi)
 				}

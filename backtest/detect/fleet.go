@@ -64,6 +64,17 @@ func Threshold(kind string) (signal string, p0 float64, err error) {
 // kind's Threshold against its synth.FailureShare) at that rate, plus a
 // minute. It returns the expected calls too.
 func SPRTBound(kind string, rate float64) (bound time.Duration, calls float64, err error) {
+	p1, err := synth.FailureShare(kind)
+	if err != nil {
+		return 0, 0, err
+	}
+	return SPRTBoundShare(kind, p1, rate)
+}
+
+// SPRTBoundShare is SPRTBound with the failing share p1 given: twice the
+// SPRT's expected calls of the kind's Threshold against p1 at rate req/s,
+// plus a minute.
+func SPRTBoundShare(kind string, p1, rate float64) (bound time.Duration, calls float64, err error) {
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		return 0, 0, fmt.Errorf("rate %v req/s: want a positive, finite rate", rate)
 	}
@@ -71,9 +82,8 @@ func SPRTBound(kind string, rate float64) (bound time.Duration, calls float64, e
 	if err != nil {
 		return 0, 0, err
 	}
-	p1, err := synth.FailureShare(kind)
-	if err != nil {
-		return 0, 0, err
+	if !(p1 > p0 && p1 < 1) {
+		return 0, 0, fmt.Errorf("failing share %v: want above the threshold %v and below 1", p1, p0)
 	}
 	calls = SPRTExpectedCalls(SPRTAlpha, SPRTBeta, p0, p1)
 	secs := 2 * calls / rate
@@ -162,7 +172,8 @@ func Fleet(ctx context.Context, pol *evaluator.Policy, sc synth.Scenario) (Fleet
 // FleetSummary sums the runs of one kind of fleet night at one rate.
 type FleetSummary struct {
 	Rate  float64
-	Kind  string // "" for healthy nights
+	Kind  string  // "" for healthy nights
+	Share float64 // failing: the share of free's calls that fail
 	Runs  []FleetRun
 	Bound time.Duration // failing: SPRTBound
 	Calls float64       // failing: the SPRT's expected calls
@@ -170,15 +181,33 @@ type FleetSummary struct {
 
 // Summarize runs FleetNight(rate, kind, seed) for seeds first..first+n-1.
 func Summarize(ctx context.Context, pol *evaluator.Policy, rate float64, kind string, first, n uint64) (FleetSummary, error) {
-	s := FleetSummary{Rate: rate, Kind: kind}
+	share := 0.0
 	if kind != "" {
 		var err error
-		if s.Bound, s.Calls, err = SPRTBound(kind, rate); err != nil {
+		if share, err = synth.FailureShare(kind); err != nil {
+			return FleetSummary{Rate: rate, Kind: kind}, err
+		}
+	}
+	return SummarizeShare(ctx, pol, rate, kind, share, first, n)
+}
+
+// SummarizeShare is Summarize with share of free's calls failing
+// (synth.FleetNightShare), its bound SPRTBoundShare's. A share the
+// shipped policy scores at or above a threshold has no SPRT bound: Bound
+// is then 0, and InTime counts nothing.
+func SummarizeShare(ctx context.Context, pol *evaluator.Policy, rate float64, kind string, share float64, first, n uint64) (FleetSummary, error) {
+	s := FleetSummary{Rate: rate, Kind: kind, Share: share}
+	if kind != "" {
+		if _, p0, err := Threshold(kind); err != nil {
 			return s, err
+		} else if share > p0 {
+			if s.Bound, s.Calls, err = SPRTBoundShare(kind, share, rate); err != nil {
+				return s, err
+			}
 		}
 	}
 	for seed := first; seed < first+n; seed++ {
-		sc, err := synth.FleetNight(rate, kind, seed)
+		sc, err := synth.FleetNightShare(rate, kind, share, seed)
 		if err != nil {
 			return s, err
 		}
@@ -193,6 +222,9 @@ func Summarize(ctx context.Context, pol *evaluator.Policy, rate float64, kind st
 
 // InTime is how many runs moved free within the bound.
 func (s FleetSummary) InTime() int {
+	if s.Bound <= 0 {
+		return 0
+	}
 	k := 0
 	for _, r := range s.Runs {
 		if r.FirstMove >= 0 && r.FirstMove <= s.Bound {

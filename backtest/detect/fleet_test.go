@@ -35,3 +35,25 @@ func TestSPRTExpectedCalls(t *testing.T) {
 		t.Error("a rate of 0 has a bound")
 	}
 }
+
+// TestSPRTBoundShare: the bound of another failing share is that share's
+// SPRT against the kind's threshold (8 % against 1 %: 64.4 calls, so
+// 2 × 64.4 s + 1 min at 1 req/s), the kind's own share gives SPRTBound's,
+// and a share at or below the threshold has none.
+func TestSPRTBoundShare(t *testing.T) {
+	b, calls, err := SPRTBoundShare("503", 0.08, 1)
+	want := SPRTExpectedCalls(SPRTAlpha, SPRTBeta, 0.01, 0.08)
+	if err != nil || math.Abs(calls-want) > 1e-9 || math.Abs(calls-64.4) > 0.05 || (b-time.Duration((2*want+60)*float64(time.Second))).Abs() > time.Millisecond {
+		t.Errorf("SPRTBoundShare(503, 0.08, 1) = %s, %.2f, %v; want %.2f calls", b, calls, err, want)
+	}
+	b1, c1, err1 := SPRTBound("503", 0.3)
+	b2, c2, err2 := SPRTBoundShare("503", 0.05, 0.3)
+	if err1 != nil || err2 != nil || b1 != b2 || c1 != c2 {
+		t.Errorf("SPRTBound(503, 0.3) = %s, %.2f, %v; SPRTBoundShare at 5 %% = %s, %.2f, %v", b1, c1, err1, b2, c2, err2)
+	}
+	for _, p1 := range []float64{0.01, 0.005, 1} {
+		if _, _, err := SPRTBoundShare("503", p1, 1); err == nil {
+			t.Errorf("a share of %v against 503's 1 %% threshold has a bound", p1)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func TestBacktestCompare(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"current.yaml candidate.yaml", "minutes on a degraded route", "only under current.yaml, 6 only under candidate.yaml",
-		"candidate.yaml  01:05:15  level     chat/free warm → shed", "current.yaml    01:07:30  level     chat/free warm → shed"} {
+		"candidate.yaml  01:04:45  level     chat/free warm → shed", "current.yaml    01:06:00  level     chat/free warm → shed"} {
 		if !strings.Contains(strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
@@ -81,7 +81,7 @@ func TestBacktestCompare(t *testing.T) {
 	if *js.Candidate.DegradedMinutes >= *js.Current.DegradedMinutes {
 		t.Errorf("a candidate that moves sooner should spend fewer minutes on the degraded route: %v vs %v", *js.Candidate.DegradedMinutes, *js.Current.DegradedMinutes)
 	}
-	if len(js.OnlyCurrent) == 0 || len(js.OnlyCandidate) == 0 || js.OnlyCandidate[0].Time != "1970-01-01T01:04:45Z" {
+	if len(js.OnlyCurrent) == 0 || len(js.OnlyCandidate) == 0 || js.OnlyCandidate[0].Time != "1970-01-01T01:03:45Z" {
 		t.Errorf("differences: %+v / %+v", js.OnlyCurrent, js.OnlyCandidate)
 	}
 	if js.CurrentName != "current.yaml" || js.CandidateName != cand || len(js.Differences) != len(js.OnlyCurrent)+len(js.OnlyCandidate) ||

@@ -271,6 +271,28 @@ const fleetNightStart = 22 * time.Hour
 // gateway restart happens during the night (four times the daily rate,
 // so every night has one).
 func FleetNight(rate float64, kind string, seed uint64) (Scenario, error) {
+	share := 0.0
+	if kind != "" {
+		var err error
+		if share, err = FailureShare(kind); err != nil {
+			return Scenario{}, err
+		}
+	}
+	return FleetNightShare(rate, kind, share, seed)
+}
+
+// FleetNightShare is FleetNight with share of the free route's calls
+// failing from the onset instead of FailureShare(kind): the same night
+// (the same draws from seed) at another failing share, so a rule can be
+// measured at shares the shipped policy scores on either side of a
+// level's line. share is ignored when kind is "".
+func FleetNightShare(rate float64, kind string, share float64, seed uint64) (Scenario, error) {
+	if kind != "" && !(share > 0 && share <= 1) {
+		return Scenario{}, fmt.Errorf("failing share %v: want in (0, 1]", share)
+	}
+	if _, err := FailureShare(kind); kind != "" && err != nil {
+		return Scenario{}, err
+	}
 	if rate < 0 || math.IsNaN(rate) {
 		return Scenario{}, fmt.Errorf("rate %v req/s: want ≥ 0", rate)
 	}
@@ -293,10 +315,6 @@ func FleetNight(rate float64, kind string, seed uint64) (Scenario, error) {
 		sc.sc = scenario{name: fmt.Sprintf("fleet_night_%g_%d", rate, seed), length: NightLength, routes: routes,
 			doc: fmt.Sprintf("Healthy night %d with a fleet's noise: free at %g req/s, idle backups.", seed, rate)}
 		return sc, nil
-	}
-	share, err := FailureShare(kind)
-	if err != nil {
-		return Scenario{}, err
 	}
 	failing := between(onset, NightLength+step, share)
 	switch kind {

@@ -183,3 +183,35 @@ func TestFleetNightsAreDrawnPerSeed(t *testing.T) {
 		t.Error("an unknown failure kind was accepted")
 	}
 }
+
+// TestFleetNightShareIsTheSameNight: FleetNightShare at a kind's own
+// FailureShare is FleetNight, byte for byte; another share changes the
+// failing calls, not the night's draws (its onset); a share outside
+// (0, 1] is refused.
+func TestFleetNightShareIsTheSameNight(t *testing.T) {
+	a, err := FleetNight(0.3, Fail503, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := FleetNightShare(0.3, Fail503, 0.05, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a.File()) != string(b.File()) {
+		t.Error("FleetNightShare at FailureShare differs from FleetNight")
+	}
+	c, err := FleetNightShare(0.3, Fail503, 0.08, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ao, _ := a.Onset()
+	co, _ := c.Onset()
+	if ao != co || string(a.File()) == string(c.File()) {
+		t.Errorf("8 %% night: onset %s (5 %%: %s), files equal %v; want the same onset and other calls", co, ao, string(a.File()) == string(c.File()))
+	}
+	for _, bad := range []float64{0, -0.1, 1.5} {
+		if _, err := FleetNightShare(0.3, Fail503, bad, 7); err == nil {
+			t.Errorf("share %v accepted", bad)
+		}
+	}
+}
