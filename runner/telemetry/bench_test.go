@@ -75,7 +75,7 @@ func BenchmarkScrape(b *testing.B) {
 			p, s, snap, now := fleetTick(b, n)
 			reg := prometheus.NewRegistry()
 			m := New(reg, Options{})
-			m.Update(p, s, snap, now)
+			m.Update(p, s, snap, nil, now)
 			var w countingWriter
 			var series int
 			b.ReportAllocs()
@@ -103,12 +103,12 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			p, s, snap, now := fleetTick(b, n)
 			m := New(prometheus.NewRegistry(), Options{})
-			m.Update(p, s, snap, now)
+			m.Update(p, s, snap, nil, now)
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu := cpuTime(b)
 			for b.Loop() {
-				m.Update(p, s, snap, now)
+				m.Update(p, s, snap, nil, now)
 			}
 			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 		})
@@ -131,7 +131,7 @@ func BenchmarkScrapeHTTP(b *testing.B) {
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			m := New(reg, Options{})
-			m.Update(p, s, snap, now)
+			m.Update(p, s, snap, nil, now)
 			srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 			defer srv.Close()
 			req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
