@@ -18,7 +18,9 @@
 # --web.enable-pprof; read it with `go tool pprof -sample_index=inuse_space`).
 # With CPU_PROFILE=FILE it saves a CPU profile of the budget's window (the
 # ticks and their scrapes) there, and the binary beside it as FILE.bin
-# (`go tool pprof -top -cum FILE.bin FILE`).
+# (`go tool pprof -top -cum FILE.bin FILE`). With HERMES_BIN=FILE it runs
+# that hermes binary instead of building one from this tree (to measure
+# two versions in turn, A, B, A, B, in the same minutes).
 set -eu
 cd "$(dirname "$0")/.."
 routes=${1:-10000}
@@ -28,7 +30,11 @@ dir=$(mktemp -d)
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
-go build -o "$dir/hermes" ./cmd/hermes
+if [ -n "${HERMES_BIN:-}" ]; then
+	cp "$HERMES_BIN" "$dir/hermes"
+else
+	go build -o "$dir/hermes" ./cmd/hermes
+fi
 go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
 go run ./internal/benchfleet/gen -config-only -routes "$routes" -out "$dir"
 sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes.yaml"
