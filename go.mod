@@ -10,6 +10,7 @@ require (
 	github.com/go-viper/mapstructure/v2 v2.5.0
 	github.com/golang/snappy v1.0.0
 	github.com/google/renameio/v2 v2.0.2
+	github.com/klauspost/compress v1.20.3
 	github.com/miekg/dns v1.1.73
 	github.com/oklog/run v1.2.0
 	github.com/openai/openai-go/v3 v3.102.0

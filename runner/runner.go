@@ -452,7 +452,8 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
 	r.status.logged.Observe(ts, "signal queries", signalConditions(problems))
 	t.Snapshot, t.Data = snap, hadData(snap)
-	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: r.stages.actuation.UnknownSplits(t.Prev.Overrides),
+	t.UnknownSplits = r.stages.actuation.UnknownSplits(t.Prev.Overrides)
+	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: t.UnknownSplits,
 		Applied: r.stages.actuation.AppliedSplits(cfg, t.Actuators)}, ts)
 
 	r.mu.Lock()

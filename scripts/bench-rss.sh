@@ -10,7 +10,8 @@
 # figure: the whole live tick (queries decoded, Step, state exported,
 # actuators, audit) and one scrape, as a share of the evaluation
 # interval. Then, apart, TICKS intervals with nothing scraping (the tick
-# alone) and the CPU of one scrape (the mean of 5 between ticks; each
+# alone) and the CPU of one scrape (the mean of 5 between ticks, from 8 s
+# past one; each
 # further Prometheus scraping Hermes, an HA pair's second, adds one per
 # interval). fakeprom is a process of its own, so its CPU is not counted.
 # PORT_PROM and PORT_HERMES choose the loopback ports. With
@@ -18,7 +19,9 @@
 # --web.enable-pprof; read it with `go tool pprof -sample_index=inuse_space`).
 # With CPU_PROFILE=FILE it saves a CPU profile of the budget's window (the
 # ticks and their scrapes) there, and the binary beside it as FILE.bin
-# (`go tool pprof -top -cum FILE.bin FILE`).
+# (`go tool pprof -top -cum FILE.bin FILE`). With HERMES_BIN=FILE it runs
+# that hermes binary instead of building one from this tree (to measure
+# two versions in turn, A, B, A, B, in the same minutes).
 set -eu
 cd "$(dirname "$0")/.."
 routes=${1:-10000}
@@ -28,7 +31,11 @@ dir=$(mktemp -d)
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
-go build -o "$dir/hermes" ./cmd/hermes
+if [ -n "${HERMES_BIN:-}" ]; then
+	cp "$HERMES_BIN" "$dir/hermes"
+else
+	go build -o "$dir/hermes" ./cmd/hermes
+fi
 go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
 go run ./internal/benchfleet/gen -config-only -routes "$routes" -out "$dir"
 sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes.yaml"
@@ -102,7 +109,10 @@ w0=$(date +%s.%N)
 sleep $((interval * n))
 cpu1=$(cpu)
 w1=$(date +%s.%N)
-between 2
+# The scrapes apart start 8 s past a tick, as the tick's own work (its
+# last queries, Step, the export) can run past 2 s on a loaded machine
+# and would be counted as the scrapes'.
+between 8
 s0=$(cpu)
 for _ in 1 2 3 4 5; do scrape; done
 s1=$(cpu)

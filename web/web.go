@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/runner"
+	"github.com/hermes-failover/hermes/runner/telemetry"
 	"github.com/hermes-failover/hermes/traffic"
 	"github.com/hermes-failover/hermes/web/api"
 )
@@ -81,7 +81,7 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("DELETE /api/v1/admin/overrides/{service}", gd.wrap(admin, h.clearOverride))
 	mux.HandleFunc("POST /api/v1/admin/drills", gd.wrap(admin, h.startDrill))
 	mux.HandleFunc("DELETE /api/v1/admin/drills/{route}", gd.wrap(admin, h.stopDrill))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", telemetry.Handler(o.Gatherer))
 	mux.HandleFunc("GET /{$}", h.page)
 	return mux
 }

@@ -33,6 +33,8 @@ import (
 // labels and values.
 type Vec struct {
 	desc *prometheus.Desc
+	// name and help are the family's, for Registry's scrape.
+	name, help string
 	// names are the label names sorted, as in a series' labels; order[i]
 	// is the index among them of the i-th label value a Series is given.
 	names []*string
@@ -59,7 +61,7 @@ type entry struct {
 // labels. Register it like any collector.
 func NewVec(opts prometheus.GaugeOpts, labels ...string) *Vec {
 	fq := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
-	v := &Vec{desc: prometheus.NewDesc(fq, opts.Help, labels, opts.ConstLabels)}
+	v := &Vec{desc: prometheus.NewDesc(fq, opts.Help, labels, opts.ConstLabels), name: fq, help: opts.Help}
 	sorted := slices.Clone(labels)
 	slices.Sort(sorted)
 	v.names = make([]*string, len(sorted))
@@ -80,11 +82,7 @@ func (v *Vec) Describe(ch chan<- *prometheus.Desc) { ch <- v.desc }
 // the value it was last set to, in the order of their labels.
 func (v *Vec) Collect(ch chan<- prometheus.Metric) {
 	v.mu.Lock()
-	v.compact()
-	if v.unsorted {
-		slices.SortFunc(v.series, compareLabels)
-		v.unsorted = false
-	}
+	v.sort()
 	// One allocation for the scrape's metrics, each with its gauge.
 	ms := make([]metric, len(v.series))
 	for i, e := range v.series {
@@ -94,6 +92,42 @@ func (v *Vec) Collect(ch chan<- prometheus.Metric) {
 	for i := range ms {
 		ch <- &ms[i]
 	}
+}
+
+// sort drops the deleted series and sorts the others. v.mu is held.
+func (v *Vec) sort() {
+	v.compact()
+	if v.unsorted {
+		slices.SortFunc(v.series, compareLabels)
+		v.unsorted = false
+	}
+}
+
+// family is the Vec's series as a scrape's family, as the registry's
+// Gather makes it of Collect's metrics (each with the value it was last
+// set to, sorted by their labels), and nil when it has none (Gather leaves
+// an empty family out). Every call builds a family of its own: a scrape
+// may encode it while another scrape builds its own.
+func (v *Vec) family() *dto.MetricFamily {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.sort()
+	n := len(v.series)
+	if n == 0 {
+		return nil
+	}
+	// One allocation each for the family's metrics, gauges and values.
+	ms := make([]dto.Metric, n)
+	gs := make([]dto.Gauge, n)
+	vals := make([]float64, n)
+	mf := &dto.MetricFamily{Name: &v.name, Help: &v.help, Type: dto.MetricType_GAUGE.Enum(), Metric: make([]*dto.Metric, n)}
+	for i, e := range v.series {
+		vals[i] = math.Float64frombits(e.bits.Load())
+		gs[i].Value = &vals[i]
+		ms[i].Label, ms[i].Gauge = e.labels, &gs[i]
+		mf.Metric[i] = &ms[i]
+	}
+	return mf
 }
 
 // compareLabels orders series as the registry's Gather sorts them: by

@@ -95,7 +95,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	e := NewExporter(reg)
-	e.Export(p, st, now)
+	e.Export(p, st, nil, now)
 	if got := slices.Sorted(maps.Keys(st.Alerts)); strings.Join(got, " ") !=
 		"HermesAllRoutesBad/chat/ HermesRouteScoreCritical/chat/free HermesRouteScoreDegraded/chat/free" {
 		t.Fatalf("alerts before the restart: %v", got)
@@ -187,7 +187,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	}
 
 	// The exporter forgets alerts that are no longer active.
-	e.Export(p, healed, after)
+	e.Export(p, healed, nil, after)
 	if vec := exported(t, reg); len(vec) != 0 {
 		t.Errorf("active-since series left after the resolve: %v", vec)
 	}
@@ -214,7 +214,7 @@ func TestAlertSeriesHaveNoEmptyLabels(t *testing.T) {
 		st, _ = evaluator.Step(p, st, snapshot(p, now, map[string]float64{"free": 0.5, "paid": 0.5}), now)
 	}
 	reg := prometheus.NewRegistry()
-	NewExporter(reg).Export(p, st, now)
+	NewExporter(reg).Export(p, st, nil, now)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -73,8 +73,11 @@ func NewExporter(reg prometheus.Registerer) *Exporter {
 
 // Export sets every saved-state series from s, the state Step returned for
 // the tick at now. Routes and services no longer in pol, and alerts no
-// longer active, lose their series.
-func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Time) {
+// longer active, lose their series. The services of unknown have their
+// split unknown (s holds the core's placeholder): they export no traffic
+// ratio, so that neither a chart nor the next restart takes the
+// placeholder for the split.
+func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, unknown map[string]bool, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if pol != e.pol {
@@ -103,7 +106,7 @@ func (e *Exporter) Export(pol *evaluator.Policy, s evaluator.State, now time.Tim
 			weights = kept.Weights
 		}
 		for j, r := range sv.chain {
-			sv.ratios[j].Set(e.trafficRatio, float64(weights[r])/100, sv.name, r)
+			sv.ratios[j].SetOrDelete(e.trafficRatio, float64(weights[r])/100, !unknown[svc.Name], sv.name, r)
 		}
 		sv.degraded.SetOrDelete(e.serviceDegraded, 1, st.Degraded, sv.name)
 		sv.retries.Set(e.serviceRetries, boolValue(st.RetriesEnabled), sv.name)

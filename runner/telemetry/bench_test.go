@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/gauge"
 )
 
 // countingWriter counts what a scrape writes.
@@ -75,7 +76,7 @@ func BenchmarkScrape(b *testing.B) {
 			p, s, snap, now := fleetTick(b, n)
 			reg := prometheus.NewRegistry()
 			m := New(reg, Options{})
-			m.Update(p, s, snap, now)
+			m.Update(p, s, snap, nil, now)
 			var w countingWriter
 			var series int
 			b.ReportAllocs()
@@ -103,12 +104,12 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			p, s, snap, now := fleetTick(b, n)
 			m := New(prometheus.NewRegistry(), Options{})
-			m.Update(p, s, snap, now)
+			m.Update(p, s, snap, nil, now)
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu := cpuTime(b)
 			for b.Loop() {
-				m.Update(p, s, snap, now)
+				m.Update(p, s, snap, nil, now)
 			}
 			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 		})
@@ -120,44 +121,66 @@ const scrapeAccept = "application/openmetrics-text;version=1.0.0,application/ope
 
 // BenchmarkScrapeHTTP measures one scrape of /metrics as Prometheus makes
 // it, after a tick of the shipped policy with a tenth of the routes
-// degraded: promhttp's handler (as web serves it) over HTTP on 127.0.0.1,
-// asked for OpenMetrics with gzip, the Go and process collectors beside
-// Hermes's own series as in hermes run. Its CPU is what each Prometheus
-// scraping Hermes adds to every interval.
+// degraded: over HTTP on 127.0.0.1, asked for OpenMetrics with gzip, the
+// Go and process collectors beside Hermes's own series as in hermes run.
+// Its CPU is what each Prometheus scraping Hermes adds to every interval.
+// serve=hermes is how hermes run serves it (Handler over a
+// gauge.Registry); serve=promhttp is promhttp's default handler over a
+// prometheus.Registry, as it was served before; serve=registry (promhttp's
+// handler over a gauge.Registry) and serve=handler (Handler over a
+// prometheus.Registry) are the two changes apart.
 func BenchmarkScrapeHTTP(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			p, s, snap, now := fleetTick(b, n)
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			m := New(reg, Options{})
-			m.Update(p, s, snap, now)
-			srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-			defer srv.Close()
-			req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Header.Set("Accept", scrapeAccept)
-			req.Header.Set("Accept-Encoding", "gzip")
-			var w countingWriter
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := cpuTime(b)
-			for b.Loop() {
-				resp, err := srv.Client().Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				w.n = 0
-				_, err = io.Copy(&w, resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != http.StatusOK {
-					b.Fatalf("scrape: %v, status %d", err, resp.StatusCode)
-				}
-			}
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(float64(w.n), "gzip-bytes/scrape")
-		})
+		for _, serve := range []string{"hermes", "registry", "handler", "promhttp"} {
+			b.Run(fmt.Sprintf("routes=%d/serve=%s", n, serve), func(b *testing.B) {
+				benchmarkScrapeHTTP(b, n, serve)
+			})
+		}
 	}
+}
+
+func benchmarkScrapeHTTP(b *testing.B, n int, serve string) {
+	p, s, snap, now := fleetTick(b, n)
+	var reg interface {
+		prometheus.Registerer
+		prometheus.Gatherer
+	}
+	if serve == "hermes" || serve == "registry" {
+		reg = gauge.NewRegistry()
+	} else {
+		reg = prometheus.NewRegistry()
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := New(reg, Options{})
+	m.Update(p, s, snap, nil, now)
+	h := Handler(reg)
+	if serve == "promhttp" || serve == "registry" {
+		h = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Accept", scrapeAccept)
+	req.Header.Set("Accept-Encoding", "gzip")
+	var w countingWriter
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime(b)
+	for b.Loop() {
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.n = 0
+		_, err = io.Copy(&w, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "gzip" {
+			b.Fatalf("scrape: %v, status %d, Content-Encoding %q", err, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(w.n), "gzip-bytes/scrape")
 }

@@ -144,7 +144,7 @@ func TestSeriesPerRoute(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			m := New(reg, tc.opts)
-			m.Update(p, s, snap, now)
+			m.Update(p, s, snap, nil, now)
 			got := scrapeRoutes(t, reg)
 			for route, w := range tc.want {
 				if !maps.Equal(got[route], w) {
@@ -159,7 +159,7 @@ func TestSeriesPerRoute(t *testing.T) {
 			for r := range s.Routes {
 				calm.Routes[r] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Since: later}, Score: evaluator.Score{Value: 100}}
 			}
-			m.Update(p, calm, healthy, later)
+			m.Update(p, calm, healthy, nil, later)
 			var kept perSignal
 			if tc.opts.AllSignals {
 				kept = perSignal{signals, signals, signals}

@@ -67,7 +67,7 @@ func TestUpdateStateGauges(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := New(reg, Options{AllSignals: true})
 	s := midFailback(p, t0)
-	m.Update(p, s, healthy(p, t0), t0)
+	m.Update(p, s, healthy(p, t0), nil, t0)
 
 	// Optional saved-state series exist only away from their default.
 	const want = `
@@ -123,8 +123,8 @@ hermes_route_failbacks_in_window{route="free"} 1
 	// the new completion once.
 	t1 := t0.Add(time.Hour)
 	s.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Normal, Since: t1, Failbacks: []time.Time{t0.Add(-3 * time.Hour), t1}}}
-	m.Update(p, s, healthy(p, t1), t1)
-	m.Update(p, s, healthy(p, t1.Add(time.Minute)), t1.Add(time.Minute))
+	m.Update(p, s, healthy(p, t1), nil, t1)
+	m.Update(p, s, healthy(p, t1.Add(time.Minute)), nil, t1.Add(time.Minute))
 	const want2 = `
 # HELP hermes_failbacks_total Completed failbacks of the route; from the route's first departure from normal.
 # TYPE hermes_failbacks_total counter
@@ -160,7 +160,7 @@ func TestUpdateSignals(t *testing.T) {
 	for _, r := range p.Routes() {
 		s.Routes[r] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Since: t0}, Score: evaluator.ComputeScore(r, snap, p, false)}
 	}
-	m.Update(p, s, snap, t0)
+	m.Update(p, s, snap, nil, t0)
 
 	const want = `
 # HELP hermes_query_errors_total Failed signal queries, by signal and reason.
@@ -194,7 +194,7 @@ hermes_query_errors_total{reason="timeout",signal="quality_score"} 1
 	}
 
 	// The data comes back: the value series returns, errors count again.
-	m.Update(p, s, healthy(p, t0), t0)
+	m.Update(p, s, healthy(p, t0), nil, t0)
 	if values := series(t, reg, "hermes_signal_value"); len(values) != len(p.Routes())*len(p.Config.Signals) {
 		t.Errorf("%d hermes_signal_value series after recovery, want all", len(values))
 	}
@@ -243,7 +243,7 @@ func TestUpdateAfterReload(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(reg, Options{AllSignals: true})
 	s := midFailback(p, t0)
-	m.Update(p, s, healthy(p, t0), t0)
+	m.Update(p, s, healthy(p, t0), nil, t0)
 
 	// The reload drops paid-standard, the quality_score signal and renames
 	// the service.
@@ -256,7 +256,7 @@ func TestUpdateAfterReload(t *testing.T) {
 	})
 	s.Services = map[string]*traffic.Split{"assistant": {Weights: map[string]int{"free": 30, "paid-premium": 70}}}
 	delete(s.Routes, "paid-standard")
-	m.Update(p2, s, healthy(p2, t0), t0)
+	m.Update(p2, s, healthy(p2, t0), nil, t0)
 
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -349,12 +349,12 @@ func TestExportRestoreRoundTrip(t *testing.T) {
 	old.Routes["free"] = &evaluator.RouteState{SavedRoute: evaluator.SavedRoute{Level: traffic.Failover, Since: now.Add(-70 * time.Minute),
 		FailingSince: now.Add(-70 * time.Minute), Released: true}}
 	old.Services["chat"] = &traffic.Split{Weights: map[string]int{"free": 0, "paid-standard": 0, "paid-premium": 100}, Degraded: true}
-	m.Update(p, old, healthy(p, scrape1), scrape1)
+	m.Update(p, old, healthy(p, scrape1), nil, scrape1)
 	stored := map[string]*backtest.Series{}
 	scrape(t, reg, scrape1, stored)
 
 	want := midFailback(p, now)
-	m.Update(p, want, healthy(p, scrape2), scrape2)
+	m.Update(p, want, healthy(p, scrape2), nil, scrape2)
 	scrape(t, reg, scrape2, stored)
 
 	// Another job's series must not leak in through the selector.
@@ -442,5 +442,36 @@ func scrape(t *testing.T, reg prometheus.Gatherer, ts time.Time, into map[string
 		if n := len(s.Samples); n > 0 && s.Samples[n-1].T < ts.UnixMilli() && !promvalue.IsStaleNaN(s.Samples[n-1].F) {
 			s.Samples = append(s.Samples, backtest.Sample{T: ts.UnixMilli(), F: math.Float64frombits(promvalue.StaleNaN)})
 		}
+	}
+}
+
+// TestUnknownSplitHasNoRatio: a service whose split Hermes does not know
+// exports no hermes_route_traffic_ratio (its split in the state is the
+// core's placeholder, which a chart would show and the next restart read
+// back); once it is known, the ratios come back with the rest unchanged.
+func TestUnknownSplitHasNoRatio(t *testing.T) {
+	p := policy(t, nil)
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{})
+	s := midFailback(p, t0)
+	ratio := func(route string) float64 {
+		return testenv.Metric(t, reg, persist.MetricRouteTrafficRatio, map[string]string{"service": "chat", "route": route})
+	}
+	m.Update(p, s, healthy(p, t0), nil, t0)
+	if v := ratio("paid-premium"); v != 0.7 {
+		t.Fatalf("known split: ratio of paid-premium = %v, want 0.7", v)
+	}
+	m.Update(p, s, healthy(p, t0), map[string]bool{"chat": true}, t0.Add(time.Minute))
+	for _, r := range []string{"free", "paid-standard", "paid-premium"} {
+		if v := ratio(r); v != -1 {
+			t.Errorf("unknown split: ratio of %s = %v, want no series", r, v)
+		}
+	}
+	if v := testenv.Metric(t, reg, persist.MetricRouteLevel, map[string]string{"route": "free"}); v != float64(traffic.Failover) {
+		t.Errorf("unknown split: level of free = %v, want it still exported", v)
+	}
+	m.Update(p, s, healthy(p, t0), nil, t0.Add(2*time.Minute))
+	if v := ratio("free"); v != 0.3 {
+		t.Errorf("known again: ratio of free = %v, want 0.3", v)
 	}
 }

@@ -274,7 +274,7 @@ func TestUpdateTicks(t *testing.T) {
 				reg = prometheus.NewRegistry()
 				m = New(reg, opts)
 			}
-			m.Update(st.pol, st.state, st.snap, st.snap.Time)
+			m.Update(st.pol, st.state, st.snap, nil, st.snap.Time)
 			fmt.Fprintf(&got, "### tick %d: %s\n", i, st.what)
 			writeScrape(t, &got, reg)
 		}

@@ -38,6 +38,10 @@ type Result struct {
 	// least one of them answered (a value or no sample, not an error).
 	Snapshot evaluator.Snapshot
 	Data     bool
+	// UnknownSplits are the services whose split Hermes did not know when
+	// the tick began (evaluator.Input.UnknownSplits): their split in Next
+	// is the core's placeholder unless an override gives it.
+	UnknownSplits map[string]bool
 	// Prev is the state before the tick, Next the one Step returned with
 	// Events.
 	Prev, Next evaluator.State
