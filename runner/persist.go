@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/promapi"
 	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/runner/actuation"
 	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/condlog"
 	"github.com/hermes-failover/hermes/runner/persist"
@@ -27,9 +28,9 @@ import (
 // persistStage is the one owner of Hermes's restart memory: it restores
 // the state at start-up (persist.Load: Hermes's own series in Prometheus,
 // else the actuators, plus the local state file), keeps the local state
-// file (overrides, drills, active alerts) in step with the state, and
-// reads the saved series back for the status page. The series themselves
-// are exported by the telemetry stage, in persist's names.
+// file (overrides, drills, active alerts) in step with the state,
+// exports the saved series each tick (persist.Exporter) and reads them
+// back for the status page.
 type persistStage struct {
 	// path is the local state file; legacy, when set, its old name, read
 	// when path does not exist yet.
@@ -45,10 +46,13 @@ type persistStage struct {
 	logged  *condlog.Log
 	// starts are the alerting stage's incident startsAt last saved.
 	starts []tick.IncidentStart
+	// saved exports the saved-state series (level, since, failback stage,
+	// split, ...) that restore reads back from Prometheus.
+	saved *persist.Exporter
 }
 
 func newPersistStage(o Options) *persistStage {
-	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now, logged: condlog.New(o.Logger)}
+	s := &persistStage{path: o.OverridesPath, opts: o.Restore, log: o.Logger, audit: o.Audit, now: o.Now, logged: condlog.New(o.Logger), saved: persist.NewExporter(o.Registerer)}
 	if s.path == "" {
 		s.path, s.legacy = persist.DefaultLocalPath(o.ConfigPath), persist.LegacyLocalPath(o.ConfigPath)
 	}
@@ -65,6 +69,7 @@ func newPersistStage(o Options) *persistStage {
 // is its FiredAt, saved with the alert in the same tick, so the lag loses
 // nothing a restart needs.
 func (s *persistStage) Tick(_ context.Context, t *tickResult) {
+	s.saved.Export(t.Policy, t.Next, unknownAfter(t), t.Time)
 	if !s.unsaved && !persist.LocalChanged(t.Prev, t.Next) && slices.Equal(s.starts, t.IncidentStarts) {
 		return
 	}
@@ -182,4 +187,23 @@ func (s *persistStage) readSeries(ctx context.Context, cfg *config.Config, lastT
 		s.log.Debug("history from Prometheus failed; drawing this process's", "err", err)
 	}
 	return err
+}
+
+// unknownAfter are the services whose split is unknown in t.Next: unknown
+// when the tick began, and given by no override (a pin or a pause that
+// froze its split) after it. The tick that decides one on data still
+// counts it (the actuation stage decides that after the series are
+// exported); the next tick exports its split.
+func unknownAfter(t *tickResult) map[string]bool {
+	var out map[string]bool
+	for svc := range t.UnknownSplits {
+		if o, ok := t.Next.Overrides[svc]; actuation.OperatorSplit(o, ok) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[svc] = true
+	}
+	return out
 }

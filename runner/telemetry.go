@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/runner/actuation"
 	"github.com/hermes-failover/hermes/runner/telemetry"
 )
 
@@ -24,31 +23,12 @@ type telemetryStage struct {
 
 // Tick exports the tick's state and counts its alert errors.
 func (s *telemetryStage) Tick(_ context.Context, t *tickResult) {
-	s.metrics.Update(t.Policy, t.Next, t.Snapshot, unknownAfter(t), t.Time)
+	s.metrics.Update(t.Policy, t.Next, t.Snapshot, t.Time)
 	for _, e := range t.Events {
 		if e.Type == evaluator.EventAlertError {
 			s.metrics.AlertEvalError(e.Name)
 		}
 	}
-}
-
-// unknownAfter are the services whose split is unknown in t.Next: unknown
-// when the tick began, and given by no override (a pin or a pause that
-// froze its split) after it. The tick that decides one on data still
-// counts it (the actuation stage decides that after the series are
-// exported); the next tick exports its split.
-func unknownAfter(t *tickResult) map[string]bool {
-	var out map[string]bool
-	for svc := range t.UnknownSplits {
-		if o, ok := t.Next.Overrides[svc]; actuation.OperatorSplit(o, ok) {
-			continue
-		}
-		if out == nil {
-			out = map[string]bool{}
-		}
-		out[svc] = true
-	}
-	return out
 }
 
 // The loop's own series (tick duration, skipped ticks, reloads), which

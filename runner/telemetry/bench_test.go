@@ -75,7 +75,7 @@ func BenchmarkScrape(b *testing.B) {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			p, s, snap, now := fleetTick(b, n)
 			reg := prometheus.NewRegistry()
-			m := New(reg, Options{})
+			m := newWithSaved(reg, Options{})
 			m.Update(p, s, snap, nil, now)
 			var w countingWriter
 			var series int
@@ -103,7 +103,7 @@ func BenchmarkUpdate(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			p, s, snap, now := fleetTick(b, n)
-			m := New(prometheus.NewRegistry(), Options{})
+			m := newWithSaved(prometheus.NewRegistry(), Options{})
 			m.Update(p, s, snap, nil, now)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -151,7 +151,7 @@ func benchmarkScrapeHTTP(b *testing.B, n int, serve string) {
 		reg = prometheus.NewRegistry()
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := New(reg, Options{})
+	m := newWithSaved(reg, Options{})
 	m.Update(p, s, snap, nil, now)
 	h := Handler(reg)
 	if serve == "promhttp" || serve == "registry" {

@@ -9,20 +9,16 @@ import (
 )
 
 // Update sets every gauge from s, the state Step returned for the tick at
-// now (the saved-state series through persist's Exporter), and every
-// signal gauge from snap, that tick's snapshot. The services of unknown,
-// whose split Hermes does not know (after a restart that could not learn
-// it, until the core decides it on data or a person gives it), export no
-// hermes_route_traffic_ratio: their split in s is the core's placeholder.
-// Routes, services and signals that are no longer in pol (after a reload)
-// lose their series. Signal samples with StatusError count as query errors,
+// now, and every signal gauge from snap, that tick's snapshot; the
+// saved-state series are the persist stage's (persist.Exporter). Routes,
+// services and signals that are no longer in pol (after a reload) lose
+// their series. Signal samples with StatusError count as query errors,
 // once per signal and reason per call, since one failed query errs for
 // every route.
-func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluator.Snapshot, unknown map[string]bool, now time.Time) {
+func (m *Metrics) Update(pol *evaluator.Policy, s evaluator.State, snap evaluator.Snapshot, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
-	m.saved.Export(pol, s, unknown, now)
 	if pol != m.pol {
 		m.layOut(pol)
 	}

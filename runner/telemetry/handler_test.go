@@ -24,7 +24,7 @@ func TestHandlerScrapesAsPromhttp(t *testing.T) {
 	p := policy(t, nil)
 	plain, fast := prometheus.NewPedanticRegistry(), gauge.NewRegistry()
 	for _, reg := range []prometheus.Registerer{plain, fast} {
-		m := New(reg, Options{AllSignals: true})
+		m := newWithSaved(reg, Options{AllSignals: true})
 		m.Update(p, midFailback(p, t0), healthy(p, t0), map[string]bool{"other": true}, t0)
 		m.ObserveTick(0, t0)
 		m.QueryError("soft_fail_ratio", "timeout")

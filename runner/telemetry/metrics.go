@@ -1,8 +1,8 @@
 // Package telemetry exports what Hermes decided and its own health as
 // Prometheus metrics: scores, signals, ticks, query errors and reloads.
-// The saved-state series (level, since, failback stage, ...; what a restart
-// reads back) are package persist's: Update writes them through its
-// Exporter.
+// The saved-state series (level, since, failback stage, split, ...; what a
+// restart reads back) are the persist stage's, which exports them through
+// persist.Exporter.
 package telemetry
 
 import (
@@ -16,7 +16,6 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/labelname"
 	"github.com/hermes-failover/hermes/runner/gauge"
-	"github.com/hermes-failover/hermes/runner/persist"
 )
 
 // Label names of Hermes's own series.
@@ -33,7 +32,6 @@ const (
 type Metrics struct {
 	mu sync.Mutex // guards the Update bookkeeping below
 
-	saved             *persist.Exporter
 	routeScore        *gauge.Vec
 	failbacksTotal    *prometheus.CounterVec
 	signalValue       *gauge.Vec
@@ -86,7 +84,6 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 		return v
 	}
 	m := &Metrics{
-		saved:      persist.NewExporter(reg),
 		routeScore: vec("hermes_route_score", "Health score of the route, 0..100.", labelRoute),
 		failbacksTotal: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_failbacks_total", Help: "Completed failbacks of the route; from the route's first departure from normal.",

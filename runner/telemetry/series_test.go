@@ -143,7 +143,7 @@ func TestSeriesPerRoute(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			m := New(reg, tc.opts)
+			m := newWithSaved(reg, tc.opts)
 			m.Update(p, s, snap, nil, now)
 			got := scrapeRoutes(t, reg)
 			for route, w := range tc.want {

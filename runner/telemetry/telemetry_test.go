@@ -65,7 +65,7 @@ func midFailback(p *evaluator.Policy, now time.Time) evaluator.State {
 func TestUpdateStateGauges(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewPedanticRegistry()
-	m := New(reg, Options{AllSignals: true})
+	m := newWithSaved(reg, Options{AllSignals: true})
 	s := midFailback(p, t0)
 	m.Update(p, s, healthy(p, t0), nil, t0)
 
@@ -149,7 +149,7 @@ hermes_route_last_failback_timestamp_seconds{route="free"} 1.7723700e+09
 func TestUpdateSignals(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewRegistry()
-	m := New(reg, Options{AllSignals: true})
+	m := newWithSaved(reg, Options{AllSignals: true})
 	snap := healthy(p, t0)
 	snap.Set("free", "soft_fail_ratio", evaluator.Sample{Value: 0.11})
 	snap.Set("free", "probe_success", evaluator.Sample{Value: math.NaN(), Status: evaluator.StatusMissing, Reason: "no data"})
@@ -241,7 +241,7 @@ func value(m *dto.Metric) float64 {
 func TestUpdateAfterReload(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewRegistry()
-	m := New(reg, Options{AllSignals: true})
+	m := newWithSaved(reg, Options{AllSignals: true})
 	s := midFailback(p, t0)
 	m.Update(p, s, healthy(p, t0), nil, t0)
 
@@ -281,7 +281,7 @@ func TestUpdateAfterReload(t *testing.T) {
 
 func TestTickAndConfigMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m := New(reg, Options{AllSignals: true})
+	m := newWithSaved(reg, Options{AllSignals: true})
 	m.ConfigReload(true, t0)
 	m.ObserveTick(120*time.Millisecond, t0)
 	m.ObserveTick(80*time.Millisecond, t0.Add(30*time.Second))
@@ -337,7 +337,7 @@ hermes_config_reloads_total{result="success"} 1
 func TestExportRestoreRoundTrip(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewRegistry()
-	m := New(reg, Options{AllSignals: true})
+	m := newWithSaved(reg, Options{AllSignals: true})
 	now := t0
 	scrape1, scrape2 := now.Add(-10*time.Minute), now.Add(-15*time.Second)
 
@@ -452,7 +452,7 @@ func scrape(t *testing.T, reg prometheus.Gatherer, ts time.Time, into map[string
 func TestUnknownSplitHasNoRatio(t *testing.T) {
 	p := policy(t, nil)
 	reg := prometheus.NewPedanticRegistry()
-	m := New(reg, Options{})
+	m := newWithSaved(reg, Options{})
 	s := midFailback(p, t0)
 	ratio := func(route string) float64 {
 		return testenv.Metric(t, reg, persist.MetricRouteTrafficRatio, map[string]string{"service": "chat", "route": route})

@@ -268,11 +268,11 @@ func TestUpdateTicks(t *testing.T) {
 	for _, opts := range []Options{{}, {AllSignals: true}} {
 		fmt.Fprintf(&got, "## Options %+v\n", opts)
 		var reg *prometheus.Registry
-		var m *Metrics
+		var m *withSaved
 		for i, st := range ticksNight(t) {
 			if m == nil || st.restart {
 				reg = prometheus.NewRegistry()
-				m = New(reg, opts)
+				m = newWithSaved(reg, opts)
 			}
 			m.Update(st.pol, st.state, st.snap, nil, st.snap.Time)
 			fmt.Fprintf(&got, "### tick %d: %s\n", i, st.what)
