@@ -39,7 +39,7 @@ import (
 // µs of CPU per request against nginx's 19–21 (docs/scale.md); with 1,000
 // streams open the two loops were half of the proxy's 4,009 goroutines.
 // Here the exchange is net/http's own pieces run in turn: Request.Write
-// into the connection's bufio.Writer, http.ReadResponse from its
+// into a pooled bufio.Writer, http.ReadResponse from the connection's
 // bufio.Reader (which parses content-length, chunked and close-delimited
 // bodies and Connection: close). What is left to this file is the pool
 // and the connection's life: it is put back when its reply was read to
@@ -79,7 +79,6 @@ type h1Conn struct {
 	tcp     net.Conn // the TCP connection, for the liveness check
 	key     connKey
 	br      *bufio.Reader
-	bw      *bufio.Writer
 	state   *tls.ConnectionState
 	written int64 // bytes written in the current exchange
 	idleAt  time.Time
@@ -170,10 +169,14 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 		return nil, retry, err
 	}
 	c.written = 0
-	err := req.Write(c.bw)
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(c)
+	err := req.Write(bw)
 	if err == nil {
-		err = c.bw.Flush()
+		err = bw.Flush()
 	}
+	bw.Reset(nil)
+	writers.Put(bw)
 	if err != nil {
 		nothing := c.written == 0 && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
 		return fail(reused && nothing, fmt.Errorf("writing the request upstream: %w", err))
@@ -298,9 +301,13 @@ func (t *h1Transport) dial(ctx context.Context, key connKey, host string) (*h1Co
 		c.conn, c.state = tc, &state
 	}
 	c.br = bufio.NewReaderSize(c.conn, 4<<10)
-	c.bw = bufio.NewWriterSize(c, 4<<10)
 	return c, nil
 }
+
+// writers are the buffers requests are written through, a page each,
+// shared: a connection needs one only while it sends a request, not while
+// it waits for or reads the reply (an open stream).
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
 
 // put keeps c for the next request to its host, or closes it when its
 // host has maxIdle idle already.
