@@ -203,7 +203,17 @@ func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) string {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -212,6 +222,9 @@ func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) string {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			open = append(open, c)
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -256,7 +269,7 @@ func TestH1StaleConn(t *testing.T) {
 	h.mu.Lock()
 	pooled := h.idle[key][0]
 	h.mu.Unlock()
-	waitFor(t, "the upstream's close to reach the pooled connection", func() bool { return !alive(pooled.tcp) })
+	waitFor(t, "the upstream's close to reach the pooled connection", func() bool { return closedByPeer(t, pooled.tcp) })
 	if got := roundTrip(t, h, post(t, context.Background(), base+"/idle-close", nil)); got != "ok" {
 		t.Errorf("after an idle close: %q", got)
 	}
@@ -314,22 +327,36 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestH1Cancel: a cancelled context ends a call waiting for the headers
-// and one reading a stalled body, and closes the connection.
+// (the upstream has the request and never answers) and one reading a
+// stalled body (internal/faults), and closes the connection.
 func TestH1Cancel(t *testing.T) {
+	got := make(chan struct{}, 1)
+	silent := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if req, err := http.ReadRequest(br); err == nil {
+			io.Copy(io.Discard, req.Body)
+			got <- struct{}{}
+		}
+		io.Copy(io.Discard, br) // until the client closes
+	})
 	up := faults.Start(t)
 	h := newTestH1(t)
-	key := connKey{"http", strings.TrimPrefix(up.URL, "http://")}
-	for _, f := range []faults.Fault{faults.NoResponse, faults.Stall} {
+	for _, c := range []struct {
+		name, url string
+		key       connKey
+	}{
+		{"no answer", silent + "/v1/chat/completions", connKey{"http", strings.TrimPrefix(silent, "http://")}},
+		{"stalled body", up.BaseURL(faults.Stall) + "/chat/completions", connKey{"http", strings.TrimPrefix(up.URL, "http://")}},
+	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		req := post(t, ctx, up.BaseURL(f)+"/chat/completions", nil)
-		got := make(chan error, 1)
+		req := post(t, ctx, c.url, nil)
+		done := make(chan error, 1)
 		var resp *http.Response
-		if f == faults.Stall {
+		if c.name == "stalled body" {
 			// The headers come, then the body stops: the read under way
 			// when the call is cancelled is the body's.
 			var err error
 			if resp, err = h.RoundTrip(req); err != nil {
-				t.Fatalf("%s: %v", f, err)
+				t.Fatalf("%s: %v", c.name, err)
 			}
 		}
 		go func() {
@@ -341,19 +368,22 @@ func TestH1Cancel(t *testing.T) {
 				_, err = io.ReadAll(resp.Body)
 				resp.Body.Close()
 			}
-			got <- err
+			done <- err
 		}()
+		if c.name == "no answer" {
+			<-got // the request is upstream; the call waits for the headers
+		}
 		cancel()
 		select {
-		case err := <-got:
+		case err := <-done:
 			if !errors.Is(err, context.Canceled) {
-				t.Errorf("%s: %v, want context.Canceled", f, err)
+				t.Errorf("%s: %v, want context.Canceled", c.name, err)
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: the call went on 10 s after its cancel", f)
+			t.Fatalf("%s: the call went on 10 s after its cancel", c.name)
 		}
-		if n := h.idleCount(key); n != 0 {
-			t.Errorf("%s: %d idle connections after a cancel, want 0", f, n)
+		if n := h.idleCount(c.key); n != 0 {
+			t.Errorf("%s: %d idle connections after a cancel, want 0", c.name, n)
 		}
 	}
 }
