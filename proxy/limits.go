@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -38,10 +39,15 @@ type limited struct {
 func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Before the clocks start: a caller slow to send its body is not
 	// the upstream's delay.
-	body := readAhead(req)
+	body, whole := readAhead(req)
 	ctx, cancel := context.WithCancelCause(req.Context())
 	out := req.WithContext(ctx)
 	out.Body = body
+	if whole != nil {
+		// A body in memory can be sent again, on a fresh connection
+		// when a kept one turns out closed (see h1Transport).
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(whole)), nil }
+	}
 	total := time.AfterFunc(t.limits.TotalTimeout, func() { cancel(errTotal) })
 	first := time.AfterFunc(t.limits.FirstByteTimeout, func() { cancel(errFirstByte) })
 	resp, err := t.next.RoundTrip(out)

@@ -23,19 +23,20 @@ const maxReadAhead = 4 << 10
 // client_body_buffer_size, 16 KiB, whole). A larger body is streamed as
 // before. The bytes sent are the same; a read that fails hands the
 // transport what was read followed by the body's error, as if it had
-// read the body itself.
-func readAhead(req *http.Request) io.ReadCloser {
-	body := req.Body
+// read the body itself. whole is the body when it was read whole (nil
+// otherwise): the request can then be sent again (GetBody).
+func readAhead(req *http.Request) (body io.ReadCloser, whole []byte) {
+	body = req.Body
 	if req.ContentLength <= 0 || req.ContentLength > maxReadAhead || body == nil || body == http.NoBody || req.Header.Get("Expect") != "" {
-		return body
+		return body, nil
 	}
 	buf := make([]byte, req.ContentLength)
 	n, err := io.ReadFull(body, buf)
 	if err != nil {
-		return readCloser{io.MultiReader(bytes.NewReader(buf[:n]), body), body}
+		return readCloser{io.MultiReader(bytes.NewReader(buf[:n]), body), body}, nil
 	}
 	_ = body.Close()
-	return io.NopCloser(bytes.NewReader(buf))
+	return io.NopCloser(bytes.NewReader(buf)), buf
 }
 
 type readCloser struct {

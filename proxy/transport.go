@@ -48,6 +48,11 @@ func upstreamTransport(cfg commoncfg.HTTPClientConfig, name string) (http.RoundT
 		t.Protocols.SetHTTP2(true)
 		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: time.Minute}
 	}
+	if t.Proxy == nil {
+		// No proxy: HTTP/1.1 exchanges on the caller's goroutine, for
+		// http:// upstreams and, without HTTP/2, https:// ones.
+		return newH1Transport(t, !cfg.EnableHTTP2), nil
+	}
 	return t, nil
 }
 

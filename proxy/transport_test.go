@@ -11,8 +11,9 @@ import (
 )
 
 // TestUpstreamTransport: a plain http_config gets an http.Transport of its
-// own that keeps its proxy URL and its inline TLS settings; one with
-// credentials keeps prometheus/common's round tripper.
+// own that keeps its proxy URL and its inline TLS settings (without a
+// proxy, behind the hand-rolled HTTP/1.1 exchange); one with credentials
+// keeps prometheus/common's round tripper.
 func TestUpstreamTransport(t *testing.T) {
 	cfg, err := Load("testdata/proxy.good.yaml")
 	if err != nil {
@@ -34,32 +35,47 @@ func TestUpstreamTransport(t *testing.T) {
 		t.Errorf("settings differ from prometheus/common's: %+v", tr)
 	}
 
-	// Inline TLS settings: the upstream's certificate as the CA.
+	// Inline TLS settings: the upstream's certificate as the CA, through
+	// net/http's Transport (HTTP/2 asked, the default) and through the
+	// hand-rolled HTTP/1.1 exchange (enable_http2: false).
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-	hc := commoncfg.DefaultHTTPClientConfig
-	hc.TLSConfig = commoncfg.TLSConfig{CA: ca, ServerName: "example.com"}
-	rt, err = upstreamTransport(hc, "tls")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := rt.(*http.Transport); !ok {
-		t.Fatalf("inline TLS settings got %T", rt)
-	}
-	resp, err := (&http.Client{Transport: rt}).Get(srv.URL)
-	if err != nil {
-		t.Fatalf("the upstream's own CA refused: %v", err)
-	}
-	resp.Body.Close()
-	hc.TLSConfig = commoncfg.TLSConfig{ServerName: "example.com"}
-	rt, _ = upstreamTransport(hc, "tls")
-	if resp, err := (&http.Client{Transport: rt}).Get(srv.URL); err == nil {
+	for _, http2 := range []bool{true, false} {
+		hc := commoncfg.DefaultHTTPClientConfig
+		hc.EnableHTTP2 = http2
+		hc.TLSConfig = commoncfg.TLSConfig{CA: ca, ServerName: "example.com"}
+		rt, err = upstreamTransport(hc, "tls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := rt.(*h1Transport)
+		if !ok {
+			t.Fatalf("inline TLS settings got %T", rt)
+		}
+		req := httptest.NewRequest(http.MethodGet, srv.URL, nil)
+		req.RequestURI = ""
+		if h.takes(req) == http2 {
+			t.Errorf("enable_http2 %v: the hand-rolled exchange takes https:// %v", http2, !http2)
+		}
+		resp, err := (&http.Client{Transport: rt}).Get(srv.URL)
+		if err != nil {
+			t.Fatalf("enable_http2 %v: the upstream's own CA refused: %v", http2, err)
+		}
+		if resp.TLS == nil {
+			t.Errorf("enable_http2 %v: no TLS state on the reply", http2)
+		}
 		resp.Body.Close()
-		t.Fatal("an unknown CA accepted")
+		h.CloseIdleConnections()
+		hc.TLSConfig = commoncfg.TLSConfig{ServerName: "example.com"}
+		rt, _ = upstreamTransport(hc, "tls")
+		if resp, err := (&http.Client{Transport: rt}).Get(srv.URL); err == nil {
+			resp.Body.Close()
+			t.Fatalf("enable_http2 %v: an unknown CA accepted", http2)
+		}
 	}
 
-	hc = commoncfg.DefaultHTTPClientConfig
+	hc := commoncfg.DefaultHTTPClientConfig
 	hc.Authorization = &commoncfg.Authorization{Type: "Bearer", Credentials: "secret"}
 	rt, err = upstreamTransport(hc, "auth")
 	if err != nil {
