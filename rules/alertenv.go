@@ -63,38 +63,13 @@ type AlertEnv struct {
 	Error      string
 }
 
-// TemplateData is what an alert's summary and description templates see.
-// Its fields mean the same as those of AlertEnv.
-type TemplateData struct {
-	Route         string
-	Service       string
-	Score         float64
-	Level         string
-	Stage         int
-	Signals       map[string]float64
-	Missing       []string
-	Degraded      bool
-	Weights       map[string]int
-	Evidence      []string
-	Causes        []string
-	MovedBy       []string
-	MovedTo       string
-	MovedAt       string
-	Aborted       string
-	StageFor      float64
-	Observe       float64
-	StageObserved float64
-	OutOfReach    bool
-	Waiting       []string
-	Weight        int
-	Drill         bool
-
-	Actuator   string
-	FailingFor float64
-	Error      string
-}
+// TemplateData is what an alert's summary and description templates see:
+// the values a condition reads (AlertEnv), under the same names
+// ({{ .Route }}, {{ .Signals.error_body_ratio }}). One type, so the two
+// cannot drift apart.
+type TemplateData = AlertEnv
 
 // TemplateData returns the template view of the same evaluation.
 func (e AlertEnv) TemplateData() TemplateData {
-	return TemplateData(e)
+	return e
 }
