@@ -95,7 +95,7 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	saves := newPersistStage(Options{OverridesPath: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now})
 	pinned := evaluator.State{Overrides: map[string]evaluator.Override{"chat": {}}}
 	for range n {
-		saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Next: pinned}})
+		saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Policy: r.pol, Next: pinned}})
 		ts = ts.Add(15 * time.Second)
 	}
 	if failed := count("cannot save the state file"); failed != 1 {
@@ -110,8 +110,8 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	}
 	step()
 	step()
-	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Next: pinned}})
-	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts.Add(15 * time.Second), Prev: pinned, Next: pinned}})
+	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Policy: r.pol, Next: pinned}})
+	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts.Add(15 * time.Second), Policy: r.pol, Prev: pinned, Next: pinned}})
 	if again, saved := count("actuation works again"), count("the state file is saved again"); again != 1 || saved != 1 {
 		t.Errorf("the end logged %d lines for the actuator and %d for the state file, want 1 each:\n%s", again, saved, logs.String())
 	}

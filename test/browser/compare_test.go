@@ -38,8 +38,8 @@ func TestCompareReportInChromium(t *testing.T) {
 		`<tr class="differs"><th>minutes on a degraded route</th>`,
 		`aria-label="service chat: split, current vs candidate"`, `aria-label="route free: score, current vs candidate"`,
 		`class="dashed-note">dashed: candidate</text>`,
-		cand + "  1970-01-01 01:05:15  level chat/free warm → shed",
-		"../../rules/hermes.yaml  1970-01-01 01:07:30  level chat/free warm → shed",
+		cand + "  1970-01-01 01:04:45  level chat/free warm → shed",
+		"../../rules/hermes.yaml  1970-01-01 01:06:00  level chat/free warm → shed",
 		"candidate: normal → warm",
 	} {
 		if !strings.Contains(dom, want) {
