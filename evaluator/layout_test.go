@@ -6,7 +6,6 @@ import (
 	"go/build"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"maps"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hermes-failover/hermes/internal/importgraph"
 )
 
 const module = "github.com/hermes-failover/hermes"
@@ -29,7 +30,10 @@ var shell = []string{"runner", "promapi", "backtest", "web", "actuators", "cmd",
 // module, as `go list -f '{{.Imports}}'` does. TestCoreDeps checks what
 // the core reaches through other modules and the standard library.
 func TestLayout(t *testing.T) {
-	imports := moduleImports(t, "..")
+	imports, err := importgraph.Read("..", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(imports["evaluator"]) == 0 || len(imports["runner"]) == 0 {
 		t.Fatalf("read %d packages, not the module's (evaluator: %v)", len(imports), imports["evaluator"])
 	}
@@ -37,7 +41,7 @@ func TestLayout(t *testing.T) {
 		if !under(pkg, "evaluator") {
 			continue
 		}
-		for _, dep := range moduleDeps(imports, pkg) {
+		for _, dep := range importgraph.Deps(imports, module, pkg) {
 			for _, sh := range shell {
 				if under(dep, sh) {
 					t.Errorf("%s depends on %s, a package of the shell", pkg, dep)
@@ -59,65 +63,6 @@ func TestLayout(t *testing.T) {
 
 // under reports whether the module-relative package pkg is dir or below it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
-
-// moduleImports returns, by module-relative path, the non-test imports of
-// every package in the tree at root.
-func moduleImports(t *testing.T, root string) map[string][]string {
-	t.Helper()
-	out := map[string][]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if name := d.Name(); path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			return filepath.SkipDir
-		}
-		p, err := build.ImportDir(path, 0)
-		if err != nil {
-			if _, ok := err.(*build.NoGoError); ok {
-				return nil
-			}
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = p.Imports
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// moduleDeps returns the module's packages pkg depends on, transitively,
-// as module-relative paths.
-func moduleDeps(imports map[string][]string, pkg string) []string {
-	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(p string) {
-		for _, imp := range imports[p] {
-			rel, ok := strings.CutPrefix(imp, module+"/")
-			if !ok || seen[rel] {
-				continue
-			}
-			seen[rel] = true
-			walk(rel)
-		}
-	}
-	walk(pkg)
-	var out []string
-	for d := range seen {
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // coreForbidden matches the packages the core must not reach, directly or
 // through any package it depends on: I/O (files, the network, the

@@ -1,13 +1,12 @@
 package runner
 
 import (
-	"go/build"
-	"io/fs"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hermes-failover/hermes/internal/importgraph"
 )
 
 const module = "github.com/hermes-failover/hermes"
@@ -49,7 +48,7 @@ func TestStagesKeepToThemselves(t *testing.T) {
 	}
 	seen := map[[2]string]bool{}
 	for _, from := range append(slices.Clone(stagePackages), sharedPackages...) {
-		for _, dep := range deps(imports, "runner/"+from) {
+		for _, dep := range importgraph.Deps(imports, module, "runner/"+from) {
 			to, ok := strings.CutPrefix(dep, "runner/")
 			if !ok || to == from || !slices.Contains(stagePackages, to) {
 				continue
@@ -76,27 +75,7 @@ func TestStagesKeepToThemselves(t *testing.T) {
 // runner and of every package under it.
 func runnerImports(t *testing.T) map[string][]string {
 	t.Helper()
-	out := map[string][]string{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if name := d.Name(); path != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			return filepath.SkipDir
-		}
-		p, err := build.ImportDir(path, 0)
-		if err != nil {
-			if _, ok := err.(*build.NoGoError); ok {
-				return nil
-			}
-			return err
-		}
-		out[filepath.ToSlash(filepath.Join("runner", path))] = p.Imports
-		return nil
-	})
+	out, err := importgraph.Read(".", "runner")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,25 +83,4 @@ func runnerImports(t *testing.T) map[string][]string {
 		t.Fatalf("read %d packages, not runner's", len(out))
 	}
 	return out
-}
-
-// deps returns the packages under runner/ that pkg depends on,
-// transitively through runner's packages, as module-relative paths. Only
-// runner's packages are walked: a stage reaches another stage through
-// them, not through the rest of the module, which imports no stage.
-func deps(imports map[string][]string, pkg string) []string {
-	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(p string) {
-		for _, imp := range imports[p] {
-			rel, ok := strings.CutPrefix(imp, module+"/")
-			if !ok || seen[rel] {
-				continue
-			}
-			seen[rel] = true
-			walk(rel)
-		}
-	}
-	walk(pkg)
-	return slices.Sorted(maps.Keys(seen))
 }
