@@ -197,6 +197,13 @@ func (r rawJSON) index(i int) rawJSON {
 // equals reports whether the string r unquotes to s.
 func (r rawJSON) equals(s string) bool {
 	body := r[1 : len(r)-1]
+	if len(body) > 0 && body[0] < utf8.RuneSelf && body[0] != '\\' && (s == "" || body[0] != s[0]) {
+		// An ASCII first byte that starts no escape unquotes to itself:
+		// most names of an event ("id", "object", "model" against
+		// "choices") differ there (equals was 8 % of hermes proxy's
+		// CPU profile on streams).
+		return false
+	}
 	if string(body) == s {
 		return utf8.Valid(body) // else encoding/json would have replaced its bad bytes
 	}
