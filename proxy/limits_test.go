@@ -72,3 +72,52 @@ func TestTotalTimeout(t *testing.T) {
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
 }
+
+// TestIdleTimeoutRunsFromTheLastRead: a stream whose events come closer
+// together than idle_timeout flows past it in total, each read restarting
+// the gap; when it then stalls, it is cut after idle_timeout and recorded
+// as truncated.
+func TestIdleTimeoutRunsFromTheLastRead(t *testing.T) {
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for range 6 {
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n")
+			if rc.Flush() != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond): // the pace of the stream, the fault itself
+			}
+		}
+		<-r.Context().Done() // the stall
+	}))
+	rt := testRoute("free", up, validate.Rules{})
+	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = time.Second, 300*time.Millisecond, 10*time.Second
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", true))
+	if r.err == nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != 6 {
+		t.Fatalf("want a 200 stream of 6 events cut while read: %d %q %v", r.status, r.body, r.err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
+}
+
+// TestFirstByteTimeout: headers later than first_byte_timeout are
+// answered 504 and recorded as a timeout.
+func TestFirstByteTimeout(t *testing.T) {
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done() // never answers
+	}))
+	rt := testRoute("free", up, validate.Rules{})
+	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = 200*time.Millisecond, 100*time.Millisecond, 10*time.Second
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", false))
+	if r.err != nil || r.status != http.StatusGatewayTimeout {
+		t.Fatalf("want 504: %d %q %v", r.status, r.body, r.err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="timeout",reason="",route="free",verdict="hard_fail"} 1`)
+}

@@ -46,6 +46,9 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	if proxy.SetGCPercent() {
+		logger.Debug("garbage collector target set", "gogc", proxy.GCPercent)
+	}
 	reg := newDaemonRegistry(versioncollector.NewCollector("hermes"))
 	p, err := proxy.New(cfg, reg, logger)
 	if err != nil {

@@ -3,6 +3,7 @@ package instrument
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +37,37 @@ type Metrics struct {
 	size     *prometheus.HistogramVec
 	ttft     *prometheus.HistogramVec
 
+	// The series of each label set, curried once: WithLabelValues hashes
+	// and checks every label value and takes the vector's lock on each
+	// call, three or four calls a reply (1.8 % of hermes proxy's CPU
+	// profile on plain replies under make bench-proxy). They hold the
+	// children the vectors hold anyway.
+	counters  sync.Map // requestLabels → prometheus.Counter
+	durations sync.Map // route → prometheus.Observer, and so on
+	sizes     sync.Map
+	ttfts     sync.Map
+
 	now func() time.Time
+}
+
+type requestLabels struct{ route, code, verdict, reason string }
+
+func (m *Metrics) counter(l requestLabels) prometheus.Counter {
+	if c, ok := m.counters.Load(l); ok {
+		return c.(prometheus.Counter)
+	}
+	c, _ := m.counters.LoadOrStore(l, m.requests.WithLabelValues(l.route, l.code, l.verdict, l.reason))
+	return c.(prometheus.Counter)
+}
+
+// observer is route's child of v, kept in cache; a route's series appears
+// on its first observation, as with WithLabelValues.
+func observer(cache *sync.Map, v *prometheus.HistogramVec, route string) prometheus.Observer {
+	if o, ok := cache.Load(route); ok {
+		return o.(prometheus.Observer)
+	}
+	o, _ := cache.LoadOrStore(route, v.WithLabelValues(route))
+	return o.(prometheus.Observer)
 }
 
 // NewMetrics registers the contract's series on reg.
@@ -89,10 +120,10 @@ func (m *Metrics) Observe(route, code string, res validate.Result, took time.Dur
 	if verdict == "" {
 		verdict = validate.HardFail
 	}
-	m.requests.WithLabelValues(route, code, string(verdict), string(reason)).Inc()
-	m.duration.WithLabelValues(route).Observe(took.Seconds())
+	m.counter(requestLabels{route, code, string(verdict), string(reason)}).Inc()
+	observer(&m.durations, m.duration, route).Observe(took.Seconds())
 	if code != CodeTimeout && code != CodeConnError {
-		m.size.WithLabelValues(route).Observe(float64(bytes))
+		observer(&m.sizes, m.size, route).Observe(float64(bytes))
 	}
 }
 
@@ -100,7 +131,7 @@ func (m *Metrics) Observe(route, code string, res validate.Result, took time.Dur
 // to deliver its first token. The transport and middleware call it for
 // every stream that delivered one.
 func (m *Metrics) ObserveTimeToFirstToken(route string, took time.Duration) {
-	m.ttft.WithLabelValues(route).Observe(took.Seconds())
+	observer(&m.ttfts, m.ttft, route).Observe(took.Seconds())
 }
 
 // firstToken notes when a reply's first token arrived; the zero value has

@@ -193,3 +193,20 @@ func BenchmarkJudgeStream(b *testing.B) {
 		}
 	}
 }
+
+// TestEqualsAsUnquoted: a member name equals s exactly when encoding/json
+// unquotes it to s, escapes and bad bytes included.
+func TestEqualsAsUnquoted(t *testing.T) {
+	for _, name := range []string{`""`, `"a"`, `"choices"`, `"Choices"`, `"\u0063hoices"`, `"\\choices"`, `"\"choices"`,
+		`"id"`, `"c"`, "\"\xffhoices\"", "\"\xff\"", `"\ufffd"`, `"é"`, `"\u00e9"`, `"usage"`, `"usage "`} {
+		var u string
+		if err := json.Unmarshal([]byte(name), &u); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, s := range []string{"", "a", "choices", "\ufffd", "\ufffdhoices", "é", "usage", "\"choices", "\\choices"} {
+			if got := rawJSON(name).equals(s); got != (u == s) {
+				t.Errorf("%s equals %q: %v, encoding/json unquotes it to %q", name, s, got, u)
+			}
+		}
+	}
+}
