@@ -158,9 +158,9 @@ func counterRateOf(e parser.Expr) (*counterRate, bool) {
 // per range (a tenth of the rates' CPU).
 func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec *decodedWindow, from, end, step int64) (m promql.Matrix, ok bool, err error) {
 	var (
-		samples []Sample
-		resets  []int
-		seen    = map[uint64]bool{}
+		samples, buf []Sample
+		resets       []int
+		seen         = map[uint64]bool{}
 	)
 	// The series the engine's selector over [from-rng, end] returns: those
 	// matching with a chunk in that range, in label order.
@@ -178,11 +178,18 @@ func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec
 		if !floats {
 			return nil, false, nil
 		}
-		samples = samples[:0]
-		for _, p := range all {
-			if !value.IsStaleNaN(p.F) {
-				samples = append(samples, p)
+		// The samples without stale markers: those decoded, unless a
+		// series ended or restarted in the window (copying every series's
+		// samples was a tenth of the rates' CPU).
+		samples = all
+		if slices.ContainsFunc(all, isStale) {
+			samples = buf[:0]
+			for _, p := range all {
+				if !value.IsStaleNaN(p.F) {
+					samples = append(samples, p)
+				}
 			}
+			buf = samples
 		}
 		lbls := s.labels.DropMetricName()
 		h := lbls.Hash()
@@ -223,6 +230,9 @@ func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec
 	sort.Sort(m)
 	return m, true, nil
 }
+
+// isStale says whether p is a stale marker.
+func isStale(p Sample) bool { return value.IsStaleNaN(p.F) }
 
 // at is extrapolatedRate at t of the window w (at least two samples),
 // which starts at index lo of its series; resets are the indices of the

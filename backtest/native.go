@@ -3,7 +3,9 @@ package backtest
 import (
 	"math"
 	"slices"
+	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -38,6 +40,10 @@ type nativeAgg struct {
 	// quantile is φ of a histogram_quantile, when isQuantile.
 	quantile   float64
 	isQuantile bool
+
+	// mu guards last, the groups of the series read last.
+	mu   sync.Mutex
+	last aggGroups
 }
 
 // nativeAggOf returns the nativeAgg that e is, if it is one.
@@ -82,26 +88,44 @@ func recordingRead(e parser.Expr) (string, bool) {
 	return m.Value, true
 }
 
-// evaluate returns the recording over [from, end] at step, reading the
-// series of the recording it aggregates (in label order), as the engine's
-// range query would, in label order; ok is false where the engine must
-// evaluate it instead.
-func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.Matrix, ok bool) {
-	steps := int((end-from)/step) + 1
-	type group struct {
-		labels  labels.Labels
-		members []int // indices into in, in order
+// aggGroup is a group of a nativeAgg's series.
+type aggGroup struct {
+	labels  labels.Labels
+	members []int // indices into the series read, in order
+}
+
+// aggGroups is how a nativeAgg grouped the series it read last.
+type aggGroups struct {
+	in     []*recSeries
+	groups []*aggGroup
+	uppers []float64
+	ok     bool
+}
+
+// group returns the groups of in, the upper bound of each bucket series
+// for a quantile, and whether the nativeAgg can evaluate them. A recorded
+// series keeps its place (its recSeries) from range to range, and the
+// series read are mostly the same ones: grouping them again built their
+// labels anew for every range (a sixth of the aggregations' CPU), so the
+// groups of the series read last are kept and reused while they are the
+// same series.
+func (a *nativeAgg) group(in []*recSeries) ([]*aggGroup, []float64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last.in != nil && slices.Equal(a.last.in, in) {
+		return a.last.groups, a.last.uppers, a.last.ok
 	}
 	var (
-		groups  []*group
-		byKey   = map[string]*group{}
+		groups  []*aggGroup
+		byKey   = map[string]*aggGroup{}
 		uppers  = make([]float64, len(in))
 		builder labels.Builder
 		key     []byte // a group's labels.Bytes: a lookup allocates nothing
 	)
 	for i, s := range in {
 		if s.labels.Has(labels.MetricName) {
-			return nil, false
+			a.last = aggGroups{in: slices.Clone(in)}
+			return nil, nil, false
 		}
 		var lbls labels.Labels
 		if a.isQuantile {
@@ -120,11 +144,25 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 		key = lbls.Bytes(key)
 		g := byKey[string(key)]
 		if g == nil {
-			g = &group{labels: lbls}
+			g = &aggGroup{labels: lbls}
 			byKey[string(key)] = g
 			groups = append(groups, g)
 		}
 		g.members = append(g.members, i)
+	}
+	a.last = aggGroups{in: slices.Clone(in), groups: groups, uppers: uppers, ok: true}
+	return groups, uppers, true
+}
+
+// evaluate returns the recording over [from, end] at step, reading the
+// series of the recording it aggregates (in label order), as the engine's
+// range query would, in label order; ok is false where the engine must
+// evaluate it instead.
+func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.Matrix, ok bool) {
+	steps := int((end-from)/step) + 1
+	groups, uppers, ok := a.group(in)
+	if !ok {
+		return nil, false
 	}
 	// Group by group, the value of each member at every step as the
 	// engine's selector sees it, in buffers the groups share; the points of
@@ -182,11 +220,26 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 // selectSteps sets vals and has, per step from from on, to the value an
 // instant selector returns there: the latest sample at or before the step
 // and after the lookback delta before it, unless a stale marker.
+//
+// A recording keeps its samples as far back as its readers read it, up to
+// an hour and more before from, and holds one sample per step: so the
+// latest sample at or before from is found by a binary search, not a walk
+// through those before, and a step whose sample is the next one takes it
+// without the lookback's test (a sample at the step itself is the latest,
+// and within the lookback delta).
 func selectSteps(samples []Sample, from, step int64, vals []float64, has []bool) {
 	lookback := lookbackDelta.Milliseconds()
-	j := -1 // the latest sample at or before the step
+	// The latest sample at or before the step.
+	j := sort.Search(len(samples), func(j int) bool { return samples[j].T > from }) - 1
 	for k := range vals {
 		t := from + int64(k)*step
+		if j+1 < len(samples) && samples[j+1].T == t && (j+2 == len(samples) || samples[j+2].T > t) {
+			j++
+			f := samples[j].F
+			has[k] = !value.IsStaleNaN(f)
+			vals[k] = f // read only where has says so
+			continue
+		}
 		for j+1 < len(samples) && samples[j+1].T <= t {
 			j++
 		}

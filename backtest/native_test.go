@@ -58,6 +58,7 @@ func TestNativeAggMatchesEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		bounds := []string{"0.1", "0.5", "1", "1.0", "2.5", "+Inf", "Inf", "bad", "NaN", ""}
+		aggs := map[string]*nativeAgg{}
 		for round := range 40 {
 			var in []*recSeries
 			for _, route := range []string{"a", "b", "c"} {
@@ -89,14 +90,23 @@ func TestNativeAggMatchesEngine(t *testing.T) {
 				`histogram_quantile(1, {__hermes_recording__="0"})`,
 				`histogram_quantile(1.5, {__hermes_recording__="0"})`,
 			} {
-				e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
-				if err != nil {
-					t.Fatal(err)
+				// One nativeAgg per expression for every round, as the
+				// Recorder keeps one: its groups of the last round's series
+				// must not outlive them; evaluated twice, the second time
+				// from the groups the first kept.
+				a := aggs[expr]
+				if a == nil {
+					e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var ok bool
+					if a, ok = nativeAggOf(e); !ok {
+						t.Fatalf("%s is not native", expr)
+					}
+					aggs[expr] = a
 				}
-				a, ok := nativeAggOf(e)
-				if !ok {
-					t.Fatalf("%s is not native", expr)
-				}
+				sameAggAsEngine(t, rec, expr, a, in, from, end, step)
 				sameAggAsEngine(t, rec, expr, a, in, from, end, step)
 			}
 		}
@@ -200,6 +210,51 @@ func TestSplitNativeAggs(t *testing.T) {
 			t.Errorf("%s\n  rewritten to %q\n  want %q", q, got, want)
 			for _, r := range p.recs {
 				t.Logf("recording %s (level %d, back %s): %s", r.id, r.level, r.back, r.expr)
+			}
+		}
+	}
+}
+
+// TestSelectStepsAsWalk holds selectSteps, which finds its first sample by
+// a binary search and takes a sample at the step without the lookback's
+// test, to the plain walk it replaced, on random recorded series (gaps,
+// stale markers, repeated timestamps, samples off the step grid) read from
+// random steps, before, inside and past the samples.
+func TestSelectStepsAsWalk(t *testing.T) {
+	walk := func(samples []Sample, from, step int64, vals []float64, has []bool) {
+		lookback := lookbackDelta.Milliseconds()
+		j := -1
+		for k := range vals {
+			t := from + int64(k)*step
+			for j+1 < len(samples) && samples[j+1].T <= t {
+				j++
+			}
+			has[k] = j >= 0 && samples[j].T > t-lookback && !value.IsStaleNaN(samples[j].F)
+			if has[k] {
+				vals[k] = samples[j].F
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	stale := math.Float64frombits(value.StaleNaN)
+	const step = 15_000
+	for round := range 2000 {
+		samples := randomRecorded(rng, stale)
+		if round%3 == 0 {
+			samples = samples[:rng.IntN(len(samples)+1)]
+		}
+		from := int64(1_700_000_000_000) - 900_000 + rng.Int64N(240)*step
+		if round%2 == 0 {
+			from += rng.Int64N(step) // off the grid
+		}
+		steps := 1 + rng.IntN(200)
+		gotV, gotH := make([]float64, steps), make([]bool, steps)
+		wantV, wantH := make([]float64, steps), make([]bool, steps)
+		selectSteps(samples, from, step, gotV, gotH)
+		walk(samples, from, step, wantV, wantH)
+		for k := range steps {
+			if gotH[k] != wantH[k] || (wantH[k] && math.Float64bits(gotV[k]) != math.Float64bits(wantV[k])) {
+				t.Fatalf("round %d, step %d (t=%d): got %v %v, want %v %v", round, k, from+int64(k)*step, gotV[k], gotH[k], wantV[k], wantH[k])
 			}
 		}
 	}

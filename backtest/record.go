@@ -341,18 +341,27 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 			rs = &recSeries{labels: s.Metric}
 		}
 		merged = append(merged, rs)
-		if need := len(rs.samples) + len(s.Floats) + gaps(s.Floats, step) + 2; need > cap(rs.samples) {
+		g := gaps(s.Floats, step)
+		if need := len(rs.samples) + len(s.Floats) + g + 2; need > cap(rs.samples) {
 			// Room for this range's samples and their stale markers,
 			// exactly: trim keeps the array, so it is the series' size for
 			// as long as the ranges are as long (cover trims before it
 			// stores).
 			rs.samples = append(make([]Sample, 0, need), rs.samples...)
 		}
-		for _, p := range s.Floats {
-			if n := len(rs.samples); n > 0 && !value.IsStaleNaN(rs.samples[n-1].F) && rs.samples[n-1].T+step < p.T {
-				rs.samples = append(rs.samples, Sample{T: rs.samples[n-1].T + step, F: stale})
+		pts := s.Floats
+		if g == 0 && len(pts) > 0 {
+			// No gap among the points (the usual case): only the first
+			// may need a stale marker before it, and the rest are copied
+			// as they are.
+			rs.samples = appendPoint(rs.samples, pts[0], step, stale)
+			for _, p := range pts[1:] {
+				rs.samples = append(rs.samples, Sample(p))
 			}
-			rs.samples = append(rs.samples, Sample{T: p.T, F: p.F})
+			pts = nil
+		}
+		for _, p := range pts {
+			rs.samples = appendPoint(rs.samples, p, step, stale)
 		}
 	}
 	merged = append(merged, old[o:]...)
@@ -363,6 +372,16 @@ func (rec *Recorder) store(i int, m promql.Matrix, end int64) error {
 	}
 	rec.series[i] = merged
 	return nil
+}
+
+// appendPoint appends p to the samples of a recorded series, after a
+// stale marker a step after the last sample if p comes later and that is
+// not one already.
+func appendPoint(samples []Sample, p promql.FPoint, step int64, stale float64) []Sample {
+	if n := len(samples); n > 0 && !value.IsStaleNaN(samples[n-1].F) && samples[n-1].T+step < p.T {
+		samples = append(samples, Sample{T: samples[n-1].T + step, F: stale})
+	}
+	return append(samples, Sample(p))
 }
 
 // gaps counts the points of pts more than a step after the one before.

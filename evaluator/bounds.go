@@ -72,7 +72,7 @@ func (b *proportionBounds) of(p, n float64) (lo, hi float64) {
 	if calls > exactCalls {
 		return wilson(p, n, b.z)
 	}
-	p = math.Min(1, math.Max(0, p))
+	p = min(1, max(0, p)) // as math's for a finite bound (see wilson)
 	x := int(math.Round(p * calls))
 	return b.lo[int(calls)][x], b.hi[int(calls)][x]
 }

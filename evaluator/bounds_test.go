@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -99,5 +100,69 @@ func TestCallsNeeded(t *testing.T) {
 	}
 	if _, hi := b.of(2/(n-1), n-1); hi <= 0.02 {
 		t.Errorf("%g calls already show 2 failures within 2 %%", n-1)
+	}
+}
+
+// TestMinMaxAsMath holds wilson, proportionBounds.of and
+// proportionInterval, which clamp with Go's min and max, to the same
+// functions written with math.Min and math.Max, bit for bit, on edge
+// values (NaN, ±Inf, ±0, negative, above 1, tiny and huge counts) and
+// random ones, through the table and through Wilson's bounds.
+func TestMinMaxAsMath(t *testing.T) {
+	wilsonMath := func(p, n, z float64) (lo, hi float64) {
+		if !(n > 0) {
+			return 0, 1
+		}
+		p = math.Min(1, math.Max(0, p))
+		z2 := z * z
+		den := 1 + z2/n
+		mid := (p + z2/(2*n)) / den
+		half := z * math.Sqrt(p*(1-p)/n+z2/(4*n*n)) / den
+		return math.Max(0, mid-half), math.Min(1, mid+half)
+	}
+	ofMath := func(b *proportionBounds, p, n float64) (lo, hi float64) {
+		calls := math.Round(n)
+		if !(n > 0) || calls < 1 {
+			return 0, 1
+		}
+		if calls > exactCalls {
+			return wilsonMath(p, n, b.z)
+		}
+		p = math.Min(1, math.Max(0, p))
+		x := int(math.Round(p * calls))
+		return b.lo[int(calls)][x], b.hi[int(calls)][x]
+	}
+	// Bit for bit, but any NaN for a NaN: its payload is never read.
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b }
+	b := newProportionBounds(zScore(0.999))
+	edges := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), -1, 1, 0.5, 1.5, 1e-300, 1e300, 0.0001, 0.9999}
+	counts := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, -3, 0.4, 1, 3, 100, 100.4, 101, 1e6, math.MaxFloat64}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		edges = append(edges, rng.Float64()*1.2-0.1)
+		counts = append(counts, rng.Float64()*5000)
+	}
+	for i, p := range edges {
+		for _, n := range counts[:min(len(counts), 13+i%50)] {
+			for _, z := range []float64{b.z, 0, math.NaN(), math.Inf(1)} {
+				lo, hi := wilson(p, n, z)
+				wlo, whi := wilsonMath(p, n, z)
+				if !same(lo, wlo) || !same(hi, whi) {
+					t.Fatalf("wilson(%v, %v, %v) = %v, %v; with math's: %v, %v", p, n, z, lo, hi, wlo, whi)
+				}
+			}
+			if p != p || math.IsInf(p, 0) || p*n > 1e15 {
+				continue // the table's index of such a p is not defined
+			}
+			lo, hi := b.of(p, n)
+			wlo, whi := ofMath(b, p, n)
+			if !same(lo, wlo) || !same(hi, whi) {
+				t.Fatalf("of(%v, %v) = %v, %v; with math's: %v, %v", p, n, lo, hi, wlo, whi)
+			}
+			iv := proportionInterval(p, n, b)
+			if w := (interval{lo: math.Min(wlo, p), hi: math.Max(whi, p), seenLo: p, seenHi: p, counts: true}); !same(iv.lo, w.lo) || !same(iv.hi, w.hi) {
+				t.Fatalf("proportionInterval(%v, %v) = %+v; with math's: %+v", p, n, iv, w)
+			}
+		}
 	}
 }
