@@ -276,6 +276,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 			}
 			if len(p.windows[i]) > 0 && c.Status == StatusOK {
 				shown[i], decided[i] = withWindows(shown[i], c.Value, c.Volume, p.windows[i], smps, p.shown, p.shown, p.size)
+				shown[i] = sizedByProving(shown[i], decided[i], windowCalls{c.Value, c.Volume}, p.windows[i], smps, p.scoring.bounds[i], p.shown, p.size)
 				decisive[i], _ = withWindows(decisive[i], c.Value, c.Volume, p.windows[i], smps, p.decisive, nil, nil)
 				if strict {
 					low[i], _ = withWindows(low[i], c.Value, c.Volume, p.windows[i], smps, p.recovery, nil, nil)
