@@ -3,6 +3,7 @@ package evaluator
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +182,33 @@ func TestMoreEvidenceNeverSizesFurther(t *testing.T) {
 		if c, want := look(0.15, v15), math.Min((far1-0.05)*300, 100); math.Abs(c.Penalty-want) > 1e-9 {
 			t.Errorf("15 %% of 1200, %.4f of 18000: penalty %.2f, want %.2f (the minute's far end, %.4f)", v15, c.Penalty, want, far1)
 		}
+	}
+}
+
+// TestReasonSaysWhereItWasSized: a proven penalty sized at the far end of
+// its interval says so beside its points, in the value's units, so that
+// the points read against the share they were sized on; a penalty sized
+// where the value already is says nothing more. Before, 14 of 300 calls
+// read "hard_fail_ratio 0.0467 (-24.4)", though 4.67 % costs 14.7
+// points: the 24.4 are those of 7.11 %, the share the calls still allow.
+func TestReasonSaysWhereItWasSized(t *testing.T) {
+	p := defaultPolicy(t)
+	reason := func(over map[string]any) string {
+		sc := ComputeScore("free", snap(p, time.Unix(0, 0), over), p, false)
+		for _, r := range sc.Reasons() {
+			if strings.HasPrefix(r, "hard_fail_ratio ") {
+				return r
+			}
+		}
+		return ""
+	}
+	_, far := p.recovery.of(14.0/300, 300)
+	want := "hard_fail_ratio 0.0467 (-" + fixed((far-0.01)*400, 1) + ", sized at " + fmtValue(far) + "): 14 of 300 calls in 1m: ≥ 2.11 % at 99.9 %"
+	if got := reason(map[string]any{"free.hard_fail_ratio": Sample{Value: 14.0 / 300, Volume: 300, Counted: true}}); got != want {
+		t.Errorf("14 of 300 calls:\n got %q\nwant %q", got, want)
+	}
+	// Not counted: taken at its value, sized there.
+	if got, want := reason(map[string]any{"free.hard_fail_ratio": 0.05}), "hard_fail_ratio 0.05 (-16.0)"; got != want {
+		t.Errorf("an uncounted 5 %%: got %q, want %q", got, want)
 	}
 }
