@@ -177,6 +177,140 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 	return iv, d
 }
 
+// Sizing by every proving window. The window that gives a proven end
+// (withWindows) is the one whose bound is furthest past health, which is
+// not the one that knows the share best: at 20 calls/s a minute of 1200
+// calls that shows 10.5 % proves more than fifteen minutes of 18,000 that
+// show 9 %, and its far end at 95 % (12 %) is three times as far from what
+// it shows as theirs (9.35 %). Sized there, a route at 9 % soft failures
+// (score 88) went warm whenever its last minute ran high. So once an end
+// is proven, the penalty is sized at the nearest to health of the far
+// ends of every window that proves the failure on its own (its bound at
+// scoring.confidence past the signal's mildest threshold): each of them
+// would have sized it, and more calls never size a penalty further from
+// what they show. A shorter window caps it always: its calls are the
+// latest. A longer one caps it unless the failure has grown: when the
+// deciding window's calls show a share further from health than the
+// longer window's other (older) calls, by a two-proportion z-test at
+// scoring.confidence (grown), the older calls are from before the
+// failure grew, and the longer window's share is the past's. A window
+// that does not prove the failure on its own (a long one that still
+// holds calls from before the onset) caps nothing, and the size never
+// comes nearer health than the share a proving window shows, so a proven
+// penalty keeps points.
+//
+// The price is a failure that grows too slowly or on too few calls for
+// the test to tell: it is sized on the longer window's share until its
+// growth shows, as before the far end was used. That is the direction
+// the evidence allows: the calls cannot tell its growth from the noise
+// of a steady share, and a steady share near a line must not move.
+
+// windowCalls is a window's observed ratio and its calls.
+type windowCalls struct{ v, n float64 }
+
+// callsOf is the observed ratio and calls of window k of wins in smps
+// (-1: own), and whether it has data that counts.
+func callsOf(k int, own windowCalls, wins []windowColumn, smps []Sample) (windowCalls, bool) {
+	if k < 0 {
+		return own, true
+	}
+	if wins[k].col >= len(smps) {
+		return windowCalls{}, false
+	}
+	s := &smps[wins[k].col]
+	if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+		return windowCalls{}, false
+	}
+	return windowCalls{s.Value, s.Volume}, true
+}
+
+// sizedByProving is iv, a signal's interval from withWindows with the
+// windows d that gave its ends, with each proven end's size capped by
+// every other window that proves the failure (see "Sizing by every
+// proving window" above): past bounds' mildest upper threshold for the
+// lower end, mildest lower one for the upper end. own is the signal's own
+// window; b the bounds at scoring.confidence, size those of sizedAt. With
+// size nil it is iv.
+func sizedByProving(iv interval, d decidingWindows, own windowCalls, wins []windowColumn, smps []Sample, bounds []rules.Bound, b, size *proportionBounds) interval {
+	if size == nil || !iv.counts {
+		return iv
+	}
+	above, below := math.Inf(1), math.Inf(-1) // the mildest thresholds
+	for _, t := range bounds {
+		if t.Above != nil {
+			above = math.Min(above, *t.Above)
+		}
+		if t.Below != nil {
+			below = math.Max(below, *t.Below)
+		}
+	}
+	if iv.lo > above {
+		iv.seenLo = provingCap(iv.seenLo, int(d.lo), own, wins, smps, b, size, above, false)
+	}
+	if iv.hi < below {
+		iv.seenHi = provingCap(iv.seenHi, int(d.hi), own, wins, smps, b, size, below, true)
+	}
+	return iv
+}
+
+// provingCap is sz, the size of an end that window d proves past
+// threshold t (from above, or with lower from below), capped by the far
+// end at size's confidence of every other window whose bound at b proves
+// it too, a longer one only while d's calls do not prove the failure
+// grown past that window's older calls.
+func provingCap(sz float64, d int, own windowCalls, wins []windowColumn, smps []Sample, b, size *proportionBounds, t float64, lower bool) float64 {
+	dc, ok := callsOf(d, own, wins, smps)
+	if !ok {
+		return sz
+	}
+	for k := -1; k < len(wins); k++ {
+		c, ok := callsOf(k, own, wins, smps)
+		if k == d || !ok {
+			continue
+		}
+		lo, hi := b.of(c.v, c.n)
+		if (!lower && !(math.Min(lo, c.v) > t)) || (lower && !(math.Max(hi, c.v) < t)) {
+			continue // does not prove the failure on its own
+		}
+		if k > d && grown(dc, c, b.z, lower) {
+			continue // grown since: its share is the past's
+		}
+		up, down := sizedAt(c.v, c.n, size)
+		if lower {
+			sz = math.Max(sz, down)
+		} else {
+			sz = math.Min(sz, up)
+		}
+	}
+	return sz
+}
+
+// grown reports whether the calls of a window d prove, at the one-sided
+// confidence whose normal quantile is z, a share further from health
+// (above; with lower, below) than the other calls of a longer window w
+// that holds them: the two-proportion z-test of d against w's older
+// calls, with their pooled share. Without older calls, or with none
+// failing or all, nothing is proven.
+func grown(d, w windowCalls, z float64, lower bool) bool {
+	older := w.n - d.n
+	if !(older >= 1) {
+		return false
+	}
+	xd := math.Min(1, math.Max(0, d.v)) * d.n
+	xo := math.Max(0, math.Min(1, math.Max(0, w.v))*w.n-xd)
+	ov := math.Min(1, xo/older)
+	pooled := (xd + xo) / w.n
+	se := math.Sqrt(pooled * (1 - pooled) * (1/d.n + 1/older))
+	if !(se > 0) {
+		return false
+	}
+	diff := (xd/d.n - ov) / se
+	if lower {
+		diff = -diff
+	}
+	return diff > z
+}
+
 // sizedAt is where a proportion v of n calls is sized once its bound
 // proves a threshold crossed (seenSide): up for an upper threshold, down
 // for a lower one. With size nil, at v; else at the end of v's interval

@@ -17,7 +17,7 @@ import (
 // the calls or samples behind the value, the window and the bound its
 // text gives). It has one representation: the shell writes it on the
 // wire (web/api.Contribution). A route's score holds one per signal, and
-// a fleet's state one per route and signal, so it is kept small (104
+// a fleet's state one per route and signal, so it is kept small (112
 // bytes: the effect's and the evidence's flags share one word).
 type Contribution struct {
 	// What moved the route: the signal and its value. AlertValue is what
@@ -58,6 +58,10 @@ type Contribution struct {
 	Reason       string
 	evidence     *evidence
 	bound        float64
+	// sizedAt is the share Penalty was sized at (evidence.go, seenSide):
+	// the far end of a proven interval, or a longer window's ratio, which
+	// the reason names when it reads otherwise than Value.
+	sizedAt float64
 }
 
 // Window is the longer window of the signal whose calls gave the bound
@@ -177,7 +181,11 @@ func (c *Contribution) reasons() []string {
 		ev = ": " + t
 	}
 	if c.Penalty > 0 {
-		out = append(out, c.Signal+" "+fmtValue(c.Value)+" (-"+fixed(c.Penalty, 1)+")"+ev)
+		sized := ""
+		if v := fmtValue(c.sizedAt); c.sizedAt > 0 && v != fmtValue(c.Value) {
+			sized = ", sized at " + v
+		}
+		out = append(out, c.Signal+" "+fmtValue(c.Value)+" (-"+fixed(c.Penalty, 1)+sized+")"+ev)
 	}
 	if c.CapsAt >= 0 {
 		out = append(out, c.Signal+" "+fmtValue(c.Value)+" caps score at "+gText(c.CapsAt)+ev)
@@ -276,6 +284,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 			}
 			if len(p.windows[i]) > 0 && c.Status == StatusOK {
 				shown[i], decided[i] = withWindows(shown[i], c.Value, c.Volume, p.windows[i], smps, p.shown, p.shown, p.size)
+				shown[i] = sizedByProving(shown[i], decided[i], windowCalls{c.Value, c.Volume}, p.windows[i], smps, p.scoring.bounds[i], p.shown, p.size)
 				decisive[i], _ = withWindows(decisive[i], c.Value, c.Volume, p.windows[i], smps, p.decisive, nil, nil)
 				if strict {
 					low[i], _ = withWindows(low[i], c.Value, c.Volume, p.windows[i], smps, p.recovery, nil, nil)
@@ -349,11 +358,14 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 			continue
 		}
 		if _, past := beyond(pen.cfg.Bound, side(iv, pen.cfg.Bound)); past {
-			d, _ := beyond(pen.cfg.Bound, size(iv, pen.cfg.Bound))
+			at := size(iv, pen.cfg.Bound)
+			d, _ := beyond(pen.cfg.Bound, at)
 			pts := math.Min(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
 			penalty += pts
 			if record {
-				sc.Contributions[pen.signal].Penalty += pts
+				c := &sc.Contributions[pen.signal]
+				c.Penalty += pts
+				c.sizedAt = at
 			}
 		}
 	}

@@ -69,7 +69,7 @@ func fakeAnswer(q string, t time.Time, soft, hard float64) model.Vector {
 		val := 0.0
 		switch {
 		case strings.Contains(q, "increase("):
-			val = 1200 // the calls or samples behind a ratio: 20 req/s
+			val = 20 * increaseWindow(q).Seconds() // the calls or samples behind a ratio: 20 req/s
 		case strings.Contains(q, `verdict="soft_fail"}`) && r == "free":
 			val = soft
 		case strings.Contains(q, `verdict="hard_fail"}`) && r == "free":
@@ -86,6 +86,21 @@ func fakeAnswer(q string, t time.Time, soft, hard float64) model.Vector {
 		v = append(v, &model.Sample{Metric: model.Metric{"route": model.LabelValue(r)}, Value: model.SampleValue(val), Timestamp: model.TimeFromUnixNano(t.UnixNano())})
 	}
 	return v
+}
+
+// increaseWindow is the range of q's first increase(): a window of 15m
+// holds fifteen times the calls of one of 1m, as it would in Prometheus.
+func increaseWindow(q string) time.Duration {
+	rest := q[strings.Index(q, "increase("):]
+	open, end := strings.IndexByte(rest, '['), strings.IndexByte(rest, ']')
+	if open < 0 || end < open {
+		return time.Minute
+	}
+	d, err := model.ParseDuration(rest[open+1 : end])
+	if err != nil {
+		return time.Minute
+	}
+	return time.Duration(d)
 }
 
 func writeConfig(t *testing.T, dir, splitPath string) string {
