@@ -20,7 +20,8 @@
 //	                      every backend, keep what each took (the rate
 //	                      limit steps from it); audit dry-run drills
 //	                      (runner/actuation)
-//	alerting              queue State.Alerts for every Alertmanager
+//	alerting              queue State.Alerts for every Alertmanager,
+//	                      each sent with its text rendered
 //	                      (runner/alerting)
 //	shadow                with --candidate.file: one more Step of the
 //	                      candidate policy, its own state, never applied

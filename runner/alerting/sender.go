@@ -212,6 +212,7 @@ func (s *Sender) NotifyIncidents(_ context.Context, alerts map[string]*evaluator
 		if pa == nil || !s.due(k, as, now) {
 			continue
 		}
+		annotate(pa, as)
 		if at := s.startOf(k, as, incident); !at.IsZero() {
 			pa.StartsAt = strfmt.DateTime(at.UTC())
 		}
