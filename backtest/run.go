@@ -92,6 +92,11 @@ func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFun
 		}
 		next, evs := evaluator.Step(pol, st, evaluator.Input{Snapshot: snap, Commands: cmds}, t)
 		st = next
+		for i := range evs {
+			if evs[i].Env != nil { // an alert event: its text as Alertmanager would get it
+				evs[i].Annotations, evs[i].Env = pol.EventText(&evs[i]), nil
+			}
+		}
 		tl.Events = append(tl.Events, evs...)
 		if opts.Ticks {
 			tl.Ticks = append(tl.Ticks, evaluator.TickOf(t, st))

@@ -51,10 +51,46 @@ type Alert struct {
 	ActiveAt time.Time  `json:"active_at"` // condition first true (pending)
 	FiredAt  time.Time  `json:"fired_at,omitzero"`
 	// LastTrue is the last tick the condition held (for keep_firing_for).
-	LastTrue    time.Time         `json:"last_true,omitzero"`
-	ResolvedAt  time.Time         `json:"resolved_at,omitzero"`
-	Labels      map[string]string `json:"labels"`
+	LastTrue   time.Time         `json:"last_true,omitzero"`
+	ResolvedAt time.Time         `json:"resolved_at,omitzero"`
+	Labels     map[string]string `json:"labels"`
+	// Annotations are the alert's fixed texts: a restored alert's
+	// summary (RestoreAlert), until its condition holds again. The core
+	// renders no template: an alert whose condition held keeps its rule
+	// and Env, and Text renders them when the alert is sent or shown.
 	Annotations map[string]string `json:"annotations"`
+	// Env is the environment of the last tick the condition held: the
+	// values the rule's summary and description render from.
+	Env *rules.AlertEnv `json:"-"`
+	// rule is the rule whose texts render Env.
+	rule *rules.AlertRuleConfig
+}
+
+// Text is the alert's annotations as Alertmanager gets them (summary,
+// description, runbook_url): its rule's texts rendered from Env, the
+// values of the last tick its condition held, else its fixed Annotations.
+// The alerting stage renders them when it sends the alert, the status
+// page when it shows it; Step never does.
+func (a *Alert) Text() map[string]string {
+	if a.rule == nil || a.Env == nil {
+		return a.Annotations
+	}
+	return a.rule.Annotations(a.Env)
+}
+
+// EventText is the annotations of e, an alert event of p's rules, as
+// Text renders those of its alert; e.Annotations for any other event.
+// Whatever shows or writes an event's annotations (the audit log, a
+// backtest's timeline) renders them with it.
+func (p *Policy) EventText(e *Event) map[string]string {
+	if e.Env == nil {
+		return e.Annotations
+	}
+	i := slices.IndexFunc(p.alerts, func(r *alertRule) bool { return r.cfg.Name == e.Name })
+	if i < 0 {
+		return e.Annotations
+	}
+	return p.alerts[i].cfg.Annotations(e.Env)
 }
 
 // Active reports whether the alert is pending or firing.
@@ -143,8 +179,8 @@ func (a *Alert) ForStateValues() []string {
 // firing when activeAt + for ≤ now (FiredAt is then the first tick at or
 // after that), else pending; its labels are rebuilt exactly as the rule
 // renders them, so Alertmanager sees the same alert (no second page), and
-// LastTrue is now, so keep_firing_for counts from the restart. The next
-// tick renders its annotations again, or resolves it.
+// LastTrue is now, so keep_firing_for counts from the restart. Its
+// annotations say it was restored until its condition holds again.
 func (p *Policy) RestoreAlert(labels map[string]string, activeAt, now time.Time) (*Alert, bool) {
 	name, service, route, actuator := labels["alertname"], labels[labelname.Service], labels[labelname.Route], labels[labelname.Actuator]
 	i := slices.IndexFunc(p.alerts, func(r *alertRule) bool { return r.cfg.Name == name })

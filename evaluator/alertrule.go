@@ -14,7 +14,9 @@ import (
 
 // alertRule is a compiled alert rule of the policy: its condition
 // compiled (alertcond.go), its summary and description as the loader
-// parsed them (rules.AlertText).
+// parsed them (rules.AlertText), which the core never renders: an alert
+// carries its rule and the values its condition held with (Alert.Env),
+// and the alerting stage renders them when it sends the alert.
 type alertRule struct {
 	cfg  rules.AlertRuleConfig
 	cond Condition
@@ -110,7 +112,7 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 	e.env = build(e.signals) // the target's environment, as far as built
 	env := &e.env
 	prev := e.prev[id]
-	var cache annotationCache
+	var kept envCopy
 	for _, ri := range scoped {
 		r := e.p.alerts[ri]
 		cond, err := r.cond.eval(env)
@@ -127,7 +129,7 @@ func (e *alertEval) target(scope string, id alertTarget, build func(signals map[
 		if !cond && was == nil {
 			continue
 		}
-		a, ev := stepAlert(r, was, cond, env.full(), &cache, e.now)
+		a, ev := stepAlert(r, was, cond, env.full(), &kept, e.now)
 		if a != nil {
 			e.next[AlertKey(r.cfg.Name, id.service, id.route, id.actuator)] = a
 		}
@@ -156,9 +158,10 @@ func (e *alertEval) events() []Event {
 // stepAlert moves one alert instance by one tick, as Prometheus's alerting
 // rule does: inactive → pending when the condition holds, pending → firing
 // after for, firing → inactive once it has not held for keep_firing_for.
-// env is the target's environment; an active alert's annotations are
-// rendered from it every tick.
-func stepAlert(r *alertRule, prev *Alert, cond bool, env *rules.AlertEnv, cache *annotationCache, now time.Time) (*Alert, *Event) {
+// env is the target's environment; an alert whose condition holds keeps
+// a copy of it (kept: one per target and tick), which its annotations
+// are rendered from when it is sent or shown (Alert.Text).
+func stepAlert(r *alertRule, prev *Alert, cond bool, env *rules.AlertEnv, kept *envCopy, now time.Time) (*Alert, *Event) {
 	var a Alert
 	if prev != nil {
 		a = *prev
@@ -180,7 +183,7 @@ func stepAlert(r *alertRule, prev *Alert, cond bool, env *rules.AlertEnv, cache 
 		if a.Labels == nil {
 			a.Labels = alertLabels(r.cfg, env.Service, env.Route, env.Level, env.Actuator, env.Drill)
 		}
-		a.Annotations = renderAnnotations(r, *env, cache)
+		a.Annotations, a.Env, a.rule = nil, kept.of(env), &r.cfg
 		if a.State == StatePending && now.Sub(a.ActiveAt) >= r.cfg.For {
 			a.State = StateFiring
 			a.FiredAt = now
@@ -208,7 +211,7 @@ func alertEvent(a *Alert, now time.Time) *Event {
 	}
 	at := a.ActiveAt
 	return &Event{Time: now, Type: EventAlert, Service: a.Service, Route: a.Route, Name: a.Rule,
-		Tier: a.Tier, State: state, Labels: maps.Clone(a.Labels), Annotations: maps.Clone(a.Annotations), ActiveAt: &at}
+		Tier: a.Tier, State: state, Labels: maps.Clone(a.Labels), Annotations: maps.Clone(a.Annotations), ActiveAt: &at, Env: a.Env}
 }
 
 // alertEnv is what an alert rule sees for one service, or one of its
@@ -286,77 +289,19 @@ func actuatorEnv(h ActuatorHealth, name string, signals map[string]float64, now 
 	return env
 }
 
-// annotationCache keeps what renderAnnotations computes once per target and
-// tick for every rule of the target: the score breakdown.
-type annotationCache struct {
-	breakdown string
-	built     bool
-}
+// envCopy is the copy of one target's environment that the target's
+// alerts whose condition holds keep (Alert.Env), made once per target and
+// tick: the environment's signals map serves every target in turn.
+type envCopy struct{ env *rules.AlertEnv }
 
-// renderAnnotations renders an alert's summary and description; a route's
-// alert without a description gets the score breakdown, computed once per
-// target and tick through cache.
-func renderAnnotations(r *alertRule, env rules.AlertEnv, cache *annotationCache) map[string]string {
-	data := env.TemplateData()
-	ann := make(map[string]string, 3)
-	for _, t := range [...]struct {
-		name, src string
-		text      rules.AlertText
-	}{{"summary", r.cfg.Summary, r.cfg.SummaryText}, {"description", r.cfg.Description, r.cfg.DescriptionText}} {
-		if strings.TrimSpace(t.src) == "" {
-			continue // renders nothing
-		}
-		out, err := t.text.Render(data)
-		if err != nil {
-			out = "template error: " + err.Error()
-		}
-		if s := strings.TrimSpace(out); s != "" {
-			ann[t.name] = s
-		}
+// of returns the copy of env, made at the first call.
+func (c *envCopy) of(env *rules.AlertEnv) *rules.AlertEnv {
+	if c.env == nil {
+		e := *env
+		e.Signals = maps.Clone(env.Signals)
+		c.env = &e
 	}
-	if _, ok := ann["description"]; !ok && env.Route != "" {
-		if !cache.built {
-			cache.breakdown, cache.built = scoreBreakdown(env), true
-		}
-		ann["description"] = cache.breakdown
-	}
-	if r.cfg.RunbookURL != "" {
-		ann["runbook_url"] = r.cfg.RunbookURL
-	}
-	return ann
-}
-
-// scoreBreakdown is the default description: score, level and signals.
-// It is written with strconv rather than fmt (the same text: %.1f and %.3g
-// of finite values) since a fleet renders it for every alerting route.
-func scoreBreakdown(env rules.AlertEnv) string {
-	names := make([]string, 0, len(env.Signals))
-	for n := range env.Signals {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	b := make([]byte, 0, 64+24*len(names))
-	b = append(b, "score "...)
-	b = appendFloat(b, env.Score, 'f', 1)
-	b = append(b, ", level "...)
-	b = append(b, env.Level...)
-	for _, n := range names {
-		if v := env.Signals[n]; !math.IsNaN(v) {
-			b = append(b, "; "...)
-			b = append(b, n...)
-			b = append(b, '=')
-			b = appendFloat(b, v, 'g', 3)
-		}
-	}
-	if len(env.Missing) > 0 {
-		b = append(b, "; missing: "...)
-		b = append(b, strings.Join(env.Missing, ", ")...)
-	}
-	for _, e := range env.Evidence {
-		b = append(b, "; "...)
-		b = append(b, e...)
-	}
-	return string(b)
+	return c.env
 }
 
 // appendFloat appends v as fmt's %.<prec><fmt> writes it: strconv

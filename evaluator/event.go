@@ -1,6 +1,10 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/hermes-failover/hermes/rules"
+)
 
 // Event types.
 const (
@@ -47,6 +51,9 @@ type Event struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	ActiveAt    *time.Time        `json:"active_at,omitempty"`
+	// Env is what an alert event's annotations render from (Alert.Env);
+	// the core leaves them unrendered (Policy.EventText).
+	Env *rules.AlertEnv `json:"-"`
 
 	// override and command: who asked, until when, and the request's ID.
 	By      string     `json:"by,omitempty"`

@@ -19,7 +19,14 @@ func StateText(s State) string {
 		fmt.Fprintf(&b, "\n%s %+v", r, *s.Routes[r])
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Alerts)) {
-		fmt.Fprintf(&b, "\n%s %+v", k, *s.Alerts[k])
+		// An alert's values and text rather than the pointers it keeps.
+		a := *s.Alerts[k]
+		text, env := a.Text(), a.Env
+		a.Env, a.rule = nil, nil
+		fmt.Fprintf(&b, "\n%s %+v text %v", k, a, text)
+		if env != nil {
+			fmt.Fprintf(&b, " env %+v", *env)
+		}
 	}
 	return b.String()
 }

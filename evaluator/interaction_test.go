@@ -214,7 +214,8 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		sort.Strings(keys)
 		for _, k := range keys {
 			a := h.s.Alerts[k]
-			fmt.Fprintf(&b, "%s [%s] %s since %s\n  summary: %s\n  description: %s\n", a.Rule, a.Tier, a.State, h.stamp(a.ActiveAt), a.Annotations["summary"], a.Annotations["description"])
+			ann := a.Text()
+			fmt.Fprintf(&b, "%s [%s] %s since %s\n  summary: %s\n  description: %s\n", a.Rule, a.Tier, a.State, h.stamp(a.ActiveAt), ann["summary"], ann["description"])
 		}
 		if b.Len() == 0 {
 			return "(no alerts)"

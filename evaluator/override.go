@@ -34,6 +34,12 @@ func (o Override) Equal(p Override) bool {
 	return o == p
 }
 
+// GivesSplit reports whether the override gives its service's split
+// without the core's levels: a pin, or a pause that saved what it froze.
+func (o Override) GivesSplit() bool {
+	return o.Kind == traffic.Pin || o.Kind == traffic.Pause && o.Frozen != nil
+}
+
 // freeze is the part of a split a pause keeps: weights and flags.
 func freeze(s *traffic.Split) *traffic.Split {
 	if s == nil {

@@ -24,7 +24,8 @@ type AlertEnv struct {
 	// last move down and kept until it is back at normal, in the order and
 	// words of Causes; MovedTo is the level of that move and MovedAt its
 	// time (RFC 3339). Empty at normal. A page about a failover names
-	// these: Causes are the costs of the tick it is rendered at.
+	// these: Causes are the costs of the tick its values were taken at
+	// (the last tick its condition held).
 	MovedBy []string
 	MovedTo string
 	MovedAt string

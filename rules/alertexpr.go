@@ -179,10 +179,3 @@ func (v AlertVar) Value(e *AlertEnv) any {
 		return v.IntMap(e)
 	}
 }
-
-// AlertText is an alert's summary or description, made by the loader
-// from the rule's template (rules/config parses it with text/template),
-// rendered by the core for an alert's evaluation.
-type AlertText interface {
-	Render(TemplateData) (string, error)
-}

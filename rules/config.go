@@ -266,8 +266,9 @@ type AlertRuleConfig struct {
 	RunbookURL    string            `yaml:"runbook_url" mapstructure:"runbook_url"`
 
 	// Cond is Expr as the core evaluates it, Summary and Description
-	// as it renders them (nil for an empty template): the loader
-	// (rules/config, Config.Rules) makes them from the texts above.
+	// as the alerting stage renders them (Annotations; nil for an empty
+	// template): the loader (rules/config, Config.Rules) makes them from
+	// the texts above.
 	Cond            *Expr     `yaml:"-" mapstructure:"-"`
 	SummaryText     AlertText `yaml:"-" mapstructure:"-"`
 	DescriptionText AlertText `yaml:"-" mapstructure:"-"`

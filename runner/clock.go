@@ -3,8 +3,6 @@ package runner
 import (
 	"reflect"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // jumpThreshold is how far the wall clock may move apart from the
@@ -23,17 +21,6 @@ type wallWatch struct {
 	wall time.Time
 	mono time.Duration
 	set  bool
-}
-
-// newWallJumps is hermes_wall_clock_jumps_total, which the telemetry
-// stage keeps with the loop's other series.
-func newWallJumps(reg prometheus.Registerer) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "hermes_wall_clock_jumps_total",
-		Help: "Times the wall clock moved more than a second apart from the monotonic clock between two ticks; the state's times were moved with it, so timers count the time that really passed.",
-	})
-	reg.MustRegister(c)
-	return c
 }
 
 // observe takes a reading of the wall clock and of the monotonic one and
@@ -136,12 +123,12 @@ func shiftValue(v reflect.Value, d time.Duration) reflect.Value {
 // tick, at the new wall time, then finds every timer where the time that
 // really passed puts it.
 func (r *Runner) wallJumped(jump time.Duration, now time.Time) {
-	r.stages.telemetry.wallJumps.Inc()
+	r.stages.telemetry.WallJumped()
 	r.mu.Lock()
 	r.state = shiftTimes(r.state, jump)
 	r.mu.Unlock()
 	r.stages.actuation.ShiftClock(jump)
-	r.stages.alerting.sender.ShiftClock(jump)
+	r.stages.alerting.ShiftClock(jump)
 	r.log.Warn("wall clock jumped; moving the state's times with it, so that dwell, cooldown, expiry and alert timers count the time that really passed",
 		"jump", jump, "now", now)
 }

@@ -42,12 +42,12 @@ func (r *Runner) History(ctx context.Context, since time.Time) (ticks []evaluato
 }
 
 // readHistory reads Hermes's own series from Prometheus for the status
-// page, through the persist stage (persistStage.readSeries).
+// page, through the persist stage (persist.Stage.ReadSeries).
 func (r *Runner) readHistory(ctx context.Context, since time.Time, read func(ctx context.Context, api v1.API, from, to time.Time, step time.Duration) error) error {
 	r.mu.Lock()
 	cfg, last := r.cfg, r.lastTick
 	r.mu.Unlock()
-	return r.stages.persist.readSeries(ctx, cfg, last, since, read)
+	return r.stages.persist.ReadSeries(ctx, cfg, last, since, read)
 }
 
 // appliedTick is the tick at ts of state s as the history keeps it: the

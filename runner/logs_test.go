@@ -11,8 +11,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/runner/persist"
 	"github.com/hermes-failover/hermes/runner/tick"
 )
 
@@ -92,10 +95,10 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 		t.Fatalf("%d ticks logged %d lines for the failing actuator, want 1:\n%s", n, failed, logs.String())
 	}
 
-	saves := newPersistStage(Options{OverridesPath: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now})
+	saves := persist.NewStage(persist.StageOptions{Path: filepath.Join(blocker, "state.json"), Logger: r.log, Now: time.Now, Registerer: prometheus.NewRegistry()})
 	pinned := evaluator.State{Overrides: map[string]evaluator.Override{"chat": {}}}
 	for range n {
-		saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Policy: r.pol, Next: pinned}})
+		saves.Tick(t.Context(), &tick.Result{Time: ts, Policy: r.pol, Next: pinned})
 		ts = ts.Add(15 * time.Second)
 	}
 	if failed := count("cannot save the state file"); failed != 1 {
@@ -110,8 +113,8 @@ func TestFailingWritesLoggedOnce(t *testing.T) {
 	}
 	step()
 	step()
-	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts, Policy: r.pol, Next: pinned}})
-	saves.Tick(t.Context(), &tickResult{Result: tick.Result{Time: ts.Add(15 * time.Second), Policy: r.pol, Prev: pinned, Next: pinned}})
+	saves.Tick(t.Context(), &tick.Result{Time: ts, Policy: r.pol, Next: pinned})
+	saves.Tick(t.Context(), &tick.Result{Time: ts.Add(15 * time.Second), Policy: r.pol, Prev: pinned, Next: pinned})
 	if again, saved := count("actuation works again"), count("the state file is saved again"); again != 1 || saved != 1 {
 		t.Errorf("the end logged %d lines for the actuator and %d for the state file, want 1 each:\n%s", again, saved, logs.String())
 	}

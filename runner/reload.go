@@ -68,7 +68,7 @@ type reloadCall struct {
 // invalid configuration is rejected, logged and counted; the old one keeps
 // running. Requests are answered only while Run runs.
 func (r *Runner) Reload(ctx context.Context) error {
-	r.stages.telemetry.reloadRequested()
+	r.stages.telemetry.ReloadRequested()
 	q := &r.reloads
 	q.mu.Lock()
 	c := q.pending
@@ -128,17 +128,17 @@ func (r *Runner) reload() error {
 	ld, err := r.load()
 	now := r.opts.Now()
 	if err == nil {
-		err = r.stages.alerting.applyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
+		err = r.stages.alerting.ApplyConfig(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval)
 	}
 	r.reloads.failure(err, now)
 	if err != nil {
-		r.stages.telemetry.configReload(false, now)
+		r.stages.telemetry.ConfigReload(false, now)
 		r.log.Error("configuration rejected; the previous one keeps running", "file", r.opts.ConfigPath, "err", err)
 		r.opts.Audit.Write(auditlog.Record{Time: now, Type: "reload", Result: "rejected", Error: err.Error()})
 		return err
 	}
 	r.swap(ld)
-	r.stages.telemetry.configReload(true, now)
+	r.stages.telemetry.ConfigReload(true, now)
 	r.log.Info("configuration reloaded", "file", r.opts.ConfigPath)
 	r.opts.Audit.Write(auditlog.Record{Time: now, Type: "reload", Result: "ok"})
 	return nil

@@ -9,19 +9,20 @@
 // then each stage's Tick with the tick's result (tick.Result), in order:
 //
 //	persist               the local state file (overrides, drills, active
-//	                      alerts); at start-up, all of restore
-//	                      (persist.go over runner/persist)
+//	                      alerts), the saved series; at start-up, all of
+//	                      restore (runner/persist)
 //	(answer)              the loop's own: reply to the tick's commands
 //	telemetry             the state as Hermes's own series
-//	                      (telemetry.go over runner/telemetry)
+//	                      (runner/telemetry)
 //	audit                 one JSON line per event, and its log line
 //	                      (runner/audit)
 //	actuation             withhold, lease, re-assert State.Services on
 //	                      every backend, keep what each took (the rate
 //	                      limit steps from it); audit dry-run drills
 //	                      (runner/actuation)
-//	alerting              queue State.Alerts for every Alertmanager
-//	                      (alerting.go over runner/alerting)
+//	alerting              queue State.Alerts for every Alertmanager,
+//	                      each sent with its text rendered
+//	                      (runner/alerting)
 //	shadow                with --candidate.file: one more Step of the
 //	                      candidate policy, its own state, never applied
 //	                      nor sent; where it differs from live (shadow.go)
@@ -175,10 +176,10 @@ type readiness struct {
 // actuators, restore, reload, the status page's view).
 type pipeline struct {
 	order     []stage
-	persist   *persistStage
-	telemetry *telemetryStage
+	persist   *persist.Stage
+	telemetry *telemetry.Stage
 	actuation *actuation.Stage
-	alerting  *alertingStage
+	alerting  *alerting.Stage
 	// shadow is the candidate policy's stage; nil without one.
 	shadow *shadowStage
 }
@@ -209,8 +210,9 @@ func New(opts Options) (*Runner, error) {
 		return nil, err
 	}
 	opts.Audit.Register(opts.Registerer, opts.Logger)
-	persisting := newPersistStage(opts)
-	opts.OverridesPath = persisting.path
+	persisting := persist.NewStage(persist.StageOptions{Path: opts.OverridesPath, ConfigPath: opts.ConfigPath, Restore: opts.Restore,
+		Logger: opts.Logger, Audit: opts.Audit, Registerer: opts.Registerer, Now: opts.Now})
+	opts.OverridesPath = persisting.Path()
 	r := &Runner{
 		history:  history.New(historyTicks, historyEvents),
 		opts:     opts,
@@ -220,7 +222,7 @@ func New(opts Options) (*Runner, error) {
 		newQuery: prometheusQueries,
 		stages: pipeline{
 			persist:   persisting,
-			telemetry: &telemetryStage{metrics: telemetry.New(opts.Registerer, opts.Metrics), wallJumps: newWallJumps(opts.Registerer)},
+			telemetry: telemetry.NewStage(opts.Registerer, opts.Metrics),
 			actuation: actuation.New(actuation.Options{Replica: opts.Replica, Now: opts.Now, Elapsed: opts.Elapsed,
 				Logger: opts.Logger, Audit: opts.Audit, Registerer: opts.Registerer}),
 		},
@@ -233,14 +235,14 @@ func New(opts Options) (*Runner, error) {
 	}
 	ld, err := r.load()
 	if err != nil {
-		r.stages.telemetry.configReload(false, opts.Now())
+		r.stages.telemetry.ConfigReload(false, opts.Now())
 		return nil, err
 	}
 	sender, err := alerting.New(ld.cfg.Alerting, ld.cfg.Global.EvaluationInterval, opts.Registerer, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	r.stages.alerting = &alertingStage{sender: sender, errors: map[string]AlertError{}}
+	r.stages.alerting = alerting.NewStage(sender)
 	if opts.CandidatePath != "" {
 		if r.stages.shadow, err = newShadowStage(opts.CandidatePath, ld.cfg, opts.Registerer, opts.Logger, opts.Now); err != nil {
 			return nil, err
@@ -250,12 +252,12 @@ func New(opts Options) (*Runner, error) {
 	// caller finds it saved when answered; then the series, the audit
 	// log, the backends and Alertmanager.
 	r.stages.order = []stage{
-		r.stages.persist,
+		ownPackage{r.stages.persist},
 		stageFunc(answerCommands),
-		r.stages.telemetry,
+		ownPackage{r.stages.telemetry},
 		ownPackage{audit.New(opts.Logger, opts.Audit)},
 		ownPackage{r.stages.actuation},
-		r.stages.alerting,
+		ownPackage{r.stages.alerting},
 	}
 	// The candidate last: its queries, when it has its own, never delay
 	// what live writes and sends.
@@ -263,7 +265,7 @@ func New(opts Options) (*Runner, error) {
 		r.stages.order = append(r.stages.order, r.stages.shadow)
 	}
 	r.swap(ld)
-	r.stages.telemetry.configReload(true, opts.Now())
+	r.stages.telemetry.ConfigReload(true, opts.Now())
 	return r, nil
 }
 
@@ -351,18 +353,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	pol, query, acts := r.pol, r.query, r.acts
 	r.mu.Unlock()
-	got, err := r.stages.persist.restore(ctx, pol, query, acts)
+	got, err := r.stages.persist.Restore(ctx, pol, query, acts)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.state = got.state
+	r.state = got.State
 	r.mu.Unlock()
-	r.stages.actuation.Restored(got.unknownSplit)
-	r.stages.alerting.restored(got.incidentStarts, got.state)
+	r.stages.actuation.Restored(got.UnknownSplit)
+	r.stages.alerting.Restored(got.IncidentStarts, got.State)
 	alertsDone := make(chan struct{})
-	go func() { r.stages.alerting.run(ctx); close(alertsDone) }()
-	defer func() { r.stages.alerting.stop(); <-alertsDone }() // deliver what is queued before exiting
+	go func() { r.stages.alerting.Run(ctx); close(alertsDone) }()
+	defer func() { r.stages.alerting.Stop(); <-alertsDone }() // deliver what is queued before exiting
 	reloadsDone := make(chan struct{})
 	go func() { r.runReloads(ctx); close(reloadsDone) }()
 	defer func() { <-reloadsDone }()
@@ -398,10 +400,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		start := r.opts.Elapsed()
 		r.tick(ctx, next)
 		end := r.opts.Elapsed()
-		r.stages.telemetry.observeTick(end-start, next)
+		r.stages.telemetry.ObserveTick(end-start, next)
 		if missed := int((end - due) / interval); missed > 0 {
 			for range missed {
-				r.stages.telemetry.tickSkipped()
+				r.stages.telemetry.TickSkipped()
 			}
 			if next.Sub(lastOverrun) >= condlog.RemindEvery {
 				overruns = 0
@@ -426,7 +428,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	t := &tickResult{Result: tick.Result{Time: ts, Config: r.cfg, Policy: r.pol, Actuators: r.acts, Prev: r.state, Query: r.ticks,
-		IncidentStarts: r.stages.alerting.incidentStarts()}, commands: r.cmds.take()}
+		IncidentStarts: r.stages.alerting.IncidentStarts()}, commands: r.cmds.take()}
 	query := r.ticks
 	retired := r.takeRetired()
 	r.mu.Unlock()

@@ -7,7 +7,8 @@ import (
 )
 
 // stage is one step of a tick after evaluator.Step (tick.Stage), as the
-// loop runs it: the stages in package runner also see the loop's own
+// loop runs it: the loop's own steps in package runner (the answers to
+// the tick's commands, the candidate's shadow) also see the loop's own
 // part of the result, the commands the tick applied.
 type stage interface {
 	Tick(ctx context.Context, t *tickResult)
@@ -19,8 +20,9 @@ type stageFunc func(ctx context.Context, t *tickResult)
 // Tick calls f.
 func (f stageFunc) Tick(ctx context.Context, t *tickResult) { f(ctx, t) }
 
-// ownPackage is a stage of a package of its own (audit, actuation), which
-// sees the tick's Result and nothing of the loop's.
+// ownPackage is a stage of a package of its own (persist, telemetry,
+// audit, actuation, alerting), which sees the tick's Result and nothing
+// of the loop's.
 type ownPackage struct{ tick.Stage }
 
 // Tick hands s the tick's Result.

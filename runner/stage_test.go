@@ -27,8 +27,8 @@ func TestRunnerKeepsLittle(t *testing.T) {
 func TestStagesRunInOrder(t *testing.T) {
 	r, _, _, _ := newTestRunner(t, &fakeProm{soft: 0.02})
 	got := r.stages.order
-	if len(got) != 6 || got[0] != stage(r.stages.persist) || got[2] != stage(r.stages.telemetry) ||
-		got[4] != stage(ownPackage{r.stages.actuation}) || got[5] != stage(r.stages.alerting) {
+	if len(got) != 6 || got[0] != stage(ownPackage{r.stages.persist}) || got[2] != stage(ownPackage{r.stages.telemetry}) ||
+		got[4] != stage(ownPackage{r.stages.actuation}) || got[5] != stage(ownPackage{r.stages.alerting}) {
 		t.Errorf("stages %T", got)
 	}
 	if _, ok := got[1].(stageFunc); !ok {

@@ -8,6 +8,7 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner/actuation"
+	"github.com/hermes-failover/hermes/runner/alerting"
 )
 
 // View is a consistent copy of what the live loop holds, in the core's own
@@ -76,6 +77,10 @@ func (v View) SplitUnknown(svc string) bool {
 // ActuatorOutcome is the last outcome of one actuator's apply.
 type ActuatorOutcome = actuation.Outcome
 
+// AlertError is the last run-time failure of one alert rule's expression,
+// as the alerting stage keeps it.
+type AlertError = alerting.AlertError
+
 // View returns a consistent copy of the current state.
 func (r *Runner) View() View {
 	r.mu.Lock()
@@ -83,7 +88,7 @@ func (r *Runner) View() View {
 		LoadedAt: r.loadedAt, Config: r.cfg, Policy: r.pol, State: r.state, SignalProblems: r.problems}
 	r.mu.Unlock()
 	v.Actuators = r.stages.actuation.Outcomes()
-	v.AlertErrors = r.stages.alerting.lastErrors(v.Config)
+	v.AlertErrors = r.stages.alerting.LastErrors(v.Config)
 	v.ReloadFailure = r.reloads.lastFailure()
 	v.Candidate = r.stages.shadow.view()
 	v.Held, v.UnknownSplits = r.stages.actuation.Withheld()

@@ -32,8 +32,9 @@ func StatusOf(v runner.View) api.Status {
 		st.Drills = append(st.Drills, v.State.Drills[route])
 	}
 	for _, a := range v.ActiveAlerts() {
+		ann := a.Text()
 		st.Alerts = append(st.Alerts, api.Alert{Name: a.Rule, Tier: a.Tier, State: a.State.String(), Service: a.Service,
-			Route: a.Route, Actuator: a.Actuator, ActiveAt: a.ActiveAt, Summary: a.Annotations["summary"], Runbook: a.Annotations["runbook_url"], Labels: a.Labels})
+			Route: a.Route, Actuator: a.Actuator, ActiveAt: a.ActiveAt, Summary: ann["summary"], Runbook: ann["runbook_url"], Labels: a.Labels})
 	}
 	for _, a := range v.Actuators {
 		st.Actuators = append(st.Actuators, api.Actuator{Actuator: a.Actuator, At: a.At, OK: a.OK, Error: a.Error, FailingSince: a.FailingSince})

@@ -57,7 +57,7 @@ func newWithheldMetrics(reg prometheus.Registerer) *withheldMetrics {
 // OperatorSplit reports whether the override of a service gives its split
 // without the core's levels: a pin, or a pause that saved what it froze.
 func OperatorSplit(o evaluator.Override, ok bool) bool {
-	return ok && (o.Kind == traffic.Pin || o.Kind == traffic.Pause && o.Frozen != nil)
+	return ok && o.GivesSplit()
 }
 
 // withheldServices decides, for the tick that produced st, which services

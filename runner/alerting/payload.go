@@ -33,13 +33,15 @@ func Payload(alerts map[string]*evaluator.Alert, now time.Time, validFor time.Du
 	var out models.PostableAlerts
 	for _, k := range slices.Sorted(maps.Keys(alerts)) {
 		if pa := postable(alerts[k], now, validFor, externalURL); pa != nil {
+			annotate(pa, alerts[k])
 			out = append(out, pa)
 		}
 	}
 	return out
 }
 
-// postable converts one alert; nil when it is not to be sent.
+// postable converts one alert but its annotations (annotate); nil when
+// it is not to be sent.
 func postable(as *evaluator.Alert, now time.Time, validFor time.Duration, externalURL string) *models.PostableAlert {
 	if as == nil {
 		return nil
@@ -69,21 +71,27 @@ func postable(as *evaluator.Alert, now time.Time, validFor time.Duration, extern
 			labels[labelname.Route] = as.Route
 		}
 	}
-	ann := models.LabelSet{}
-	for k, v := range as.Annotations {
-		if v != "" {
-			ann[k] = v
-		}
-	}
 	return &models.PostableAlert{
 		Alert: models.Alert{
 			Labels:       labels,
 			GeneratorURL: strfmt.URI(GeneratorURL(externalURL, as.Service, as.Route)),
 		},
-		Annotations: ann,
-		StartsAt:    strfmt.DateTime(start.UTC()),
-		EndsAt:      strfmt.DateTime(end.UTC()),
+		StartsAt: strfmt.DateTime(start.UTC()),
+		EndsAt:   strfmt.DateTime(end.UTC()),
 	}
+}
+
+// annotate renders the annotations of as into pa, the alert as sent:
+// the core keeps an alert's rule and values, not its text
+// (evaluator.Alert.Text), so only the alerts sent render theirs.
+func annotate(pa *models.PostableAlert, as *evaluator.Alert) {
+	ann := models.LabelSet{}
+	for k, v := range as.Text() {
+		if v != "" {
+			ann[k] = v
+		}
+	}
+	pa.Annotations = ann
 }
 
 // GeneratorURL links an alert to Hermes's status page at externalURL: the

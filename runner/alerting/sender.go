@@ -1,7 +1,8 @@
 // Package alerting sends Hermes's alerts to Alertmanager and restores them
 // after a restart, the way Prometheus does.
 //
-// Every tick the shell hands the evaluator's State.Alerts to Notify, which
+// Stage (stage.go) is the alerting stage of the live loop. Every tick it
+// hands the evaluator's State.Alerts to the Sender's Notify, which
 // turns the alerts that are due into Alertmanager's v2 model (Payload) and
 // queues them for every configured Alertmanager; Run delivers each queue in
 // the background, retrying with backoff. Firing alerts are re-sent every
@@ -211,6 +212,7 @@ func (s *Sender) NotifyIncidents(_ context.Context, alerts map[string]*evaluator
 		if pa == nil || !s.due(k, as, now) {
 			continue
 		}
+		annotate(pa, as)
 		if at := s.startOf(k, as, incident); !at.IsZero() {
 			pa.StartsAt = strfmt.DateTime(at.UTC())
 		}

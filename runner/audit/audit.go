@@ -53,8 +53,10 @@ func (s *Stage) Tick(_ context.Context, t *tick.Result) {
 		case e.Type == evaluator.EventAlertError:
 		case count[e.Type] > burstEvents:
 			e.Time = e.Time.UTC()
+			e.Annotations = t.Policy.EventText(&e)
 			s.audit.Write(e)
 		default:
+			e.Annotations = t.Policy.EventText(&e)
 			s.event(e)
 			continue
 		}
@@ -106,7 +108,8 @@ func target(e evaluator.Event) string {
 	return e.Name
 }
 
-// event audits and logs one event.
+// event audits and logs one event, an alert event with its annotations
+// rendered (Policy.EventText).
 func (s *Stage) event(e evaluator.Event) {
 	e.Time = e.Time.UTC()
 	s.audit.Write(e)

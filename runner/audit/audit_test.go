@@ -2,15 +2,18 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/runner/auditlog"
 	"github.com/hermes-failover/hermes/runner/tick"
 )
@@ -96,5 +99,28 @@ func TestFailingAlertExpressionLoggedOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), `msg="alert expression works again" alert=Broken`); n != 1 {
 		t.Errorf("the end logged %d lines, want 1:\n%s", n, logs.String())
+	}
+}
+
+// TestAuditLogRendersAlertText: an alert event leaves the core with the
+// values its condition held with, not its text (evaluator.Event.Env);
+// its audit line carries the annotations rendered, as Alertmanager gets
+// them.
+func TestAuditLogRendersAlertText(t *testing.T) {
+	var audit bytes.Buffer
+	s := New(slog.New(slog.DiscardHandler), auditlog.New(&audit))
+	p := testenv.DefaultPolicy(t)
+	at := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	e := evaluator.Event{Time: at, Type: evaluator.EventAlert, Service: "chat", Route: "free", Name: "HermesRouteFailedOver", Tier: "A", State: "firing",
+		Env: &rules.AlertEnv{Service: "chat", Route: "free", Level: "failover", MovedBy: []string{"hard_fail_ratio 0.5 (-50.0)"}, MovedTo: "failover", MovedAt: "2026-12-06T07:59:45Z"}}
+	s.Tick(t.Context(), &tick.Result{Time: at, Policy: p, Events: []evaluator.Event{e}})
+	var got evaluator.Event
+	if err := json.Unmarshal(audit.Bytes(), &got); err != nil {
+		t.Fatalf("audit log %q: %v", audit.String(), err)
+	}
+	want := p.EventText(&e)
+	if !maps.Equal(got.Annotations, want) || want["summary"] != "Traffic of chat was failed over away from route free." ||
+		want["description"] != "Moved by hard_fail_ratio 0.5 (-50.0) (failover at 2026-12-06T07:59:45Z)." {
+		t.Errorf("audit annotations %v, want %v", got.Annotations, want)
 	}
 }

@@ -13,4 +13,9 @@
 // What Prometheus may not know yet, the operators' overrides, running
 // drills and the alerts that just became active, is kept on disk in the
 // local state file (Local, local.go), and Load merges both.
+//
+// Stage (stage.go) is the persist stage of the live loop, the one owner
+// of the restart memory: it restores at start-up, exports the saved
+// series and keeps the local state file every tick, and reads the series
+// back for the status page.
 package persist

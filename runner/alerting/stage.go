@@ -1,4 +1,4 @@
-package runner
+package alerting
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/rules/config"
-	"github.com/hermes-failover/hermes/runner/alerting"
 	"github.com/hermes-failover/hermes/runner/tick"
 )
 
@@ -31,50 +30,61 @@ type AlertError struct {
 	Count int
 }
 
-// alertingStage sends the state's alerts to every Alertmanager
-// (alerting.Sender, which owns its queues) and keeps the last run-time
-// failure of each alert expression for the status page.
-type alertingStage struct {
-	sender *alerting.Sender
+// Stage is the alerting stage of the live loop: it sends the state's
+// alerts to every Alertmanager (Sender, which owns its queues) and keeps
+// the last run-time failure of each alert expression for the status
+// page. It reads the tick's Result and its own state only; its methods
+// are safe for concurrent use.
+type Stage struct {
+	sender *Sender
 
 	mu     sync.Mutex
 	errors map[string]AlertError
 }
 
-// Tick keeps the tick's alert errors and queues its alerts; an alert
-// that fires again before its route is back at normal keeps the startsAt
-// of its incident (alerting.Sender.NotifyIncidents).
-func (s *alertingStage) Tick(ctx context.Context, t *tickResult) {
-	s.noteErrors(t.Events)
-	s.sender.NotifyIncidents(ctx, t.Next.Alerts, alerting.IncidentsOf(t.Next.Routes), t.Time)
+// NewStage sends through sender.
+func NewStage(sender *Sender) *Stage {
+	return &Stage{sender: sender, errors: map[string]AlertError{}}
 }
 
-// incidentStarts are the startsAt the stage keeps for alerts of incidents
+// Tick keeps the tick's alert errors and queues its alerts; an alert
+// that fires again before its route is back at normal keeps the startsAt
+// of its incident (Sender.NotifyIncidents).
+func (s *Stage) Tick(ctx context.Context, t *tick.Result) {
+	s.noteErrors(t.Events)
+	s.sender.NotifyIncidents(ctx, t.Next.Alerts, IncidentsOf(t.Next.Routes), t.Time)
+}
+
+// IncidentStarts are the startsAt the stage keeps for alerts of incidents
 // not over, for the local state file.
-func (s *alertingStage) incidentStarts() []tick.IncidentStart {
+func (s *Stage) IncidentStarts() []tick.IncidentStart {
 	return s.sender.IncidentStarts()
 }
 
-// restored takes the startsAt saved before a restart, reconciled with the
+// Restored takes the startsAt saved before a restart, reconciled with the
 // restored state: only those of routes still in the same incident.
-func (s *alertingStage) restored(saved []tick.IncidentStart, st evaluator.State) {
-	s.sender.RestoreIncidents(saved, alerting.IncidentsOf(st.Routes))
+func (s *Stage) Restored(saved []tick.IncidentStart, st evaluator.State) {
+	s.sender.RestoreIncidents(saved, IncidentsOf(st.Routes))
 }
 
-// run delivers the queued alerts until ctx is done or stop is called.
-func (s *alertingStage) run(ctx context.Context) { s.sender.Run(ctx) }
+// Run delivers the queued alerts until ctx is done or Stop is called.
+func (s *Stage) Run(ctx context.Context) { s.sender.Run(ctx) }
 
-// stop makes run deliver what is queued and return.
-func (s *alertingStage) stop() { s.sender.Stop() }
+// Stop makes Run deliver what is queued and return.
+func (s *Stage) Stop() { s.sender.Stop() }
 
-// applyConfig takes a reloaded alerting configuration.
-func (s *alertingStage) applyConfig(cfg config.AlertingConfig, interval time.Duration) error {
+// ShiftClock moves when each alert was last sent by jump, a jump of the
+// wall clock (Sender.ShiftClock).
+func (s *Stage) ShiftClock(jump time.Duration) { s.sender.ShiftClock(jump) }
+
+// ApplyConfig takes a reloaded alerting configuration.
+func (s *Stage) ApplyConfig(cfg config.AlertingConfig, interval time.Duration) error {
 	return s.sender.ApplyConfig(cfg, interval)
 }
 
 // noteErrors keeps the alert errors among the events of one tick, the
 // last one by alert.
-func (s *alertingStage) noteErrors(events []evaluator.Event) {
+func (s *Stage) noteErrors(events []evaluator.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range events {
@@ -92,9 +102,9 @@ func (s *alertingStage) noteErrors(events []evaluator.Event) {
 	}
 }
 
-// lastErrors returns the kept alert errors of the rules cfg still has, by
+// LastErrors returns the kept alert errors of the rules cfg still has, by
 // alert name.
-func (s *alertingStage) lastErrors(cfg *config.Config) []AlertError {
+func (s *Stage) LastErrors(cfg *config.Config) []AlertError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []AlertError
