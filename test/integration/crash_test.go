@@ -1,0 +1,131 @@
+package integration
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-failover/hermes/internal/testenv"
+)
+
+// hangingReload writes a wrapper of nginx for the actuator's nginx_binary:
+// it runs nginx, except for a reload while the file hang exists and the
+// include file holds free at 0 %: then it creates reached and waits,
+// without reloading, until hang is gone. A Hermes killed in that wait
+// dies with the failover written to the include file and not loaded.
+func hangingReload(t *testing.T, n *Nginx, hang, reached string) string {
+	t.Helper()
+	include := filepath.Join(n.Dir, "hermes", Service+".conf")
+	script := fmt.Sprintf(`#!/bin/sh
+case " $* " in
+*" -s reload "*)
+	if [ -e %[1]q ] && grep -q '"free":0[,}]' %[2]q; then
+		: > %[3]q
+		while [ -e %[1]q ]; do sleep 0.05; done
+		exit 1
+	fi;;
+esac
+exec %[4]q "$@"
+`, hang, include, reached, n.bin)
+	path := filepath.Join(t.TempDir(), "nginx-hanging-reload")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A failed test must not leave the wrapper waiting.
+	t.Cleanup(func() { _ = os.Remove(hang) })
+	return path
+}
+
+// TestCrashMidActuationReconciles kills `hermes run` (SIGKILL) in the
+// middle of an nginx actuation: the failover of free is in the include
+// file, nginx has not reloaded it and still serves free. Started again
+// with the same flags, Hermes must read what nginx serves (state_listen),
+// not the file that already says what it wants, and reload nginx to the
+// failover without anyone touching nginx or Hermes.
+func TestCrashMidActuationReconciles(t *testing.T) {
+	testenv.Binary(t, testenv.Prometheus.Binary)
+	n := NewNginx(t)
+	hang := filepath.Join(t.TempDir(), "hang")
+	reached := filepath.Join(t.TempDir(), "reached")
+	n.Binary = hangingReload(t, n, hang, reached)
+	writeInitial(t, n)
+	n.Start(t)
+
+	h := NewHermes(t, t.TempDir())
+	nowhere := filepath.Join(t.TempDir(), "no-split.json") // the gateway sends everything to free
+	gw := StartGateway(t, nowhere)
+	db := StartTSDB(t, testenv.Prometheus, map[string]string{"gateway": gw.Target, "hermes": h.Addr})
+	// A reload that outlasts command_timeout is rolled back (the file goes
+	// back to what nginx serves): the test kills Hermes well before.
+	acts := strings.Replace(n.Actuator(), "command_timeout: 5s", "command_timeout: 2m", 1)
+	h.WriteConfig(t, HermesConfig(ConfigOptions{PrometheusURL: db.URL, Actuators: acts}))
+	h.Start(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- hermes log:\n%s", testenv.Tail(h.LogPath(), 40))
+		}
+	})
+	served := func() (Served, string) {
+		s, err := n.Served()
+		if err != nil {
+			return s, err.Error()
+		}
+		return s, s.String()
+	}
+	testenv.EventuallyDetail(t, time.Minute, "nginx serves free=100", func() (bool, string) {
+		s, detail := served()
+		return maps.Equal(s.Weights, split(100, 0, 0)), detail
+	})
+
+	if err := os.WriteFile(hang, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gw.SetMode("free", Degraded)
+	testenv.EventuallyDetail(t, 2*time.Minute, "Hermes reloading nginx to the failover (the wrapper holds the reload)", func() (bool, string) {
+		_, err := os.Stat(reached)
+		return err == nil, fmt.Sprint(h.Status(t).Route("free"))
+	})
+	// Prometheus holds the failover Hermes decided (telemetry runs before
+	// the actuation), so the restart restores it: it wants what the file
+	// already says, and only reading nginx tells it nginx does not run it.
+	testenv.EventuallyDetail(t, 30*time.Second, "Prometheus holding free's failover", func() (bool, string) {
+		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
+		tp, err2 := db.QueryValue(`hermes_route_traffic_ratio{job="hermes",service="chat",route="free"}`)
+		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
+	})
+	h.Process().Kill()
+	killed := time.Now()
+	if err := os.Remove(hang); err != nil {
+		t.Fatal(err)
+	}
+	include, err := os.ReadFile(filepath.Join(n.Dir, "hermes", Service+".conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, detail := served()
+	if !strings.Contains(string(include), `"free":0,`) || before.Weights["free"] == 0 {
+		t.Fatalf("setup: not killed mid-actuation: nginx serves %s, the include file holds:\n%s", detail, include)
+	}
+	t.Logf("hermes killed with SIGKILL after writing the failover, before nginx reloaded it; nginx serves %s", detail)
+
+	h.Start(t)
+	testenv.EventuallyDetail(t, time.Minute, "nginx serves the failover after the restart", func() (bool, string) {
+		s, detail := served()
+		return s.Weights["free"] == 0 && s.Weights["paid-standard"] == 100, detail
+	})
+	t.Logf("converged %s after the kill", time.Since(killed).Round(100*time.Millisecond))
+	if log, err := os.ReadFile(h.LogPath()); err != nil || !strings.Contains(string(log), "nginx does not serve what its include files hold: reloading") {
+		t.Errorf("the restarted Hermes's log does not say it found nginx serving other than the files (%v)", err)
+	}
+	testenv.EventuallyDetail(t, 30*time.Second, "requests through nginx leave free", func() (bool, string) {
+		route, err := n.Route()
+		if err != nil {
+			return false, err.Error()
+		}
+		return route == "paid-standard", route
+	})
+}
