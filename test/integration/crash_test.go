@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +132,128 @@ func TestCrashMidActuationReconciles(t *testing.T) {
 		}
 		return route == "paid-standard", route
 	})
+}
+
+// holdingReceiver is a webhook receiver that acknowledges every POST,
+// except, while hold is set, one moving free to 0 %: that one it
+// answers never (until the sender goes away), as a receiver that took
+// the state and crashed before its reply, or whose reply was lost.
+type holdingReceiver struct {
+	URL string
+
+	mu    sync.Mutex
+	hold  bool
+	held  bool
+	acked []receivedSplit
+}
+
+// receivedSplit is one acknowledged POST.
+type receivedSplit struct {
+	at      time.Time
+	weights map[string]int
+}
+
+func startHoldingReceiver(t *testing.T) *holdingReceiver {
+	rc := &holdingReceiver{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p struct {
+			Weights map[string]int `json:"weights"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rc.mu.Lock()
+		if rc.hold && p.Weights["free"] == 0 {
+			rc.held = true
+			rc.mu.Unlock()
+			<-r.Context().Done()
+			return
+		}
+		rc.acked = append(rc.acked, receivedSplit{time.Now(), p.Weights})
+		rc.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	rc.URL = srv.URL
+	return rc
+}
+
+func (rc *holdingReceiver) setHold(v bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.hold = v
+}
+
+func (rc *holdingReceiver) holding() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.held
+}
+
+// since is every split acknowledged after from, oldest first.
+func (rc *holdingReceiver) since(from time.Time) []map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []map[string]int
+	for _, a := range rc.acked {
+		if a.at.After(from) {
+			out = append(out, a.weights)
+		}
+	}
+	return out
+}
+
+// TestCrashWithAWebhookUnansweredReconciles kills `hermes run` (SIGKILL)
+// while the webhook POST of free's failover waits for its reply: nobody
+// knows whether the receiver took it. Started again, Hermes cannot read a
+// webhook back; it must neither assume the receiver holds the failover
+// nor send the restart's placeholder (free at 100 %), and must send the
+// failover again, on its own, once its core decided on data.
+func TestCrashWithAWebhookUnansweredReconciles(t *testing.T) {
+	testenv.Binary(t, testenv.Prometheus.Binary)
+	rc := startHoldingReceiver(t)
+	h := NewHermes(t, t.TempDir())
+	nowhere := filepath.Join(t.TempDir(), "no-split.json") // the gateway sends everything to free
+	gw := StartGateway(t, nowhere)
+	db := StartTSDB(t, testenv.Prometheus, map[string]string{"gateway": gw.Target, "hermes": h.Addr})
+	acts := fmt.Sprintf("  - type: webhook\n    url: %s\n    secret: s3cret\n    timeout: 2m\n    max_retries: 0\n", rc.URL)
+	h.WriteConfig(t, HermesConfig(ConfigOptions{PrometheusURL: db.URL, Actuators: acts}))
+	h.Start(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- hermes log:\n%s", testenv.Tail(h.LogPath(), 40))
+		}
+	})
+	start := time.Now().Add(-time.Minute)
+	testenv.EventuallyDetail(t, time.Minute, "the receiver acknowledging free=100", func() (bool, string) {
+		got := rc.since(start)
+		return len(got) > 0 && maps.Equal(got[len(got)-1], split(100, 0, 0)), fmt.Sprint(got)
+	})
+
+	rc.setHold(true)
+	gw.SetMode("free", Degraded)
+	testenv.EventuallyDetail(t, 2*time.Minute, "the failover's POST waiting for its reply", func() (bool, string) {
+		return rc.holding(), fmt.Sprint(h.Status(t).Route("free"))
+	})
+	testenv.EventuallyDetail(t, 30*time.Second, "Prometheus holding free's failover", func() (bool, string) {
+		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
+		tp, err2 := db.QueryValue(`hermes_route_traffic_ratio{job="hermes",service="chat",route="free"}`)
+		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
+	})
+	h.Process().Kill()
+	killed := time.Now()
+	rc.setHold(false)
+	t.Logf("hermes killed with SIGKILL while the failover's POST had no reply; last acknowledged: %v", rc.since(start)[len(rc.since(start))-1])
+
+	h.Start(t)
+	testenv.EventuallyDetail(t, time.Minute, "the receiver acknowledging the failover after the restart", func() (bool, string) {
+		got := rc.since(killed)
+		return len(got) > 0 && got[len(got)-1]["free"] == 0 && got[len(got)-1]["paid-standard"] == 100, fmt.Sprint(got)
+	})
+	t.Logf("converged %s after the kill", time.Since(killed).Round(100*time.Millisecond))
+	for _, w := range rc.since(killed) {
+		if w["free"] != 0 {
+			t.Errorf("after the restart the receiver was sent %v while free was failing; sent: %v", w, rc.since(killed))
+		}
+	}
 }
