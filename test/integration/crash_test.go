@@ -44,6 +44,35 @@ exec %[4]q "$@"
 	return path
 }
 
+// startWithActuators starts the gateway (sending everything to free,
+// whatever Hermes decides), a Prometheus scraping it and Hermes, and
+// Hermes on the test policy with actuators (ConfigOptions.Actuators).
+func startWithActuators(t *testing.T, actuators string) (*Hermes, *Gateway, *testenv.TSDB) {
+	t.Helper()
+	h := NewHermes(t, t.TempDir())
+	gw := StartGateway(t, filepath.Join(t.TempDir(), "no-split.json"))
+	db := StartTSDB(t, testenv.Prometheus, map[string]string{"gateway": gw.Target, "hermes": h.Addr})
+	h.WriteConfig(t, HermesConfig(ConfigOptions{PrometheusURL: db.URL, Actuators: actuators}))
+	h.Start(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- hermes log:\n%s", testenv.Tail(h.LogPath(), 40))
+		}
+	})
+	return h, gw, db
+}
+
+// waitFailoverScraped waits until db (named engine in messages) holds
+// Hermes's series of free failed over: level 3 and no traffic.
+func waitFailoverScraped(t *testing.T, db *testenv.TSDB, engine string) {
+	t.Helper()
+	testenv.EventuallyDetail(t, 30*time.Second, engine+" holding free's failover state", func() (bool, string) {
+		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
+		tp, err2 := db.QueryValue(`hermes_route_traffic_ratio{job="hermes",service="chat",route="free"}`)
+		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
+	})
+}
+
 // TestCrashMidActuationReconciles kills `hermes run` (SIGKILL) in the
 // middle of an nginx actuation: the failover of free is in the include
 // file, nginx has not reloaded it and still serves free. Started again
@@ -59,20 +88,9 @@ func TestCrashMidActuationReconciles(t *testing.T) {
 	writeInitial(t, n)
 	n.Start(t)
 
-	h := NewHermes(t, t.TempDir())
-	nowhere := filepath.Join(t.TempDir(), "no-split.json") // the gateway sends everything to free
-	gw := StartGateway(t, nowhere)
-	db := StartTSDB(t, testenv.Prometheus, map[string]string{"gateway": gw.Target, "hermes": h.Addr})
 	// A reload that outlasts command_timeout is rolled back (the file goes
 	// back to what nginx serves): the test kills Hermes well before.
-	acts := strings.Replace(n.Actuator(), "command_timeout: 5s", "command_timeout: 2m", 1)
-	h.WriteConfig(t, HermesConfig(ConfigOptions{PrometheusURL: db.URL, Actuators: acts}))
-	h.Start(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- hermes log:\n%s", testenv.Tail(h.LogPath(), 40))
-		}
-	})
+	h, gw, db := startWithActuators(t, strings.Replace(n.Actuator(), "command_timeout: 5s", "command_timeout: 2m", 1))
 	served := func() (Served, string) {
 		s, err := n.Served()
 		if err != nil {
@@ -96,11 +114,7 @@ func TestCrashMidActuationReconciles(t *testing.T) {
 	// Prometheus holds the failover Hermes decided (telemetry runs before
 	// the actuation), so the restart restores it: it wants what the file
 	// already says, and only reading nginx tells it nginx does not run it.
-	testenv.EventuallyDetail(t, 30*time.Second, "Prometheus holding free's failover", func() (bool, string) {
-		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
-		tp, err2 := db.QueryValue(`hermes_route_traffic_ratio{job="hermes",service="chat",route="free"}`)
-		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
-	})
+	waitFailoverScraped(t, db, "Prometheus")
 	h.Process().Kill()
 	killed := time.Now()
 	if err := os.Remove(hang); err != nil {
@@ -212,18 +226,7 @@ func (rc *holdingReceiver) since(from time.Time) []map[string]int {
 func TestCrashWithAWebhookUnansweredReconciles(t *testing.T) {
 	testenv.Binary(t, testenv.Prometheus.Binary)
 	rc := startHoldingReceiver(t)
-	h := NewHermes(t, t.TempDir())
-	nowhere := filepath.Join(t.TempDir(), "no-split.json") // the gateway sends everything to free
-	gw := StartGateway(t, nowhere)
-	db := StartTSDB(t, testenv.Prometheus, map[string]string{"gateway": gw.Target, "hermes": h.Addr})
-	acts := fmt.Sprintf("  - type: webhook\n    url: %s\n    secret: s3cret\n    timeout: 2m\n    max_retries: 0\n", rc.URL)
-	h.WriteConfig(t, HermesConfig(ConfigOptions{PrometheusURL: db.URL, Actuators: acts}))
-	h.Start(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- hermes log:\n%s", testenv.Tail(h.LogPath(), 40))
-		}
-	})
+	h, gw, db := startWithActuators(t, fmt.Sprintf("  - type: webhook\n    url: %s\n    secret: s3cret\n    timeout: 2m\n    max_retries: 0\n", rc.URL))
 	start := time.Now().Add(-time.Minute)
 	testenv.EventuallyDetail(t, time.Minute, "the receiver acknowledging free=100", func() (bool, string) {
 		got := rc.since(start)
@@ -235,11 +238,7 @@ func TestCrashWithAWebhookUnansweredReconciles(t *testing.T) {
 	testenv.EventuallyDetail(t, 2*time.Minute, "the failover's POST waiting for its reply", func() (bool, string) {
 		return rc.holding(), fmt.Sprint(h.Status(t).Route("free"))
 	})
-	testenv.EventuallyDetail(t, 30*time.Second, "Prometheus holding free's failover", func() (bool, string) {
-		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
-		tp, err2 := db.QueryValue(`hermes_route_traffic_ratio{job="hermes",service="chat",route="free"}`)
-		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
-	})
+	waitFailoverScraped(t, db, "Prometheus")
 	h.Process().Kill()
 	killed := time.Now()
 	rc.setHold(false)
