@@ -46,7 +46,8 @@ exec %[4]q "$@"
 
 // startWithActuators starts the gateway (sending everything to free,
 // whatever Hermes decides), a Prometheus scraping it and Hermes, and
-// Hermes on the test policy with actuators (ConfigOptions.Actuators).
+// Hermes itself on the test policy with the given actuators
+// (ConfigOptions.Actuators).
 func startWithActuators(t *testing.T, actuators string) (*Hermes, *Gateway, *testenv.TSDB) {
 	t.Helper()
 	h := NewHermes(t, t.TempDir())
@@ -90,7 +91,11 @@ func TestCrashMidActuationReconciles(t *testing.T) {
 
 	// A reload that outlasts command_timeout is rolled back (the file goes
 	// back to what nginx serves): the test kills Hermes well before.
-	h, gw, db := startWithActuators(t, strings.Replace(n.Actuator(), "command_timeout: 5s", "command_timeout: 2m", 1))
+	acts := strings.Replace(n.Actuator(), "command_timeout: 5s", "command_timeout: 2m", 1)
+	if acts == n.Actuator() {
+		t.Fatalf("Nginx.Actuator no longer sets command_timeout: 5s: update this test\n%s", acts)
+	}
+	h, gw, db := startWithActuators(t, acts)
 	served := func() (Served, string) {
 		s, err := n.Served()
 		if err != nil {
