@@ -22,15 +22,22 @@ func policyWithActuator(t testing.TB) *Policy {
 	return policyOf(t, []config.ActuatorConfig{{Name: "split", Type: "file"}})
 }
 
-// policyOf is the shipped policy with the given actuators. (The helpers of
-// internal/testenv import this package, so its own tests cannot use them.)
+// policyOf is the shipped policy with the given actuators.
 func policyOf(t testing.TB, acts []config.ActuatorConfig) *Policy {
+	t.Helper()
+	return editedPolicy(t, func(c *config.Config) { c.Actuators = acts })
+}
+
+// editedPolicy is the shipped policy changed by edit, validated: the
+// core's own tests' testenv.DefaultPolicy. (The helpers of internal/testenv
+// import this package, so its own tests cannot use them.)
+func editedPolicy(t testing.TB, edit func(*config.Config)) *Policy {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Actuators = acts
+	edit(cfg)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,26 +11,17 @@ import (
 )
 
 // windowedPolicy is the shipped policy with hard_fail_ratio and
-// soft_fail_ratio also counted over 5m and 15m.
+// soft_fail_ratio also counted over 5m and 15m: testenv.LongWindows, which
+// web/api's TestContributionWire writes on the wire.
 func windowedPolicy(t *testing.T) *Policy {
 	t.Helper()
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cfg.Signals {
-		if s := &cfg.Signals[i]; s.Name == "hard_fail_ratio" || s.Name == "soft_fail_ratio" {
-			s.Windows = []time.Duration{5 * time.Minute, 15 * time.Minute}
+	return editedPolicy(t, func(c *config.Config) {
+		for i := range c.Signals {
+			if s := &c.Signals[i]; s.Name == "hard_fail_ratio" || s.Name == "soft_fail_ratio" {
+				s.Windows = []time.Duration{5 * time.Minute, 15 * time.Minute}
+			}
 		}
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPolicy(cfg.Rules())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	})
 }
 
 // TestWindowedEvidence: a longer window narrows the signal's own interval

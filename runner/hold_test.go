@@ -27,8 +27,7 @@ import (
 func TestBlindTickWritesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
-		r, reg, _, split := newTestRunner(t, fp)
-		stop := start(t, r)
+		r, reg, split, stop := startTestRunner(t, fp)
 		tickFor(20 * time.Second)
 		if w := weights(t, split); w["free"] != 100 || !r.Ready() {
 			t.Fatalf("setup: split %v, ready %v", w, r.Ready())
@@ -241,8 +240,7 @@ func TestPinWhileBlindThenClearHolds(t *testing.T) {
 func TestHeldServiceStaysInTheStateFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
-		r, _, _, split := newTestRunner(t, fp)
-		stop := start(t, r)
+		_, _, split, stop := startTestRunner(t, fp)
 		tickFor(20 * time.Second)
 		if w := weights(t, split); w["free"] != 100 {
 			t.Fatalf("setup: split %v", w)
@@ -312,34 +310,6 @@ func startBlindFlaky(t *testing.T, soft float64) (*Runner, *prometheus.Registry,
 	stop := start(t, r)
 	tickFor(20 * time.Second)
 	return r, reg, flaky, fp, stop
-}
-
-// tickFor lets d pass in the synctest bubble and waits until the ticks
-// in it are done.
-func tickFor(d time.Duration) {
-	time.Sleep(d)
-	synctest.Wait()
-}
-
-// setFail makes every query of f fail with err; nil: they answer again.
-func (f *fakeProm) setFail(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fail = err
-}
-
-// setSoft sets free's soft failure ratio.
-func (f *fakeProm) setSoft(v float64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.soft = v
-}
-
-// lastSplits is what a was last given.
-func (a *flakyActuator) lastSplits() actuators.Splits {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.last
 }
 
 // heldMetric is hermes_service_actuation_held{service="chat",reason} in reg.

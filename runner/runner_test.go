@@ -62,6 +62,27 @@ func (f *fakeProm) query(ctx context.Context, q string, t time.Time) (model.Vect
 	})(ctx, q, t)
 }
 
+// tickFor lets d pass in the synctest bubble and waits until the ticks
+// in it are done.
+func tickFor(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+// setFail makes every query of f fail with err; nil: they answer again.
+func (f *fakeProm) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
+}
+
+// setSoft sets free's soft failure ratio.
+func (f *fakeProm) setSoft(v float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.soft = v
+}
+
 // fakeAnswer is fakeProm's answer to one signal or evidence query.
 func fakeAnswer(q string, t time.Time, soft, hard float64) model.Vector {
 	var v model.Vector
@@ -150,6 +171,14 @@ func newTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, s
 	return r, reg, cfgPath, split
 }
 
+// startTestRunner is newTestRunner's runner, started (start): it returns
+// the runner, its registry, the split's path and stop.
+func startTestRunner(t *testing.T, fp *fakeProm) (*Runner, *prometheus.Registry, string, func()) {
+	t.Helper()
+	r, reg, _, split := newTestRunner(t, fp)
+	return r, reg, split, start(t, r)
+}
+
 func weights(t *testing.T, split string) map[string]int {
 	t.Helper()
 	a, err := file.New(actuatortest.Settings(file.Kind, map[string]any{"path": split}))
@@ -169,8 +198,7 @@ func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
 		r, reg, _, split := newTestRunner(t, fp)
 		time.Sleep(7 * time.Second) // start off the interval grid
 		stop := start(t, r)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		if !r.Ready() {
 			t.Fatal("not ready after the first tick")
 		}
@@ -185,8 +213,7 @@ func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
 			}
 		}
 		fp.mu.Unlock()
-		time.Sleep(5 * time.Minute)
-		synctest.Wait()
+		tickFor(5 * time.Minute)
 		if w := weights(t, split); w["free"] != 0 || w["paid-standard"] != 100 {
 			t.Fatalf("split after a content failure: %v", w)
 		}
@@ -200,20 +227,15 @@ func TestTicksAreAlignedAndShiftTraffic(t *testing.T) {
 func TestPrometheusDownHoldsTheSplit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.5}
-		r, _, _, split := newTestRunner(t, fp)
-		stop := start(t, r)
-		time.Sleep(5 * time.Minute)
-		synctest.Wait()
+		r, _, split, stop := startTestRunner(t, fp)
+		tickFor(5 * time.Minute)
 		before := weights(t, split)
 		if before["free"] != 0 {
 			t.Fatalf("setup: free not failed over: %v", before)
 		}
-		fp.mu.Lock()
-		fp.fail = errors.New("connection refused")
-		fp.soft = 0.02
-		fp.mu.Unlock()
-		time.Sleep(30 * time.Minute)
-		synctest.Wait()
+		fp.setFail(errors.New("connection refused"))
+		fp.setSoft(0.02)
+		tickFor(30 * time.Minute)
 		if after := weights(t, split); after["free"] != 0 || after["paid-standard"] != 100 {
 			t.Fatalf("split moved while Prometheus was down: %v", after)
 		}
@@ -231,19 +253,14 @@ func TestPrometheusDownHoldsTheSplit(t *testing.T) {
 func TestNotReadyUntilATickHadData(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := &fakeProm{soft: 0.02, fail: errors.New("connection refused")}
-		r, _, _, _ := newTestRunner(t, fp)
-		stop := start(t, r)
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		r, _, _, stop := startTestRunner(t, fp)
+		tickFor(time.Minute)
 		st := status(r)
 		if r.Ready() || st.Ready || !st.Ticked || st.LastTick.IsZero() {
 			t.Fatalf("Prometheus down: Ready() %v, status ready %v ticked %v last tick %s; want ticked, not ready", r.Ready(), st.Ready, st.Ticked, st.LastTick)
 		}
-		fp.mu.Lock()
-		fp.fail = nil
-		fp.mu.Unlock()
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		fp.setFail(nil)
+		tickFor(time.Minute)
 		if st := status(r); !r.Ready() || !st.Ready {
 			t.Fatalf("Prometheus back: Ready() %v, status ready %v", r.Ready(), st.Ready)
 		}
@@ -257,8 +274,7 @@ func TestOverrunSkipsTicks(t *testing.T) {
 		r, reg, _, _ := newTestRunner(t, fp)
 		r.cfg.Global.QueryTimeout = time.Minute // let the tick overrun on purpose
 		stop := start(t, r)
-		time.Sleep(3 * time.Minute)
-		synctest.Wait()
+		tickFor(3 * time.Minute)
 		if skipped := metricValue(t, reg, "hermes_ticks_skipped_total"); skipped < 1 {
 			t.Errorf("ticks_skipped_total = %v, want overruns counted", skipped)
 		}
@@ -271,8 +287,7 @@ func TestInvalidReloadKeepsTheOldConfig(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, reg, cfgPath, split := newTestRunner(t, fp)
 		stop := start(t, r)
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		tickFor(time.Minute)
 		old := status(r).LoadedAt
 		if err := os.WriteFile(cfgPath, []byte("global:\n  evaluation_interval: nope\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -284,8 +299,7 @@ func TestInvalidReloadKeepsTheOldConfig(t *testing.T) {
 		if got := metricValue(t, reg, "hermes_config_last_reload_successful"); got != 0 {
 			t.Errorf("config_last_reload_successful = %v after a rejected reload", got)
 		}
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		tickFor(time.Minute)
 		st := status(r)
 		if !st.LoadedAt.Equal(old) || st.LastTick.Before(old.Add(time.Minute)) {
 			t.Errorf("the old config should keep ticking: loaded %s last tick %s", st.LoadedAt, st.LastTick)
@@ -343,6 +357,13 @@ func (f *flakyActuator) Current(context.Context) (actuators.Splits, error) {
 	return f.last, nil
 }
 
+// lastSplits is what a was last given.
+func (a *flakyActuator) lastSplits() actuators.Splits {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last
+}
+
 // actuatorAlertName is the shipped policy's alert on a failing actuator.
 const actuatorAlertName = "HermesActuatorFailing"
 
@@ -352,18 +373,14 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 		flaky := &flakyActuator{broken: true}
 		r, reg := newFlakyRunner(t, fp, flaky)
 		stop := start(t, r)
-		time.Sleep(30 * time.Second)
-		synctest.Wait()
+		tickFor(30 * time.Second)
 		for _, a := range status(r).Alerts {
 			if a.Name == actuatorAlertName {
 				t.Errorf("actuator alert after a couple of failed ticks: %+v", a)
 			}
 		}
-		fp.mu.Lock()
-		fp.soft = 0.5 // decide a failover while the backend is down
-		fp.mu.Unlock()
-		time.Sleep(5 * time.Minute)
-		synctest.Wait()
+		fp.setSoft(0.5) // decide a failover while the backend is down
+		tickFor(5 * time.Minute)
 		var firing bool
 		for _, a := range status(r).Alerts {
 			firing = firing || (a.Name == actuatorAlertName && a.Tier == "A" && a.State == "firing")
@@ -377,11 +394,8 @@ func TestFailedActuationIsRetriedAndAlerts(t *testing.T) {
 		flaky.mu.Lock()
 		flaky.broken = false
 		flaky.mu.Unlock()
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		flaky.mu.Lock()
-		applied := flaky.last["chat"].Weights
-		flaky.mu.Unlock()
+		tickFor(time.Minute)
+		applied := flaky.lastSplits()["chat"].Weights
 		if applied["free"] != 0 || applied["paid-standard"] != 100 {
 			t.Errorf("after the backend recovered it got %v; the failover must not be forgotten", applied)
 		}
@@ -402,16 +416,14 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		fp := &fakeProm{soft: 0.02}
 		r, _, cfgPath, split := newTestRunner(t, fp)
 		stop := start(t, r)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "launch day", By: "alice"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := r.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "nowhere", Reason: "typo"}); err == nil {
 			t.Error("a pin to an unknown route was accepted")
 		}
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		if w := weights(t, split); w["paid-premium"] != 100 {
 			t.Fatalf("pinned split %v", w)
 		}
@@ -420,8 +432,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		// A new process: the pin comes back from the overrides file.
 		r2, _ := newFileRunner(t, fp, t.TempDir(), Options{ConfigPath: cfgPath})
 		stop2 := start(t, r2)
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		st := status(r2)
 		if o := st.Services[0].Override; o == nil || o.Kind != "pin" || o.Route != "paid-premium" || o.By != "alice" {
 			t.Errorf("override after restart: %+v", o)
@@ -432,8 +443,7 @@ func TestOverridesSurviveARestart(t *testing.T) {
 		if _, err := r2.Submit(context.Background(), evaluator.Command{Kind: evaluator.CommandClear, Service: "chat", Reason: "launch over", By: "bob"}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Second)
-		synctest.Wait()
+		tickFor(20 * time.Second)
 		if w := weights(t, split); w["free"] != 100 {
 			t.Errorf("split after clearing the pin %v", w)
 		}
@@ -446,8 +456,7 @@ func TestRestoreFromActuatorKeepsManual(t *testing.T) {
 		fp := &fakeProm{soft: 0.02} // healthy now, but nothing about Hermes in Prometheus
 		r, split := newRunnerWithManualFree(t, fp)
 		stop := start(t, r)
-		time.Sleep(time.Hour) // long enough for any automatic failback
-		synctest.Wait()
+		tickFor(time.Hour) // long enough for any automatic failback
 		if lvl := status(r).Services[0].Routes[0].Level; lvl != "manual" {
 			t.Errorf("free restored as %s, want manual (it was recorded manual)", lvl)
 		}
@@ -508,8 +517,7 @@ func testRateLimit(t *testing.T, fp *fakeProm, wantHolds bool) {
 			t.Fatal(err)
 		}
 		start(t, r)
-		time.Sleep(3 * time.Minute)
-		synctest.Wait()
+		tickFor(3 * time.Minute)
 		want := map[string]int{"free": 50, "paid-standard": 50}
 		if !wantHolds {
 			want = map[string]int{"free": 0, "paid-standard": 100}

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/rules/config"
 	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/traffic"
-	"github.com/hermes-failover/hermes/web"
 )
 
 // blindRestart is the status of a Hermes restarted while no backend could
@@ -25,9 +21,9 @@ func blindRestart(t *testing.T) *backend {
 	t0 := time.Unix(1000, 0).UTC()
 	s, _ := evaluator.Step(p, evaluator.State{}, evaluator.Input{Snapshot: testenv.Healthy(p, t0)}, t0)
 	s.Overrides = map[string]evaluator.Override{"chat": {Kind: traffic.Pause, Reason: "incident", Since: t0}}
-	st := web.StatusOf(runner.View{Ticked: true, Ready: true, LastTick: t0, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s,
-		Held: map[string]string{"chat": runner.HeldUnknownSplit}, UnknownSplits: map[string]bool{"chat": true}})
-	return &backend{st: &st}
+	return served(p, s, t0, func(v *runner.View) {
+		v.Held, v.UnknownSplits = map[string]string{"chat": runner.HeldUnknownSplit}, map[string]bool{"chat": true}
+	})
 }
 
 // TestCtlPauseSaysTheSplitIsUnknown: `hermes ctl pause` of a service
@@ -39,14 +35,14 @@ func TestCtlPauseSaysTheSplitIsUnknown(t *testing.T) {
 		{"pause", "chat", "--reason", "incident"},
 		{"clear", "chat", "--reason", "over"},
 	} {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), append([]string{"ctl", "--url", url}, args...), &out, &errb); code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		code, out, errb := hermes(t, append([]string{"ctl", "--url", url}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb)
 		}
 		want := args[0] + ": " + map[string]string{"pause": "paused", "clear": "cleared"}[args[0]] +
 			", but the split of chat is unknown (the restart could not learn what the backends hold, and no tick has decided it on data since): Hermes writes nothing for chat until it knows one"
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("%v printed:\n%s\nwant a line with %q", args, out.String(), want)
+		if !strings.Contains(out, want) {
+			t.Errorf("%v printed:\n%s\nwant a line with %q", args, out, want)
 		}
 	}
 }
@@ -56,11 +52,10 @@ func TestCtlPauseSaysTheSplitIsUnknown(t *testing.T) {
 // number; it used to print the placeholder, free at 100 %.
 func TestCtlStatusSaysTheSplitIsUnknown(t *testing.T) {
 	_, url := serve(t, blindRestart(t), "")
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"ctl", "--url", url, "status"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	code, got, errb := hermes(t, "ctl", "--url", url, "status")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
 	}
-	got := out.String()
 	if !strings.Contains(got, "\nsplit unknown (held: the split of chat is unknown (the restart could not learn what the backends hold") {
 		t.Errorf("ctl status does not say chat's split is unknown:\n%s", got)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -10,43 +8,32 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
-	"github.com/hermes-failover/hermes/runner"
 	"github.com/hermes-failover/hermes/web"
 	"github.com/hermes-failover/hermes/web/api"
+	"github.com/hermes-failover/hermes/web/webtest"
 )
 
-// coreLoop applies commands with the core's own rules (evaluator.Apply).
-type coreLoop struct {
-	backend
-	p *evaluator.Policy
-	s evaluator.State
-}
-
-func (b *coreLoop) Submit(_ context.Context, cmd evaluator.Command) (runner.CommandResult, error) {
-	now := time.Unix(1000, 0)
-	next, evs, err := evaluator.Apply(b.p, b.s, cmd, now)
-	if err != nil {
-		return runner.CommandResult{}, err
+// ctlOnCore serves the admin API over a loop that applies commands with
+// the core's own rules on the shipped policy, and returns the loop and a
+// `hermes ctl` against it (exit code, stdout and stderr together).
+func ctlOnCore(t *testing.T) (*webtest.CoreLoop, func(args ...string) (int, string)) {
+	t.Helper()
+	b := webtest.NewCoreLoop(testenv.DefaultPolicy(t))
+	srv := httptest.NewServer(web.Handler(web.Options{Loop: b, Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true,
+		Now: func() time.Time { return webtest.Clock }}))
+	t.Cleanup(srv.Close)
+	return b, func(args ...string) (int, string) {
+		code, out, errb := hermes(t, append([]string{"ctl", "--url", srv.URL}, args...)...)
+		return code, out + errb
 	}
-	b.s = next
-	return runner.CommandResult{Applied: true, Tick: now, Events: evs}, nil
 }
 
 // TestCtlPinOverAPause (issue 34): a pin never silently replaces a pause:
 // it is refused, naming the pause, until --replace; and pin and pause say
 // when they expire, or that they never do.
 func TestCtlPinOverAPause(t *testing.T) {
-	b := &coreLoop{p: testenv.DefaultPolicy(t)}
-	srv := httptest.NewServer(web.Handler(web.Options{Loop: b, Gatherer: prometheus.NewRegistry(), EnableAdminAPI: true,
-		Now: func() time.Time { return time.Unix(1000, 0) }}))
-	t.Cleanup(srv.Close)
-	ctl := func(args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		code := run(context.Background(), append([]string{"ctl", "--url", srv.URL}, args...), &out, &errb)
-		return code, out.String() + errb.String()
-	}
+	b, ctl := ctlOnCore(t)
 	if code, out := ctl("pause", "chat", "--reason", "investigating", "--by", "bob"); code != 0 || !strings.Contains(out, "pause: done at the tick of 1970-01-01T00:16:40Z; no expiry: it holds until hermes ctl clear chat") {
 		t.Fatalf("pause: %d %s", code, out)
 	}
@@ -54,13 +41,13 @@ func TestCtlPinOverAPause(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `service "chat" is paused by bob ("investigating", no expiry): a pin would replace the pause`) || !strings.Contains(out, "hermes ctl pin --replace") {
 		t.Errorf("pin over a pause: %d %s, want it refused naming the pause and --replace", code, out)
 	}
-	if o := b.s.Overrides["chat"]; o.Kind != "pause" {
+	if o := b.Override("chat"); o.Kind != "pause" {
 		t.Errorf("after a refused pin the override is %+v", o)
 	}
 	if code, out := ctl("pin", "chat", "paid-premium", "--reason", "launch", "--for", "2h", "--replace"); code != 0 || !strings.Contains(out, "pin: done at the tick of 1970-01-01T00:16:40Z; expires 1970-01-01T02:16:40Z") {
 		t.Errorf("pin --replace: %d %s", code, out)
 	}
-	if o := b.s.Overrides["chat"]; o.Kind != "pin" || !o.Expires.Equal(time.Unix(1000, 0).Add(2*time.Hour)) {
+	if o := b.Override("chat"); o.Kind != "pin" || !o.Expires.Equal(time.Unix(1000, 0).Add(2*time.Hour)) {
 		t.Errorf("after pin --replace the override is %+v", o)
 	}
 	// A pin over a pin replaces it: same kind, the operator's new word.

@@ -29,7 +29,8 @@ func TestStatusShowsThePlannedStep(t *testing.T) {
 	now = now.Add(15 * time.Second)
 	pin := evaluator.Command{Kind: evaluator.CommandPin, Service: "chat", Route: "paid-premium", Reason: "test"}
 	s, _ = evaluator.Step(p, s, evaluator.Input{Commands: []evaluator.Command{pin}}, now)
-	st := web.StatusOf(runner.View{Ticked: true, Ready: true, LastTick: now, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s})
+	b := served(p, s, now, nil)
+	st := *b.st
 	if len(st.Services) == 0 || st.Services[0].Name != "chat" {
 		t.Fatalf("status services %+v", st.Services)
 	}
@@ -43,7 +44,7 @@ func TestStatusShowsThePlannedStep(t *testing.T) {
 		}
 	}
 
-	_, url := serve(t, &backend{st: &st}, "")
+	_, url := serve(t, b, "")
 	code, out, errb := hermes(t, "explain", "--url", url, "--route", "paid-premium")
 	if want := "route paid-premium of service chat: normal since"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, ", 30% of traffic\n") {
 		t.Errorf("explain: exit %d (%s), want %q … 30%% of traffic:\n%s", code, errb, want, out)
@@ -52,4 +53,16 @@ func TestStatusShowsThePlannedStep(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "70%") || !strings.Contains(out, "30%") {
 		t.Errorf("ctl status: exit %d (%s), want the step's 70%% and 30%%:\n%s", code, errb, out)
 	}
+}
+
+// served is a backend serving the status `hermes run` serves for state s
+// of p after its tick at at: web.StatusOf of a ready runner's view, which
+// edit, when not nil, changes first.
+func served(p *evaluator.Policy, s evaluator.State, at time.Time, edit func(*runner.View)) *backend {
+	v := runner.View{Ticked: true, Ready: true, LastTick: at, Config: &config.Config{Policy: *p.Config}, Policy: p, State: s}
+	if edit != nil {
+		edit(&v)
+	}
+	st := web.StatusOf(v)
+	return &backend{st: &st}
 }

@@ -64,6 +64,18 @@ func DefaultPolicy(t testing.TB, edits ...func(*config.Config)) *evaluator.Polic
 	return p
 }
 
+// LongWindows is an edit for DefaultPolicy: hard_fail_ratio and
+// soft_fail_ratio also counted over 5m and 15m, so that contributions
+// carry the longer window that gave their evidence. (evaluator's own
+// windowedPolicy repeats it: its tests cannot import this package.)
+func LongWindows(c *config.Config) {
+	for i := range c.Signals {
+		if s := &c.Signals[i]; s.Name == "hard_fail_ratio" || s.Name == "soft_fail_ratio" {
+			s.Windows = []time.Duration{5 * time.Minute, 15 * time.Minute}
+		}
+	}
+}
+
 // HealthyValues are values of the shipped signals that cost no points and
 // fire no alert.
 var HealthyValues = map[string]float64{

@@ -113,11 +113,7 @@ func testFailoverRoundTrip(t *testing.T, b testenv.Engine) {
 	before := h.Status(t).Route("free")
 
 	// The engine has scraped Hermes's state: level 3 and a split without free.
-	testenv.EventuallyDetail(t, 30*time.Second, b.Name+" holding free's failover state", func() (bool, string) {
-		lv, err1 := db.QueryValue(`hermes_route_level{job="hermes",route="free"}`)
-		tp, err2 := db.QueryValue(`hermes_route_traffic_ratio{job="hermes",service="chat",route="free"}`)
-		return err1 == nil && err2 == nil && lv == 3 && tp == 0, fmt.Sprintf("level %v (%v), traffic %v (%v)", lv, err1, tp, err2)
-	})
+	waitFailoverScraped(t, db, b.Name)
 	if v, err := db.QueryValue(`hermes_route_level_since_timestamp_seconds{job="hermes",route="free"}`); err != nil {
 		t.Errorf("since series: %v", err)
 	} else if got, want := v, float64(before.Since.Unix()); got < want-1 || got > want+1 {

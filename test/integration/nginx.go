@@ -28,6 +28,10 @@ type Nginx struct {
 	routeAddrs map[string]string
 	proc       *testenv.Process
 	client     *http.Client
+
+	// Binary, when set before Actuator, is the nginx_binary the actuator
+	// runs instead of nginx (a wrapper that injects a fault).
+	Binary string
 }
 
 // NewNginx writes an nginx configuration and starts the route servers; it
@@ -59,7 +63,11 @@ func (n *Nginx) Actuator() string {
 	for _, route := range Routes {
 		fmt.Fprintf(&b, "        %s: [%s]\n", route, n.routeAddrs[route])
 	}
-	fmt.Fprintf(&b, "    nginx_binary: %s\n    prefix: %s\n    config_file: %s\n", n.bin, n.Dir, n.conf)
+	bin := n.bin
+	if n.Binary != "" {
+		bin = n.Binary
+	}
+	fmt.Fprintf(&b, "    nginx_binary: %s\n    prefix: %s\n    config_file: %s\n", bin, n.Dir, n.conf)
 	fmt.Fprintf(&b, "    test_args: [-t, -q, -e, %s]\n    reload_args: [-s, reload, -e, %s]\n", n.errLog, n.errLog)
 	fmt.Fprintf(&b, "    command_timeout: 5s\n    state_listen: %s\n", n.StateAddr)
 	return b.String()

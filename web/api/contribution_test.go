@@ -10,41 +10,19 @@ import (
 	"time"
 
 	"github.com/hermes-failover/hermes/evaluator"
-	"github.com/hermes-failover/hermes/rules/config"
+	"github.com/hermes-failover/hermes/internal/testenv"
 	"github.com/hermes-failover/hermes/web/api"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/contributions.json")
-
-// windowedPolicy is the shipped policy with hard_fail_ratio and
-// soft_fail_ratio also counted over 5m and 15m, so that contributions
-// carry the longer window that gave their evidence.
-func windowedPolicy(t *testing.T) *evaluator.Policy {
-	t.Helper()
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cfg.Signals {
-		if s := &cfg.Signals[i]; s.Name == "hard_fail_ratio" || s.Name == "soft_fail_ratio" {
-			s.Windows = []time.Duration{5 * time.Minute, 15 * time.Minute}
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := evaluator.NewPolicy(cfg.Rules())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // contributionScores are route free's scores under p in a few cases that
 // use every field of the wire form: counted evidence over the signal's own
 // window and over a longer one, unproven, missing and failed samples
 // (no value), a floor, a cap, a penalty, and idle signals.
 func contributionScores(p *evaluator.Policy) []evaluator.Score {
+	// Not testenv.HealthyValues: response_size_ratio stays at 0, as in
+	// the file the old encoder wrote.
 	healthy := map[string]float64{
 		"soft_fail_ratio": 0.02, "hard_fail_ratio": 0.0002, "empty_ratio": 0, "error_body_ratio": 0,
 		"status_422_ratio": 0.002, "retry_ratio": 0.01, "p99_ratio": 1, "p95_ratio": 1, "throughput_ratio": 1,
@@ -90,7 +68,7 @@ func contributionScores(p *evaluator.Policy) []evaluator.Score {
 // written with it), and reading them back keeps every field.
 func TestContributionWire(t *testing.T) {
 	var wire [][]api.Contribution
-	for _, sc := range contributionScores(windowedPolicy(t)) {
+	for _, sc := range contributionScores(testenv.DefaultPolicy(t, testenv.LongWindows)) {
 		wire = append(wire, api.ContributionsOf(sc.Contributions))
 	}
 	got, err := json.MarshalIndent(wire, "", "  ")
