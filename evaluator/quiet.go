@@ -34,10 +34,11 @@ import (
 // QuietSince is the first tick of the failover (or of an aborted
 // failback's return to no traffic) at which the route, given no share,
 // shows no call in the shortest own window of its user-call signals
-// (the 1m of hard_fail_ratio): its last call came before it, so every
-// window that began at that tick or later is clean. It is later than the
-// true last call by up to that window, which only makes fewer windows
-// clean. It lives in the move record, which the local state file keeps
+// (the 1m of hard_fail_ratio): its last call came at least that window
+// before it, so every window that began at that tick or later is clean.
+// Being late only makes fewer windows clean. A call still in flight then
+// (a long stream), or not yet scraped, is counted later, as one of the
+// stage's own: a few calls at most (docs/detection.md). It lives in the move record, which the local state file keeps
 // across a restart; a route restored without it (an older state file, a
 // lost one) is judged on every window, as before: after a crash Hermes
 // does not assume when the route went quiet, at stage 0 it finds that
