@@ -35,6 +35,11 @@ type Move struct {
 	// Abort is the last failback of this incident that stepped back to no
 	// traffic, until the next failback starts; nil when none.
 	Abort *Abort `json:"abort,omitempty"`
+	// QuietSince is when a failed-over route stopped serving users: the
+	// first tick after its failover, or after its failback stepped back
+	// to no traffic, at which it showed no call (quiet.go). Its stages
+	// are judged on the calls since. Zero while unknown or serving.
+	QuietSince time.Time `json:"quiet_since,omitzero"`
 }
 
 // MoveSignal is one signal that moved a route, as the score showed it at
@@ -126,6 +131,9 @@ func withAbort(p *Policy, m *Move, stage int, why string, now time.Time) *Move {
 		pct = p.Config.Failback.Stages[stage-1]
 	}
 	out.Abort = &Abort{At: now, Stage: stage, Percent: pct, Why: strings.TrimPrefix(why, "failback aborted: ")}
+	// Back to no traffic: the route stops serving users again, and its
+	// next failback is judged on the calls after that (quiet.go).
+	out.QuietSince = time.Time{}
 	return &out
 }
 

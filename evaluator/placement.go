@@ -117,7 +117,8 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 			// Observed long enough: the stage waits for its calls to show
 			// the route healthy, not for a time.
 			return append([]Wait{{WaitFailback, "failback stage " + strconv.Itoa(rs.Stage) + " of " + strconv.Itoa(len(fb.Stages)) + " since " + stamp(rs.StageSince) +
-				", observed for " + fb.Observe.String() + ": " + step + " once its calls show a score ≥ " + gText(fb.MinScore) + " (they show at least " + fixed(sc.Low, 1) + ")"}}, callsWanted(p, rs)...)
+				", observed for " + fb.Observe.String() + ": " + step + " once its calls show a score ≥ " + gText(fb.MinScore) + " (they show at least " + fixed(sc.Low, 1) + ")"}},
+				append(quietWanted(p, rs, now), callsWanted(p, rs)...)...)
 		}
 		return []Wait{{WaitFailback, "failback stage " + strconv.Itoa(rs.Stage) + " of " + strconv.Itoa(len(fb.Stages)) + " since " + stamp(rs.StageSince) +
 			": " + step + " at " + stamp(next) + " if the score stays ≥ " + gText(fb.MinScore) + " (observe " + fb.Observe.String() + ")"}}

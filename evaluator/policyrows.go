@@ -106,5 +106,5 @@ func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
 func (r *routeSamples) score(i int, idle bool, scope recoveryScope) Score {
 	n := len(r.p.columns)
 	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps[:0])
-	return scoreSamples(r.p, r.smps, idle, scope)
+	return scoreSamples(r.p, cleanSamples(r.p, r.smps, scope.quiet), idle, scope)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/hermes-failover/hermes/rules"
 	"github.com/hermes-failover/hermes/traffic"
@@ -62,11 +63,22 @@ type recoveryScope struct {
 	// are unknown.
 	causes []Cause
 	all    bool
+	// quiet is how long a failed-over route has served no users, whose
+	// user-call evidence is then only the calls since (quiet.go);
+	// negative when it is not returning from idle, or that is unknown.
+	quiet time.Duration
 }
 
 // scopeOf is the recovery scope of route state rs.
 func scopeOf(rs *RouteState) recoveryScope {
-	return recoveryScope{causes: rs.Causes, all: rs.Level != traffic.Normal && len(rs.Causes) == 0}
+	return recoveryScope{causes: rs.Causes, all: rs.Level != traffic.Normal && len(rs.Causes) == 0, quiet: -1}
+}
+
+// scopeAt is scopeOf(rs) at now, with how long the route has been quiet.
+func scopeAt(rs *RouteState, now time.Time) recoveryScope {
+	s := scopeOf(rs)
+	s.quiet = quietFor(rs, now)
+	return s
 }
 
 // rules reports whether sig's evidence must rule out the failure that

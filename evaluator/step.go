@@ -28,8 +28,8 @@ func Step(p *Policy, prev State, in Input, now time.Time) (State, []Event) {
 	for i, route := range p.Routes() {
 		last := s.Routes[route]
 		idle := share[i] == 0
-		next, trs := decideRoute(p, *last, samples.score(i, idle, scopeOf(last)), idle, now)
-		routes[i] = withShownScore(next, last)
+		next, trs := decideRoute(p, *last, samples.score(i, idle, scopeAt(last, now)), idle, now)
+		routes[i] = withShownScore(withQuiet(p, next, idle, now), last)
 		for _, tr := range trs {
 			evs = append(evs, transitionEvents(p, route, routes[i], tr, now)...)
 		}
