@@ -47,22 +47,7 @@ func TestConcurrencyLimit(t *testing.T) {
 // (the client's read fails after the events it got) and recorded as
 // truncated, as instrument records a body cut while read.
 func TestTotalTimeout(t *testing.T) {
-	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		for {
-			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n")
-			if rc.Flush() != nil {
-				return
-			}
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(20 * time.Millisecond): // the pace of the stream, the fault itself
-			}
-		}
-	}))
+	up := pacedStream(t, -1, 20*time.Millisecond)
 	rt := testRoute("free", up, validate.Rules{})
 	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = 200*time.Millisecond, time.Second, 300*time.Millisecond
 	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
@@ -78,23 +63,7 @@ func TestTotalTimeout(t *testing.T) {
 // the gap; when it then stalls, it is cut after idle_timeout and recorded
 // as truncated.
 func TestIdleTimeoutRunsFromTheLastRead(t *testing.T) {
-	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		for range 6 {
-			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n")
-			if rc.Flush() != nil {
-				return
-			}
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(100 * time.Millisecond): // the pace of the stream, the fault itself
-			}
-		}
-		<-r.Context().Done() // the stall
-	}))
+	up := pacedStream(t, 6, 100*time.Millisecond)
 	rt := testRoute("free", up, validate.Rules{})
 	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = time.Second, 300*time.Millisecond, 10*time.Second
 	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
@@ -120,4 +89,27 @@ func TestFirstByteTimeout(t *testing.T) {
 		t.Fatalf("want 504: %d %q %v", r.status, r.body, r.err)
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="timeout",reason="",route="free",verdict="hard_fail"} 1`)
+}
+
+// pacedStream serves a stream of unfinished chunks, one every gap (the
+// pace is the fault itself). After n events (n < 0: never) it stalls
+// until the caller hangs up.
+func pacedStream(t *testing.T, n int, gap time.Duration) string {
+	return serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for i := 0; n < 0 || i < n; i++ {
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n")
+			if rc.Flush() != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(gap):
+			}
+		}
+		<-r.Context().Done() // the stall
+	}))
 }
