@@ -21,7 +21,8 @@
 # ticks and their scrapes) there, and the binary beside it as FILE.bin
 # (`go tool pprof -top -cum FILE.bin FILE`). With HERMES_BIN=FILE it runs
 # that hermes binary instead of building one from this tree (to measure
-# two versions in turn, A, B, A, B, in the same minutes).
+# two versions in turn, A, B, A, B, in the same minutes); FAKEPROM_BIN=FILE
+# does the same for fakeprom.
 set -eu
 cd "$(dirname "$0")/.."
 routes=${1:-10000}
@@ -36,7 +37,11 @@ if [ -n "${HERMES_BIN:-}" ]; then
 else
 	go build -o "$dir/hermes" ./cmd/hermes
 fi
-go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
+if [ -n "${FAKEPROM_BIN:-}" ]; then
+	cp "$FAKEPROM_BIN" "$dir/fakeprom"
+else
+	go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
+fi
 go run ./internal/benchfleet/gen -config-only -routes "$routes" -out "$dir"
 sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes.yaml"
 "$dir/fakeprom" -listen "127.0.0.1:$pport" -routes "$routes" >"$dir/fakeprom.log" 2>&1 &
