@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench-rss.sh measures a real `hermes run` with a fleet of ROUTES routes
 # (default 10000) and the shipped policy against internal/benchfleet/fakeprom
-# (a query API answering every signal for every route, a healthy fleet):
+# (a query API answering every part of every signal query for every route,
+# the longer windows' parts included: a healthy fleet):
 # after four ticks it prints Hermes's resident memory, the size of its
 # /metrics and how many signal queries failed (0 for a clean run). Then it
 # measures Hermes's CPU over TICKS more intervals (default 4) scraped as
