@@ -151,6 +151,13 @@ func readVector(s *scanner, env *envelope, maxSeries int, each func(route, part 
 			s.skip()
 			continue
 		}
+		if f, ok := fastSeries(s.buf[s.pos:s.end]); ok {
+			s.pos += f.n
+			if f.hasRoute {
+				each(f.route, f.part, f.v)
+			}
+			continue
+		}
 		labels.reset()
 		var v float64
 		hasValue := false
@@ -234,22 +241,50 @@ func readSampleValue(s *scanner) float64 {
 	return v
 }
 
-// parseValue is strconv.ParseFloat of a sample value's bytes. A whole
-// number of up to 15 digits, as counts are, is converted without making a
-// string of it: it is exact in a float64, as ParseFloat's result is.
+// parseValue is strconv.ParseFloat of a sample value's bytes. A decimal
+// of up to 15 digits, with a sign and a point or without (as counts and
+// ratios are: "1200", "0.01"), is converted without making a string of
+// it: its digits m are exact in a float64, and so is 10^k for its k
+// digits after the point, so m / 10^k is the one rounding of the decimal,
+// which is what ParseFloat returns (its own exact fast path, Clinger's).
+// TestParseValueAsParseFloat holds the two to the same bits.
 func parseValue(raw []byte) (float64, error) {
-	if n := len(raw); n > 0 && n <= 15 {
-		var u uint64
-		for _, c := range raw {
-			if c < '0' || c > '9' {
+	digits := raw
+	neg := len(digits) > 0 && digits[0] == '-'
+	if neg {
+		digits = digits[1:]
+	}
+	if n := len(digits); n > 0 && n <= 16 {
+		var m uint64
+		point, seen := -1, 0
+		for i, c := range digits {
+			switch {
+			case '0' <= c && c <= '9':
+				m = m*10 + uint64(c-'0')
+				seen++
+			case c == '.' && point < 0:
+				point = i
+			default:
 				return strconv.ParseFloat(string(raw), 64)
 			}
-			u = u*10 + uint64(c-'0')
 		}
-		return float64(u), nil
+		if seen > 0 && seen <= 15 {
+			v := float64(m)
+			if point >= 0 {
+				v /= pow10[len(digits)-1-point]
+			}
+			if neg {
+				v = -v
+			}
+			return v, nil
+		}
 	}
 	return strconv.ParseFloat(string(raw), 64)
 }
+
+// pow10 are the powers of ten that parseValue divides by, each exact in a
+// float64.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // seriesLabels are the labels readVector keeps of a series: the values
 // of its route and part labels, each in a buffer reused from series to

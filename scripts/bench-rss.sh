@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench-rss.sh measures a real `hermes run` with a fleet of ROUTES routes
 # (default 10000) and the shipped policy against internal/benchfleet/fakeprom
-# (a query API answering every signal for every route, a healthy fleet):
+# (a query API answering every part of every signal query for every route,
+# the longer windows' parts included: a healthy fleet):
 # after four ticks it prints Hermes's resident memory, the size of its
 # /metrics and how many signal queries failed (0 for a clean run). Then it
 # measures Hermes's CPU over TICKS more intervals (default 4) scraped as
@@ -21,7 +22,8 @@
 # ticks and their scrapes) there, and the binary beside it as FILE.bin
 # (`go tool pprof -top -cum FILE.bin FILE`). With HERMES_BIN=FILE it runs
 # that hermes binary instead of building one from this tree (to measure
-# two versions in turn, A, B, A, B, in the same minutes).
+# two versions in turn, A, B, A, B, in the same minutes); FAKEPROM_BIN=FILE
+# does the same for fakeprom.
 set -eu
 cd "$(dirname "$0")/.."
 routes=${1:-10000}
@@ -36,7 +38,11 @@ if [ -n "${HERMES_BIN:-}" ]; then
 else
 	go build -o "$dir/hermes" ./cmd/hermes
 fi
-go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
+if [ -n "${FAKEPROM_BIN:-}" ]; then
+	cp "$FAKEPROM_BIN" "$dir/fakeprom"
+else
+	go build -o "$dir/fakeprom" ./internal/benchfleet/fakeprom
+fi
 go run ./internal/benchfleet/gen -config-only -routes "$routes" -out "$dir"
 sed -i "s|url: http://127.0.0.1:9090|url: http://127.0.0.1:$pport|" "$dir/hermes.yaml"
 "$dir/fakeprom" -listen "127.0.0.1:$pport" -routes "$routes" >"$dir/fakeprom.log" 2>&1 &

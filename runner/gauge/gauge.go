@@ -39,6 +39,9 @@ type Vec struct {
 	// is the index among them of the i-th label value a Series is given.
 	names []*string
 	order []int
+	// head is the family's HELP and TYPE lines as expfmt writes them, nil
+	// when expfmt may escape its name or a label name (textHead).
+	head []byte
 
 	mu sync.Mutex
 	// series are the series, sorted by their labels' values unless
@@ -55,6 +58,9 @@ type entry struct {
 	bits   atomic.Uint64 // math.Float64bits of the value
 	dead   bool          // deleted; guarded by Vec.mu
 	labels []*dto.LabelPair
+	// text is the series' line in the text format up to its value
+	// (sampleText), when the Vec has a head.
+	text []byte
 }
 
 // NewVec creates a Vec named and described by opts with the label names
@@ -72,6 +78,7 @@ func NewVec(opts prometheus.GaugeOpts, labels ...string) *Vec {
 	for i, l := range labels {
 		v.order[i] = slices.Index(sorted, l)
 	}
+	v.head = textHead(fq, opts.Help, labels)
 	return v
 }
 
@@ -162,6 +169,9 @@ func (v *Vec) add(lvs []string) *entry {
 		values[j] = lv
 		pairs[j].Name, pairs[j].Value = v.names[j], &values[j]
 		e.labels[j] = &pairs[j]
+	}
+	if v.head != nil {
+		_, e.text = sampleText(v.name, v.help, e.labels)
 	}
 	v.mu.Lock()
 	if n := len(v.series); n > 0 && compareLabels(v.series[n-1], e) > 0 {

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bufio"
 	"compress/gzip"
 	"fmt"
 	"net/http"
@@ -10,6 +11,9 @@ import (
 	"github.com/klauspost/compress/gzhttp/writer/gzstd"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/hermes-failover/hermes/runner/gauge"
 )
 
 // Handler serves the series of g on /metrics as promhttp.HandlerFor does,
@@ -27,12 +31,44 @@ import (
 // as net/http's clients expect) does, with the standard library's gzip:
 // at BestSpeed it cost less than klauspost's own (46–51 ms a scrape). zstd
 // is left off, as promhttp offers it only when asked to.
+//
+// Over a gauge.Registry, a scrape in the text format (what Prometheus
+// gets: this handler offers no OpenMetrics, as promhttp's default does
+// not) is written by the registry itself (gauge.TextScrape), with the
+// headers promhttp sets; any other format, a scrape filtered by name[]
+// or a failed gather is promhttp's.
 func Handler(g prometheus.Gatherer) http.Handler {
 	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{DisableCompression: true})
+	if reg, ok := g.(*gauge.Registry); ok {
+		h = textHandler(reg, h)
+	}
 	wrap, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed), gzhttp.EnableZstd(false), gzhttp.Implementation(writer.GzipWriterFactory{Levels: gzstd.Levels, New: gzstd.NewWriter}))
 	if err != nil {
 		// The options are constants: an error is a programming error.
 		panic(fmt.Sprintf("telemetry: gzip handler: %v", err))
 	}
 	return wrap(h)
+}
+
+// textHandler serves reg's scrapes in the text format as promhttp's
+// handler does (other's), and leaves the rest to other.
+func textHandler(reg *gauge.Registry, other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		format := expfmt.NegotiateAccept(req.Header, expfmt.DefaultAcceptedFormats()...)
+		if format.FormatType() != expfmt.TypeTextPlain || req.URL != nil && req.URL.Query().Has("name[]") {
+			other.ServeHTTP(w, req)
+			return
+		}
+		scrape, err := reg.GatherText()
+		if err != nil {
+			other.ServeHTTP(w, req) // it gathers again and reports the error
+			return
+		}
+		w.Header().Add("Vary", "Accept")
+		w.Header().Set("Content-Type", string(format))
+		bw := bufio.NewWriterSize(w, 32<<10)
+		if scrape.Write(bw, format) == nil {
+			_ = bw.Flush()
+		}
+	})
 }

@@ -1,8 +1,9 @@
 // Command fakeprom answers Prometheus instant queries for a fleet of
 // benchfleet routes, for measuring a real `hermes run` at scale
 // (scripts/bench-rss.sh) without a Prometheus that could hold the series.
-// Every signal query gets one sample per route (and a count of 1200 behind
-// each for a signal with evidence): 0 for the failure ratios
+// Every signal query gets one sample per route in each of its parts (and a
+// count of 1200 behind each value for a signal with evidence, its longer
+// windows' included): 0 for the failure ratios
 // (queries naming soft_fail, hard_fail, empty, error_body, 422 or retr),
 // 1 for the others, so the fleet is healthy. Hermes's own series
 // (restore queries) get an empty vector.
@@ -37,11 +38,19 @@ func main() {
 		}
 		result := []sample{}
 		if !strings.Contains(q, "hermes_") {
-			// A signal with a volume or samples asks for both in one
-			// query: its value, then a count of 1200 behind it.
+			// A signal with a volume or samples asks for every part in
+			// one query: its value, a count of 1200 behind it, and each
+			// of its longer windows' value and count (rules.TickParts).
 			parts := []struct{ q, part, v string }{{q: q}}
-			if value, _, ok := rules.SplitTickQuery(q); ok {
-				parts = []struct{ q, part, v string }{{q: value, part: rules.PartValue}, {part: rules.PartEvidence, v: "1200"}}
+			if tick, ok := rules.TickParts(q); ok {
+				parts = parts[:0]
+				for i, tp := range tick {
+					p := struct{ q, part, v string }{q: tp.Query, part: tp.Part}
+					if i%2 == 1 { // the evidence of the part before
+						p.v = "1200"
+					}
+					parts = append(parts, p)
+				}
 			}
 			now := float64(time.Now().UnixMilli()) / 1000
 			for _, p := range parts {
