@@ -387,6 +387,9 @@ type evidenceFormat struct {
 	// samples: the count is of samples, not calls.
 	samples    bool
 	minSamples float64
+	// unit names what a counted signal counts: " calls" of users, or
+	// " results" of probes (a signal that needs no user traffic).
+	unit string
 	// bounds are those at scoring.confidence, confidence its text.
 	bounds     *proportionBounds
 	confidence string
@@ -396,7 +399,10 @@ type evidenceFormat struct {
 // bounds at scoring.confidence are b.
 func newEvidenceFormat(cfg *rules.Policy, sig *rules.SignalConfig, b *proportionBounds) evidenceFormat {
 	f := evidenceFormat{samples: sig.Samples != "", minSamples: cfg.Scoring.MinSamples,
-		bounds: b, confidence: fmtConfidence(cfg.Scoring.Confidence)}
+		bounds: b, confidence: fmtConfidence(cfg.Scoring.Confidence), unit: " calls"}
+	if !sig.RequiresTraffic {
+		f.unit = " results"
+	}
 	if w := sig.Derived.Evidence; w > 0 {
 		f.in = " in " + fmtWindow(w)
 	}
@@ -515,7 +521,7 @@ func (c *Contribution) appendEvidence(b []byte) []byte {
 	b = appendFloat(b, value*volume, 'f', 0)
 	b = append(b, " of "...)
 	b = appendFloat(b, volume, 'f', 0)
-	b = append(b, " calls"...)
+	b = append(b, f.unit...)
 	if window > 0 {
 		b = append(b, " in "...)
 		b = appendWindow(b, window)

@@ -36,8 +36,12 @@ func TestEvidenceTextOnDemand(t *testing.T) {
 				if c.evidence == nil || c.Reason != "" || text == "" {
 					t.Fatalf("%s counted: evidence %v, Reason %q, text %q", c.Signal, c.evidence, c.Reason, text)
 				}
-				if sig.Volume != "" && !strings.HasPrefix(text, fmtCount(c.Value*c.Volume)+" of "+fmtCount(c.Volume)+" calls") {
-					t.Fatalf("%s: text %q for %g of %g calls", c.Signal, text, c.Value, c.Volume)
+				unit := " calls" // of users; a probe's are its results
+				if !sig.RequiresTraffic {
+					unit = " results"
+				}
+				if sig.Volume != "" && !strings.HasPrefix(text, fmtCount(c.Value*c.Volume)+" of "+fmtCount(c.Volume)+unit) {
+					t.Fatalf("%s: text %q for %g of %g%s", c.Signal, text, c.Value, c.Volume, unit)
 				}
 			default:
 				if c.evidence != nil || text != "" {

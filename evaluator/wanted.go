@@ -119,14 +119,15 @@ func evidenceWanted(p *Policy, rs RouteState) []wanted {
 		need := callsNeeded(x, t, p.recovery)
 		rate := n / w.Seconds()
 		in := fmtWindow(w)
+		unit := c.format().unit // " calls" or " results"
 		switch {
 		case math.IsInf(need, 1):
-			out = append(out, wanted{c.Signal + ": " + fixed(x, 0) + " failed of " + fixed(n, 0) + " calls in " + in + "; no count of calls shows it within", w, true})
+			out = append(out, wanted{c.Signal + ": " + fixed(x, 0) + " failed of " + fixed(n, 0) + unit + " in " + in + "; no count of" + unit + " shows it within", w, true})
 		case need > rate*w.Seconds()*1.05:
-			out = append(out, wanted{c.Signal + ": " + fixed(x, 0) + " failed of " + fixed(n, 0) + " calls in " + in + "; about " + fixed(need, 0) + " calls needed, more than its " + in + " holds at " + digits(rate, 2) + " calls/s", w, true})
+			out = append(out, wanted{c.Signal + ": " + fixed(x, 0) + " failed of " + fixed(n, 0) + unit + " in " + in + "; about " + fixed(need, 0) + unit + " needed, more than its " + in + " holds at " + digits(rate, 2) + unit + "/s", w, true})
 		default:
 			left := time.Duration((need - n) / rate * float64(time.Second)).Round(time.Minute)
-			out = append(out, wanted{c.Signal + ": " + fixed(n, 0) + " of about " + fixed(need, 0) + " calls needed in " + in + " at " + digits(rate, 2) + " calls/s, about " + fmtWindow(max(left, time.Minute)) + " more", w, false})
+			out = append(out, wanted{c.Signal + ": " + fixed(n, 0) + " of about " + fixed(need, 0) + unit + " needed in " + in + " at " + digits(rate, 2) + unit + "/s, about " + fmtWindow(max(left, time.Minute)) + " more", w, false})
 		}
 	}
 	return out
