@@ -96,8 +96,8 @@ func TestReloadsCloseTheOldPrometheusClient(t *testing.T) {
 }
 
 // connTracker follows the connections of a test server (its ConnContext
-// and ConnState hooks) and which of them served a request since the
-// client last changed (newClient).
+// and ConnState hooks) and which of them were opened or served a request
+// since the client last changed (newClient).
 type connTracker struct {
 	mu   sync.Mutex
 	open map[net.Conn]bool // open connection → served a request since newClient
@@ -116,7 +116,11 @@ func (c *connTracker) connState(conn net.Conn, s http.ConnState) {
 	defer c.mu.Unlock()
 	switch s {
 	case http.StateNew:
-		c.open[conn] = false
+		// Only the live client opens connections after newClient (a
+		// dial of an old one still under way is closed when it lands,
+		// as the old transport closes newly idle connections), and the
+		// transport may dial one more than its queries end up using.
+		c.open[conn] = true
 	case http.StateClosed, http.StateHijacked:
 		delete(c.open, conn)
 	}
@@ -143,7 +147,7 @@ func (c *connTracker) newClient() {
 }
 
 // counts returns how many connections are open and how many of them
-// served no request since newClient.
+// were neither opened nor used since newClient.
 func (c *connTracker) counts() (open, stale int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
