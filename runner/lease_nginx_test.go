@@ -173,13 +173,15 @@ func TestLeaseHoldsUnderClockSkewOnNginxAndFile(t *testing.T) {
 				if f.Writer.Replica != "a" || n.Writer.Replica != "a" || !maps.Equal(f.Weights, n.Weights) || f.Weights["free"] != 100 {
 					t.Fatalf("poll %d: %s, want a's free=100 in both (b's clock off by %s)", polls, detail, skew)
 				}
-				if !lastStamp.IsZero() && n.Writer.Tick.Before(lastStamp.Tick) {
-					t.Fatalf("poll %d: a's stamp in nginx went back from %s to %s", polls, lastStamp.Tick, n.Writer.Tick)
+				// Only a stamp later than any seen is a renewal: right after
+				// a reload an old nginx worker may still answer the one
+				// before.
+				if n.Writer.Tick.After(lastStamp.Tick) {
+					if !lastStamp.IsZero() {
+						renewed++
+					}
+					lastStamp = n.Writer
 				}
-				if !lastStamp.IsZero() && !n.Writer.Equal(lastStamp) {
-					renewed++
-				}
-				lastStamp = n.Writer
 				if got, err := b.route(); err != nil || got != "free" {
 					t.Fatalf("poll %d: a request through nginx reached %q (%v), want free", polls, got, err)
 				}
