@@ -126,30 +126,47 @@ func testFailoverRoundTrip(t *testing.T, b testenv.Engine) {
 		firing = checkFailedOverFiring(t, am, h)
 	}
 
-	// SIGKILL mid-failover, then start again with the same flags.
+	// SIGKILL mid-failover, then start again with the same flags once the
+	// engine has seen Hermes down (a failed scrape after a good one: Hermes's
+	// series go stale), however long a loaded machine takes for it.
+	up := func(want float64) func() (bool, string) {
+		return func() (bool, string) {
+			v, err := db.QueryValue(`up{job="hermes"}`)
+			return err == nil && v == want, fmt.Sprintf("up %v (%v)", v, err)
+		}
+	}
+	testenv.EventuallyDetail(t, 30*time.Second, b.Name+" scraping hermes", up(1))
 	killedAt := time.Now()
 	h.Process().Kill()
 	t.Logf("hermes killed with SIGKILL while free is failed over (since %s)", before.Since.UTC().Format(time.RFC3339))
-	time.Sleep(2 * time.Second) // a couple of failed scrapes: the engine marks Hermes's series stale
+	testenv.EventuallyDetail(t, 30*time.Second, b.Name+" seeing hermes down", up(0))
 	h.Start(t)
 	restartedAt := time.Now()
-	// Watch at least 5 ticks, and until free's last degraded traffic has left
-	// the 15s rate windows, so that the failback judges recovered traffic only.
+	// Watch at least 5 of Hermes's ticks, and until free's last degraded
+	// traffic has left the engine's 15s rate windows, so that the failback
+	// judges recovered traffic only. Both are conditions on Hermes and the
+	// engine, not on the wall clock: under load the engine scrapes late, and
+	// VictoriaMetrics' rate also reads the sample before its window, so a
+	// fixed 16 s after the failover can leave degraded traffic in the window.
+	firstTick := h.Status(t).LastTick
 	ticks := 0
-	for ; ticks < 5 || time.Since(failoverAt) < 16*time.Second; ticks++ {
-		i := ticks
+	testenv.EventuallyDetail(t, 2*time.Minute, "5 ticks after the restart and free's degraded traffic out of the rate windows", func() (bool, string) {
+		ticks++
 		st := h.Status(t)
 		r := st.Route("free")
 		if r.Level != "failover" || !r.Since.Truncate(time.Second).Equal(before.Since.Truncate(time.Second)) || r.Traffic != 0 {
-			t.Errorf("tick %d after restart: %s; want failover since %s with no traffic", i+1, r, before.Since.UTC().Format(time.RFC3339))
+			t.Fatalf("poll %d after restart: %s; want failover since %s with no traffic", ticks, r, before.Since.UTC().Format(time.RFC3339))
 		}
 		if !maps.Equal(st.Weights(), split(0, 100, 0)) {
-			t.Errorf("tick %d after restart: weights %v, want %v", i+1, st.Weights(), split(0, 100, 0))
+			t.Fatalf("poll %d after restart: weights %v, want %v", ticks, st.Weights(), split(0, 100, 0))
 		}
-		time.Sleep(time.Second)
-	}
+		failing, err := db.Query(`sum(rate(llm_gateway_requests_total{route="free",verdict=~"soft_fail|hard_fail"}[15s]))`)
+		quiet := err == nil && len(failing) == 1 && failing[0].Value == 0
+		return st.LastTick.Sub(firstTick) >= 5*time.Second && quiet,
+			fmt.Sprintf("Hermes ticked %s since the restart; free's failing rate in %s: %v (%v)", st.LastTick.Sub(firstTick), b.Name, failing, err)
+	})
 	if cs := e.split.Between(killedAt, time.Now()); len(cs) > 0 || e.split.Current()["free"] != 0 {
-		t.Errorf("split file changed between the kill and %d ticks after the restart:\n%s", ticks, joinChanges(cs))
+		t.Errorf("split file changed between the kill and %d polls after the restart:\n%s", ticks, joinChanges(cs))
 	}
 	audit := h.Audit(t)
 	var restores []AuditRecord
@@ -174,7 +191,7 @@ func testFailoverRoundTrip(t *testing.T, b testenv.Engine) {
 			t.Errorf("audit after the restart: %+v; want no decision before the route recovers", r)
 		}
 	}
-	t.Logf("restart held free at failover for %d ticks (restarted %s after the kill)", ticks, restartedAt.Sub(killedAt).Round(100*time.Millisecond))
+	t.Logf("restart held free at failover for %d polls (restarted %s after the kill)", ticks, restartedAt.Sub(killedAt).Round(100*time.Millisecond))
 	if am != nil {
 		// The restarted Hermes restored the alert: Alertmanager holds the
 		// same one, started when it first fired.
