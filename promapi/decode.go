@@ -158,21 +158,7 @@ func readVector(s *scanner, env *envelope, maxSeries int, each func(route, part 
 			}
 			continue
 		}
-		labels.reset()
-		var v float64
-		hasValue := false
-		s.openObject()
-		for first := true; s.member(first); first = false {
-			switch fieldName(s.key, "metric", "value") {
-			case "metric":
-				readMetric(s, &labels)
-			case "value":
-				v = readSampleValue(s)
-				hasValue = true
-			default: // "values" of a matrix, "histogram" among others
-				s.skip()
-			}
-		}
+		v, hasValue := readSeries(s, &labels)
 		switch {
 		case s.err != nil:
 			return
@@ -182,6 +168,25 @@ func readVector(s *scanner, env *envelope, maxSeries int, each func(route, part 
 			each(labels.route, labels.part, v)
 		}
 	}
+}
+
+// readSeries reads one series object with the scanner into labels (reset
+// first), and its value when it has one: the path for a series fastSeries
+// does not read.
+func readSeries(s *scanner, labels *seriesLabels) (v float64, hasValue bool) {
+	labels.reset()
+	s.openObject()
+	for first := true; s.member(first); first = false {
+		switch fieldName(s.key, "metric", "value") {
+		case "metric":
+			readMetric(s, labels)
+		case "value":
+			v, hasValue = readSampleValue(s), true
+		default: // "values" of a matrix, "histogram" among others
+			s.skip()
+		}
+	}
+	return v, hasValue
 }
 
 // readMetric reads a series' labels, keeping its route and part. Label

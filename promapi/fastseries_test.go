@@ -87,19 +87,7 @@ func TestFastSeriesAsScanner(t *testing.T) {
 		fast++
 		s := newScanner(bytes.NewReader(text), len(text)+1)
 		var labels seriesLabels
-		var v float64
-		hasValue := false
-		s.openObject()
-		for first := true; s.member(first); first = false {
-			switch fieldName(s.key, "metric", "value") {
-			case "metric":
-				readMetric(s, &labels)
-			case "value":
-				v, hasValue = readSampleValue(s), true
-			default:
-				s.skip()
-			}
-		}
+		v, hasValue := readSeries(s, &labels)
 		if s.err != nil || !hasValue || labels.hasRoute != f.hasRoute || string(labels.route) != string(f.route) ||
 			string(labels.part) != string(f.part) || math.Float64bits(v) != math.Float64bits(f.v) || s.pos != f.n {
 			t.Fatalf("%s: fastSeries %+v, scanner route %q part %q value %v at %d, %v", text, f, labels.route, labels.part, v, s.pos, s.err)
