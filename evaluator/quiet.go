@@ -38,7 +38,9 @@ import (
 // before it, so every window that began at that tick or later is clean.
 // Being late only makes fewer windows clean. A call still in flight then
 // (a long stream), or not yet scraped, is counted later, as one of the
-// stage's own: a few calls at most (docs/detection.md). It lives in the move record, which the local state file keeps
+// stage's own: a few calls at most (docs/detection.md).
+//
+// QuietSince lives in the move record, which the local state file keeps
 // across a restart; a route restored without it (an older state file, a
 // lost one) is judged on every window, as before: after a crash Hermes
 // does not assume when the route went quiet, at stage 0 it finds that
@@ -118,12 +120,12 @@ func callsNow(p *Policy, sc Score) (serving, quiet bool) {
 	return false, quiet
 }
 
-// withQuiet is route state rs, as decided at now, with its move record's QuietSince kept: set at the first tick at which
-// a failed-over route given no share (idle) shows no call now, cleared
-// once such a route at stage 0 serves users again (degraded mode, an
-// operator's split) or its failback stepped back to no traffic (withAbort
-// clears it), kept while its stages serve. The record is never written
-// in place.
+// withQuiet is route state rs, as decided at now, with its move record's
+// QuietSince kept: set at the first tick at which a failed-over route
+// given no share (idle) shows no call now, cleared once such a route at
+// stage 0 serves users again (degraded mode, an operator's split) or its
+// failback stepped back to no traffic (withAbort clears it), kept while
+// its stages serve. The record is never written in place.
 func withQuiet(p *Policy, rs RouteState, idle bool, now time.Time) RouteState {
 	if rs.Level != traffic.Failover || rs.Stage > 0 || rs.Move == nil || rs.Score.Held() {
 		return rs
