@@ -16,11 +16,14 @@
 #     streams of 20 events sent back to back: hermes ≥ 80 % of nginx
 #     (medians of ROUNDS rounds, the targets in turn). A bare
 #     httputil.ReverseProxy (internal/benchproxy/bare: no judging, no
-#     metrics, no limits) takes its turn too, and each proxy's CPU time
+#     metrics, no limits) takes its turn too, and so does a bare one on
+#     fasthttp (internal/benchproxy/barefast: its server and HostClient,
+#     bodies streamed, the same nothing else), and each proxy's CPU time
 #     (utime + stime of its processes) per request and per stream is
 #     printed beside its rate in a second table: the CPU time is what the
 #     proxy itself costs, far less swayed than the rates by what else the
-#     machine runs, and the bare proxy is the floor Go's net/http sets;
+#     machine runs, and the bare proxies are the floors Go's net/http and
+#     fasthttp set;
 #   - memory: hermes's RSS (VmRSS) idle, then with 1,000 open streams (one
 #     event a second): ≤ 64 KiB per open stream (nginx's beside it); and a
 #     soak of plain replies at 200 req/s and 20 streams a second, RSS every
@@ -38,8 +41,10 @@
 # Environment: DURATION (default 20s) of each latency load; TPUT (default
 # 5s) of each throughput load, ROUNDS (default 3) of them per target; HOLD (default 20s) of the 1,000 streams;
 # SOAK (default 10m; 0 skips it); STREAMS (default 1000) held open;
-# PORT_BASE (default 19480): the upstream, nginx, hermes and the bare
-# proxy listen on it and the next three ports.
+# ONLY=throughput runs only the throughput rounds (no memory, latency or
+# soak) and prints only their table;
+# PORT_BASE (default 19480): the upstream, nginx, hermes and the two bare
+# proxies listen on it and the next four ports.
 set -eu
 cd "$(dirname "$0")/.."
 duration=${DURATION:-20s}
@@ -48,8 +53,10 @@ rounds=${ROUNDS:-3}
 hold=${HOLD:-20s}
 soak=${SOAK:-10m}
 nstreams=${STREAMS:-1000}
+only=${ONLY:-}
+case $only in "" | throughput) ;; *) echo "bench-proxy: ONLY is empty or throughput, not $only" >&2; exit 1 ;; esac
 base=${PORT_BASE:-19480}
-uport=$base nport=$((base + 1)) hport=$((base + 2)) bport=$((base + 3))
+uport=$base nport=$((base + 1)) hport=$((base + 2)) bport=$((base + 3)) fport=$((base + 4))
 nginx=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 [ -x "$nginx" ] || { echo "bench-proxy: nginx not found (apt-get install nginx)" >&2; exit 1; }
 dir=$(mktemp -d)
@@ -66,6 +73,7 @@ go build -o "$dir/hermes" ./cmd/hermes
 go build -o "$dir/upstream" ./internal/benchproxy/upstream
 go build -o "$dir/load" ./internal/benchproxy/load
 go build -o "$dir/bare" ./internal/benchproxy/bare
+go build -o "$dir/barefast" ./internal/benchproxy/barefast
 
 "$dir/upstream" -listen "127.0.0.1:$uport" 2>"$dir/upstream.log" &
 upid=$!
@@ -121,16 +129,20 @@ pids="$pids $hpid"
 "$dir/bare" -listen "127.0.0.1:$bport" -upstream "http://127.0.0.1:$uport" 2>"$dir/bare.log" &
 bpid=$!
 pids="$pids $bpid"
+"$dir/barefast" -listen "127.0.0.1:$fport" -upstream "http://127.0.0.1:$uport" 2>"$dir/barefast.log" &
+fpid=$!
+pids="$pids $fpid"
 
 direct=http://127.0.0.1:$uport/v1/chat/completions
 vianginx=http://127.0.0.1:$nport/bench/v1/chat/completions
 viahermes=http://127.0.0.1:$hport/bench/v1/chat/completions
 viabare=http://127.0.0.1:$bport/bench/v1/chat/completions
+viabarefast=http://127.0.0.1:$fport/bench/v1/chat/completions
 
-urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; bare) echo "$viabare" ;; esac; }
+urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; bare) echo "$viabare" ;; barefast) echo "$viabarefast" ;; esac; }
 # alive fails the run when the upstream, nginx or hermes has died.
 alive() {
-	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log"; do
+	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log" "barefast $fpid $dir/barefast.log"; do
 		set -- $p
 		if ! kill -0 "$2" 2>/dev/null; then
 			echo "bench-proxy: $1 (PID $2) died; its log:" >&2
@@ -159,12 +171,12 @@ nginx_rss() { # master and workers, KiB
 }
 
 for i in $(seq 100); do
-	curl -sf -o /dev/null -d '{}' "$direct" && curl -sf -o /dev/null -d '{}' "$vianginx" && curl -sf -o /dev/null -d '{}' "$viahermes" && curl -sf -o /dev/null -d '{}' "$viabare" && break
+	curl -sf -o /dev/null -d '{}' "$direct" && curl -sf -o /dev/null -d '{}' "$vianginx" && curl -sf -o /dev/null -d '{}' "$viahermes" && curl -sf -o /dev/null -d '{}' "$viabare" && curl -sf -o /dev/null -d '{}' "$viabarefast" && break
 	alive
 	[ "$i" = 100 ] && { echo "bench-proxy: the servers did not answer in 10 s" >&2; exit 1; }
 	sleep 0.1
 done
-echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxy PID $bpid; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxies PID $bpid (net/http) and $fpid (fasthttp); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 # cpu PID...: the CPU time (user + system) the processes have used, in
 # clock ticks; cpu_of TARGET: that of the target's proxy (nothing for
 # direct).
@@ -175,6 +187,7 @@ cpu_of() {
 	nginx) cpu "$npid" $(pgrep -P "$npid") ;;
 	hermes) cpu "$hpid" ;;
 	bare) cpu "$bpid" ;;
+	barefast) cpu "$fpid" ;;
 	esac
 }
 hz=$(getconf CLK_TCK)
@@ -219,6 +232,7 @@ held() { # URL PID-RSS-FUNCTION: RSS idle and with $nstreams open streams, KiB
 	echo "  $1: RSS $idle KiB idle, $top KiB with $nstreams streams open" >&2
 	echo "$idle $top"
 }
+if [ -z "$only" ]; then
 echo "memory: $nstreams open streams for $hold through each" >&2
 m=$(held "$viahermes" "rss $hpid")
 set -- $m
@@ -250,6 +264,7 @@ for t in direct nginx hermes; do
 	echo "  $t: $line" >&2
 	eval "tt50_$t=$(val ttfb_p50_ms "$line") tt99_$t=$(val ttfb_p99_ms "$line") g50_$t=$(val gap_p50_ms "$line") g99_$t=$(val gap_p99_ms "$line")"
 done
+fi
 
 if command -v wrk >/dev/null; then
 	ptool="wrk -t2 -c64"
@@ -264,7 +279,7 @@ fi
 echo "throughput: plain replies ($ptool) and 200 concurrent streams, $tput each, $rounds rounds in turn (medians)" >&2
 : >"$dir/tput"
 for r in $(seq "$rounds"); do
-	for t in direct nginx bare hermes; do
+	for t in direct nginx bare barefast hermes; do
 		url=$(urlof $t)
 		c0=$(cpu_of $t)
 		if command -v wrk >/dev/null; then
@@ -295,13 +310,13 @@ for r in $(seq "$rounds"); do
 	done
 done
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-for t in direct nginx bare hermes; do
+for t in direct nginx bare barefast hermes; do
 	eval "rps_$t=$(awk -v t=$t '$1 == t {print $2}' "$dir/tput" | median) sps_$t=$(awk -v t=$t '$1 == t {print $3}' "$dir/tput" | median)"
 	eval "cpr_$t=$(awk -v t=$t '$1 == t {print $4}' "$dir/tput" | median) cps_$t=$(awk -v t=$t '$1 == t {print $5}' "$dir/tput" | median)"
 done
 
 soakline=""
-if [ "$soak" != 0 ]; then
+if [ "$soak" != 0 ] && [ -z "$only" ]; then
 	echo "soak: $soak of plain replies at 200 req/s and 20 streams a second through hermes, RSS every 10 s" >&2
 	"$dir/load" -mode plain -url "$viahermes" -rate 200 -duration "$soak" >"$dir/soak1.out" 2>"$dir/soak1.err" &
 	s1=$!
@@ -330,6 +345,7 @@ fi
 
 echo
 echo "hermes proxy beside nginx: $(date -u +%Y-%m-%d), $(nproc) cores, load average before the run's end $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -z "$only" ]; then
 echo
 awk -v d50="$p50_direct" -v n50="$p50_nginx" -v h50="$p50_hermes" -v d99="$p99_direct" -v n99="$p99_nginx" -v h99="$p99_hermes" \
 	-v dt50="$tt50_direct" -v nt50="$tt50_nginx" -v ht50="$tt50_hermes" -v dt99="$tt99_direct" -v nt99="$tt99_nginx" -v ht99="$tt99_hermes" \
@@ -366,16 +382,18 @@ function tp(name, d, n, h,   r, v) {
 	printf "| %s | %.0f | %.0f | %.0f | %.0f %% of nginx | ≥ 80 %% of nginx | %s |\n", name, d, n, h, r, v
 }'
 [ -z "$soakline" ] || echo "$soakline"
+fi
 echo
 echo "Each proxy's rate in the throughput rounds beside the CPU time its own processes used (user + system, medians of the rounds; direct has no proxy):"
 echo
-awk -v nrps="$rps_nginx" -v brps="$rps_bare" -v hrps="$rps_hermes" -v nsps="$sps_nginx" -v bsps="$sps_bare" -v hsps="$sps_hermes" \
+awk -v nrps="$rps_nginx" -v brps="$rps_bare" -v frps="$rps_barefast" -v fsps="$sps_barefast" -v fcpr="$cpr_barefast" -v fcps="$cps_barefast" -v hrps="$rps_hermes" -v nsps="$sps_nginx" -v bsps="$sps_bare" -v hsps="$sps_hermes" \
 	-v ncpr="$cpr_nginx" -v bcpr="$cpr_bare" -v hcpr="$cpr_hermes" -v ncps="$cps_nginx" -v bcps="$cps_bare" -v hcps="$cps_hermes" -v ptool="$ptool" 'BEGIN {
 	print "| proxy | plain replies (req/s, " ptool ") | % of nginx | CPU per plain request (µs) | 200 streams (streams/s) | % of nginx | CPU per stream of 20 events (µs) |"
 	print "|---|---|---|---|---|---|---|"
 	printf "| nginx (2 workers) | %.0f | 100 %% | %.1f | %.0f | 100 %% | %.1f |\n", nrps, ncpr, nsps, ncps
 	printf "| bare httputil.ReverseProxy (internal/benchproxy/bare) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", brps, brps / nrps * 100, bcpr, bsps, bsps / nsps * 100, bcps
+	printf "| bare fasthttp proxy (internal/benchproxy/barefast) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", frps, frps / nrps * 100, fcpr, fsps, fsps / nsps * 100, fcps
 	printf "| hermes proxy | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", hrps, hrps / nrps * 100, hcpr, hsps, hsps / nsps * 100, hcps
 }'
 echo
-echo "Latencies are open-loop (from each request's scheduled send time), $duration per target in turns, after a warm-up; throughput is the median of $rounds rounds of $tput."
+[ -n "$only" ] || echo "Latencies are open-loop (from each request's scheduled send time), $duration per target in turns, after a warm-up; throughput is the median of $rounds rounds of $tput."
