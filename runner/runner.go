@@ -458,7 +458,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		problems = signalProblems(snap, cfg.Signals, qerrs.failed)
 	}
 	r.status.logged.Observe(ts, "signal queries", signalConditions(problems))
-	t.Snapshot, t.Data = snap, hadData(snap)
+	t.Snapshot, t.Data, t.NoErrorSamples = snap, hadData(snap), r.collector.Errors() == 0
 	t.UnknownSplits = r.stages.actuation.UnknownSplits(t.Prev.Overrides)
 	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: t.UnknownSplits,
 		Applied: r.stages.actuation.AppliedSplits(cfg, t.Actuators)}, ts)
