@@ -31,7 +31,17 @@ import (
 type Collector struct {
 	positions *routePositions
 	answers   map[string]*Answer // by query
+	// errors counts the last snapshot's samples in the signals' own
+	// columns that are evaluator.StatusError (Errors).
+	errors int
 }
+
+// Errors is how many samples of the last Collect's snapshot, in the
+// signals' own columns (not their windows'), are evaluator.StatusError:
+// counted while the snapshot is built, so that a caller looking for the
+// failed queries (the runner's signalProblems) reads the snapshot's
+// 260,000 cells at 10,000 routes only when one failed.
+func (c *Collector) Errors() int { return c.errors }
 
 // Collect runs each signal's TickQuery once at t (its query and its
 // volume or samples query in one expression, so a tick sends one query
@@ -99,11 +109,16 @@ func (c *Collector) Collect(ctx context.Context, query RouteQueryFunc, signals [
 	// The columns are the signals, then their windows (rules.Columns),
 	// the order the core's policy reads them in.
 	snap := evaluator.NewSnapshot(t, routes, rules.Columns(signals))
+	c.errors = 0
 	for j := range routes {
 		col := len(signals)
 		for i := range signals {
 			a := answers[of[i]]
-			snap.SetCell(j, i, a.sample(j))
+			smp := a.sample(j)
+			if smp.Status == evaluator.StatusError {
+				c.errors++
+			}
+			snap.SetCell(j, i, smp)
 			for k := range signals[i].Windows {
 				if k < len(a.windows) {
 					snap.SetCell(j, col, a.windowSample(k, j))

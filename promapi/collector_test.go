@@ -36,6 +36,7 @@ func TestCollectorAsFresh(t *testing.T) {
 	routes := names("r", 40)
 	signals := slices.Clone(pool)
 	at := time.Unix(1_700_000_000, 0)
+	clean := 0 // ticks without an error sample, where Errors must say 0
 	for tick := range 300 {
 		switch rng.IntN(12) {
 		case 0: // a route joins or leaves
@@ -68,6 +69,9 @@ func TestCollectorAsFresh(t *testing.T) {
 			signals = config.DeriveSignals(signals)
 		}
 		answers := randomAnswers(rng, signals, routes)
+		if rng.IntN(4) == 0 { // a healthy tick: no query fails, no route repeats
+			answers = withoutErrors(answers)
+		}
 		query := func(_ context.Context, q string, _ time.Time, into *Answer) error {
 			a := answers[q]
 			for _, s := range a.series {
@@ -80,14 +84,27 @@ func TestCollectorAsFresh(t *testing.T) {
 		if !slices.Equal(got.Routes(), want.Routes()) {
 			t.Fatalf("tick %d: routes %v, want %v", tick, got.Routes(), want.Routes())
 		}
+		errs := 0
 		for _, r := range routes {
-			for _, col := range rules.Columns(signals) {
+			for k, col := range rules.Columns(signals) {
 				if g, w := got.Get(r, col), want.Get(r, col); !sameSample(g, w) {
 					t.Fatalf("tick %d, route %s, column %s: %+v, want %+v", tick, r, col, g, w)
 				}
+				if k < len(signals) && got.Get(r, col).Status == evaluator.StatusError {
+					errs++
+				}
 			}
 		}
+		if c.Errors() != errs {
+			t.Fatalf("tick %d: Errors() = %d, the snapshot's signal columns hold %d errors", tick, c.Errors(), errs)
+		}
+		if errs == 0 {
+			clean++
+		}
 		at = at.Add(15 * time.Second)
+	}
+	if clean == 0 {
+		t.Error("no tick without an error: Errors() = 0 was never checked")
 	}
 }
 
@@ -167,6 +184,24 @@ func randomAnswers(rng *rand.Rand, signals []rules.SignalConfig, routes []string
 			a.series, a.err = a.series[:rng.IntN(len(a.series)+1)], errors.New("query failed")
 		}
 		out[q] = a
+	}
+	return out
+}
+
+// withoutErrors is answers without what makes an error sample: each
+// query's error, and every series repeating a route and part.
+func withoutErrors(answers map[string]testAnswer) map[string]testAnswer {
+	out := map[string]testAnswer{}
+	for q, a := range answers {
+		seen := map[[2]string]bool{}
+		var kept testAnswer
+		for _, s := range a.series {
+			if k := [2]string{s.route, s.part}; !seen[k] {
+				seen[k] = true
+				kept.series = append(kept.series, s)
+			}
+		}
+		out[q] = kept
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"maps"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -50,17 +49,24 @@ func (r *Runner) readHistory(ctx context.Context, since time.Time, read func(ctx
 	return r.stages.persist.ReadSeries(ctx, cfg, last, since, read)
 }
 
-// appliedTick is the tick at ts of state s as the history keeps it: the
-// split of a service a dry-run drill holds is the one the actuators keep
-// (State.DryRunHold), not the plan nobody applied. A dry run's chart
-// showed paid at 100 % while nginx never moved (issue 34); its plan is in
-// the status (api.Service.Planned), marked as planned only.
-func appliedTick(ts time.Time, s evaluator.State) evaluator.Tick {
-	tk := evaluator.TickOf(ts, s)
-	for svc := range tk.Splits {
+// dryRunSplits are the splits the history keeps, by service, where they
+// are not the plan: the split of a service a dry-run drill holds is the one
+// the actuators keep (State.DryRunHold), not the plan nobody applied. A dry
+// run's chart showed paid at 100 % while nginx never moved (issue 34); its
+// plan is in the status (api.Service.Planned), marked as planned only.
+// Without a drill there are none, and nothing is looked up per service.
+func dryRunSplits(s evaluator.State) map[string]map[string]int {
+	if len(s.Drills) == 0 {
+		return nil
+	}
+	var out map[string]map[string]int
+	for svc := range s.Services {
 		if kept, ok := s.DryRunHold(svc); ok {
-			tk.Splits[svc] = maps.Clone(kept.Weights)
+			if out == nil {
+				out = map[string]map[string]int{}
+			}
+			out[svc] = kept.Weights
 		}
 	}
-	return tk
+	return out
 }

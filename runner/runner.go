@@ -451,9 +451,14 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 		return
 	}
 	snap.Actuators = health
-	problems := signalProblems(snap, cfg.Signals, qerrs.failed)
+	// A healthy tick has no error sample to look for: the collector
+	// counted them while building the snapshot.
+	problems := []SignalProblem{}
+	if r.collector.Errors() > 0 {
+		problems = signalProblems(snap, cfg.Signals, qerrs.failed)
+	}
 	r.status.logged.Observe(ts, "signal queries", signalConditions(problems))
-	t.Snapshot, t.Data = snap, hadData(snap)
+	t.Snapshot, t.Data, t.NoErrorSamples = snap, hadData(snap), r.collector.Errors() == 0
 	t.UnknownSplits = r.stages.actuation.UnknownSplits(t.Prev.Overrides)
 	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: t.UnknownSplits,
 		Applied: r.stages.actuation.AppliedSplits(cfg, t.Actuators)}, ts)
@@ -461,7 +466,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	r.mu.Lock()
 	r.state, r.lastTick, r.problems = t.Next, ts, problems
 	r.cmds.inflight = nil
-	r.history.Add(appliedTick(ts, t.Next), t.Events)
+	r.history.AddState(ts, t.Next, dryRunSplits(t.Next), t.Events)
 	r.mu.Unlock()
 	for _, s := range r.stages.order {
 		s.Tick(tctx, t)

@@ -38,11 +38,40 @@ func New(maxTicks, maxEvents int) *Store {
 
 // Add records a tick and the events Step returned with it.
 func (h *Store) Add(t evaluator.Tick, events []evaluator.Event) {
-	var prev *tickLayout
-	if n := len(h.ticks); n > 0 {
-		prev = h.ticks[n-1].layout
+	h.push(h.pack(t, layoutOf(t, h.lastLayout())), events)
+}
+
+// AddState records the tick at ts of s, the state Step returned for it,
+// as Add(evaluator.TickOf(ts, s)) would, except that a service in splits
+// is recorded with that split instead of its planned one; and the events
+// Step returned with it. It packs the state as it is, without the
+// evaluator.Tick's map of every route and copy of every split: at 10,000
+// routes those were about 1.5 MB of garbage a tick, read once and
+// dropped. TestAddStateAsAdd holds it to Add.
+func (h *Store) AddState(ts time.Time, s evaluator.State, splits map[string]map[string]int, events []evaluator.Event) {
+	weights := func(svc string) map[string]int {
+		if w, ok := splits[svc]; ok {
+			return w
+		}
+		return s.Services[svc].Weights
 	}
-	p := h.pack(t, layoutOf(t, prev))
+	l := h.lastLayout()
+	if !l.fitsState(s, weights) {
+		l = layoutOfState(s, weights)
+	}
+	h.push(h.packState(ts.UTC(), s, weights, l), events)
+}
+
+// lastLayout is the newest tick's layout, nil when there is none.
+func (h *Store) lastLayout() *tickLayout {
+	if n := len(h.ticks); n > 0 {
+		return h.ticks[n-1].layout
+	}
+	return nil
+}
+
+// push appends p and events, dropping the oldest beyond the bounds.
+func (h *Store) push(p packedTick, events []evaluator.Event) {
 	h.ticks = append(h.ticks, p)
 	h.routeTicks += len(p.scores)
 	drop := 0 // the oldest ticks beyond either bound; the newest stays

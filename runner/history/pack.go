@@ -68,6 +68,70 @@ func layoutOf(tk evaluator.Tick, prev *tickLayout) *tickLayout {
 	return l
 }
 
+// fitsState reports whether l (nil: no layout) names the routes of s and
+// each of its services' routes in weights(service), as layoutOf decides
+// for the tick of s.
+func (l *tickLayout) fitsState(s evaluator.State, weights func(string) map[string]int) bool {
+	if l == nil || len(l.routes) != len(s.Routes) || len(l.services) != len(s.Services) {
+		return false
+	}
+	for _, r := range l.routes {
+		if _, ok := s.Routes[r]; !ok {
+			return false
+		}
+	}
+	for i, svc := range l.services {
+		if _, ok := s.Services[svc]; !ok {
+			return false
+		}
+		w := weights(svc)
+		if len(w) != len(l.splits[i]) {
+			return false
+		}
+		for _, r := range l.splits[i] {
+			if _, ok := w[r]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// layoutOfState is the layout of the tick of s, each service's routes
+// those of weights(service).
+func layoutOfState(s evaluator.State, weights func(string) map[string]int) *tickLayout {
+	l := &tickLayout{routes: slices.Sorted(maps.Keys(s.Routes)), services: slices.Sorted(maps.Keys(s.Services))}
+	for _, svc := range l.services {
+		l.splits = append(l.splits, slices.Sorted(maps.Keys(weights(svc))))
+	}
+	return l
+}
+
+// packState stores the tick at ts of s in layout l, as pack stores
+// evaluator.TickOf's, each service's split read from weights.
+func (h *Store) packState(ts time.Time, s evaluator.State, weights func(string) map[string]int, l *tickLayout) packedTick {
+	p := packedTick{time: ts, layout: l, scores: make([]uint16, len(l.routes)),
+		levels: make([]uint8, len(l.routes)), stages: make([]uint16, len(l.routes))}
+	for i, r := range l.routes {
+		rs := s.Routes[r]
+		p.scores[i] = packScore(rs.Score.Value)
+		p.levels[i] = h.levelIndex(rs.Level.String())
+		p.stages[i] = uint16(min(max(rs.Stage, 0), math.MaxUint16))
+	}
+	n := 0
+	for i := range l.services {
+		n += len(l.splits[i])
+	}
+	p.shares = make([]uint8, 0, n)
+	for i, svc := range l.services {
+		w := weights(svc)
+		for _, r := range l.splits[i] {
+			p.shares = append(p.shares, uint8(min(max(w[r], 0), 100)))
+		}
+	}
+	return p
+}
+
 // pack stores tk in layout l, interning level names in h.levels.
 func (h *Store) pack(tk evaluator.Tick, l *tickLayout) packedTick {
 	p := packedTick{time: tk.Time, layout: l, scores: make([]uint16, len(l.routes)),

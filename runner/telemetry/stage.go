@@ -41,7 +41,7 @@ func newWallJumps(reg prometheus.Registerer) prometheus.Counter {
 
 // Tick exports the tick's state and counts its alert errors.
 func (s *Stage) Tick(_ context.Context, t *tick.Result) {
-	s.metrics.Update(t.Policy, t.Next, t.Snapshot, t.Time)
+	s.metrics.update(t.Policy, t.Next, t.Snapshot, t.Time, !t.NoErrorSamples)
 	for _, e := range t.Events {
 		if e.Type == evaluator.EventAlertError {
 			s.metrics.AlertEvalError(e.Name)

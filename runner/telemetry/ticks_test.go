@@ -263,21 +263,43 @@ func ticksNight(t *testing.T) []ticksStep {
 // handles: a handle kept after its series was deleted (a Set that no
 // longer shows), a deletion skipped or a series left behind by a reload
 // shows as a difference. Regenerate with -rewrite and review the diff.
+//
+// The night is exported a second time as the live loop's stage exports
+// it, told whether each tick's snapshot holds an error sample (the
+// collector's count, tick.Result.NoErrorSamples): the scrapes must be the
+// same bytes.
 func TestUpdateTicks(t *testing.T) {
-	var got bytes.Buffer
+	var got, told bytes.Buffer
+	errTicks := 0
 	for _, opts := range []Options{{}, {AllSignals: true}} {
 		fmt.Fprintf(&got, "## Options %+v\n", opts)
-		var reg *prometheus.Registry
-		var m *withSaved
+		fmt.Fprintf(&told, "## Options %+v\n", opts)
+		var reg, regTold *prometheus.Registry
+		var m, mTold *withSaved
 		for i, st := range ticksNight(t) {
 			if m == nil || st.restart {
-				reg = prometheus.NewRegistry()
-				m = newWithSaved(reg, opts)
+				reg, regTold = prometheus.NewRegistry(), prometheus.NewRegistry()
+				m, mTold = newWithSaved(reg, opts), newWithSaved(regTold, opts)
 			}
 			m.Update(st.pol, st.state, st.snap, nil, st.snap.Time)
 			fmt.Fprintf(&got, "### tick %d: %s\n", i, st.what)
 			writeScrape(t, &got, reg)
+
+			mayErr := errorSamples(st.pol, st.snap)
+			if mayErr {
+				errTicks++
+			}
+			mTold.Metrics.update(st.pol, st.state, st.snap, st.snap.Time, mayErr)
+			mTold.saved.Export(st.pol, st.state, nil, st.snap.Time)
+			fmt.Fprintf(&told, "### tick %d: %s\n", i, st.what)
+			writeScrape(t, &told, regTold)
 		}
+	}
+	if got.String() != told.String() {
+		t.Errorf("the scrapes differ when update is told which ticks hold no error sample:\n%s\nwant:\n%s", told.String(), got.String())
+	}
+	if errTicks == 0 {
+		t.Error("no tick of the night has an error sample: update's reading of them was not tested")
 	}
 	const golden = "testdata/ticks.txt"
 	if *rewrite {
@@ -303,6 +325,19 @@ func TestUpdateTicks(t *testing.T) {
 			t.Fatalf("scrape differs from %s (-rewrite to accept):\ngot:\n%s\nwant:\n%s", golden, g, w)
 		}
 	}
+}
+
+// errorSamples reports whether a signal of pol has an error sample in
+// snap, as promapi.Collector.Errors counts them.
+func errorSamples(pol *evaluator.Policy, snap evaluator.Snapshot) bool {
+	for _, r := range pol.Routes() {
+		for _, sig := range pol.Config.Signals {
+			if snap.Get(r, sig.Name).Status == evaluator.StatusError {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // notUpdated are the families that Update does not write: what the tick

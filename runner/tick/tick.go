@@ -38,6 +38,11 @@ type Result struct {
 	// least one of them answered (a value or no sample, not an error).
 	Snapshot evaluator.Snapshot
 	Data     bool
+	// NoErrorSamples: no sample of Snapshot in a signal's own column is
+	// evaluator.StatusError (the collector counted none while building
+	// it), so a stage looking for the failed queries need not read every
+	// route's samples. False when not known.
+	NoErrorSamples bool
 	// UnknownSplits are the services whose split Hermes did not know when
 	// the tick began (evaluator.Input.UnknownSplits): their split in Next
 	// is the core's placeholder unless an override gives it.
