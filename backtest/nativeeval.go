@@ -70,7 +70,7 @@ func (n *nqNode) eval(recorded [][]*recSeries, from, step int64, steps int) ([]n
 	case nqMinOverTime:
 		return n.minOverTime(recorded, from, step, steps)
 	case nqAgg:
-		m, ok := n.agg.evaluate(recorded[n.rec], from, from+int64(steps-1)*step, step)
+		m, ok := n.agg.evaluate(recorded[n.rec], from, from+int64(steps-1)*step, step, nil)
 		if !ok {
 			return nil, false
 		}

@@ -61,6 +61,10 @@ type Recorder struct {
 	// decoded are the loaded series the counter rates of the last range
 	// read.
 	decoded *decodedWindow
+	// scratch is, per recording, the memory its evaluations reuse from
+	// one range to the next (only one goroutine evaluates a recording at
+	// a time, and store copies the points).
+	scratch []pointScratch
 }
 
 // recSeries is one recorded series.
@@ -75,7 +79,7 @@ func NewRecorder(b *Store, queries []string, step time.Duration) *Recorder {
 	rates := splitCounterRates(plan, queries)
 	splitNativeAggs(plan, queries, step, b.step)
 	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
-	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs)), scratch: make([]pointScratch, len(plan.recs))}
 	rec.rateSeries = make([][]*chunkedSeries, len(rates))
 	for i, c := range rates {
 		if c != nil {
@@ -278,7 +282,7 @@ func (rec *Recorder) cover(ctx context.Context, i int, dec *decodedWindow, start
 func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, from, end int64) error {
 	step := rec.step.Milliseconds()
 	if c := rec.rates[i]; c != nil {
-		m, ok, err := c.evaluate(ctx, rec.rateSeries[i], dec, from, end, step)
+		m, ok, err := c.evaluate(ctx, rec.rateSeries[i], dec, from, end, step, &rec.scratch[i])
 		if err != nil {
 			return err
 		}
@@ -287,7 +291,7 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, fr
 		}
 	}
 	if a := rec.natives[i]; a != nil {
-		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step); ok {
+		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step, &rec.scratch[i]); ok {
 			return rec.store(i, m, end)
 		}
 	}
