@@ -65,6 +65,8 @@ type Recorder struct {
 	// one range to the next (only one goroutine evaluates a recording at
 	// a time, and store copies the points).
 	scratch []pointScratch
+	// arenas hold the native evaluations' values between evaluations.
+	arenas nqArenas
 }
 
 // recSeries is one recorded series.
@@ -166,7 +168,9 @@ func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use 
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
 		if nq := rec.queries[q]; nq != nil {
-			if ss, ok := nq.evaluateSteps(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
+			a := rec.arenas.get()
+			defer rec.arenas.put(a)
+			if ss, ok := nq.evaluateSteps(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds(), a); ok {
 				return useSteps(ss)
 			}
 		}
@@ -296,7 +300,10 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, fr
 		}
 	}
 	if q := rec.nativeRecs[i]; q != nil {
-		if m, ok := q.evaluate(rec.series, from, end, step); ok {
+		a := rec.arenas.get()
+		m, ok := q.evaluate(rec.series, from, end, step, a)
+		rec.arenas.put(a)
+		if ok {
 			return rec.store(i, m, end)
 		}
 	}
