@@ -156,12 +156,16 @@ func counterRateOf(e parser.Expr) (*counterRate, bool) {
 // instead. series are the loaded series that c's matchers select, in
 // label order (matchingSeries): the Recorder selects them once, not once
 // per range (a tenth of the rates' CPU).
-func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec *decodedWindow, from, end, step int64) (m promql.Matrix, ok bool, err error) {
+//
+// The points are carved from scr's block when scr is not nil (else from
+// a new one): they are then only valid until the next call with scr.
+func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec *decodedWindow, from, end, step int64, scr *pointScratch) (m promql.Matrix, ok bool, err error) {
 	var (
 		samples, buf []Sample
 		resets       []int
 		seen         = map[uint64]bool{}
 	)
+	block := scr.block(len(series) * int((end-from)/step+1))
 	// The series the engine's selector over [from-rng, end] returns: those
 	// matching with a chunk in that range, in label order.
 	for _, s := range series {
@@ -203,7 +207,7 @@ func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec
 				resets = append(resets, j)
 			}
 		}
-		var pts []promql.FPoint
+		pts := block[len(block):len(block)]
 		lo, hi, r := 0, 0, 0
 		for t := from; t <= end; t += step {
 			for hi < len(samples) && samples[hi].T <= t {
@@ -218,17 +222,52 @@ func (c *counterRate) evaluate(ctx context.Context, series []*chunkedSeries, dec
 			for r < len(resets) && resets[r] <= lo {
 				r++
 			}
-			if pts == nil {
-				pts = make([]promql.FPoint, 0, (end-t)/step+1)
-			}
 			pts = append(pts, promql.FPoint{T: t, F: c.at(samples[lo:hi], resets[r:], lo, t)})
 		}
 		if len(pts) > 0 {
-			m = append(m, promql.Series{Metric: lbls, Floats: pts})
+			block = block[:len(block)+len(pts)]
+			m = append(m, promql.Series{Metric: lbls, Floats: pts[:len(pts):len(pts)]})
 		}
 	}
 	sort.Sort(m)
 	return m, true, nil
+}
+
+// pointScratch is the memory a recording's evaluations reuse from one
+// range to the next: Recorder.store copies what they return, so the next
+// range may overwrite it. Counter rates allocated 1.1 GB of points over
+// the 24 h, 100-route backtest, a point array per series per range,
+// dropped as soon as it was copied, and the native aggregations 0.7 GB.
+type pointScratch struct {
+	points []promql.FPoint
+	vals   []float64
+	has    []bool
+}
+
+// block returns an empty slice with room for n points: scr's, or a new
+// one when scr is nil.
+func (scr *pointScratch) block(n int) []promql.FPoint {
+	if scr == nil {
+		return make([]promql.FPoint, 0, n)
+	}
+	if cap(scr.points) < n {
+		scr.points = make([]promql.FPoint, 0, n)
+	}
+	return scr.points[:0]
+}
+
+// steps returns vals and has of n each, scr's or new ones when scr is nil;
+// has is all false, vals is read only where has is true.
+func (scr *pointScratch) steps(n int) ([]float64, []bool) {
+	if scr == nil {
+		return make([]float64, n), make([]bool, n)
+	}
+	if cap(scr.vals) < n {
+		scr.vals, scr.has = make([]float64, n), make([]bool, n)
+	}
+	has := scr.has[:n]
+	clear(has)
+	return scr.vals[:n], has
 }
 
 // isStale says whether p is a stale marker.

@@ -93,7 +93,7 @@ func sameAsEngine(t *testing.T, b *Store, expr string, c *counterRate, from, end
 		shared.want(s, from-c.rng-time.Hour.Milliseconds()-step.Milliseconds())
 	}
 	for _, dec := range []*decodedWindow{nil, shared} {
-		got, ok, err := c.evaluate(ctx, matchingSeries(b.series, c.matchers), dec, from, end, step.Milliseconds())
+		got, ok, err := c.evaluate(ctx, matchingSeries(b.series, c.matchers), dec, from, end, step.Milliseconds(), nil)
 		if err != nil || !ok {
 			t.Fatalf("%s: ok %v, error %v", expr, ok, err)
 		}

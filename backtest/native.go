@@ -158,7 +158,10 @@ func (a *nativeAgg) group(in []*recSeries) ([]*aggGroup, []float64, bool) {
 // series of the recording it aggregates (in label order), as the engine's
 // range query would, in label order; ok is false where the engine must
 // evaluate it instead.
-func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.Matrix, ok bool) {
+//
+// The points are carved from scr's memory when scr is not nil (else from
+// new arrays): they are then only valid until the next call with scr.
+func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64, scr *pointScratch) (m promql.Matrix, ok bool) {
 	steps := int((end-from)/step) + 1
 	groups, uppers, ok := a.group(in)
 	if !ok {
@@ -171,9 +174,8 @@ func (a *nativeAgg) evaluate(in []*recSeries, from, end, step int64) (m promql.M
 	for _, g := range groups {
 		width = max(width, len(g.members))
 	}
-	vals := make([]float64, width*steps)
-	has := make([]bool, width*steps)
-	block := make([]promql.FPoint, 0, len(groups)*steps)
+	vals, has := scr.steps(width * steps)
+	block := scr.block(len(groups) * steps)
 	var buckets promql.Buckets
 	for _, g := range groups {
 		for x, i := range g.members {

@@ -151,7 +151,7 @@ func randomRecorded(rng *rand.Rand, stale float64) []Sample {
 // returns for expr on rec, bit for bit.
 func sameAggAsEngine(t *testing.T, rec *Recorder, expr string, a *nativeAgg, in []*recSeries, from, end int64, step time.Duration) {
 	t.Helper()
-	got, ok := a.evaluate(in, from, end, step.Milliseconds())
+	got, ok := a.evaluate(in, from, end, step.Milliseconds(), nil)
 	if !ok {
 		t.Fatalf("%s: not evaluated natively", expr)
 	}

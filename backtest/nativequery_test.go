@@ -88,7 +88,7 @@ func TestNativeQueryMatchesEngine(t *testing.T) {
 	ids := map[string]int{"0": 0, "1": 1, "2": 2}
 	if nq, _ := compileNativeQuery(native[0], ids, step); nq == nil {
 		t.Fatal("not compiled")
-	} else if _, ok := nq.evaluate(nil, 1, 1+step.Milliseconds(), step.Milliseconds()); ok {
+	} else if _, ok := nq.evaluate(nil, 1, 1+step.Milliseconds(), step.Milliseconds(), nil); ok {
 		t.Error("evaluated a range that does not start at a multiple of the step")
 	}
 	for _, q := range left {
@@ -120,6 +120,7 @@ func TestNativeQueryMatchesEngine(t *testing.T) {
 			slices.SortFunc(recorded[i], func(x, y *recSeries) int { return labels.Compare(x.labels, y.labels) })
 		}
 		rec := &Recorder{b: b, series: recorded}
+		arenas := &rec.arenas
 		// Ranges start at multiples of the step, as the Recorder's do.
 		from := int64(1_700_000_000_000)/step.Milliseconds()*step.Milliseconds() + int64(round)*step.Milliseconds()
 		end := from + 200*step.Milliseconds()
@@ -128,7 +129,11 @@ func TestNativeQueryMatchesEngine(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: not evaluated natively", q)
 			}
-			got, ok := nq.evaluate(recorded, from, end, step.Milliseconds())
+			// Through an arena that the round's earlier queries have
+			// written over, as the Recorder's are.
+			a := arenas.get()
+			got, ok := nq.evaluate(recorded, from, end, step.Milliseconds(), a)
+			arenas.put(a)
 			if !ok {
 				if slices.Contains(colliding, q) {
 					continue // the engine fails on it

@@ -61,6 +61,12 @@ type Recorder struct {
 	// decoded are the loaded series the counter rates of the last range
 	// read.
 	decoded *decodedWindow
+	// scratch is, per recording, the memory its evaluations reuse from
+	// one range to the next (only one goroutine evaluates a recording at
+	// a time, and store copies the points).
+	scratch []pointScratch
+	// arenas hold the native evaluations' values between evaluations.
+	arenas nqArenas
 }
 
 // recSeries is one recorded series.
@@ -75,7 +81,7 @@ func NewRecorder(b *Store, queries []string, step time.Duration) *Recorder {
 	rates := splitCounterRates(plan, queries)
 	splitNativeAggs(plan, queries, step, b.step)
 	rates = append(rates, make([]*counterRate, len(plan.recs)-len(rates))...)
-	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs))}
+	rec := &Recorder{b: b, plan: plan, step: step, rates: rates, first: make([]int64, len(plan.recs)), next: make([]int64, len(plan.recs)), series: make([][]*recSeries, len(plan.recs)), scratch: make([]pointScratch, len(plan.recs))}
 	rec.rateSeries = make([][]*chunkedSeries, len(rates))
 	for i, c := range rates {
 		if c != nil {
@@ -162,7 +168,9 @@ func (rec *Recorder) rangeMatrix(ctx context.Context, q string, r v1.Range, use 
 	rw, ok := rec.plan.rewrite[q]
 	if ok && rec.record(ctx, r) {
 		if nq := rec.queries[q]; nq != nil {
-			if ss, ok := nq.evaluateSteps(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds()); ok {
+			a := rec.arenas.get()
+			defer rec.arenas.put(a)
+			if ss, ok := nq.evaluateSteps(rec.series, r.Start.UnixMilli(), r.End.UnixMilli(), rec.step.Milliseconds(), a); ok {
 				return useSteps(ss)
 			}
 		}
@@ -278,7 +286,7 @@ func (rec *Recorder) cover(ctx context.Context, i int, dec *decodedWindow, start
 func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, from, end int64) error {
 	step := rec.step.Milliseconds()
 	if c := rec.rates[i]; c != nil {
-		m, ok, err := c.evaluate(ctx, rec.rateSeries[i], dec, from, end, step)
+		m, ok, err := c.evaluate(ctx, rec.rateSeries[i], dec, from, end, step, &rec.scratch[i])
 		if err != nil {
 			return err
 		}
@@ -287,12 +295,15 @@ func (rec *Recorder) evaluate(ctx context.Context, i int, dec *decodedWindow, fr
 		}
 	}
 	if a := rec.natives[i]; a != nil {
-		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step); ok {
+		if m, ok := a.evaluate(rec.series[rec.nativeSrc[i]], from, end, step, &rec.scratch[i]); ok {
 			return rec.store(i, m, end)
 		}
 	}
 	if q := rec.nativeRecs[i]; q != nil {
-		if m, ok := q.evaluate(rec.series, from, end, step); ok {
+		a := rec.arenas.get()
+		m, ok := q.evaluate(rec.series, from, end, step, a)
+		rec.arenas.put(a)
+		if ok {
 			return rec.store(i, m, end)
 		}
 	}

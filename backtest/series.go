@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -94,7 +95,7 @@ func ParseFile(path string) (*File, error) {
 // stale marker. Unknown keys are errors; native histograms are not supported.
 func Parse(data []byte) (*File, error) {
 	f := &File{}
-	interval, err := parse(data, func(s Series) error {
+	interval, err := parse(data, func(s Series) Series { return s }, func(s Series) error {
 		f.Series = append(f.Series, s)
 		return nil
 	})
@@ -105,17 +106,13 @@ func Parse(data []byte) (*File, error) {
 	return f, nil
 }
 
-// parse decodes data as Parse does and hands each series to each as soon
-// as it is expanded, returning the interval.
-func parse(data []byte, each func(Series) error) (time.Duration, error) {
-	var raw seriesFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
-		if errors.Is(err, io.EOF) {
-			return 0, errors.New("empty series file")
-		}
-		return 0, fmt.Errorf("decoding series file: %w", err)
+// parse decodes data as Parse does, makes each series into a T with conv
+// (on several cores at once) and hands the Ts to each in file order,
+// returning the interval.
+func parse[T any](data []byte, conv func(Series) T, each func(T) error) (time.Duration, error) {
+	raw, err := decodeSeriesFile(data)
+	if err != nil {
+		return 0, err
 	}
 
 	interval, input, start := raw.Interval, raw.InputSeries, time.Unix(0, 0).UTC()
@@ -160,39 +157,70 @@ func parse(data []byte, each func(Series) error) (time.Duration, error) {
 			return 0, fmt.Errorf("%sinput_series[%d]: the file describes more than %d samples (%d so far), the most a backtest loads", prefix, i, MaxSamples, samples)
 		}
 	}
-	// Parsing the values is most of the work of loading a file: the cores
-	// parse a batch of series at once (a parser each), and each is handed
-	// on in file order, so that memory holds a batch expanded, never the
-	// file.
-	parsers := make([]parser.Parser, runtime.GOMAXPROCS(0))
-	for k := range parsers {
-		parsers[k] = parser.NewParser(parser.Options{})
+	// Parsing the values is most of the work of loading a file, and
+	// what conv makes of them (the chunks of OpenFile) the next most: the
+	// cores parse and convert the series at once (a parser each, a series
+	// at a time), and each is handed on in file order, so that memory
+	// holds a series expanded per core, never the file. Each core takes
+	// the next series as it is done, rather than a batch of one series per
+	// core waiting for the slowest.
+	type done struct {
+		labels labels.Labels
+		key    string
+		v      T
+		err    error
 	}
-	batch := make([]Series, len(parsers))
-	errs := make([]error, len(parsers))
-	for lo := 0; lo < len(input); lo += len(parsers) {
-		n := min(len(parsers), len(input)-lo)
-		var wg sync.WaitGroup
-		for k := range n {
-			wg.Go(func() { batch[k], errs[k] = expand(parsers[k], input[lo+k], start, time.Duration(interval)) })
+	results := make([]done, len(input))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			p := parser.NewParser(parser.Options{})
+			for i := int(next.Add(1) - 1); i < len(input); i = int(next.Add(1) - 1) {
+				s, err := expand(p, input[i], start, time.Duration(interval))
+				if err != nil {
+					results[i].err = err
+					continue
+				}
+				results[i] = done{labels: s.Labels, key: s.Labels.String(), v: conv(s)}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range results {
+		r := &results[i]
+		if r.err != nil {
+			return 0, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, r.err)
 		}
-		wg.Wait()
-		for k, s := range batch[:n] {
-			i := lo + k
-			if errs[k] != nil {
-				return 0, fmt.Errorf("%sinput_series[%d]: %w", prefix, i, errs[k])
-			}
-			if j, dup := seen[s.Labels.String()]; dup {
-				return 0, fmt.Errorf("%sinput_series[%d]: series %s repeats input_series[%d]", prefix, i, s.Labels, j)
-			}
-			seen[s.Labels.String()] = i
-			if err := each(s); err != nil {
-				return 0, err
-			}
-			batch[k] = Series{}
+		if j, dup := seen[r.key]; dup {
+			return 0, fmt.Errorf("%sinput_series[%d]: series %s repeats input_series[%d]", prefix, i, r.labels, j)
 		}
+		seen[r.key] = i
+		if err := each(r.v); err != nil {
+			return 0, err
+		}
+		*r = done{}
 	}
 	return time.Duration(interval), nil
+}
+
+// decodeSeriesFile decodes the top level of a series file: through
+// scanShortForm when the file is laid out as machines write it, else
+// through yaml.v3, which also reports what is wrong with a file.
+func decodeSeriesFile(data []byte) (seriesFile, error) {
+	if raw, ok := scanShortForm(data); ok {
+		return raw, nil
+	}
+	var raw seriesFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		if errors.Is(err, io.EOF) {
+			return seriesFile{}, errors.New("empty series file")
+		}
+		return seriesFile{}, fmt.Errorf("decoding series file: %w", err)
+	}
+	return raw, nil
 }
 
 // expand parses one series description and lays its values out in time.

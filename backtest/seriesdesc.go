@@ -35,7 +35,10 @@ func seriesDesc(p parser.Parser, series, values string) (labels.Labels, []parser
 // plainValues reads values when every token is `_`, `stale` or a plain
 // decimal number; ok is false otherwise, or when there is no token.
 func plainValues(values string) ([]parser.SequenceValue, bool) {
-	var out []parser.SequenceValue
+	// As many values as spaces, and one: the file's own separator, so
+	// that out is allocated once (growing it was a sixth of the CPU of
+	// loading a 100-route, 24 h file).
+	out := make([]parser.SequenceValue, 0, strings.Count(values, " ")+1)
 	for tok := range strings.FieldsFuncSeq(values, isSpace) {
 		switch {
 		case tok == "_":

@@ -66,20 +66,44 @@ type loader struct {
 }
 
 // add checks and compresses s.
-func (l *loader) add(s Series) error {
+func (l *loader) add(s Series) error { return l.keep(prepare(s)) }
+
+// prepared is a series checked and compressed, not yet added: prepare
+// needs no loader, so that OpenFile compresses on several cores.
+type prepared struct {
+	series      chunkedSeries
+	first, last int64 // the times of the first and last samples
+	samples     bool  // whether there are samples
+	err         error
+}
+
+// prepare checks and compresses s.
+func prepare(s Series) prepared {
 	if !slices.IsSortedFunc(s.Samples, func(x, y Sample) int { return cmp.Compare(x.T, y.T) }) {
-		return fmt.Errorf("opening backtest: series %s: samples out of time order", s.Labels)
+		return prepared{err: fmt.Errorf("opening backtest: series %s: samples out of time order", s.Labels)}
 	}
+	p := prepared{series: compress(s.Labels, s.Samples)}
 	if n := len(s.Samples); n > 0 {
-		if !l.found || s.Samples[0].T < l.first {
-			l.first = s.Samples[0].T
+		p.first, p.last, p.samples = s.Samples[0].T, s.Samples[n-1].T, true
+	}
+	return p
+}
+
+// keep adds the prepared series p.
+func (l *loader) keep(p prepared) error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.samples {
+		if !l.found || p.first < l.first {
+			l.first = p.first
 		}
-		if !l.found || s.Samples[n-1].T > l.last {
-			l.last = s.Samples[n-1].T
+		if !l.found || p.last > l.last {
+			l.last = p.last
 		}
 		l.found = true
 	}
-	l.series = append(l.series, compress(s.Labels, s.Samples))
+	l.series = append(l.series, p.series)
 	return nil
 }
 
@@ -123,7 +147,7 @@ func OpenFile(path string) (*Store, error) {
 		return nil, fmt.Errorf("reading series file: %w", err)
 	}
 	var l loader
-	interval, err := parse(data, l.add)
+	interval, err := parse(data, prepare, l.keep)
 	var b *Store
 	if err == nil {
 		b, err = l.open(interval)
