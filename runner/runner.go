@@ -11,11 +11,13 @@
 //	persist               the local state file (overrides, drills, active
 //	                      alerts), the saved series; at start-up, all of
 //	                      restore (runner/persist)
-//	(answer)              the loop's own: reply to the tick's commands
 //	telemetry             the state as Hermes's own series
 //	                      (runner/telemetry)
 //	audit                 one JSON line per event, and its log line
 //	                      (runner/audit)
+//	(publish, answer)     the loop's own: the state made what the status
+//	                      API and the next tick read, then the replies to
+//	                      the tick's commands
 //	actuation             withhold, lease, re-assert State.Services on
 //	                      every backend, keep what each took (the rate
 //	                      limit steps from it); audit dry-run drills
@@ -248,14 +250,17 @@ func New(opts Options) (*Runner, error) {
 			return nil, err
 		}
 	}
-	// The order of a tick: the restart memory first, so that a command's
-	// caller finds it saved when answered; then the series, the audit
-	// log, the backends and Alertmanager.
+	// The order of a tick: the restart memory first, then the series and
+	// the audit log, and only then the tick's state published to the
+	// status API and each command's caller answered, so that what they
+	// see is saved and on record; then the backends and Alertmanager,
+	// which may wait on a slow receiver and so come after.
 	r.stages.order = []stage{
 		ownPackage{r.stages.persist},
-		stageFunc(answerCommands),
 		ownPackage{r.stages.telemetry},
 		ownPackage{audit.New(opts.Logger, opts.Audit)},
+		stageFunc(r.publish),
+		stageFunc(answerCommands),
 		ownPackage{r.stages.actuation},
 		ownPackage{r.stages.alerting},
 	}
@@ -422,6 +427,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
+// publish is the tick's stage that makes its state the loop's: what the
+// status API, the history and the next tick read. It runs after the
+// restart memory and the audit log have the tick, so that nothing a
+// caller sees is missing from either.
+func (r *Runner) publish(_ context.Context, t *tickResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state, r.lastTick, r.problems = t.Next, t.Time, t.problems
+	r.cmds.inflight = nil
+	r.history.AddState(t.Time, t.Next, dryRunSplits(t.Next), t.Events)
+}
+
 // tick runs one evaluation at the aligned time ts: collect, then
 // evaluator.Step with the commands queued since the last tick, then every
 // stage in order with the tick's result.
@@ -463,11 +480,7 @@ func (r *Runner) tick(ctx context.Context, ts time.Time) {
 	t.Next, t.Events = evaluator.Step(t.Policy, t.Prev, evaluator.Input{Snapshot: snap, Commands: commandsOf(t.commands), UnknownSplits: t.UnknownSplits,
 		Applied: r.stages.actuation.AppliedSplits(cfg, t.Actuators)}, ts)
 
-	r.mu.Lock()
-	r.state, r.lastTick, r.problems = t.Next, ts, problems
-	r.cmds.inflight = nil
-	r.history.AddState(ts, t.Next, dryRunSplits(t.Next), t.Events)
-	r.mu.Unlock()
+	t.problems = problems
 	for _, s := range r.stages.order {
 		s.Tick(tctx, t)
 	}

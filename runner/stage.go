@@ -33,4 +33,6 @@ func (s ownPackage) Tick(ctx context.Context, t *tickResult) { s.Stage.Tick(ctx,
 type tickResult struct {
 	tick.Result
 	commands []*pendingCommand
+	// problems are the tick's failed signal queries, which publish shows.
+	problems []SignalProblem
 }
