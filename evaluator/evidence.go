@@ -137,12 +137,106 @@ type decidingWindows struct{ lo, hi int8 }
 // With size, a window that gives an end is sized where sizedAt sizes it,
 // not at its observed ratio.
 func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto, size *proportionBounds) (interval, decidingWindows) {
-	iv, d := own, decidingWindows{lo: -1, hi: -1}
-	least, most := v, v // of the shorter windows' ratios
-	allowed := v        // the least of the shorter windows' upper bounds at veto
+	allowed := v
+	var at, vetoAt, sizeAt []ends
+	for k, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		s := &smps[w.col]
+		at, vetoAt, sizeAt = append(at, ends{}), append(vetoAt, ends{}), append(sizeAt, ends{})
+		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+			continue
+		}
+		at[k] = endsOf(b, s.Value, s.Volume)
+		if veto != nil {
+			vetoAt[k] = endsOf(veto, s.Value, s.Volume)
+		}
+		if size != nil {
+			sizeAt[k] = endsOf(size, s.Value, s.Volume)
+		}
+	}
 	if veto != nil {
 		_, allowed = veto.of(v, n)
 		allowed = math.Max(allowed, v)
+	} else {
+		vetoAt = nil
+	}
+	if size == nil {
+		sizeAt = nil
+	}
+	return withWindowsAt(own, v, allowed, wins, smps, at, vetoAt, sizeAt)
+}
+
+// withWindowsAt is withWindows with each window's bounds made: at b in
+// at, at veto in vetoAt (nil: no veto) and at size in sizeAt (nil: no
+// size), by window index; allowed is the upper end at veto of the
+// signal's own window (at least v), or v without a veto. A window past
+// smps or without calls reads none of them.
+func withWindowsAt(own interval, v, allowed float64, wins []windowColumn, smps []Sample, at, vetoAt, sizeAt []ends) (interval, decidingWindows) {
+	iv, d := own, decidingWindows{lo: -1, hi: -1}
+	least, most := v, v // of the shorter windows' ratios
+	// allowed: the least of the shorter windows' upper bounds at veto
+	for k, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		s := &smps[w.col]
+		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+			continue
+		}
+		wi := intervalOf(at[k], s.Value)
+		if vetoAt != nil {
+			if wi.lo <= allowed && wi.lo > iv.lo {
+				up, _ := sizedFrom(s.Value, sizeAt, k)
+				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(up, allowed), int8(k)
+			}
+		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
+			up, _ := sizedFrom(s.Value, sizeAt, k)
+			iv.lo, iv.seenLo, d.lo = lo, math.Min(up, allowed), int8(k)
+		}
+		if hi := math.Max(wi.hi, most); hi < iv.hi {
+			_, down := sizedFrom(s.Value, sizeAt, k)
+			iv.hi, iv.seenHi, d.hi = hi, math.Max(down, most), int8(k)
+		}
+		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
+		if vetoAt != nil {
+			allowed = math.Min(allowed, math.Max(vetoAt[k].hi, s.Value))
+		} else {
+			allowed = least
+		}
+	}
+	return iv, d
+}
+
+// sizedFrom is sizedAt of window k's ratio v, whose bounds at size are
+// sizeAt[k] (sizeAt nil: no size).
+func sizedFrom(v float64, sizeAt []ends, k int) (up, down float64) {
+	if sizeAt == nil {
+		return v, v
+	}
+	return math.Max(sizeAt[k].hi, v), math.Min(sizeAt[k].lo, v)
+}
+
+// windowBounds are a signal's windows' bounds, by window index, at each
+// confidence scoring reads them: each made once per route and tick, not
+// once per reading (scoreScratch.counted). A window without calls has
+// none.
+type windowBounds struct {
+	shown, decisive, recovery, size []ends
+}
+
+// of makes wb the bounds of windows wins in smps for p; with strict, at
+// the recovery confidence too.
+func (wb *windowBounds) of(p *Policy, wins []windowColumn, smps []Sample, strict bool) {
+	n := len(wins)
+	if cap(wb.shown) < n {
+		wb.shown, wb.decisive, wb.recovery = make([]ends, n), make([]ends, n), make([]ends, n)
+	}
+	wb.shown, wb.decisive, wb.recovery = wb.shown[:n], wb.decisive[:n], wb.recovery[:n]
+	wb.size = nil
+	if p.size != nil {
+		wb.size = wb.recovery // size is recovery when set (NewPolicy)
 	}
 	for k, w := range wins {
 		if w.col >= len(smps) {
@@ -152,29 +246,16 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
 			continue
 		}
-		wi := proportionInterval(s.Value, s.Volume, b)
-		if veto != nil {
-			if wi.lo <= allowed && wi.lo > iv.lo {
-				up, _ := sizedAt(s.Value, s.Volume, size)
-				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(up, allowed), int8(k)
+		sh := endsOf(p.shown, s.Value, s.Volume)
+		wb.shown[k], wb.decisive[k] = sh, endsOf(p.decisive, s.Value, s.Volume)
+		if p.size != nil || strict {
+			rec := sh
+			if p.recovery != p.shown {
+				rec = endsOf(p.recovery, s.Value, s.Volume)
 			}
-		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
-			up, _ := sizedAt(s.Value, s.Volume, size)
-			iv.lo, iv.seenLo, d.lo = lo, math.Min(up, allowed), int8(k)
-		}
-		if hi := math.Max(wi.hi, most); hi < iv.hi {
-			_, down := sizedAt(s.Value, s.Volume, size)
-			iv.hi, iv.seenHi, d.hi = hi, math.Max(down, most), int8(k)
-		}
-		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
-		if veto != nil {
-			_, h := veto.of(s.Value, s.Volume)
-			allowed = math.Min(allowed, math.Max(h, s.Value))
-		} else {
-			allowed = least
+			wb.recovery[k] = rec
 		}
 	}
-	return iv, d
 }
 
 // Sizing by every proving window. The window that gives a proven end
@@ -467,19 +548,27 @@ func (c *Contribution) setEvidence(e *evidence, above, proven bool, iv interval)
 // windows wins gave the end of its interval that its text is about (d):
 // the lower end when it shows at least, or was not proven past an upper
 // threshold; else the upper end. Nothing when the signal's own window did.
-func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingWindows) {
+// The evidence is appended to ws, made with room for most (a route's
+// windowed signals) when nil, so a route's contributions share one
+// allocation; it returns ws.
+func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingWindows, ws []evidence, most int) []evidence {
 	if c.format() == nil || len(wins) == 0 {
-		return
+		return ws
 	}
 	k := d.hi
 	if (c.evidenceKind == evidenceAtLeast) != c.Unproven {
 		k = d.lo
 	}
 	if k < 0 {
-		return
+		return ws
+	}
+	if ws == nil {
+		ws = make([]evidence, 0, most)
 	}
 	s := &smps[wins[k].col]
-	c.evidence = &evidence{c.evidence.evidenceFormat, windowEvidence{wins[k].window, s.Value, s.Volume}}
+	ws = append(ws, evidence{c.evidence.evidenceFormat, windowEvidence{wins[k].window, s.Value, s.Volume}})
+	c.evidence = &ws[len(ws)-1]
+	return ws
 }
 
 // ReasonText is why c has its value: what the data behind a counted

@@ -95,6 +95,7 @@ type routeSamples struct {
 	rows  policyRows
 	cells []cell
 	smps  []Sample
+	work  scoreScratch
 }
 
 func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
@@ -106,5 +107,5 @@ func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
 func (r *routeSamples) score(i int, idle bool, scope recoveryScope) Score {
 	n := len(r.p.columns)
 	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps[:0])
-	return scoreSamples(r.p, cleanSamples(r.p, r.smps, scope.quiet), idle, scope)
+	return r.work.score(r.p, cleanSamples(r.p, r.smps, scope.quiet), idle, scope)
 }
