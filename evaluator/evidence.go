@@ -158,7 +158,7 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 	}
 	if veto != nil {
 		_, allowed = veto.of(v, n)
-		allowed = math.Max(allowed, v)
+		allowed = mathMax(allowed, v)
 	} else {
 		vetoAt = nil
 	}
@@ -189,19 +189,19 @@ func withWindowsAt(own interval, v, allowed float64, wins []windowColumn, smps [
 		if vetoAt != nil {
 			if wi.lo <= allowed && wi.lo > iv.lo {
 				up, _ := sizedFrom(s.Value, sizeAt, k)
-				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(up, allowed), int8(k)
+				iv.lo, iv.seenLo, d.lo = wi.lo, mathMin(up, allowed), int8(k)
 			}
-		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
+		} else if lo := mathMin(wi.lo, allowed); lo > iv.lo {
 			up, _ := sizedFrom(s.Value, sizeAt, k)
-			iv.lo, iv.seenLo, d.lo = lo, math.Min(up, allowed), int8(k)
+			iv.lo, iv.seenLo, d.lo = lo, mathMin(up, allowed), int8(k)
 		}
-		if hi := math.Max(wi.hi, most); hi < iv.hi {
+		if hi := mathMax(wi.hi, most); hi < iv.hi {
 			_, down := sizedFrom(s.Value, sizeAt, k)
-			iv.hi, iv.seenHi, d.hi = hi, math.Max(down, most), int8(k)
+			iv.hi, iv.seenHi, d.hi = hi, mathMax(down, most), int8(k)
 		}
-		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
+		least, most = mathMin(least, s.Value), mathMax(most, s.Value)
 		if vetoAt != nil {
-			allowed = math.Min(allowed, math.Max(vetoAt[k].hi, s.Value))
+			allowed = mathMin(allowed, mathMax(vetoAt[k].hi, s.Value))
 		} else {
 			allowed = least
 		}
@@ -215,7 +215,7 @@ func sizedFrom(v float64, sizeAt []ends, k int) (up, down float64) {
 	if sizeAt == nil {
 		return v, v
 	}
-	return math.Max(sizeAt[k].hi, v), math.Min(sizeAt[k].lo, v)
+	return mathMax(sizeAt[k].hi, v), mathMin(sizeAt[k].lo, v)
 }
 
 // windowBounds are a signal's windows' bounds, by window index, at each
@@ -319,10 +319,10 @@ func sizedByProving(iv interval, d decidingWindows, own windowCalls, wins []wind
 	above, below := math.Inf(1), math.Inf(-1) // the mildest thresholds
 	for _, t := range bounds {
 		if t.Above != nil {
-			above = math.Min(above, *t.Above)
+			above = mathMin(above, *t.Above)
 		}
 		if t.Below != nil {
-			below = math.Max(below, *t.Below)
+			below = mathMax(below, *t.Below)
 		}
 	}
 	if iv.lo > above {
@@ -350,7 +350,7 @@ func provingCap(sz float64, d int, own windowCalls, wins []windowColumn, smps []
 			continue
 		}
 		lo, hi := b.of(c.v, c.n)
-		if (!lower && !(math.Min(lo, c.v) > t)) || (lower && !(math.Max(hi, c.v) < t)) {
+		if (!lower && !(mathMin(lo, c.v) > t)) || (lower && !(mathMax(hi, c.v) < t)) {
 			continue // does not prove the failure on its own
 		}
 		if k > d && grown(dc, c, b.z, lower) {
@@ -358,9 +358,9 @@ func provingCap(sz float64, d int, own windowCalls, wins []windowColumn, smps []
 		}
 		up, down := sizedAt(c.v, c.n, size)
 		if lower {
-			sz = math.Max(sz, down)
+			sz = mathMax(sz, down)
 		} else {
-			sz = math.Min(sz, up)
+			sz = mathMin(sz, up)
 		}
 	}
 	return sz
@@ -377,9 +377,9 @@ func grown(d, w windowCalls, z float64, lower bool) bool {
 	if !(older >= 1) {
 		return false
 	}
-	xd := math.Min(1, math.Max(0, d.v)) * d.n
-	xo := math.Max(0, math.Min(1, math.Max(0, w.v))*w.n-xd)
-	ov := math.Min(1, xo/older)
+	xd := mathMin(1, mathMax(0, d.v)) * d.n
+	xo := mathMax(0, mathMin(1, mathMax(0, w.v))*w.n-xd)
+	ov := mathMin(1, xo/older)
 	pooled := (xd + xo) / w.n
 	se := math.Sqrt(pooled * (1 - pooled) * (1/d.n + 1/older))
 	if !(se > 0) {
@@ -402,7 +402,7 @@ func sizedAt(v, n float64, size *proportionBounds) (up, down float64) {
 		return v, v
 	}
 	lo, hi := size.of(v, n)
-	return math.Max(hi, v), math.Min(lo, v)
+	return mathMax(hi, v), mathMin(lo, v)
 }
 
 // sized is iv, of a proportion v of n calls, with its own window's ends

@@ -276,8 +276,13 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 	sc := Score{Value: 100, Contributions: make([]Contribution, n)}
 	for i := range p.Config.Signals {
 		sig, smp, c := &p.Config.Signals[i], &smps[i], &sc.Contributions[i]
-		*c = Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, Reason: smp.Reason, CapsAt: -1,
-			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
+		// Field by field into the zeroed slice: a composite literal
+		// wrote all 112 bytes again, zeros included.
+		c.Signal, c.Value, c.Status, c.CapsAt, c.Volume = sig.Name, smp.Value, smp.Status, -1, smp.Volume
+		c.Counted = smp.Counted && sig.EvidenceQuery() != ""
+		if smp.Reason != "" {
+			c.Reason = smp.Reason
+		}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
 			switch {
@@ -316,7 +321,7 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 	// The score the data show at least is no better than the one they
 	// allow at most: a signal judged at its near end is sized there,
 	// where Value sizes it on what its calls show.
-	sc.Low, sc.LowFloor = math.Min(sc.Low, sc.Value), max(sc.LowFloor, sc.Floor)
+	sc.Low, sc.LowFloor = mathMin(sc.Low, sc.Value), max(sc.LowFloor, sc.Floor)
 	if v, imm, fl := judge(p, &sc, decisive, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
 		// The spread reading only narrows a decisive level: made only
@@ -379,7 +384,7 @@ func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample,
 		if p.size != p.shown {
 			sz = endsOf(p.size, v, n)
 		}
-		shown.seenLo, shown.seenHi = math.Max(sz.hi, v), math.Min(sz.lo, v)
+		shown.seenLo, shown.seenHi = mathMax(sz.hi, v), mathMin(sz.lo, v)
 	}
 	decisive := intervalOf(endsOf(p.decisive, v, n), v)
 	var low interval
@@ -391,7 +396,7 @@ func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample,
 		at := &w.at
 		at.of(p, wins, smps, strict)
 		var d decidingWindows
-		shown, d = withWindowsAt(shown, v, math.Max(own.hi, v), wins, smps, at.shown, at.shown, at.size)
+		shown, d = withWindowsAt(shown, v, mathMax(own.hi, v), wins, smps, at.shown, at.shown, at.size)
 		shown = sizedByProving(shown, d, windowCalls{v, n}, wins, smps, p.scoring.bounds[i], p.shown, p.size)
 		w.decided[i] = d
 		decisive, _ = withWindowsAt(decisive, v, v, wins, smps, at.decisive, nil, nil)
@@ -427,7 +432,7 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 		if _, past := beyond(pen.cfg.Bound, side(iv, pen.cfg.Bound)); past {
 			at := size(iv, pen.cfg.Bound)
 			d, _ := beyond(pen.cfg.Bound, at)
-			pts := math.Min(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
+			pts := mathMin(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
 			penalty += pts
 			if record {
 				c := &sc.Contributions[pen.signal]
@@ -436,7 +441,7 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 			}
 		}
 	}
-	value = math.Max(0, 100-penalty)
+	value = mathMax(0, 100-penalty)
 	for _, cp := range p.scoring.caps {
 		iv := ivs[cp.signal]
 		if !iv.counts {
@@ -448,7 +453,7 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 		if c := &sc.Contributions[cp.signal]; record && (c.CapsAt < 0 || cp.cfg.MaxScore < c.CapsAt) {
 			c.CapsAt = cp.cfg.MaxScore
 		}
-		value = math.Min(value, cp.cfg.MaxScore)
+		value = mathMin(value, cp.cfg.MaxScore)
 		if cp.cfg.Immediate {
 			immediate = max(immediate, p.levelForScore(cp.cfg.MaxScore))
 		}
