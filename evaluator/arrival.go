@@ -197,6 +197,11 @@ func arrivingLevel(p *Policy, prev, sc *Score) traffic.Level {
 			f++
 		}
 		f = mathMin(1, mathMax(0, f))
+		if !pastAny(p.scoring.bounds[i], f) {
+			// Its interval holds f, so its end nearest to health is
+			// past no threshold either: judge would skip it.
+			continue
+		}
 		ivs[i] = proportionInterval(f, c.Volume/k, p.decisive)
 		any = true
 	}

@@ -226,9 +226,10 @@ type windowBounds struct {
 	shown, decisive, recovery, size []ends
 }
 
-// of makes wb the bounds of windows wins in smps for p; with strict, at
-// the recovery confidence too.
-func (wb *windowBounds) of(p *Policy, wins []windowColumn, smps []Sample, strict bool) {
+// of makes wb the bounds of windows wins in smps for p: at the decisive
+// confidence only with decisive, at the recovery confidence only with
+// strict or where p sizes there.
+func (wb *windowBounds) of(p *Policy, wins []windowColumn, smps []Sample, strict, decisive bool) {
 	n := len(wins)
 	if cap(wb.shown) < n {
 		wb.shown, wb.decisive, wb.recovery = make([]ends, n), make([]ends, n), make([]ends, n)
@@ -247,7 +248,10 @@ func (wb *windowBounds) of(p *Policy, wins []windowColumn, smps []Sample, strict
 			continue
 		}
 		sh := endsOf(p.shown, s.Value, s.Volume)
-		wb.shown[k], wb.decisive[k] = sh, endsOf(p.decisive, s.Value, s.Volume)
+		wb.shown[k] = sh
+		if decisive {
+			wb.decisive[k] = endsOf(p.decisive, s.Value, s.Volume)
+		}
 		if p.size != nil || strict {
 			rec := sh
 			if p.recovery != p.shown {

@@ -386,7 +386,16 @@ func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample,
 		}
 		shown.seenLo, shown.seenHi = mathMax(sz.hi, v), mathMin(sz.lo, v)
 	}
-	decisive := intervalOf(endsOf(p.decisive, v, n), v)
+	// The decisive interval holds v whatever its windows show
+	// (withWindowsAt's lower end only rises to a shorter window's ratio
+	// with veto nil, its upper end only falls to one), so its end nearest
+	// to health is past a threshold only if v is: else it is left out,
+	// which judge reads alike.
+	var decisive interval
+	decides := pastAny(p.scoring.bounds[i], v)
+	if decides {
+		decisive = intervalOf(endsOf(p.decisive, v, n), v)
+	}
 	var low interval
 	if strict {
 		low = intervalOf(endsOf(p.recovery, v, n), v)
@@ -394,17 +403,29 @@ func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample,
 	wins := p.windows[i]
 	if len(wins) > 0 {
 		at := &w.at
-		at.of(p, wins, smps, strict)
+		at.of(p, wins, smps, strict, decides)
 		var d decidingWindows
 		shown, d = withWindowsAt(shown, v, mathMax(own.hi, v), wins, smps, at.shown, at.shown, at.size)
 		shown = sizedByProving(shown, d, windowCalls{v, n}, wins, smps, p.scoring.bounds[i], p.shown, p.size)
 		w.decided[i] = d
-		decisive, _ = withWindowsAt(decisive, v, v, wins, smps, at.decisive, nil, nil)
+		if decides {
+			decisive, _ = withWindowsAt(decisive, v, v, wins, smps, at.decisive, nil, nil)
+		}
 		if strict {
 			low, _ = withWindowsAt(low, v, v, wins, smps, at.recovery, nil, nil)
 		}
 	}
 	w.shown[i], w.decisive[i], w.low[i] = shown, decisive, low
+}
+
+// pastAny reports whether v is past any of bounds bs.
+func pastAny(bs []rules.Bound, v float64) bool {
+	for _, b := range bs {
+		if _, past := beyond(b, v); past {
+			return true
+		}
+	}
+	return false
 }
 
 // intervalOf is proportionInterval of a proportion v whose bounds are e.
