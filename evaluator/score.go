@@ -279,7 +279,7 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 		// Field by field into the zeroed slice: a composite literal
 		// wrote all 112 bytes again, zeros included.
 		c.Signal, c.Value, c.Status, c.CapsAt, c.Volume = sig.Name, smp.Value, smp.Status, -1, smp.Volume
-		c.Counted = smp.Counted && sig.EvidenceQuery() != ""
+		c.Counted = smp.Counted && (sig.Volume != "" || sig.Samples != "") // sig.EvidenceQuery() != "", without copying sig
 		if smp.Reason != "" {
 			c.Reason = smp.Reason
 		}
