@@ -87,7 +87,7 @@ func spreadInterval(p *Policy, i int, c *Contribution, smps []Sample) interval {
 	step := p.Config.Global.EvaluationInterval
 	for _, w := range p.windows[i] {
 		if w.col < len(smps) && smps[w.col].Status == StatusOK && smps[w.col].Volume > 0 {
-			per = math.Max(per, smps[w.col].Volume/(float64(w.window)/float64(step)))
+			per = mathMax(per, smps[w.col].Volume/(float64(w.window)/float64(step)))
 		}
 	}
 	// The own window, if kept; else an interval that proves nothing, for
@@ -116,14 +116,14 @@ func spreadInterval(p *Policy, i int, c *Contribution, smps []Sample) interval {
 		}
 		if sv, sn := spreadSample(s.Value, s.Volume, per, above); sn > 0 {
 			wi := proportionInterval(sv, sn, p.decisive)
-			if lo := math.Min(wi.lo, least); lo > iv.lo {
-				iv.lo, iv.seenLo = lo, math.Min(s.Value, least)
+			if lo := mathMin(wi.lo, least); lo > iv.lo {
+				iv.lo, iv.seenLo = lo, mathMin(s.Value, least)
 			}
-			if hi := math.Max(wi.hi, most); hi < iv.hi {
-				iv.hi, iv.seenHi = hi, math.Max(s.Value, most)
+			if hi := mathMax(wi.hi, most); hi < iv.hi {
+				iv.hi, iv.seenHi = hi, mathMax(s.Value, most)
 			}
 		}
-		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
+		least, most = mathMin(least, s.Value), mathMax(most, s.Value)
 	}
 	return iv
 }
@@ -153,7 +153,7 @@ func newArrivalRules(cfg *rules.Policy, bounds [][]rules.Bound) arrivalRules {
 		if s.Volume == "" || w <= 0 || step <= 0 || len(bounds[i]) == 0 {
 			continue
 		}
-		ar.ticks[i] = math.Max(1, float64(w)/float64(step))
+		ar.ticks[i] = mathMax(1, float64(w)/float64(step))
 		ar.above[i] = bounds[i][0].Below == nil
 		if ar.memory == 0 || w < ar.memory {
 			ar.memory = w
@@ -196,7 +196,12 @@ func arrivingLevel(p *Policy, prev, sc *Score) traffic.Level {
 		if !p.arrivals.above[i] {
 			f++
 		}
-		f = math.Min(1, math.Max(0, f))
+		f = mathMin(1, mathMax(0, f))
+		if !pastAny(p.scoring.bounds[i], f) {
+			// Its interval holds f, so its end nearest to health is
+			// past no threshold either: judge would skip it.
+			continue
+		}
 		ivs[i] = proportionInterval(f, c.Volume/k, p.decisive)
 		any = true
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hermes-failover/hermes/evaluator"
 	"github.com/hermes-failover/hermes/internal/testenv"
+	"github.com/hermes-failover/hermes/rules"
 )
 
 // withSignal is a copy of snap with signal set to v for every route.
@@ -66,4 +67,51 @@ func runChanging(b *testing.B, p *evaluator.Policy, snaps [2][2]evaluator.Snapsh
 		now = now.Add(15 * time.Second)
 		s, _ = evaluator.Step(p, s, evaluator.Input{Snapshot: snaps[(i/40)%2][i%2]}, now)
 	}
+}
+
+// BenchmarkStepWindows is BenchmarkStepChangingCounted's workload read as
+// the live loop and backtests read it: each snapshot holds every column
+// of the policy, its signals' longer windows too, in its order, and every
+// window is counted (its own window's 300 calls times its length over the
+// own window's), so each counted signal's windows are read as evidence.
+// At 1,000 routes it is a quick look at the scoring path that the 24 h
+// backtest spends most of Step in.
+func BenchmarkStepWindows(b *testing.B) {
+	for _, n := range []int{1000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			p := testenv.DefaultPolicy(b, testenv.Fleet(n))
+			now := time.Unix(0, 0)
+			healthy := windowed(p, counted(p, testenv.Healthy(p, now)))
+			var snaps [2][2]evaluator.Snapshot // [calm or degraded][even or odd tick]
+			for k, base := range []evaluator.Snapshot{healthy, windowed(p, counted(p, testenv.Degraded(p, healthy, 10, "soft_fail_ratio", 0.12)))} {
+				snaps[k][0] = base
+				snaps[k][1] = windowed(p, counted(p, withSignal(base, "p99_ratio", 1.01)))
+			}
+			runChanging(b, p, snaps, now)
+		})
+	}
+}
+
+// windowed is snap laid out in p's columns (rules.Columns), each signal
+// with longer windows given them at its own value, counted at its own
+// volume times the window's length over its own window's.
+func windowed(p *evaluator.Policy, snap evaluator.Snapshot) evaluator.Snapshot {
+	cols := rules.Columns(p.Config.Signals)
+	out := evaluator.NewSnapshot(snap.Time, p.Routes(), cols)
+	for i, route := range p.Routes() {
+		j := len(p.Config.Signals)
+		for k, sig := range p.Config.Signals {
+			smp := snap.Get(route, sig.Name)
+			out.SetCell(i, k, smp)
+			for _, w := range sig.Windows {
+				ws := smp
+				if own := sig.Derived.Own; own > 0 {
+					ws.Volume = smp.Volume * float64(w) / float64(own)
+				}
+				out.SetCell(i, j, ws)
+				j++
+			}
+		}
+	}
+	return out
 }

@@ -137,12 +137,107 @@ type decidingWindows struct{ lo, hi int8 }
 // With size, a window that gives an end is sized where sizedAt sizes it,
 // not at its observed ratio.
 func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample, b, veto, size *proportionBounds) (interval, decidingWindows) {
-	iv, d := own, decidingWindows{lo: -1, hi: -1}
-	least, most := v, v // of the shorter windows' ratios
-	allowed := v        // the least of the shorter windows' upper bounds at veto
+	allowed := v
+	var at, vetoAt, sizeAt []ends
+	for k, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		s := &smps[w.col]
+		at, vetoAt, sizeAt = append(at, ends{}), append(vetoAt, ends{}), append(sizeAt, ends{})
+		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+			continue
+		}
+		at[k] = endsOf(b, s.Value, s.Volume)
+		if veto != nil {
+			vetoAt[k] = endsOf(veto, s.Value, s.Volume)
+		}
+		if size != nil {
+			sizeAt[k] = endsOf(size, s.Value, s.Volume)
+		}
+	}
 	if veto != nil {
 		_, allowed = veto.of(v, n)
-		allowed = math.Max(allowed, v)
+		allowed = mathMax(allowed, v)
+	} else {
+		vetoAt = nil
+	}
+	if size == nil {
+		sizeAt = nil
+	}
+	return withWindowsAt(own, v, allowed, wins, smps, at, vetoAt, sizeAt)
+}
+
+// withWindowsAt is withWindows with each window's bounds made: at b in
+// at, at veto in vetoAt (nil: no veto) and at size in sizeAt (nil: no
+// size), by window index; allowed is the upper end at veto of the
+// signal's own window (at least v), or v without a veto. A window past
+// smps or without calls reads none of them.
+func withWindowsAt(own interval, v, allowed float64, wins []windowColumn, smps []Sample, at, vetoAt, sizeAt []ends) (interval, decidingWindows) {
+	iv, d := own, decidingWindows{lo: -1, hi: -1}
+	least, most := v, v // of the shorter windows' ratios
+	// allowed: the least of the shorter windows' upper bounds at veto
+	for k, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		s := &smps[w.col]
+		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+			continue
+		}
+		wi := intervalOf(at[k], s.Value)
+		if vetoAt != nil {
+			if wi.lo <= allowed && wi.lo > iv.lo {
+				up, _ := sizedFrom(s.Value, sizeAt, k)
+				iv.lo, iv.seenLo, d.lo = wi.lo, mathMin(up, allowed), int8(k)
+			}
+		} else if lo := mathMin(wi.lo, allowed); lo > iv.lo {
+			up, _ := sizedFrom(s.Value, sizeAt, k)
+			iv.lo, iv.seenLo, d.lo = lo, mathMin(up, allowed), int8(k)
+		}
+		if hi := mathMax(wi.hi, most); hi < iv.hi {
+			_, down := sizedFrom(s.Value, sizeAt, k)
+			iv.hi, iv.seenHi, d.hi = hi, mathMax(down, most), int8(k)
+		}
+		least, most = mathMin(least, s.Value), mathMax(most, s.Value)
+		if vetoAt != nil {
+			allowed = mathMin(allowed, mathMax(vetoAt[k].hi, s.Value))
+		} else {
+			allowed = least
+		}
+	}
+	return iv, d
+}
+
+// sizedFrom is sizedAt of window k's ratio v, whose bounds at size are
+// sizeAt[k] (sizeAt nil: no size).
+func sizedFrom(v float64, sizeAt []ends, k int) (up, down float64) {
+	if sizeAt == nil {
+		return v, v
+	}
+	return mathMax(sizeAt[k].hi, v), mathMin(sizeAt[k].lo, v)
+}
+
+// windowBounds are a signal's windows' bounds, by window index, at each
+// confidence scoring reads them: each made once per route and tick, not
+// once per reading (scoreScratch.counted). A window without calls has
+// none.
+type windowBounds struct {
+	shown, decisive, recovery, size []ends
+}
+
+// of makes wb the bounds of windows wins in smps for p: at the decisive
+// confidence only with decisive, at the recovery confidence only with
+// strict or where p sizes there.
+func (wb *windowBounds) of(p *Policy, wins []windowColumn, smps []Sample, strict, decisive bool) {
+	n := len(wins)
+	if cap(wb.shown) < n {
+		wb.shown, wb.decisive, wb.recovery = make([]ends, n), make([]ends, n), make([]ends, n)
+	}
+	wb.shown, wb.decisive, wb.recovery = wb.shown[:n], wb.decisive[:n], wb.recovery[:n]
+	wb.size = nil
+	if p.size != nil {
+		wb.size = wb.recovery // size is recovery when set (NewPolicy)
 	}
 	for k, w := range wins {
 		if w.col >= len(smps) {
@@ -152,29 +247,19 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
 			continue
 		}
-		wi := proportionInterval(s.Value, s.Volume, b)
-		if veto != nil {
-			if wi.lo <= allowed && wi.lo > iv.lo {
-				up, _ := sizedAt(s.Value, s.Volume, size)
-				iv.lo, iv.seenLo, d.lo = wi.lo, math.Min(up, allowed), int8(k)
+		sh := endsOf(p.shown, s.Value, s.Volume)
+		wb.shown[k] = sh
+		if decisive {
+			wb.decisive[k] = endsOf(p.decisive, s.Value, s.Volume)
+		}
+		if p.size != nil || strict {
+			rec := sh
+			if p.recovery != p.shown {
+				rec = endsOf(p.recovery, s.Value, s.Volume)
 			}
-		} else if lo := math.Min(wi.lo, allowed); lo > iv.lo {
-			up, _ := sizedAt(s.Value, s.Volume, size)
-			iv.lo, iv.seenLo, d.lo = lo, math.Min(up, allowed), int8(k)
-		}
-		if hi := math.Max(wi.hi, most); hi < iv.hi {
-			_, down := sizedAt(s.Value, s.Volume, size)
-			iv.hi, iv.seenHi, d.hi = hi, math.Max(down, most), int8(k)
-		}
-		least, most = math.Min(least, s.Value), math.Max(most, s.Value)
-		if veto != nil {
-			_, h := veto.of(s.Value, s.Volume)
-			allowed = math.Min(allowed, math.Max(h, s.Value))
-		} else {
-			allowed = least
+			wb.recovery[k] = rec
 		}
 	}
-	return iv, d
 }
 
 // Sizing by every proving window. The window that gives a proven end
@@ -238,10 +323,10 @@ func sizedByProving(iv interval, d decidingWindows, own windowCalls, wins []wind
 	above, below := math.Inf(1), math.Inf(-1) // the mildest thresholds
 	for _, t := range bounds {
 		if t.Above != nil {
-			above = math.Min(above, *t.Above)
+			above = mathMin(above, *t.Above)
 		}
 		if t.Below != nil {
-			below = math.Max(below, *t.Below)
+			below = mathMax(below, *t.Below)
 		}
 	}
 	if iv.lo > above {
@@ -269,7 +354,7 @@ func provingCap(sz float64, d int, own windowCalls, wins []windowColumn, smps []
 			continue
 		}
 		lo, hi := b.of(c.v, c.n)
-		if (!lower && !(math.Min(lo, c.v) > t)) || (lower && !(math.Max(hi, c.v) < t)) {
+		if (!lower && !(mathMin(lo, c.v) > t)) || (lower && !(mathMax(hi, c.v) < t)) {
 			continue // does not prove the failure on its own
 		}
 		if k > d && grown(dc, c, b.z, lower) {
@@ -277,9 +362,9 @@ func provingCap(sz float64, d int, own windowCalls, wins []windowColumn, smps []
 		}
 		up, down := sizedAt(c.v, c.n, size)
 		if lower {
-			sz = math.Max(sz, down)
+			sz = mathMax(sz, down)
 		} else {
-			sz = math.Min(sz, up)
+			sz = mathMin(sz, up)
 		}
 	}
 	return sz
@@ -296,9 +381,9 @@ func grown(d, w windowCalls, z float64, lower bool) bool {
 	if !(older >= 1) {
 		return false
 	}
-	xd := math.Min(1, math.Max(0, d.v)) * d.n
-	xo := math.Max(0, math.Min(1, math.Max(0, w.v))*w.n-xd)
-	ov := math.Min(1, xo/older)
+	xd := mathMin(1, mathMax(0, d.v)) * d.n
+	xo := mathMax(0, mathMin(1, mathMax(0, w.v))*w.n-xd)
+	ov := mathMin(1, xo/older)
 	pooled := (xd + xo) / w.n
 	se := math.Sqrt(pooled * (1 - pooled) * (1/d.n + 1/older))
 	if !(se > 0) {
@@ -321,7 +406,7 @@ func sizedAt(v, n float64, size *proportionBounds) (up, down float64) {
 		return v, v
 	}
 	lo, hi := size.of(v, n)
-	return math.Max(hi, v), math.Min(lo, v)
+	return mathMax(hi, v), mathMin(lo, v)
 }
 
 // sized is iv, of a proportion v of n calls, with its own window's ends
@@ -467,19 +552,27 @@ func (c *Contribution) setEvidence(e *evidence, above, proven bool, iv interval)
 // windows wins gave the end of its interval that its text is about (d):
 // the lower end when it shows at least, or was not proven past an upper
 // threshold; else the upper end. Nothing when the signal's own window did.
-func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingWindows) {
+// The evidence is appended to ws, made with room for most (a route's
+// windowed signals) when nil, so a route's contributions share one
+// allocation; it returns ws.
+func (c *Contribution) setWindow(wins []windowColumn, smps []Sample, d decidingWindows, ws []evidence, most int) []evidence {
 	if c.format() == nil || len(wins) == 0 {
-		return
+		return ws
 	}
 	k := d.hi
 	if (c.evidenceKind == evidenceAtLeast) != c.Unproven {
 		k = d.lo
 	}
 	if k < 0 {
-		return
+		return ws
+	}
+	if ws == nil {
+		ws = make([]evidence, 0, most)
 	}
 	s := &smps[wins[k].col]
-	c.evidence = &evidence{c.evidence.evidenceFormat, windowEvidence{wins[k].window, s.Value, s.Volume}}
+	ws = append(ws, evidence{c.evidence.evidenceFormat, windowEvidence{wins[k].window, s.Value, s.Volume}})
+	c.evidence = &ws[len(ws)-1]
+	return ws
 }
 
 // ReasonText is why c has its value: what the data behind a counted

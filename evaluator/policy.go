@@ -60,6 +60,8 @@ type Policy struct {
 	// with their columns, ascending.
 	columns []string
 	windows [][]windowColumn
+	// windowed is how many signals have windows.
+	windowed int
 	// queries are every query a tick sends (rules.Policy.Queries).
 	queries []string
 }
@@ -106,6 +108,9 @@ func NewPolicy(cfg *rules.Policy) (*Policy, error) {
 		for _, w := range s.Windows {
 			p.windows[i] = append(p.windows[i], windowColumn{window: w, col: col})
 			col++
+		}
+		if len(s.Windows) > 0 {
+			p.windowed++
 		}
 	}
 	for _, l := range cfg.Levels {

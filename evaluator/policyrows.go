@@ -80,10 +80,22 @@ func (r policyRows) cells(i, n int, buf []cell) []cell {
 	return buf
 }
 
-// samples appends the samples cells hold to smps.
+// samples writes the samples cells hold over smps, which it returns
+// resized to them. A route's samples are read into the last route's: a
+// reason is written only where it differs (mostly both are ""), as
+// writing a string into the heap costs a write barrier while the
+// collector runs, and this runs for every cell of every route.
 func (r policyRows) samples(cells []cell, smps []Sample) []Sample {
-	for _, c := range cells {
-		smps = append(smps, r.t.sample(c))
+	if cap(smps) < len(cells) {
+		smps = make([]Sample, len(cells))
+	}
+	smps = smps[:len(cells)]
+	for j, c := range cells {
+		s := &smps[j]
+		s.Value, s.Volume, s.Status, s.Counted = c.value, c.volume, c.status, c.counted
+		if reason := r.t.reasons[c.reason]; s.Reason != reason {
+			s.Reason = reason
+		}
 	}
 	return smps
 }
@@ -95,6 +107,7 @@ type routeSamples struct {
 	rows  policyRows
 	cells []cell
 	smps  []Sample
+	work  scoreScratch
 }
 
 func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
@@ -105,6 +118,6 @@ func newRouteSamples(p *Policy, snap Snapshot) *routeSamples {
 // score is ComputeScore of the policy's route i.
 func (r *routeSamples) score(i int, idle bool, scope recoveryScope) Score {
 	n := len(r.p.columns)
-	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps[:0])
-	return scoreSamples(r.p, cleanSamples(r.p, r.smps, scope.quiet), idle, scope)
+	r.smps = r.rows.samples(r.rows.cells(i, n, r.cells), r.smps)
+	return r.work.score(r.p, cleanSamples(r.p, r.smps, scope.quiet), idle, scope)
 }

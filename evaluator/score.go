@@ -237,12 +237,52 @@ func rowSamples(p *Policy, row Row, smps []Sample) []Sample {
 // in its order: p.Config.Signals, then their windows. Window samples past
 // the end of smps are no further evidence.
 func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Score {
+	var w scoreScratch
+	return w.score(p, smps, idle, scope)
+}
+
+// scoreScratch is what scoring a route works in: each signal's intervals
+// and a signal's windows' bounds. Step scores every route in one, so a
+// tick makes them once (routeSamples), not per route; every entry is
+// written before it is read.
+type scoreScratch struct {
+	shown, decisive, low []interval
+	decided              []decidingWindows
+	// at are the current signal's windows' bounds (windowBounds).
+	at windowBounds
+}
+
+// ends is a proportion's bounds at one confidence (proportionBounds.of).
+type ends struct{ lo, hi float64 }
+
+// endsOf is b.of(v, n) as ends.
+func endsOf(b *proportionBounds, v, n float64) ends {
+	lo, hi := b.of(v, n)
+	return ends{lo, hi}
+}
+
+// grow makes w's slices hold n signals.
+func (w *scoreScratch) grow(n int) {
+	if cap(w.shown) < n {
+		w.shown, w.decisive, w.low = make([]interval, n), make([]interval, n), make([]interval, n)
+		w.decided = make([]decidingWindows, n)
+	}
+	w.shown, w.decisive, w.low, w.decided = w.shown[:n], w.decisive[:n], w.low[:n], w.decided[:n]
+}
+
+// score is scoreSamples in w.
+func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recoveryScope) Score {
 	n := len(p.Config.Signals)
-	sc := Score{Value: 100, Contributions: make([]Contribution, 0, n)}
+	sc := Score{Value: 100, Contributions: make([]Contribution, n)}
 	for i := range p.Config.Signals {
-		sig, smp := &p.Config.Signals[i], &smps[i]
-		c := Contribution{Signal: sig.Name, Value: smp.Value, Status: smp.Status, Reason: smp.Reason, CapsAt: -1,
-			Volume: smp.Volume, Counted: smp.Counted && sig.EvidenceQuery() != ""}
+		sig, smp, c := &p.Config.Signals[i], &smps[i], &sc.Contributions[i]
+		// Field by field into the zeroed slice: a composite literal
+		// wrote all 112 bytes again, zeros included.
+		c.Signal, c.Value, c.Status, c.CapsAt, c.Volume = sig.Name, smp.Value, smp.Status, -1, smp.Volume
+		c.Counted = smp.Counted && (sig.Volume != "" || sig.Samples != "") // sig.EvidenceQuery() != "", without copying sig
+		if smp.Reason != "" {
+			c.Reason = smp.Reason
+		}
 		if smp.Status != StatusOK {
 			c.Value = math.NaN()
 			switch {
@@ -254,44 +294,21 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 				sc.Missing = append(sc.Missing, sig.Name)
 			}
 		}
-		sc.Contributions = append(sc.Contributions, c)
 	}
-	// The intervals live only for this call: on the stack for a policy
-	// of up to intervalsOnStack signals (the shipped one has 14).
-	var shownBuf, decisiveBuf, lowBuf, spreadBuf [intervalsOnStack]interval
-	var decidedBuf [intervalsOnStack]decidingWindows
-	shown, decisive, low, decided := shownBuf[:0], decisiveBuf[:0], lowBuf[:0], decidedBuf[:0]
-	spread := spreadBuf[:0]
-	if n > intervalsOnStack {
-		shown, decisive, decided = make([]interval, 0, n), make([]interval, 0, n), make([]decidingWindows, 0, n)
-		low, spread = make([]interval, 0, n), make([]interval, 0, n)
-	}
-	shown, decisive, low, decided, spread = shown[:n], decisive[:n], low[:n], decided[:n], spread[:n]
+	w.grow(n)
+	shown, decisive, low, decided := w.shown, w.decisive, w.low, w.decided
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
-		shown[i] = evidenceInterval(p, sig, c, p.shown)
 		decided[i] = decidingWindows{lo: -1, hi: -1}
+		decisive[i] = interval{}
 		strict, share := scope.rules(sig, idle)
-		spread[i] = interval{}
 		if sig.Volume != "" && c.Counted {
-			shown[i] = sized(shown[i], c.Value, c.Volume, p.size)
-			decisive[i] = evidenceInterval(p, sig, c, p.decisive)
-			if decisive[i].counts {
-				spread[i] = spreadInterval(p, i, c, smps)
-			}
+			w.counted(p, i, c, smps, strict)
+		} else {
+			shown[i] = evidenceInterval(p, sig, c, p.shown)
 			if strict {
-				low[i] = evidenceInterval(p, sig, c, p.recovery)
+				low[i] = shown[i]
 			}
-			if len(p.windows[i]) > 0 && c.Status == StatusOK {
-				shown[i], decided[i] = withWindows(shown[i], c.Value, c.Volume, p.windows[i], smps, p.shown, p.shown, p.size)
-				shown[i] = sizedByProving(shown[i], decided[i], windowCalls{c.Value, c.Volume}, p.windows[i], smps, p.scoring.bounds[i], p.shown, p.size)
-				decisive[i], _ = withWindows(decisive[i], c.Value, c.Volume, p.windows[i], smps, p.decisive, nil, nil)
-				if strict {
-					low[i], _ = withWindows(low[i], c.Value, c.Volume, p.windows[i], smps, p.recovery, nil, nil)
-				}
-			}
-		} else if strict {
-			low[i] = shown[i]
 		}
 		if !strict || rulesOut(low[i], p.scoring.bounds[i], share) {
 			// Not held to its far end, or it has ruled out the failure
@@ -304,13 +321,24 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 	// The score the data show at least is no better than the one they
 	// allow at most: a signal judged at its near end is sized there,
 	// where Value sizes it on what its calls show.
-	sc.Low, sc.LowFloor = math.Min(sc.Low, sc.Value), max(sc.LowFloor, sc.Floor)
+	sc.Low, sc.LowFloor = mathMin(sc.Low, sc.Value), max(sc.LowFloor, sc.Floor)
 	if v, imm, fl := judge(p, &sc, decisive, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
 		sc.DecisiveLevel = max(p.levelForScore(v), imm, fl)
+		// The spread reading only narrows a decisive level: made only
+		// when there is one. low's intervals are judged; it holds them.
+		spread := low
+		for i := range p.Config.Signals {
+			sig, c := &p.Config.Signals[i], &sc.Contributions[i]
+			spread[i] = interval{}
+			if sig.Volume != "" && c.Counted && c.Status == StatusOK {
+				spread[i] = spreadInterval(p, i, c, smps)
+			}
+		}
 		if v, imm, fl := judge(p, &sc, spread, healthySide, seenSide, false); v < 100 || fl > traffic.Normal {
 			sc.SpreadLevel = min(sc.DecisiveLevel, max(p.levelForScore(v), imm, fl))
 		}
 	}
+	var windowed []evidence // the contributions' evidence with a window, made once per route
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		if c.Status != StatusOK {
@@ -328,7 +356,7 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 		}
 		c.Unproven = past && !proven
 		c.setEvidence(&p.evidence[i], above, proven, shown[i])
-		c.setWindow(p.windows[i], smps, decided[i])
+		windowed = c.setWindow(p.windows[i], smps, decided[i], windowed, p.windowed)
 		c.AlertValue = c.Value
 		switch {
 		case !shown[i].counts:
@@ -340,8 +368,73 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 	return sc
 }
 
-// intervalsOnStack is how many signals' samples and intervals
-// ComputeScore keeps on the stack.
+// counted sets w's intervals of signal i of p, a proportion of calls
+// counted in c, from its own window and its windows' samples in smps:
+// each proportion's bounds at each confidence made once.
+func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample, strict bool) {
+	if c.Status != StatusOK {
+		w.shown[i], w.low[i] = interval{}, interval{}
+		return
+	}
+	v, n := c.Value, c.Volume
+	own := endsOf(p.shown, v, n)
+	shown := intervalOf(own, v)
+	if p.size != nil {
+		sz := own
+		if p.size != p.shown {
+			sz = endsOf(p.size, v, n)
+		}
+		shown.seenLo, shown.seenHi = mathMax(sz.hi, v), mathMin(sz.lo, v)
+	}
+	// The decisive interval holds v whatever its windows show
+	// (withWindowsAt's lower end only rises to a shorter window's ratio
+	// with veto nil, its upper end only falls to one), so its end nearest
+	// to health is past a threshold only if v is: else it is left out,
+	// which judge reads alike.
+	var decisive interval
+	decides := pastAny(p.scoring.bounds[i], v)
+	if decides {
+		decisive = intervalOf(endsOf(p.decisive, v, n), v)
+	}
+	var low interval
+	if strict {
+		low = intervalOf(endsOf(p.recovery, v, n), v)
+	}
+	wins := p.windows[i]
+	if len(wins) > 0 {
+		at := &w.at
+		at.of(p, wins, smps, strict, decides)
+		var d decidingWindows
+		shown, d = withWindowsAt(shown, v, mathMax(own.hi, v), wins, smps, at.shown, at.shown, at.size)
+		shown = sizedByProving(shown, d, windowCalls{v, n}, wins, smps, p.scoring.bounds[i], p.shown, p.size)
+		w.decided[i] = d
+		if decides {
+			decisive, _ = withWindowsAt(decisive, v, v, wins, smps, at.decisive, nil, nil)
+		}
+		if strict {
+			low, _ = withWindowsAt(low, v, v, wins, smps, at.recovery, nil, nil)
+		}
+	}
+	w.shown[i], w.decisive[i], w.low[i] = shown, decisive, low
+}
+
+// pastAny reports whether v is past any of bounds bs.
+func pastAny(bs []rules.Bound, v float64) bool {
+	for _, b := range bs {
+		if _, past := beyond(b, v); past {
+			return true
+		}
+	}
+	return false
+}
+
+// intervalOf is proportionInterval of a proportion v whose bounds are e.
+func intervalOf(e ends, v float64) interval {
+	return interval{lo: min(e.lo, v), hi: max(e.hi, v), seenLo: v, seenHi: v, counts: true}
+}
+
+// intervalsOnStack is how many signals' samples ComputeScore, and
+// intervals arrivingLevel, keep on the stack.
 const intervalsOnStack = 32
 
 // judge scores the route with every signal taken at side(ivs[i], bound):
@@ -360,7 +453,7 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 		if _, past := beyond(pen.cfg.Bound, side(iv, pen.cfg.Bound)); past {
 			at := size(iv, pen.cfg.Bound)
 			d, _ := beyond(pen.cfg.Bound, at)
-			pts := math.Min(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
+			pts := mathMin(d*pen.cfg.PointsPerUnit, pen.cfg.Max)
 			penalty += pts
 			if record {
 				c := &sc.Contributions[pen.signal]
@@ -369,7 +462,7 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 			}
 		}
 	}
-	value = math.Max(0, 100-penalty)
+	value = mathMax(0, 100-penalty)
 	for _, cp := range p.scoring.caps {
 		iv := ivs[cp.signal]
 		if !iv.counts {
@@ -381,7 +474,7 @@ func judge(p *Policy, sc *Score, ivs []interval, side, size func(interval, rules
 		if c := &sc.Contributions[cp.signal]; record && (c.CapsAt < 0 || cp.cfg.MaxScore < c.CapsAt) {
 			c.CapsAt = cp.cfg.MaxScore
 		}
-		value = math.Min(value, cp.cfg.MaxScore)
+		value = mathMin(value, cp.cfg.MaxScore)
 		if cp.cfg.Immediate {
 			immediate = max(immediate, p.levelForScore(cp.cfg.MaxScore))
 		}
