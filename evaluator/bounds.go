@@ -62,11 +62,12 @@ func clopperPearson(x, n, alpha float64) (lo, hi float64) {
 }
 
 // of returns the bounds of a proportion p of n calls. p is clamped to
-// [0, 1] (a rate per call, such as retries, may exceed 1). With no calls
-// it knows nothing: [0, 1].
+// [0, 1] (a rate per call, such as retries, may exceed 1). With no calls,
+// or no proportion (NaN, which the collector reads as missing, so only a
+// caller's own snapshot can hold), it knows nothing: [0, 1].
 func (b *proportionBounds) of(p, n float64) (lo, hi float64) {
 	calls := math.Round(n)
-	if !(n > 0) || calls < 1 {
+	if !(n > 0) || calls < 1 || math.IsNaN(p) {
 		return 0, 1
 	}
 	if calls > exactCalls {

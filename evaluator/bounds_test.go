@@ -41,6 +41,13 @@ func TestProportionBoundsExact(t *testing.T) {
 	if lo, hi := shown.of(0.5, 0.3); lo != 0 || hi != 1 {
 		t.Errorf("no whole call: [%g, %g], want [0, 1]", lo, hi)
 	}
+	// No proportion is no evidence, at any number of calls (it used to
+	// index the exact table at int(NaN) and panic, and Step with it).
+	for _, n := range []float64{1, 40, 100, 5000} {
+		if lo, hi := shown.of(math.NaN(), n); lo != 0 || hi != 1 {
+			t.Errorf("NaN of %g calls: [%g, %g], want [0, 1]", n, lo, hi)
+		}
+	}
 }
 
 // TestProportionBoundsMeetWilson: above exactCalls the bounds are
