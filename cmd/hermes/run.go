@@ -58,9 +58,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run: %v\n", err)
 		return 2
 	}
-	if runner.SetGCPercent() {
-		logger.Debug("garbage collector target set", "gogc", runner.GCPercent)
-	}
 	audit := auditlog.New(stdout)
 	if *auditPath != "-" {
 		if audit, err = auditlog.Open(*auditPath); err != nil {
