@@ -45,11 +45,12 @@ type Timeline struct {
 // aligned up to a multiple of the interval), querying signals with query,
 // exactly as the live loop does.
 func Run(ctx context.Context, pol *evaluator.Policy, query promapi.QueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
-	return run(ctx, pol, promapi.VectorRoutes(query), from, to, opts)
+	return run(ctx, pol, promapi.VectorRoutes(query), false, from, to, opts)
 }
 
-// run is Run over a promapi.RouteQueryFunc.
-func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFunc, from, to time.Time, opts Options) (*Timeline, error) {
+// run is Run over a promapi.RouteQueryFunc; inMemory when ticks answers
+// from memory (promapi.Collector.InMemory).
+func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFunc, inMemory bool, from, to time.Time, opts Options) (*Timeline, error) {
 	step := pol.Config.Global.EvaluationInterval
 	if step <= 0 {
 		return nil, fmt.Errorf("evaluation_interval must be positive")
@@ -60,7 +61,7 @@ func run(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFun
 	}
 	tl := &Timeline{Start: start, End: to, Step: step}
 	var st evaluator.State
-	snaps, stop := collectAhead(ctx, pol, ticks, start, to, step)
+	snaps, stop := collectAhead(ctx, pol, ticks, inMemory, start, to, step)
 	defer stop()
 	releases := append([]Release(nil), opts.Releases...)
 	for t := start; !t.After(to); t = t.Add(step) {
@@ -119,7 +120,7 @@ const snapshotsAhead = 8
 // so the collection (a tenth of a 100-route backtest's CPU) runs on the
 // other core while the core steps, instead of between two steps. stop
 // ends the collection and waits for it.
-func collectAhead(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFunc, start, to time.Time, step time.Duration) (snaps <-chan evaluator.Snapshot, stop func()) {
+func collectAhead(ctx context.Context, pol *evaluator.Policy, ticks promapi.RouteQueryFunc, inMemory bool, start, to time.Time, step time.Duration) (snaps <-chan evaluator.Snapshot, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan evaluator.Snapshot, snapshotsAhead)
 	done := make(chan struct{})
@@ -128,7 +129,7 @@ func collectAhead(ctx context.Context, pol *evaluator.Policy, ticks promapi.Rout
 		// One Collector for the run, as the live loop keeps one: it
 		// reuses each query's route slots from tick to tick, and the
 		// snapshots it returns share none of them.
-		var collector promapi.Collector
+		collector := promapi.Collector{InMemory: inMemory}
 		for t := start; !t.After(to); t = t.Add(step) {
 			snap := collector.Collect(ctx, ticks, pol.Config.Signals, pol.Routes(), t, pol.Config.Global.QueryTimeout)
 			select {

@@ -257,5 +257,9 @@ func RunStore(ctx context.Context, pol *evaluator.Policy, b *Store, progress fun
 	w.Progress = progress
 	w.base = ctx
 	defer w.Close()
-	return run(ctx, pol, w.QueryRoutes, start, b.End(), opts)
+	// The windows answer from memory: a tick's queries need neither a
+	// goroutine nor a timer each. A window being evaluated holds them up
+	// whatever their timeout, as before: Windowed waits for it in its own
+	// context.
+	return run(ctx, pol, w.QueryRoutes, true, start, b.End(), opts)
 }

@@ -29,6 +29,13 @@ import (
 // The zero Collector is ready to use. It is not for concurrent use: a
 // Collect returns only when every query of its tick has returned.
 type Collector struct {
+	// InMemory, when set, runs a tick's queries one after the other on
+	// the calling goroutine, without the timeout: for a RouteQueryFunc
+	// that answers from memory and never waits on the network (a
+	// backtest's windows), where a goroutine and a timer per query and
+	// tick cost more than most answers.
+	InMemory bool
+
 	positions *routePositions
 	answers   map[string]*Answer // by query
 	// errors counts the last snapshot's samples in the signals' own
@@ -93,6 +100,12 @@ func (c *Collector) Collect(ctx context.Context, query RouteQueryFunc, signals [
 	}
 	var wg sync.WaitGroup
 	for i, q := range queries {
+		if c.InMemory {
+			if err := query(ctx, q, t, answers[i]); err != nil {
+				answers[i].Fail(err)
+			}
+			continue
+		}
 		wg.Go(func() {
 			qctx, cancel := ctx, context.CancelFunc(func() {})
 			if timeout > 0 {

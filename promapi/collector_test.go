@@ -22,7 +22,8 @@ import (
 // signals reloaded (windows added and removed, a volume dropped, a signal
 // gone, two signals sharing a query); answers missing routes, with
 // repeated series, routes not configured, NaN, unknown parts, series in a
-// new order, and queries failing after some series.
+// new order, and queries failing after some series. A Collector kept
+// InMemory (its queries one after the other) is held to it too.
 func TestCollectorAsFresh(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	pool := config.DeriveSignals([]rules.SignalConfig{
@@ -33,6 +34,7 @@ func TestCollectorAsFresh(t *testing.T) {
 		{Name: "ttft", Query: "ttft", Samples: "samples", Windows: []time.Duration{time.Hour}},
 	})
 	var c Collector
+	inMemory := Collector{InMemory: true}
 	routes := names("r", 40)
 	signals := slices.Clone(pool)
 	at := time.Unix(1_700_000_000, 0)
@@ -81,6 +83,7 @@ func TestCollectorAsFresh(t *testing.T) {
 		}
 		got := c.Collect(context.Background(), query, signals, routes, at, 0)
 		want := new(Collector).Collect(context.Background(), query, signals, routes, at, 0)
+		serial := inMemory.Collect(context.Background(), query, signals, routes, at, time.Millisecond)
 		if !slices.Equal(got.Routes(), want.Routes()) {
 			t.Fatalf("tick %d: routes %v, want %v", tick, got.Routes(), want.Routes())
 		}
@@ -90,13 +93,16 @@ func TestCollectorAsFresh(t *testing.T) {
 				if g, w := got.Get(r, col), want.Get(r, col); !sameSample(g, w) {
 					t.Fatalf("tick %d, route %s, column %s: %+v, want %+v", tick, r, col, g, w)
 				}
+				if g, w := serial.Get(r, col), want.Get(r, col); !sameSample(g, w) {
+					t.Fatalf("tick %d, route %s, column %s, InMemory: %+v, want %+v", tick, r, col, g, w)
+				}
 				if k < len(signals) && got.Get(r, col).Status == evaluator.StatusError {
 					errs++
 				}
 			}
 		}
-		if c.Errors() != errs {
-			t.Fatalf("tick %d: Errors() = %d, the snapshot's signal columns hold %d errors", tick, c.Errors(), errs)
+		if c.Errors() != errs || inMemory.Errors() != errs {
+			t.Fatalf("tick %d: Errors() = %d (InMemory %d), the snapshot's signal columns hold %d errors", tick, c.Errors(), inMemory.Errors(), errs)
 		}
 		if errs == 0 {
 			clean++
