@@ -295,13 +295,18 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 			}
 		}
 	}
+	// A route the plan gives a share whose callers sent none is judged by
+	// its probes alone (c.Idle above), and so held to what a route without
+	// a share is held to (recovery.go): a failback stage at night passes
+	// only on probes that would have shown the failure that moved it.
+	byProbes := idle || callersSentNone(p, &sc)
 	w.grow(n)
 	shown, decisive, low, decided := w.shown, w.decisive, w.low, w.decided
 	for i := range p.Config.Signals {
 		sig, c := &p.Config.Signals[i], &sc.Contributions[i]
 		decided[i] = decidingWindows{lo: -1, hi: -1}
 		decisive[i] = interval{}
-		strict, share := scope.rules(sig, idle)
+		strict, share := scope.rules(sig, byProbes)
 		if sig.Volume != "" && c.Counted {
 			w.counted(p, i, c, smps, strict)
 		} else {
@@ -436,6 +441,23 @@ func intervalOf(e ends, v float64) interval {
 // intervalsOnStack is how many signals' samples ComputeScore, and
 // intervals arrivingLevel, keep on the stack.
 const intervalsOnStack = 32
+
+// callersSentNone reports whether every signal of p that needs user
+// traffic read no calls in sc (Contribution.Idle), with at least one such
+// signal.
+func callersSentNone(p *Policy, sc *Score) bool {
+	any := false
+	for i := range p.Config.Signals {
+		if !p.Config.Signals[i].RequiresTraffic {
+			continue
+		}
+		if !sc.Contributions[i].Idle {
+			return false
+		}
+		any = true
+	}
+	return any
+}
 
 // judge scores the route with every signal taken at side(ivs[i], bound):
 // penalties, then caps, then floors; a penalty whose side is past its
