@@ -1,7 +1,6 @@
 package backtest
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,42 +31,70 @@ const (
 // countValues returns how many values the promtool expanding notation of
 // values describes (`a+bxN` and `axN` are N+1 values, `_xN` N, any other
 // word one), without expanding it, so a huge count is refused before the
-// parser allocates it. A word it cannot read counts one: the parser then
-// reports it. A count past math.MaxInt64 is math.MaxInt64.
+// parser allocates it. A word with several expansions in it
+// (`1+2x3+4x5`, which PromQL's lexer reads as two) counts every one. A
+// word it cannot read counts one: the parser then reports it. A count
+// past math.MaxInt64 is math.MaxInt64.
 func countValues(values string) int64 {
 	var n int64
 	for _, w := range strings.Fields(values) {
-		i := strings.LastIndexByte(w, 'x')
+		c := wordValues(w)
+		if c > math.MaxInt64-n {
+			return math.MaxInt64
+		}
+		if n += c; n > math.MaxInt32 {
+			return n
+		}
+	}
+	return n
+}
+
+// wordValues is countValues of one word: the sum over each `x` followed by
+// digits in it of the count it repeats (plus one, unless what comes before
+// that `x` in the word is `_`), or 1 when it has none. Counting every `x`
+// can only count more than the parser expands (`0x1F`, a hex number, is
+// counted 2), never less.
+func wordValues(w string) int64 {
+	var n uint64
+	counted := false
+	for from := 0; ; {
+		i := strings.IndexByte(w[from:], 'x')
 		if i < 0 {
-			n++
+			break
+		}
+		before, rest := w[from:from+i], w[from+i+1:]
+		from += i + 1
+		digits := 0
+		for digits < len(rest) && '0' <= rest[digits] && rest[digits] <= '9' {
+			digits++
+		}
+		if digits == 0 {
 			continue
 		}
 		// PromQL's parser reads the count as an unsigned 64-bit number:
 		// one past int64 (or past uint64, which it refuses) is still a
 		// count to refuse, not a word to count once. The sum saturates
 		// at math.MaxInt64 instead of wrapping negative.
-		times, err := strconv.ParseUint(w[i+1:], 10, 64)
-		switch {
-		case errors.Is(err, strconv.ErrRange):
+		times, err := strconv.ParseUint(rest[:digits], 10, 64)
+		if err != nil {
 			return math.MaxInt64
-		case err != nil:
-			n++
-			continue
 		}
-		if w[:i] != "_" {
+		if before != "_" {
 			if times == math.MaxUint64 {
 				return math.MaxInt64
 			}
 			times++
 		}
-		if times > uint64(math.MaxInt64-n) {
+		if times > math.MaxInt64-n {
 			return math.MaxInt64
 		}
-		if n += int64(times); n > math.MaxInt32 {
-			return n
-		}
+		n += times
+		counted = true
 	}
-	return n
+	if !counted {
+		return 1
+	}
+	return int64(n)
 }
 
 // checkTicks refuses a backtest of more than MaxTicks ticks.

@@ -42,6 +42,11 @@ func TestCountValues(t *testing.T) {
 		"_x9223372036854775807":     math.MaxInt64,
 		"1 0+0x9223372036854775806": math.MaxInt64,
 		"0+0x99999999999999999999":  math.MaxInt64,
+		// Two expansions in one word, which PromQL's lexer reads as two
+		// (found by FuzzParse: the second hid a count of 914 million).
+		"1+2x3+4x5":                   4 + 6,
+		"112450+300x914150040+300x91": 914150041 + 92,
+		"_x2+1x3":                     2 + 4,
 	} {
 		if got := countValues(in); got != want {
 			t.Errorf("countValues(%q) = %d, want %d", in, got, want)
