@@ -347,13 +347,7 @@ func (a *nqArena) floats(n int) []float64 {
 	if a == nil {
 		return make([]float64, n)
 	}
-	if cap(a.f)-len(a.f) < n {
-		a.f = make([]float64, 0, max(2*cap(a.f), n))
-	}
-	s := a.f[len(a.f) : len(a.f)+n : len(a.f)+n]
-	a.f = a.f[:len(a.f)+n]
-	clear(s)
-	return s
+	return carve(&a.f, n)
 }
 
 // bools returns n false bools from a, or new ones when a is nil.
@@ -361,11 +355,19 @@ func (a *nqArena) bools(n int) []bool {
 	if a == nil {
 		return make([]bool, n)
 	}
-	if cap(a.b)-len(a.b) < n {
-		a.b = make([]bool, 0, max(2*cap(a.b), n))
+	return carve(&a.b, n)
+}
+
+// carve returns the next n zeroed elements of *buf, growing it (to twice
+// its capacity, or n) when it holds fewer free ones; earlier carvings
+// keep the old array.
+func carve[T any](buf *[]T, n int) []T {
+	b := *buf
+	if cap(b)-len(b) < n {
+		b = make([]T, 0, max(2*cap(b), n))
 	}
-	s := a.b[len(a.b) : len(a.b)+n : len(a.b)+n]
-	a.b = a.b[:len(a.b)+n]
+	s := b[len(b) : len(b)+n : len(b)+n]
+	*buf = b[:len(b)+n]
 	clear(s)
 	return s
 }
