@@ -116,8 +116,14 @@ func failoverPlacement(p *Policy, rs RouteState, now time.Time, stamp func(time.
 		if !now.Before(next) && sc.Low < fb.MinScore {
 			// Observed long enough: the stage waits for its calls to show
 			// the route healthy, not for a time.
+			// A stage whose callers send nothing is judged by its probes
+			// alone (score.go), held until they rule out what moved it.
+			shown := ": " + step + " once its calls show"
+			if callersSentNone(p, &sc) {
+				shown = "; its callers send no calls: " + step + " once its probes show"
+			}
 			return append([]Wait{{WaitFailback, "failback stage " + strconv.Itoa(rs.Stage) + " of " + strconv.Itoa(len(fb.Stages)) + " since " + stamp(rs.StageSince) +
-				", observed for " + fb.Observe.String() + ": " + step + " once its calls show a score ≥ " + gText(fb.MinScore) + " (they show at least " + fixed(sc.Low, 1) + ")"}},
+				", observed for " + fb.Observe.String() + shown + " a score ≥ " + gText(fb.MinScore) + " (they show at least " + fixed(sc.Low, 1) + ")"}},
 				append(quietWanted(p, rs, now), callsWanted(p, rs)...)...)
 		}
 		return []Wait{{WaitFailback, "failback stage " + strconv.Itoa(rs.Stage) + " of " + strconv.Itoa(len(fb.Stages)) + " since " + stamp(rs.StageSince) +

@@ -446,6 +446,11 @@ const intervalsOnStack = 32
 // traffic read no calls in sc (Contribution.Idle), with at least one such
 // signal.
 func callersSentNone(p *Policy, sc *Score) bool {
+	if len(sc.Contributions) < len(p.Config.Signals) {
+		// A score without its contributions (a state restored from disk,
+		// a blind tick's) shows no calls either way.
+		return false
+	}
 	any := false
 	for i := range p.Config.Signals {
 		if !p.Config.Signals[i].RequiresTraffic {

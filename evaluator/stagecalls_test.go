@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,15 @@ func TestStageWithoutCallsHeldToItsProbes(t *testing.T) {
 		if got := next.Stage > rs.Stage; got != c.advance {
 			t.Errorf("%s, no calls at stage 1 for %s: advanced %v, want %v (score %.1f, low %.1f: %v)",
 				c.name, observe+time.Minute, got, c.advance, sc.Value, sc.Low, sc.Reasons())
+		}
+		if c.advance {
+			continue
+		}
+		// What explain and the status page say of the wait: the probes,
+		// not calls that never come.
+		if ws := Waiting(p, next, now); len(ws) == 0 || ws[0].Kind != WaitFailback ||
+			!strings.Contains(ws[0].Text, "its callers send no calls: the next stage once its probes show a score ≥ 80") {
+			t.Errorf("%s: waiting %q, want the stage held to its probes", c.name, WaitTexts(ws))
 		}
 	}
 }
