@@ -130,7 +130,7 @@ func downTarget(p *Policy, rs RouteState, sc Score, decisive traffic.Level, arri
 	}
 	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]
-		shown := sc.Value < p.level(l).Below || sc.Floor >= l
+		shown := sc.Proven() < p.level(l).Below || sc.Floor >= l
 		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell && shown {
 			if sc.Floor >= l && sc.Value >= p.level(l).Below {
 				return l, "floor demands " + l.String() + " for " + p.level(l).Dwell.String()

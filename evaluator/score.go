@@ -109,6 +109,9 @@ type Score struct {
 	// suggestedBy is how far below Value the score the data suggest is
 	// (Suggested), 0 when it is Value.
 	suggestedBy float64
+	// burstBy is how far above Value the score is without the proofs a
+	// past burst alone gives (Proven), 0 when none.
+	burstBy float64
 	// Carried: signals were missing, so Value is the last score computed
 	// with full data (see Step), not one computed from partial data. A
 	// held score that is not Carried was never judged with full data.
@@ -123,6 +126,14 @@ type Score struct {
 // from when it is suggested; the move needs Value, the proof, on its
 // tick (decide.go, updateBelow).
 func (s Score) Suggested() float64 { return s.Value - s.suggestedBy }
+
+// Proven is the score a dwell's last tick reads: Value, without the
+// proof of any signal that rests only on a longer window whose failures
+// one evaluation interval could hold while its own window shows none (a
+// burst that has left the own window but not the longer one; see
+// pastBurst). A burst in a window longer than the dwell would otherwise
+// outlast the dwell that is there to tell it from an outage.
+func (s Score) Proven() float64 { return s.Value + s.burstBy }
 
 // Held reports whether missing data freezes the route's level upward.
 func (s Score) Held() bool { return len(s.Missing) > 0 }
@@ -343,6 +354,9 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 		v, _, _ := judge(p, &sc, w.suggested, healthySide, seenSide, false)
 		sc.suggestedBy = mathMax(0, sc.Value-v)
 	}
+	if p.levelForScore(sc.Value) > traffic.Normal {
+		sc.burstBy = w.pastBursts(p, &sc, smps)
+	}
 	sc.Low, _, sc.LowFloor = judge(p, &sc, low, sickSide, sickSide, false)
 	// The score the data show at least is no better than the one they
 	// allow at most: a signal judged at its near end is sized there,
@@ -503,6 +517,51 @@ func suggestedInterval(p *Policy, i int, c *Contribution, smps []Sample, rec []e
 		allowed = mathMin(allowed, mathMax(rec[j].hi, s.Value))
 	}
 	return iv, ok
+}
+
+// pastBursts is Score.burstBy of sc, scored in w from smps: how much
+// higher the score is with each signal whose proof is a past burst
+// (pastBurst) judged on its own window alone.
+func (w *scoreScratch) pastBursts(p *Policy, sc *Score, smps []Sample) float64 {
+	any := false
+	for i := range p.Config.Signals {
+		if pastBurst(p, i, &sc.Contributions[i], smps, w.decided[i]) {
+			if !any {
+				copy(w.suggested, w.shown) // w.suggested is judged already: reuse it
+				any = true
+			}
+			c := &sc.Contributions[i]
+			iv := intervalOf(endsOf(p.shown, c.Value, c.Volume), c.Value)
+			iv.seenLo, iv.seenHi = sizedAt(c.Value, c.Volume, p.size)
+			w.suggested[i] = iv
+		}
+	}
+	if !any {
+		return 0
+	}
+	v, _, _ := judge(p, sc, w.suggested, healthySide, seenSide, false)
+	return mathMax(0, v-sc.Value)
+}
+
+// pastBurst reports whether the lower end of counted signal i's interval
+// (a failure share's proof), given by a longer window d.lo, rests on
+// failures one evaluation interval could hold (spreadSample keeps none)
+// while the signal's own window holds no failure: a burst that has left
+// the own window. A failure that lasts keeps failing in the own window.
+func pastBurst(p *Policy, i int, c *Contribution, smps []Sample, d decidingWindows) bool {
+	if d.lo < 0 || !c.Counted || c.Status != StatusOK || !p.arrivals.above[i] || p.arrivals.ticks[i] == 0 {
+		return false
+	}
+	if c.Value*c.Volume >= 0.5 {
+		return false // failures in the own window
+	}
+	w := p.windows[i][d.lo]
+	if w.col >= len(smps) {
+		return false
+	}
+	s := &smps[w.col]
+	_, n := spreadSample(s.Value, s.Volume, intervalCalls(p, i, c, smps), true)
+	return n == 0
 }
 
 // ratiosPast reports whether v, or the ratio of any of windows wins in

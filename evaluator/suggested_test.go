@@ -79,3 +79,46 @@ func TestDwellClockStartsOnSuggestion(t *testing.T) {
 		})
 	}
 }
+
+// TestPastBurstCompletesNoDwell: a burst of 502s in one scrape (6 of a
+// 1.2 req/s route's 73 calls a minute) proves hard_fail_ratio past 1 %
+// in the 1m window for 45 s and then in the 2m window for a minute more,
+// longer than warm's and shed's 1m dwells. A dwell's last tick does not
+// read a proof that rests only on a longer window whose failures one
+// interval could hold while the own window shows none (Score.Proven): the
+// burst moves nothing. A failure that lasts keeps failing in the own
+// window, and moves.
+func TestPastBurstCompletesNoDwell(t *testing.T) {
+	p := defaultPolicy(t)
+	t0 := time.Unix(0, 0).UTC()
+	hard := func(f1, n1, f2, n2 float64) map[string]any {
+		return map[string]any{
+			"free.hard_fail_ratio":    Sample{Value: f1 / n1, Volume: n1, Counted: true},
+			"free.hard_fail_ratio@2m": Sample{Value: f2 / n2, Volume: n2, Counted: true},
+		}
+	}
+	burst := []map[string]any{hard(6, 73, 6, 146), hard(6, 63, 6, 140), hard(6, 59, 6, 140), hard(6, 70, 6, 146),
+		hard(0, 75, 6, 146), hard(0, 75, 6, 149), hard(0, 77, 6, 152), hard(0, 80, 6, 159)}
+	lasting := []map[string]any{hard(6, 73, 6, 146), hard(6, 63, 7, 140), hard(6, 59, 8, 140), hard(6, 70, 9, 146),
+		hard(3, 75, 10, 146), hard(3, 75, 11, 149), hard(3, 77, 12, 152), hard(3, 80, 12, 159)}
+	for _, c := range []struct {
+		name  string
+		ticks []map[string]any
+		want  traffic.Level
+	}{{"a burst that left the own window", burst, traffic.Normal}, {"a failure that lasts", lasting, traffic.Shed}} {
+		t.Run(c.name, func(t *testing.T) {
+			var rs RouteState
+			for k, over := range c.ticks {
+				now := t0.Add(time.Duration(k) * 15 * time.Second)
+				sc := ComputeScore("free", snap(p, now, over), p, false)
+				if k == 4 && c.want == traffic.Normal && !(sc.Value < p.Level(traffic.Warm).Below && sc.Proven() >= p.Level(traffic.Warm).Below) {
+					t.Fatalf("burst in the 2m window only: value %.1f, proven %.1f, want the value below warm and the proven score not (%v)", sc.Value, sc.Proven(), sc.Reasons())
+				}
+				rs, _ = decideRoute(p, rs, sc, false, now)
+			}
+			if rs.Level != c.want {
+				t.Errorf("level %s after %d ticks, want %s (value %.1f, proven %.1f: %v)", rs.Level, len(c.ticks), c.want, rs.Score.Value, rs.Score.Proven(), rs.Score.Reasons())
+			}
+		})
+	}
+}
