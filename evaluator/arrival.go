@@ -72,17 +72,17 @@ func spreadSample(v, n, per float64, above bool) (float64, float64) {
 	return v, n
 }
 
-// spreadInterval is signal i's decisive interval (see withWindows) from
-// the windows whose failures no single interval can hold (spreadSample).
-func spreadInterval(p *Policy, i int, c *Contribution, smps []Sample) interval {
-	k, above := p.arrivals.ticks[i], p.arrivals.above[i]
+// intervalCalls is how many calls one evaluation interval holds for
+// signal i, counted in c with its windows' samples in smps: those of the
+// own window over its intervals, or of a longer window over its own if
+// more. A window that holds less than its length (data that began, or
+// came back, a minute ago) spreads its calls over intervals that have
+// none. 0 for a signal not counted in calls.
+func intervalCalls(p *Policy, i int, c *Contribution, smps []Sample) float64 {
+	k := p.arrivals.ticks[i]
 	if k == 0 {
-		return interval{}
+		return 0
 	}
-	// An interval's calls are those of the own window over its k
-	// intervals, or of a longer window over its own if more: a window
-	// that holds less than its length (data that began, or came back,
-	// a minute ago) spreads its calls over intervals that have none.
 	per := c.Volume / k
 	step := p.Config.Global.EvaluationInterval
 	for _, w := range p.windows[i] {
@@ -90,6 +90,17 @@ func spreadInterval(p *Policy, i int, c *Contribution, smps []Sample) interval {
 			per = mathMax(per, smps[w.col].Volume/(float64(w.window)/float64(step)))
 		}
 	}
+	return per
+}
+
+// spreadInterval is signal i's decisive interval (see withWindows) from
+// the windows whose failures no single interval can hold (spreadSample).
+func spreadInterval(p *Policy, i int, c *Contribution, smps []Sample) interval {
+	k, above := p.arrivals.ticks[i], p.arrivals.above[i]
+	if k == 0 {
+		return interval{}
+	}
+	per := intervalCalls(p, i, c, smps)
 	// The own window, if kept; else an interval that proves nothing, for
 	// the longer windows to narrow.
 	iv := interval{lo: 0, hi: 1, counts: true}

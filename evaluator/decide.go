@@ -79,8 +79,14 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 	return moveTo(p, rs, to, now), []transition{{from: prev.Level, to: to, why: why}}
 }
 
-// updateBelow tracks, per degraded level, since when the score has been
-// continuously bad enough for it (or a floor has demanded it). On a tick
+// updateBelow tracks, per degraded level, since when the score the data
+// suggest (Score.Suggested, which a proof implies) has been continuously
+// bad enough for it (or a floor has demanded it): the level's dwell runs
+// from then, and downTarget moves the route once it has run and the
+// score the data prove (Value) shows the level on that tick. So a thin
+// failure whose proof arrives slowly has mostly run its dwell by then,
+// while a burst, whose failures one scrape interval holds, suggests
+// nothing before its proof (docs/detection.md, "The dwell's clock"). On a tick
 // with signals missing (see Score.Held) the score is that of the data
 // present: missing data add no penalty, so a score below a threshold shows
 // the route at least that bad, and its clock runs; a score above shows
@@ -89,7 +95,7 @@ func decideRoute(p *Policy, prev RouteState, sc Score, idle bool, now time.Time)
 func updateBelow(p *Policy, rs *RouteState, sc Score, now time.Time) {
 	for l := traffic.Warm; l <= traffic.Failover; l++ {
 		switch {
-		case sc.Value < p.level(l).Below || sc.Floor >= l:
+		case sc.Suggested() < p.level(l).Below || sc.Floor >= l:
 			if rs.BelowSince[l].IsZero() {
 				rs.BelowSince[l] = now
 			}
@@ -124,7 +130,7 @@ func downTarget(p *Policy, rs RouteState, sc Score, decisive traffic.Level, arri
 	}
 	for l := traffic.Failover; l > cur; l-- {
 		since := rs.BelowSince[l]
-		shown := sc.Value < p.level(l).Below || sc.Floor >= l
+		shown := sc.Proven() < p.level(l).Below || sc.Floor >= l
 		if !since.IsZero() && now.Sub(since) >= p.level(l).Dwell && shown {
 			if sc.Floor >= l && sc.Value >= p.level(l).Below {
 				return l, "floor demands " + l.String() + " for " + p.level(l).Dwell.String()

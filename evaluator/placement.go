@@ -72,7 +72,7 @@ func Waiting(p *Policy, rs RouteState, now time.Time) []Wait {
 	for l := traffic.Failover; l > rs.Level; l-- {
 		if since := rs.BelowSince[l]; !since.IsZero() {
 			out = append(out, Wait{WaitDwell, "dwell: below " + gText(p.level(l).Below) + " (or floored) for " + l.String() + " since " + stamp(since) +
-				"; moves to " + l.String() + " at " + stamp(since.Add(p.level(l).Dwell)) + " if it stays"})
+				"; moves to " + l.String() + " at " + stamp(since.Add(p.level(l).Dwell)) + " if it stays and the calls prove it then"})
 			break
 		}
 	}

@@ -106,11 +106,34 @@ type Score struct {
 	// ImmediateLevel is the level that an immediate cap or floor demands
 	// without dwell, normal when none.
 	ImmediateLevel traffic.Level `json:"immediate_level"`
+	// suggestedBy is how far below Value the score the data suggest is
+	// (Suggested), 0 when it is Value.
+	suggestedBy float64
+	// burstBy is how far above Value the score is without the proofs a
+	// past burst alone gives (Proven), 0 when none.
+	burstBy float64
 	// Carried: signals were missing, so Value is the last score computed
 	// with full data (see Step), not one computed from partial data. A
 	// held score that is not Carried was never judged with full data.
 	Carried bool `json:"carried,omitempty"`
 }
+
+// Suggested is the score the data suggest: as Value, with the bounds of
+// the users' counted calls taken at scoring.recovery_confidence rather
+// than scoring.confidence, from the windows whose failures no single
+// evaluation interval can hold and that bring a call an interval at
+// least (suggestedInterval); never above Value. A level's dwell runs
+// from when it is suggested; the move needs Value, the proof, on its
+// tick (decide.go, updateBelow).
+func (s Score) Suggested() float64 { return s.Value - s.suggestedBy }
+
+// Proven is the score a dwell's last tick reads: Value, without the
+// proof of any signal that rests only on a longer window whose failures
+// one evaluation interval could hold while its own window shows none (a
+// burst that has left the own window but not the longer one; see
+// pastBurst). A burst in a window longer than the dwell would otherwise
+// outlast the dwell that is there to tell it from an outage.
+func (s Score) Proven() float64 { return s.Value + s.burstBy }
 
 // Held reports whether missing data freezes the route's level upward.
 func (s Score) Held() bool { return len(s.Missing) > 0 }
@@ -246,8 +269,11 @@ func scoreSamples(p *Policy, smps []Sample, idle bool, scope recoveryScope) Scor
 // tick makes them once (routeSamples), not per route; every entry is
 // written before it is read.
 type scoreScratch struct {
-	shown, decisive, low []interval
-	decided              []decidingWindows
+	shown, decisive, low, suggested []interval
+	decided                         []decidingWindows
+	// suggests: a signal's suggested interval differs from its shown
+	// one (counted), so the route's Suggested is judged.
+	suggests bool
 	// at are the current signal's windows' bounds (windowBounds).
 	at windowBounds
 }
@@ -264,10 +290,11 @@ func endsOf(b *proportionBounds, v, n float64) ends {
 // grow makes w's slices hold n signals.
 func (w *scoreScratch) grow(n int) {
 	if cap(w.shown) < n {
-		w.shown, w.decisive, w.low = make([]interval, n), make([]interval, n), make([]interval, n)
+		w.shown, w.decisive, w.low, w.suggested = make([]interval, n), make([]interval, n), make([]interval, n), make([]interval, n)
 		w.decided = make([]decidingWindows, n)
 	}
-	w.shown, w.decisive, w.low, w.decided = w.shown[:n], w.decisive[:n], w.low[:n], w.decided[:n]
+	w.shown, w.decisive, w.low, w.suggested, w.decided = w.shown[:n], w.decisive[:n], w.low[:n], w.suggested[:n], w.decided[:n]
+	w.suggests = false
 }
 
 // score is scoreSamples in w.
@@ -311,6 +338,7 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 			w.counted(p, i, c, smps, strict)
 		} else {
 			shown[i] = evidenceInterval(p, sig, c, p.shown)
+			w.suggested[i] = shown[i]
 			if strict {
 				low[i] = shown[i]
 			}
@@ -322,6 +350,13 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 		}
 	}
 	sc.Value, sc.ImmediateLevel, sc.Floor = judge(p, &sc, shown, healthySide, seenSide, true)
+	if w.suggests {
+		v, _, _ := judge(p, &sc, w.suggested, healthySide, seenSide, false)
+		sc.suggestedBy = mathMax(0, sc.Value-v)
+	}
+	if p.levelForScore(sc.Value) > traffic.Normal {
+		sc.burstBy = w.pastBursts(p, &sc, smps)
+	}
 	sc.Low, _, sc.LowFloor = judge(p, &sc, low, sickSide, sickSide, false)
 	// The score the data show at least is no better than the one they
 	// allow at most: a signal judged at its near end is sized there,
@@ -378,7 +413,7 @@ func (w *scoreScratch) score(p *Policy, smps []Sample, idle bool, scope recovery
 // each proportion's bounds at each confidence made once.
 func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample, strict bool) {
 	if c.Status != StatusOK {
-		w.shown[i], w.low[i] = interval{}, interval{}
+		w.shown[i], w.low[i], w.suggested[i] = interval{}, interval{}, interval{}
 		return
 	}
 	v, n := c.Value, c.Volume
@@ -406,9 +441,10 @@ func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample,
 		low = intervalOf(endsOf(p.recovery, v, n), v)
 	}
 	wins := p.windows[i]
+	suggests := p.size != nil && p.recovery != p.shown && p.Config.Signals[i].RequiresTraffic && ratiosPast(p.scoring.bounds[i], v, wins, smps)
 	if len(wins) > 0 {
 		at := &w.at
-		at.of(p, wins, smps, strict, decides)
+		at.of(p, wins, smps, strict || suggests, decides)
 		var d decidingWindows
 		shown, d = withWindowsAt(shown, v, mathMax(own.hi, v), wins, smps, at.shown, at.shown, at.size)
 		shown = sizedByProving(shown, d, windowCalls{v, n}, wins, smps, p.scoring.bounds[i], p.shown, p.size)
@@ -420,7 +456,129 @@ func (w *scoreScratch) counted(p *Policy, i int, c *Contribution, smps []Sample,
 			low, _ = withWindowsAt(low, v, v, wins, smps, at.recovery, nil, nil)
 		}
 	}
-	w.shown[i], w.decisive[i], w.low[i] = shown, decisive, low
+	suggested := shown
+	if suggests {
+		suggested, suggests = suggestedInterval(p, i, c, smps, w.at.recovery)
+		if !suggests {
+			suggested = shown
+		}
+	}
+	w.suggests = w.suggests || suggests
+	w.shown[i], w.decisive[i], w.low[i], w.suggested[i] = shown, decisive, low, suggested
+}
+
+// suggestedInterval is signal i's suggested interval (Score.Suggested),
+// a proportion of users' calls: as withWindows at
+// scoring.recovery_confidence, sized there, from the windows whose
+// failures no single evaluation interval can hold (spreadSample) and that
+// bring at least one call an interval, so that a burst does not start a
+// dwell's clock and every look of it reads new calls. rec are the
+// windows' bounds at that confidence (windowBounds); ok is false when no
+// window counts. Probe results are not suggested: they come on the
+// probe's schedule, not the users', at most one a look (readiness every
+// 15 s, end-to-end every 2 minutes one in eight), too few for the looks
+// of a dwell to renew a suggestion.
+func suggestedInterval(p *Policy, i int, c *Contribution, smps []Sample, rec []ends) (iv interval, ok bool) {
+	above, wins := p.arrivals.above[i], p.windows[i]
+	per := intervalCalls(p, i, c, smps)
+	if !(per >= 1) {
+		return interval{}, false
+	}
+	v := c.Value
+	own := endsOf(p.recovery, v, c.Volume)
+	allowed := mathMax(own.hi, v)
+	iv = interval{lo: 0, hi: 1, seenLo: v, seenHi: v, counts: true}
+	if _, n := spreadSample(v, c.Volume, per, above); n > 0 {
+		iv = intervalOf(own, v)
+		iv.seenLo, iv.seenHi = sizedAt(v, c.Volume, p.size)
+		ok = true
+	}
+	most := v
+	for j, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		s := &smps[w.col]
+		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+			continue
+		}
+		if _, n := spreadSample(s.Value, s.Volume, per, above); n > 0 {
+			ok = true
+			wi := intervalOf(rec[j], s.Value)
+			up, down := sizedAt(s.Value, s.Volume, p.size)
+			if wi.lo <= allowed && wi.lo > iv.lo {
+				iv.lo, iv.seenLo = wi.lo, mathMin(up, allowed)
+			}
+			if hi := mathMax(wi.hi, most); hi < iv.hi {
+				iv.hi, iv.seenHi = hi, mathMax(down, most)
+			}
+		}
+		most = mathMax(most, s.Value)
+		allowed = mathMin(allowed, mathMax(rec[j].hi, s.Value))
+	}
+	return iv, ok
+}
+
+// pastBursts is Score.burstBy of sc, scored in w from smps: how much
+// higher the score is with each signal whose proof is a past burst
+// (pastBurst) judged on its own window alone.
+func (w *scoreScratch) pastBursts(p *Policy, sc *Score, smps []Sample) float64 {
+	any := false
+	for i := range p.Config.Signals {
+		if pastBurst(p, i, &sc.Contributions[i], smps, w.decided[i]) {
+			if !any {
+				copy(w.suggested, w.shown) // w.suggested is judged already: reuse it
+				any = true
+			}
+			c := &sc.Contributions[i]
+			iv := intervalOf(endsOf(p.shown, c.Value, c.Volume), c.Value)
+			iv.seenLo, iv.seenHi = sizedAt(c.Value, c.Volume, p.size)
+			w.suggested[i] = iv
+		}
+	}
+	if !any {
+		return 0
+	}
+	v, _, _ := judge(p, sc, w.suggested, healthySide, seenSide, false)
+	return mathMax(0, v-sc.Value)
+}
+
+// pastBurst reports whether the lower end of counted signal i's interval
+// (a failure share's proof), given by a longer window d.lo, rests on
+// failures one evaluation interval could hold (spreadSample keeps none)
+// while the signal's own window holds no failure: a burst that has left
+// the own window. A failure that lasts keeps failing in the own window.
+func pastBurst(p *Policy, i int, c *Contribution, smps []Sample, d decidingWindows) bool {
+	if d.lo < 0 || !c.Counted || c.Status != StatusOK || !p.arrivals.above[i] || p.arrivals.ticks[i] == 0 {
+		return false
+	}
+	if c.Value*c.Volume >= 0.5 {
+		return false // failures in the own window
+	}
+	w := p.windows[i][d.lo]
+	if w.col >= len(smps) {
+		return false
+	}
+	s := &smps[w.col]
+	_, n := spreadSample(s.Value, s.Volume, intervalCalls(p, i, c, smps), true)
+	return n == 0
+}
+
+// ratiosPast reports whether v, or the ratio of any of windows wins in
+// smps, is past any of bounds bs.
+func ratiosPast(bs []rules.Bound, v float64, wins []windowColumn, smps []Sample) bool {
+	if pastAny(bs, v) {
+		return true
+	}
+	for _, w := range wins {
+		if w.col >= len(smps) {
+			break
+		}
+		if s := &smps[w.col]; s.Status == StatusOK && s.Counted && s.Volume > 0 && pastAny(bs, s.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // pastAny reports whether v is past any of bounds bs.
