@@ -207,7 +207,7 @@ func waitsFor(p *evaluator.Policy, rs evaluator.RouteState, now time.Time) []str
 		for l := traffic.Failover; l > traffic.Normal; l-- {
 			if since := rs.BelowSince[l]; !since.IsZero() {
 				lc := p.Level(l)
-				return []string{fmt.Sprintf("moves to %s in %s if it stays below %g", l, left(since.Add(lc.Dwell)), lc.Below)}
+				return []string{fmt.Sprintf("moves to %s in %s if it stays below %g and its calls prove it then", l, left(since.Add(lc.Dwell)), lc.Below)}
 			}
 		}
 		return nil
