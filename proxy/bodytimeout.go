@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +33,7 @@ var errClientBody = errors.New("client_body_timeout exceeded: the caller stopped
 // starts watching the connection at the body's end; HTTP/2 does not.)
 type clientBody struct {
 	rc       io.ReadCloser
-	ctl      *http.ResponseController
+	ctl      deadliner
 	timeout  time.Duration
 	cancel   context.CancelCauseFunc
 	counter  *prometheus.CounterVec
@@ -43,6 +44,17 @@ type clientBody struct {
 	// ResponseWriter that does not reach net/http's): the body is then
 	// read unbounded, as before.
 	unsupported bool
+	// closed is closed once the body is (nil: not watched): the front
+	// waits for the transport to be done with the caller's connection.
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// deadliner sets the read deadline of the caller's connection: the
+// connection itself on the fasthttp front, an http.ResponseController on
+// net/http's server.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
 }
 
 type clientBodyKey struct{}
@@ -88,4 +100,17 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *clientBody) Close() error { return b.rc.Close() }
+func (b *clientBody) Close() error {
+	if b.closed != nil {
+		b.closeOnce.Do(func() { close(b.closed) })
+	}
+	return b.rc.Close()
+}
+
+// wait returns once the body is closed; a nil body, or one not watched,
+// at once.
+func (b *clientBody) wait() {
+	if b != nil && b.closed != nil {
+		<-b.closed
+	}
+}

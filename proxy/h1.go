@@ -216,7 +216,7 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 	}
 	resp.TLS = c.state
 	keep := !resp.Close && !req.Close && !hasToken(req.Header["Connection"], "close")
-	b := &h1Body{rc: resp.Body, t: t, c: c, ctx: ctx, stop: stop, keep: keep}
+	b := &h1Body{rc: resp.Body, t: t, c: c, ctx: ctx, stop: stop, keep: keep, length: resp.ContentLength}
 	if resp.Body == http.NoBody {
 		b.finish(true)
 		return resp, false, nil
@@ -397,6 +397,9 @@ type h1Body struct {
 	ctx  context.Context
 	stop func() bool // of the context.AfterFunc that closes c
 	keep bool
+	// length is the body's declared length (-1: chunked or to the end),
+	// read how much of it was read.
+	length, read int64
 	// state is 0 while open, 1 once read to the end, 2 once closed
 	// before.
 	state atomic.Int32
@@ -410,6 +413,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		return 0, errBodyClosed
 	}
 	n, err := b.rc.Read(p)
+	b.read += int64(n)
 	if err == io.EOF {
 		b.finish(true)
 	} else if err != nil {
@@ -419,6 +423,19 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		b.finish(false)
 	}
 	return n, err
+}
+
+// ready says whether the rest of a body of declared length, or the next
+// piece of another, has already arrived (it is in the connection's
+// buffer).
+func (b *h1Body) ready() bool {
+	if b.state.Load() != 0 {
+		return true
+	}
+	if b.length >= 0 {
+		return int64(b.c.br.Buffered()) >= b.length-b.read
+	}
+	return b.c.br.Buffered() > 0
 }
 
 func (b *h1Body) Close() error {

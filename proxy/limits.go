@@ -3,7 +3,9 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -49,7 +51,8 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(whole)), nil }
 	}
 	c := &clock{limits: t.limits, cancel: cancel, start: time.Now()}
-	c.timer = time.AfterFunc(min(t.limits.FirstByteTimeout, t.limits.TotalTimeout), c.fire)
+	c.caller, _ = req.Context().Value(callerKey{}).(*caller)
+	c.timer = time.AfterFunc(c.bound(min(t.limits.FirstByteTimeout, t.limits.TotalTimeout)), c.fire)
 	resp, err := t.next.RoundTrip(out)
 	if err != nil {
 		c.stop()
@@ -63,6 +66,28 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = &limitedBody{rc: resp.Body, ctx: ctx, cancel: cancel, clock: c}
 	return resp, nil
 }
+
+// errCallerGone is the cause of an upstream call cancelled because its
+// caller hung up.
+var errCallerGone = errors.New("the caller hung up")
+
+// callerKey is the context key of the caller (a *caller), which the
+// front puts on the upstream request for the clock to watch.
+type callerKey struct{}
+
+// caller is the connection of the caller of an upstream call, and
+// whether the call's clock saw it hang up.
+type caller struct {
+	conn net.Conn
+	gone atomic.Bool
+}
+
+// callerCheck is how often a call's clock looks at its caller's
+// connection while it waits on the upstream: fasthttp's server does not
+// see a caller hang up, so the clock peeks (callerGone). A plain reply
+// that comes within it costs nothing more; a stream costs one peek
+// (a recvfrom) per callerCheck it stays open.
+const callerCheck = 250 * time.Millisecond
 
 func isLimit(err error) bool {
 	_, ok := err.(timeoutError)
@@ -79,6 +104,9 @@ func isLimit(err error) bool {
 // deadline left.
 type clock struct {
 	limits Limits
+	// caller is the caller, watched for a hang-up while the call is
+	// open (nil: not watched).
+	caller *caller
 	cancel context.CancelCauseFunc
 	start  time.Time
 	timer  *time.Timer
@@ -96,7 +124,16 @@ func (c *clock) reading() {
 	c.body.Store(true)
 	// The armed deadline may lie past the first idle one (the first
 	// byte's default is two minutes, the idle gap's one).
-	c.timer.Reset(min(c.limits.IdleTimeout, c.limits.TotalTimeout-time.Since(c.start)))
+	c.timer.Reset(c.bound(min(c.limits.IdleTimeout, c.limits.TotalTimeout-time.Since(c.start))))
+}
+
+// bound is d, or callerCheck when the caller is watched and that is
+// sooner.
+func (c *clock) bound(d time.Duration) time.Duration {
+	if c.caller != nil {
+		return min(d, callerCheck)
+	}
+	return d
 }
 
 // read notes a read that got bytes.
@@ -111,6 +148,11 @@ func (c *clock) stop() {
 // the nearest deadline left.
 func (c *clock) fire() {
 	if c.done.Load() {
+		return
+	}
+	if c.caller != nil && callerGone(c.caller.conn) {
+		c.caller.gone.Store(true)
+		c.cancel(errCallerGone)
 		return
 	}
 	now := time.Since(c.start)
@@ -134,7 +176,7 @@ func (c *clock) fire() {
 		}
 		next = min(next, first)
 	}
-	c.timer.Reset(next)
+	c.timer.Reset(c.bound(next))
 }
 
 // limitedBody is an upstream body whose reads restart the idle gap.
@@ -157,6 +199,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// ready passes the upstream body's readiness on (see bodyReady).
+func (b *limitedBody) ready() bool { return bodyReady(b.rc) }
 
 func (b *limitedBody) Close() error {
 	b.clock.stop()

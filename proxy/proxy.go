@@ -117,7 +117,7 @@ type routeSet struct {
 
 func (s *routeSet) closeIdle() {
 	for _, r := range s.byName {
-		if c, ok := r.transport.(interface{ CloseIdleConnections() }); ok {
+		if c, ok := r.upstream.(interface{ CloseIdleConnections() }); ok {
 			c.CloseIdleConnections()
 		}
 	}
@@ -127,8 +127,13 @@ func (s *routeSet) closeIdle() {
 type route struct {
 	name      string
 	handler   http.Handler
-	transport http.RoundTripper
-	slots     chan struct{}
+	transport http.RoundTripper // the upstream's, held to the limits
+	upstream  http.RoundTripper // the upstream's, for closing idle connections
+	up        *url.URL
+	v         *validate.Validator
+	// judgedPaths are the path endings whose POSTs are judged.
+	judgedPaths [][]byte
+	slots       chan struct{}
 	// clientBodyTimeout is the longest the caller may pause sending its
 	// request body.
 	clientBodyTimeout time.Duration
@@ -187,8 +192,17 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	if paths == nil {
 		paths = DefaultJudgedPaths
 	}
+	var judgedPaths [][]byte
+	for _, s := range paths {
+		judgedPaths = append(judgedPaths, []byte(s))
+	}
 	return &route{
-		name: rc.Name,
+		transport:   &limited{next: rt, limits: rc.Limits},
+		upstream:    rt,
+		up:          up,
+		v:           v,
+		judgedPaths: judgedPaths,
+		name:        rc.Name,
 		handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w = &flushWriter{ResponseWriter: w}
 			if r.Method == http.MethodPost && hasSuffix(r.URL.Path, paths) {
@@ -197,7 +211,6 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 			}
 			rp.ServeHTTP(w, r)
 		}),
-		transport:         rt,
 		slots:             make(chan struct{}, rc.MaxConcurrentRequests),
 		clientBodyTimeout: rc.ClientBodyTimeout,
 	}, nil

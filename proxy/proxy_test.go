@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,7 +39,27 @@ func startProxy(t *testing.T, cfg *Config, logger *slog.Logger) (string, *promet
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, p), reg, p
+	return serveFront(t, p), reg, p
+}
+
+// serveFront serves p as hermes proxy does, on its fasthttp Server, on a
+// real port of 127.0.0.1 until the test ends; paths that are no route's
+// go to p's net/http handler (its 404).
+func serveFront(t *testing.T, p *Proxy) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := p.Server(p)
+	go srv.Serve(l)
+	t.Cleanup(func() {
+		// The bound of a stream a failed test left open.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.ShutdownWithContext(ctx)
+	})
+	return "http://" + l.Addr().String()
 }
 
 // serve serves h on a real port of 127.0.0.1 until the test ends.

@@ -6,15 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // TestStreamPassesEventByEvent: the first event reaches the caller while
@@ -40,19 +38,12 @@ func TestStreamPassesEventByEvent(t *testing.T) {
 }
 
 // TestCallerHangsUp: a caller that hangs up in the middle of a stream
-// cancels the upstream call, and nothing is recorded.
+// (while the upstream sends nothing, so no write to it fails) cancels the
+// upstream call, and nothing is recorded. fasthttp's server does not
+// watch the caller: the call's clock peeks at its connection.
 func TestCallerHangsUp(t *testing.T) {
 	up, _, gone := holdingUpstream(t)
-	reg := prometheus.NewRegistry()
-	p, err := New(&Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, reg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	returned := make(chan struct{})
-	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer close(returned)
-		p.ServeHTTP(w, r)
-	}))
+	base, reg, p := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true).WithContext(ctx))
 	if err != nil {
@@ -63,8 +54,11 @@ func TestCallerHangsUp(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	<-gone     // the upstream saw the call cancelled
-	<-returned // the proxy is done with it
+	<-gone // the upstream saw the call cancelled
+	// The proxy is done with it: the route's slot is free.
+	testenv.Eventually(t, testLimits.TotalTimeout, "the route's slot freed", func() bool {
+		return len(p.routes.Load().byName["free"].slots) == 0
+	})
 	if page := scrape(t, reg); strings.Contains(page, "llm_gateway_") {
 		t.Fatalf("recorded:\n%s", page)
 	}

@@ -1,6 +1,9 @@
 package instrument
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -67,4 +70,17 @@ func (c *Call) Finish(early bool) validate.Result {
 // (CodeTimeout or CodeConnError) and no size.
 func (c *Call) Fail(code string) {
 	c.m.Observe(c.route, code, validate.Result{Verdict: validate.HardFail}, c.m.now().Sub(c.start), 0)
+}
+
+// FailureCode names err, the error of an upstream call that got no reply
+// and that its caller did not cancel, as Transport names it: CodeTimeout
+// for a timeout (a net.Error that says so, or a deadline), CodeConnError
+// otherwise. It is for a front that tells a caller's hang-up apart
+// itself.
+func FailureCode(err error) string {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return CodeTimeout
+	}
+	return CodeConnError
 }

@@ -1,0 +1,416 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/hermes-failover/hermes/gateway/instrument"
+)
+
+// Server is the server hermes proxy listens with: fasthttp's, serving
+// every route under /NAME/ itself and every other path (/metrics, /-/…,
+// /debug/pprof/) through other, a net/http handler, by fasthttpadaptor.
+//
+// Why fasthttp and not net/http's server: under make bench-proxy a bare
+// reverse proxy on net/http's server and transport cost 72–110 µs of CPU
+// a plain reply against nginx's 12–17, and hermes proxy on it 45–68;
+// on fasthttp's server and client the same bare proxy cost 16–21 µs and
+// reached 89–104 % of nginx's rate (docs/scale.md, "A fasthttp floor").
+// The issue's 80 % budget leaves the proxy about 30 µs a plain reply.
+//
+// A route's request is read as nginx reads it: the headers, then up to
+// 8 KiB of a body of declared length before the route is served
+// (fasthttp's pre-read, held to the route's client_body_timeout), the
+// rest streamed. Header names keep the case they were sent in; the reply
+// gets no Server, Date or Content-Type of the proxy's own.
+func (p *Proxy) Server(other http.Handler) *fasthttp.Server {
+	adapted := fasthttpadaptor.NewFastHTTPHandler(other)
+	return &fasthttp.Server{
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			if rt, rest, ok := p.routeOf(ctx.URI().PathOriginal()); ok {
+				p.serveRoute(ctx, rt, rest)
+				return
+			}
+			adapted(ctx)
+		},
+		HeaderReceived:                p.headerReceived,
+		ErrorHandler:                  p.requestError,
+		StreamRequestBody:             true,
+		DisableHeaderNamesNormalizing: true,
+		DisablePreParseMultipartForm:  true,
+		NoDefaultServerHeader:         true,
+		NoDefaultDate:                 true,
+		NoDefaultContentType:          true,
+		// A caller's request headers, as nginx's client_header_timeout;
+		// a route's body then gets its client_body_timeout.
+		ReadTimeout: DefaultLimits.ClientBodyTimeout,
+		// nginx's keepalive_timeout.
+		IdleTimeout:     75 * time.Second,
+		CloseOnShutdown: true,
+		Logger:          fasthttpLogger{p.logger},
+	}
+}
+
+// fasthttpLogger writes fasthttp's own messages (a connection it could
+// not serve) at debug level: a caller's mistakes are not the proxy's.
+type fasthttpLogger struct {
+	l interface{ Debug(string, ...any) }
+}
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.l.Debug("http server", "msg", fmt.Sprintf(format, args...))
+}
+
+// routeOf finds the route a raw path starts with, and the rest of the
+// path after /NAME.
+func (p *Proxy) routeOf(path []byte) (*route, []byte, bool) {
+	if len(path) < 2 || path[0] != '/' {
+		return nil, nil, false
+	}
+	name, rest := path[1:], []byte(nil)
+	if i := bytes.IndexByte(name, '/'); i >= 0 {
+		name, rest = name[:i], name[i:]
+	}
+	rt := p.routes.Load().byName[string(name)]
+	return rt, rest, rt != nil
+}
+
+// headerReceived sets how fasthttp reads a route's request body before
+// the handler: one byte of it, held to the route's client_body_timeout,
+// then the handler streams the rest, each read held to that timeout
+// (clientBody), so that a caller who stalls within it is answered 408
+// and counted as the route's (fasthttp reads up to 8 KiB ahead
+// otherwise, and a timeout there reaches requestError with the request
+// already reset). A chat request of a few hundred bytes has arrived with
+// its headers, and is then read from the server's buffer.
+func (p *Proxy) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if h.ContentLength() == 0 {
+		return fasthttp.RequestConfig{}
+	}
+	uri := h.RequestURI()
+	if i := bytes.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	if rt, _, ok := p.routeOf(uri); ok {
+		return fasthttp.RequestConfig{ReadTimeout: rt.clientBodyTimeout, MaxRequestBodySize: 1}
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// requestError answers a request fasthttp could not read, as its
+// default handler does (a caller who sent a route's headers and none of
+// its body within client_body_timeout gets its 408 here, uncounted: the
+// request is reset by then).
+func (p *Proxy) requestError(ctx *fasthttp.RequestCtx, err error) {
+	var ne net.Error
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		ctx.Error("Request timeout", fasthttp.StatusRequestTimeout)
+	case errors.As(err, &small):
+		ctx.Error("Too big request header", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	default:
+		ctx.Error("Error when parsing request", fasthttp.StatusBadRequest)
+	}
+}
+
+func (p *Proxy) bodyTimedOut(ctx *fasthttp.RequestCtx, route string) {
+	p.logger.Debug("caller stopped sending the request body", "route", route)
+	ctx.Response.Reset()
+	ctx.SetConnectionClose()
+	ctx.SetStatusCode(fasthttp.StatusRequestTimeout)
+	ctx.SetContentType("application/json")
+	fmt.Fprintf(ctx, `{"error":{"message":"hermes proxy: the request body of route %s stopped arriving (client_body_timeout)","type":"invalid_request_error","code":"request_timeout"}}`+"\n", route)
+}
+
+// serveRoute passes one request of route rt to its upstream and the
+// reply back, recording it when it is judged. The reply's body is
+// written by the server after serveRoute returns (a body stream): the
+// route's slot, the upstream call and the recording end with it
+// (replyBody.CloseWithError).
+func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
+	select {
+	case rt.slots <- struct{}{}:
+	default:
+		// Refused before any upstream call: not recorded, counted apart.
+		p.busy.WithLabelValues(rt.name).Inc()
+		ctx.Error("hermes proxy: too many concurrent requests on route "+rt.name, fasthttp.StatusServiceUnavailable)
+		return
+	}
+	streaming := false
+	defer func() {
+		if !streaming {
+			<-rt.slots
+		}
+	}()
+	who := &caller{conn: ctx.Conn()}
+	cctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), callerKey{}, who))
+	defer func() {
+		if !streaming {
+			cancel(nil)
+		}
+	}()
+	req := rt.outRequest(ctx, rest, cctx)
+	var cb *clientBody
+	if req.ContentLength != 0 && !ctx.IsGet() && !ctx.IsHead() {
+		cb = &clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: ctx.Conn(), timeout: rt.clientBodyTimeout,
+			cancel: cancel, counter: p.stalled, route: rt.name, now: time.Now, closed: make(chan struct{})}
+		req.Body = cb
+	} else {
+		req.ContentLength = 0
+	}
+	var call *instrument.Call
+	if rt.judges(ctx) {
+		call = p.metrics.Begin(rt.name, rt.v)
+	}
+	resp, err := rt.transport.RoundTrip(req)
+	if err != nil {
+		cb.wait()
+		p.failed(ctx, rt, call, cb, who, err)
+		return
+	}
+	h := &ctx.Response.Header
+	h.SetStatusCode(resp.StatusCode)
+	copyReplyHeader(h, resp.Header)
+	if call != nil {
+		call.Reply(resp.StatusCode, resp.Header)
+	}
+	b := &replyBody{rc: resp.Body, call: call, caller: who, cancel: cancel, cb: cb, slots: rt.slots}
+	if resp.Body == http.NoBody || ctx.IsHead() {
+		if resp.ContentLength >= 0 {
+			h.SetContentLength(int(resp.ContentLength))
+		}
+		ctx.Response.SkipBody = true
+		streaming = true
+		b.CloseWithError(nil)
+		return
+	}
+	// The headers wait for the body when some of it is already here, and
+	// leave with it in one write; otherwise they go at once, as nginx
+	// sends them, and each piece of the body follows as it arrives (a
+	// chunked body is flushed chunk by chunk by fasthttp; one of declared
+	// length, once the headers are out, goes straight to the socket).
+	ctx.Response.ImmediateHeaderFlush = !bodyReady(resp.Body)
+	ctx.Response.SetBodyStream(b, int(resp.ContentLength))
+	streaming = true
+}
+
+// failed answers an upstream call that got no reply: 408 to a caller
+// that stopped sending its body (counted by clientBody, not recorded),
+// nothing to one that hung up (not recorded), and otherwise 504 for a
+// timeout and 502 for anything else, as nginx answers, recorded with
+// its code.
+func (p *Proxy) failed(ctx *fasthttp.RequestCtx, rt *route, call *instrument.Call, cb *clientBody, who *caller, err error) {
+	switch {
+	case cb != nil && cb.timedOut.Load():
+		p.bodyTimedOut(ctx, rt.name)
+		return
+	case who.gone.Load():
+		p.logger.Debug("caller hung up before the reply", "route", rt.name)
+		ctx.SetConnectionClose()
+		return
+	}
+	code := instrument.FailureCode(err)
+	if call != nil {
+		call.Fail(code)
+	}
+	status := fasthttp.StatusBadGateway
+	if code == instrument.CodeTimeout {
+		status = fasthttp.StatusGatewayTimeout
+	}
+	p.logger.Warn("upstream call failed", "route", rt.name, "code", code, "err", redact(err))
+	ctx.Response.Reset()
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	fmt.Fprintf(ctx, `{"error":{"message":"hermes proxy: the upstream of route %s gave no reply (%s)","type":"upstream_error","code":%q}}`+"\n", rt.name, code, code)
+}
+
+// judges says whether the request is one whose reply is judged and
+// recorded: a POST to one of the route's judged paths, not a probe's.
+func (rt *route) judges(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsPost() || len(ctx.Request.Header.Peek(instrument.ProbeHeader)) > 0 {
+		return false
+	}
+	path := ctx.Path()
+	for _, s := range rt.judgedPaths {
+		if bytes.HasSuffix(path, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// outRequest is the request to the upstream: the caller's method, its
+// path after /NAME joined to the upstream's, its query and headers as
+// sent (hop-by-hop ones dropped, as httputil.ReverseProxy and nginx drop
+// them; X-Forwarded-* and Forwarded kept, none added), Host the
+// upstream's, as nginx's proxy_pass sets it.
+func (rt *route) outRequest(ctx *fasthttp.RequestCtx, rest []byte, cctx context.Context) *http.Request {
+	u := *rt.up
+	if len(rest) == 0 {
+		// /NAME is the upstream's base itself, as nginx maps it.
+	} else {
+		raw := strings.TrimSuffix(rt.up.EscapedPath(), "/") + string(rest)
+		if p, err := url.PathUnescape(raw); err == nil {
+			u.Path, u.RawPath = p, raw
+		} else {
+			u.Path, u.RawPath = raw, ""
+		}
+	}
+	u.RawQuery = string(ctx.URI().QueryString())
+	in := &ctx.Request.Header
+	var connection []string
+	if c := in.Peek("Connection"); len(c) > 0 {
+		connection = strings.Split(string(c), ",")
+	}
+	h := make(http.Header, 8)
+	in.VisitAll(func(k, v []byte) {
+		key := textproto.CanonicalMIMEHeaderKey(string(k))
+		if hopByHop[key] && !(key == "Te" && string(v) == "trailers") {
+			return
+		}
+		for _, c := range connection {
+			if strings.EqualFold(strings.TrimSpace(c), key) {
+				return
+			}
+		}
+		h[key] = append(h[key], string(v))
+	})
+	if _, ok := h["User-Agent"]; !ok {
+		// Go's own User-Agent is not added, as ReverseProxy does not.
+		h["User-Agent"] = []string{""}
+	}
+	req := (&http.Request{
+		Method:        string(ctx.Method()),
+		URL:           &u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Host:          u.Host,
+		ContentLength: int64(in.ContentLength()),
+		Body:          http.NoBody,
+	}).WithContext(cctx)
+	if req.ContentLength < 0 {
+		req.ContentLength = -1 // chunked: streamed on chunked
+	}
+	return req
+}
+
+// hopByHop are the headers that belong to one connection
+// (httputil.ReverseProxy's list, with Host and Content-Length, which the
+// request sets on its own).
+var hopByHop = map[string]bool{
+	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Host": true, "Content-Length": true,
+}
+
+// copyReplyHeader sets the upstream's reply headers on the caller's
+// reply, hop-by-hop ones dropped; the body stream sets the framing.
+func copyReplyHeader(dst *fasthttp.ResponseHeader, src http.Header) {
+	var connection []string
+	for _, c := range src["Connection"] {
+		connection = append(connection, strings.Split(c, ",")...)
+	}
+	for k, vs := range src {
+		if hopByHop[k] {
+			continue
+		}
+		listed := false
+		for _, c := range connection {
+			listed = listed || strings.EqualFold(strings.TrimSpace(c), k)
+		}
+		if listed {
+			continue
+		}
+		for _, v := range vs {
+			dst.Add(k, v)
+		}
+	}
+}
+
+// readyBody is a reply body that can tell whether what comes next of it
+// is already read from the upstream (h1Body).
+type readyBody interface{ ready() bool }
+
+func bodyReady(rc io.ReadCloser) bool {
+	r, ok := rc.(readyBody)
+	return ok && r.ready()
+}
+
+// replyBody is the upstream's reply body as the caller's reply's body
+// stream: fasthttp reads it and writes each read to the caller (a
+// chunked body flushed at every read). Each read is fed to the call's
+// recording; the end (CloseWithError, with the error of the write, if
+// any) records the reply, unless its caller hung up or stalled, and
+// frees the route's slot.
+type replyBody struct {
+	rc     io.ReadCloser
+	call   *instrument.Call // nil: not judged
+	caller *caller
+	cancel context.CancelCauseFunc
+	cb     *clientBody
+	slots  chan struct{}
+	broken bool // a read from the upstream failed
+	once   sync.Once
+}
+
+func (b *replyBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 && b.call != nil {
+		b.call.Write(p[:n])
+	}
+	if err != nil && err != io.EOF {
+		b.broken = true
+	}
+	return n, err
+}
+
+// ready passes the upstream body's readiness on.
+func (b *replyBody) ready() bool { return bodyReady(b.rc) }
+
+// Close is called by fasthttp before CloseWithError, which does the work.
+func (b *replyBody) Close() error { return nil }
+
+// CloseWithError ends the reply: wErr is the error that ended writing it
+// (the upstream's read or the write to the caller), nil when it was
+// written whole.
+func (b *replyBody) CloseWithError(wErr error) error {
+	b.once.Do(func() {
+		_ = b.rc.Close()
+		switch {
+		case b.call == nil:
+		case b.caller.gone.Load(), b.cb != nil && b.cb.timedOut.Load():
+			// The caller went away or stalled: the upstream did nothing
+			// wrong.
+		case wErr != nil && !b.broken:
+			// The write to the caller failed: it hung up.
+		default:
+			if b.broken {
+				b.call.Interrupted()
+			}
+			b.call.Finish(false)
+		}
+		b.cancel(nil)
+		// The transport may still be sending the caller's body from its
+		// own goroutine; the server reads the connection again once this
+		// returns.
+		b.cb.wait()
+		<-b.slots
+	})
+	return nil
+}
