@@ -163,38 +163,24 @@ func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
 			cancel(nil)
 		}
 	}()
-	req := rt.outRequest(ctx, rest, cctx)
-	var cb *clientBody
-	if req.ContentLength != 0 && !ctx.IsGet() && !ctx.IsHead() {
-		cb = &clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: ctx.Conn(), timeout: rt.clientBodyTimeout,
-			cancel: cancel, counter: p.stalled, route: rt.name, now: time.Now, closed: make(chan struct{})}
-		req.Body = cb
-	} else {
-		req.ContentLength = 0
-	}
 	var call *instrument.Call
 	if rt.judges(ctx) {
 		call = p.metrics.Begin(rt.name, rt.v)
 	}
-	resp, err := rt.transport.RoundTrip(req)
-	if err != nil {
-		cb.wait()
-		p.failed(ctx, rt, call, cb, who, err)
+	b := &replyBody{call: call, caller: who, cancel: cancel, slots: rt.slots}
+	var length int
+	var ok bool
+	if rt.lean != nil && leanRequest(ctx) {
+		length, ok = p.exchangeLean(ctx, rt, rest, cctx, b)
+	} else {
+		length, ok = p.exchangeRoundTrip(ctx, rt, rest, cctx, b)
+	}
+	if !ok {
 		return
 	}
-	h := &ctx.Response.Header
-	h.SetStatusCode(resp.StatusCode)
-	copyReplyHeader(h, resp.Header)
-	if call != nil {
-		call.Reply(resp.StatusCode, resp.Header)
-	}
-	b := &replyBody{rc: resp.Body, call: call, caller: who, cancel: cancel, cb: cb, slots: rt.slots}
-	if resp.Body == http.NoBody || ctx.IsHead() {
-		if resp.ContentLength >= 0 {
-			h.SetContentLength(int(resp.ContentLength))
-		}
+	streaming = true
+	if length == noBody || ctx.IsHead() {
 		ctx.Response.SkipBody = true
-		streaming = true
 		b.CloseWithError(nil)
 		return
 	}
@@ -203,9 +189,54 @@ func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
 	// sends them, and each piece of the body follows as it arrives (a
 	// chunked body is flushed chunk by chunk by fasthttp; one of declared
 	// length, once the headers are out, goes straight to the socket).
-	ctx.Response.ImmediateHeaderFlush = !bodyReady(resp.Body)
-	ctx.Response.SetBodyStream(b, int(resp.ContentLength))
-	streaming = true
+	ctx.Response.ImmediateHeaderFlush = !bodyReady(b.rc)
+	ctx.Response.SetBodyStream(b, length)
+}
+
+// noBody is the length of a reply without a body (HEAD, 204, 304).
+const noBody = -3
+
+// exchangeRoundTrip makes the upstream call through the route's
+// RoundTripper (net/http's Transport, or prometheus/common's round
+// trippers), for a route or a request the lean exchange does not take:
+// it sets the reply's status and headers on ctx and b's body, and
+// returns the body's length (-1: unknown, sent on chunked), or false
+// when the call got no reply (answered by failed).
+func (p *Proxy) exchangeRoundTrip(ctx *fasthttp.RequestCtx, rt *route, rest []byte, cctx context.Context, b *replyBody) (int, bool) {
+	req := rt.outRequest(ctx, rest, cctx)
+	if req.ContentLength != 0 && !ctx.IsGet() && !ctx.IsHead() {
+		b.cb = p.callerBody(ctx, rt, b.cancel)
+		req.Body = b.cb
+	} else {
+		req.ContentLength = 0
+	}
+	resp, err := rt.transport.RoundTrip(req)
+	if err != nil {
+		b.cb.wait()
+		p.failed(ctx, rt, b.call, b.cb, b.caller, err)
+		return 0, false
+	}
+	h := &ctx.Response.Header
+	h.SetStatusCode(resp.StatusCode)
+	copyReplyHeader(h, resp.Header)
+	if b.call != nil {
+		b.call.Reply(resp.StatusCode, resp.Header)
+	}
+	b.rc = resp.Body
+	if resp.Body == http.NoBody {
+		if resp.ContentLength >= 0 {
+			h.SetContentLength(int(resp.ContentLength))
+		}
+		return noBody, true
+	}
+	return int(resp.ContentLength), true
+}
+
+// callerBody is the caller's request body, each read held to the
+// route's client_body_timeout.
+func (p *Proxy) callerBody(ctx *fasthttp.RequestCtx, rt *route, cancel context.CancelCauseFunc) *clientBody {
+	return &clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: ctx.Conn(), timeout: rt.clientBodyTimeout,
+		cancel: cancel, counter: p.stalled, route: rt.name, now: time.Now, closed: make(chan struct{})}
 }
 
 // failed answers an upstream call that got no reply: 408 to a caller
@@ -413,4 +444,154 @@ func (b *replyBody) CloseWithError(wErr error) error {
 		<-b.slots
 	})
 	return nil
+}
+
+// lean is what the lean exchange needs of a route whose upstream takes
+// it: an HTTP/1.1 connection and nothing prometheus/common builds around
+// one (see upstreamTransport; h1Transport's pool).
+type lean struct {
+	t        *h1Transport
+	key      connKey
+	hostname string
+	host     []byte // the Host header: the upstream's
+	base     []byte // the upstream URL's path, escaped, without its last /
+	root     []byte // the upstream URL's path, escaped, for /NAME itself
+	limits   Limits
+}
+
+func newLean(t *h1Transport, up *url.URL, l Limits) *lean {
+	if up.Scheme != "http" && !(up.Scheme == "https" && t.https) {
+		return nil
+	}
+	key := connKey{scheme: up.Scheme, addr: up.Host}
+	if up.Port() == "" {
+		port := "80"
+		if up.Scheme == "https" {
+			port = "443"
+		}
+		key.addr = net.JoinHostPort(up.Hostname(), port)
+	}
+	root := up.EscapedPath()
+	if root == "" {
+		root = "/"
+	}
+	return &lean{t: t, key: key, hostname: up.Hostname(), host: []byte(up.Host),
+		base: []byte(strings.TrimSuffix(up.EscapedPath(), "/")), root: []byte(root), limits: l}
+}
+
+// leanRequest says whether the lean exchange takes the request: a body
+// of declared length up to maxReadAhead (read whole, then sent with the
+// headers in one write), no Upgrade or Expect. Any other goes through
+// the route's RoundTripper, which streams a body while it reads the
+// reply.
+func leanRequest(ctx *fasthttp.RequestCtx) bool {
+	h := &ctx.Request.Header
+	n := h.ContentLength()
+	return n >= 0 && n <= maxReadAhead && len(h.Peek("Upgrade")) == 0 && len(h.Peek("Expect")) == 0
+}
+
+// heads are the request and reply headers of lean exchanges.
+var heads = sync.Pool{New: func() any { return &leanHeads{} }}
+
+type leanHeads struct {
+	req  fasthttp.RequestHeader
+	resp fasthttp.ResponseHeader
+	uri  []byte
+}
+
+// exchangeLean is exchangeRoundTrip through the route's own HTTP/1.1
+// connection pool, on fasthttp's header types: the caller's request
+// header copied (case kept), its URI rewritten and Host set, hop-by-hop
+// headers dropped, written with its body in one write; the reply's
+// header parsed by fasthttp from the connection's reader and copied to
+// the caller's reply; its body read by h1Body. No http.Request, no
+// http.Header: under make bench-proxy a plain reply cost (docs/scale.md,
+// the fifth pass).
+func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, cctx context.Context, b *replyBody) (int, bool) {
+	l := rt.lean
+	in := &ctx.Request.Header
+	var body []byte
+	if n := in.ContentLength(); n > 0 {
+		b.cb = p.callerBody(ctx, rt, b.cancel)
+		body = make([]byte, n)
+		_, err := io.ReadFull(b.cb, body)
+		_ = b.cb.Close()
+		if err != nil {
+			if !b.cb.timedOut.Load() {
+				// The caller went away in the middle of its body.
+				p.logger.Debug("caller hung up before its request body ended", "route", rt.name)
+				ctx.SetConnectionClose()
+				return 0, false
+			}
+			p.bodyTimedOut(ctx, rt.name)
+			return 0, false
+		}
+	}
+	hs := heads.Get().(*leanHeads)
+	defer func() {
+		hs.req.Reset()
+		hs.resp.Reset()
+		heads.Put(hs)
+	}()
+	out := &hs.req
+	in.CopyTo(out)
+	uri := append(hs.uri[:0], l.base...)
+	if len(rest) == 0 {
+		uri = append(uri[:0], l.root...)
+	} else {
+		uri = append(uri, rest...)
+	}
+	if q := ctx.URI().QueryString(); len(q) > 0 {
+		uri = append(append(uri, '?'), q...)
+	}
+	hs.uri = uri
+	out.SetRequestURIBytes(uri)
+	out.SetHostBytes(l.host)
+	out.ResetConnectionClose()
+	for _, k := range leanHopByHop {
+		out.Del(k)
+	}
+	if te := out.Peek("Te"); len(te) > 0 && string(te) != "trailers" {
+		out.Del("Te")
+	}
+	cctx, cancel, clk := startCall(cctx, l.limits)
+	hb, err := l.t.do(cctx, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
+	if err != nil {
+		p.failed(ctx, rt, b.call, b.cb, b.caller, clk.failed(cctx, cancel, err))
+		return 0, false
+	}
+	h := &ctx.Response.Header
+	hs.resp.CopyTo(h)
+	h.ResetConnectionClose()
+	for _, k := range leanHopByHop {
+		h.Del(k)
+	}
+	if b.call != nil {
+		b.call.Reply(hs.resp.StatusCode(), http.Header{"Content-Type": {string(hs.resp.ContentType())}})
+	}
+	b.rc = clk.replied(cctx, cancel, hb)
+	switch n := hs.resp.ContentLength(); {
+	case hb.length == 0 && n != 0:
+		return noBody, true
+	case n == -2:
+		return -1, true // to the upstream's end: chunked to the caller
+	default:
+		return n, true
+	}
+}
+
+// leanHopByHop are the hop-by-hop headers dropped both ways on the lean
+// path (Connection: close, Content-Length and Transfer-Encoding are
+// fasthttp's own fields, set by it).
+var leanHopByHop = []string{"Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Trailer", "Upgrade", "Connection"}
+
+// leanReplayable is replayable for the caller's request: its body, if
+// any, is in memory.
+func leanReplayable(ctx *fasthttp.RequestCtx) bool {
+	switch string(ctx.Method()) {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	h := &ctx.Request.Header
+	return len(h.Peek("Idempotency-Key")) > 0 || len(h.Peek("X-Idempotency-Key")) > 0
 }

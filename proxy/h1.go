@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -10,11 +11,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/http/httputil"
 	"net/textproto"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // h1Transport is the upstream RoundTripper of a route whose http_config
@@ -414,6 +418,11 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.read += int64(n)
+	if err == io.EOF && b.length > b.read {
+		// The connection ended before the declared length (do's body
+		// of declared length is a LimitReader, which says EOF).
+		err = io.ErrUnexpectedEOF
+	}
 	if err == io.EOF {
 		b.finish(true)
 	} else if err != nil {
@@ -459,3 +468,134 @@ func (b *h1Body) finish(read bool) {
 	}
 	b.c.conn.Close()
 }
+
+// do is the exchange of the fasthttp front (front.go's lean path): head
+// is the request's line and headers as fasthttp's RequestHeader writes
+// them, body its whole body (nil for none), sent in one write; the
+// reply's headers are parsed into hdr by fasthttp's ResponseHeader from
+// the connection's own reader, and the body is read here: of declared
+// length, chunked (through Go's chunked reader, which returns every
+// chunk already buffered in one read, so that events that arrive
+// together leave together), or to the connection's end. head says the
+// request was a HEAD (its reply has no body); replayable that it may be
+// sent again on a fresh connection when a kept one turns out closed
+// before it answered. 1xx replies are read past, as nginx drops them.
+func (t *h1Transport) do(ctx context.Context, key connKey, host string, head, body []byte, isHead, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, error) {
+	for retried := false; ; retried = true {
+		c, reused, err := t.get(ctx, key, host)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		b, retry, err := t.exchangeFast(ctx, c, head, body, isHead, reused && (replayable || !retried), hdr)
+		if err == nil {
+			return b, nil
+		}
+		if !retry || retried {
+			return nil, err
+		}
+	}
+}
+
+// exchangeFast writes a request on c and reads its reply's headers into
+// hdr; retry says c was a kept connection the upstream had closed
+// before it read anything of the request, or before it answered one
+// that may be sent again (safe).
+func (t *h1Transport) exchangeFast(ctx context.Context, c *h1Conn, head, body []byte, isHead, safe bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
+	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
+	fail := func(retry bool, err error) (*h1Body, bool, error) {
+		stop()
+		c.conn.Close()
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, retry, err
+	}
+	c.written = 0
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(c)
+	_, err := bw.Write(head)
+	if err == nil && len(body) > 0 {
+		_, err = bw.Write(body)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	writers.Put(bw)
+	if err != nil {
+		return fail(safe && c.written == 0, fmt.Errorf("writing the request upstream: %w", err))
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return fail(safe, fmt.Errorf("reading the upstream's reply: %w", err))
+	}
+	for n := 0; ; n++ {
+		hdr.DisableNormalizing()
+		hdr.SetNoDefaultContentType(true)
+		if err := hdr.Read(c.br); err != nil {
+			return fail(false, fmt.Errorf("reading the upstream's reply: %w", err))
+		}
+		status := hdr.StatusCode()
+		if status >= 200 {
+			break
+		}
+		if status == http.StatusSwitchingProtocols {
+			return fail(false, errors.New("the upstream switched protocols on a request that asked for no upgrade"))
+		}
+		if n == maxOneXX {
+			return fail(false, errors.New("the upstream sent too many 1xx replies"))
+		}
+		hdr.Reset()
+	}
+	keep := hdr.IsHTTP11() && !hdr.ConnectionClose()
+	b := &h1Body{t: t, c: c, ctx: ctx, stop: stop, keep: keep, length: -1}
+	status := hdr.StatusCode()
+	switch n := hdr.ContentLength(); {
+	case isHead || status == http.StatusNoContent || status == http.StatusNotModified:
+		b.length = 0
+		b.finish(true)
+		return b, false, nil
+	case n >= 0:
+		b.length = int64(n)
+		b.rc = io.NopCloser(io.LimitReader(c.br, int64(n)))
+		if n == 0 {
+			b.finish(true)
+		}
+	case n == -1:
+		b.rc = &chunkedBody{r: httputil.NewChunkedReader(c.br), br: c.br}
+	default:
+		// To the connection's end.
+		b.keep = false
+		b.rc = io.NopCloser(c.br)
+	}
+	return b, false, nil
+}
+
+// chunkedBody is a chunked reply body: Go's chunked reader, and the
+// trailer section after its last chunk read past (the reader stops at
+// the last chunk's line), so that the connection can carry the next
+// reply.
+type chunkedBody struct {
+	r  io.Reader
+	br *bufio.Reader
+}
+
+func (b *chunkedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		for {
+			line, lerr := b.br.ReadSlice('\n')
+			if lerr != nil {
+				return n, io.ErrUnexpectedEOF
+			}
+			if len(bytes.TrimRight(line, "\r\n")) == 0 {
+				break
+			}
+		}
+	}
+	return n, err
+}
+
+func (b *chunkedBody) Close() error { return nil }

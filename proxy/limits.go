@@ -42,7 +42,7 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Before the clocks start: a caller slow to send its body is not
 	// the upstream's delay.
 	body, whole := readAhead(req)
-	ctx, cancel := context.WithCancelCause(req.Context())
+	ctx, cancel, c := startCall(req.Context(), t.limits)
 	out := req.WithContext(ctx)
 	out.Body = body
 	if whole != nil {
@@ -50,21 +50,42 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 		// when a kept one turns out closed (see h1Transport).
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(whole)), nil }
 	}
-	c := &clock{limits: t.limits, cancel: cancel, start: time.Now()}
-	c.caller, _ = req.Context().Value(callerKey{}).(*caller)
-	c.timer = time.AfterFunc(c.bound(min(t.limits.FirstByteTimeout, t.limits.TotalTimeout)), c.fire)
 	resp, err := t.next.RoundTrip(out)
 	if err != nil {
-		c.stop()
-		if cause := context.Cause(ctx); isLimit(cause) {
-			err = cause
-		}
-		cancel(nil)
-		return nil, err
+		return nil, c.failed(ctx, cancel, err)
 	}
-	c.reading()
-	resp.Body = &limitedBody{rc: resp.Body, ctx: ctx, cancel: cancel, clock: c}
+	resp.Body = c.replied(ctx, cancel, resp.Body)
 	return resp, nil
+}
+
+// startCall starts the clock of an upstream call held to l: the call's
+// context, cancelled with the limit that passed as its cause (or
+// errCallerGone when the parent's caller, if any, hangs up), and its
+// clock, armed for the first byte.
+func startCall(parent context.Context, l Limits) (context.Context, context.CancelCauseFunc, *clock) {
+	ctx, cancel := context.WithCancelCause(parent)
+	c := &clock{limits: l, cancel: cancel, start: time.Now()}
+	c.caller, _ = parent.Value(callerKey{}).(*caller)
+	c.timer = time.AfterFunc(c.bound(min(l.FirstByteTimeout, l.TotalTimeout)), c.fire)
+	return ctx, cancel, c
+}
+
+// failed ends a call that got no reply: its error, or the limit that
+// ended it.
+func (c *clock) failed(ctx context.Context, cancel context.CancelCauseFunc, err error) error {
+	c.stop()
+	if cause := context.Cause(ctx); isLimit(cause) {
+		err = cause
+	}
+	cancel(nil)
+	return err
+}
+
+// replied starts the body's phase of a call that got its reply's headers:
+// rc held to the idle and total limits.
+func (c *clock) replied(ctx context.Context, cancel context.CancelCauseFunc, rc io.ReadCloser) io.ReadCloser {
+	c.reading()
+	return &limitedBody{rc: rc, ctx: ctx, cancel: cancel, clock: c}
 }
 
 // errCallerGone is the cause of an upstream call cancelled because its

@@ -133,7 +133,10 @@ type route struct {
 	v         *validate.Validator
 	// judgedPaths are the path endings whose POSTs are judged.
 	judgedPaths [][]byte
-	slots       chan struct{}
+	// lean is the route's lean exchange, nil when its upstream needs
+	// the RoundTripper (see front.go).
+	lean  *lean
+	slots chan struct{}
 	// clientBodyTimeout is the longest the caller may pause sending its
 	// request body.
 	clientBodyTimeout time.Duration
@@ -196,7 +199,12 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	for _, s := range paths {
 		judgedPaths = append(judgedPaths, []byte(s))
 	}
+	var ln *lean
+	if h1, ok := rt.(*h1Transport); ok {
+		ln = newLean(h1, up, rc.Limits)
+	}
 	return &route{
+		lean:        ln,
 		transport:   &limited{next: rt, limits: rc.Limits},
 		upstream:    rt,
 		up:          up,
