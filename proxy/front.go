@@ -156,18 +156,15 @@ func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
 			<-rt.slots
 		}
 	}()
+	// The caller, for the call's clock to watch; each exchange derives
+	// the call's own context, cancelled when the call ends.
 	who := &caller{conn: ctx.Conn()}
-	cctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), callerKey{}, who))
-	defer func() {
-		if !streaming {
-			cancel(nil)
-		}
-	}()
+	cctx := context.WithValue(context.Background(), callerKey{}, who)
 	var call *instrument.Call
 	if rt.judges(ctx) {
 		call = p.metrics.Begin(rt.name, rt.v)
 	}
-	b := &replyBody{call: call, caller: who, cancel: cancel, slots: rt.slots}
+	b := &replyBody{call: call, caller: who, cancel: func(error) {}, slots: rt.slots}
 	var length int
 	var ok bool
 	if rt.lean != nil && leanRequest(ctx) {
@@ -203,15 +200,18 @@ const noBody = -3
 // returns the body's length (-1: unknown, sent on chunked), or false
 // when the call got no reply (answered by failed).
 func (p *Proxy) exchangeRoundTrip(ctx *fasthttp.RequestCtx, rt *route, rest []byte, cctx context.Context, b *replyBody) (int, bool) {
+	cctx, cancel := context.WithCancelCause(cctx)
+	b.cancel = cancel
 	req := rt.outRequest(ctx, rest, cctx)
 	if req.ContentLength != 0 && !ctx.IsGet() && !ctx.IsHead() {
-		b.cb = p.callerBody(ctx, rt, b.cancel)
+		b.cb = p.callerBody(ctx, rt, cancel)
 		req.Body = b.cb
 	} else {
 		req.ContentLength = 0
 	}
 	resp, err := rt.transport.RoundTrip(req)
 	if err != nil {
+		cancel(nil)
 		b.cb.wait()
 		p.failed(ctx, rt, b.call, b.cb, b.caller, err)
 		return 0, false
@@ -512,10 +512,14 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 	in := &ctx.Request.Header
 	var body []byte
 	if n := in.ContentLength(); n > 0 {
-		b.cb = p.callerBody(ctx, rt, b.cancel)
+		// Read whole before the call, under the read deadline that
+		// headerReceived set at the end of the headers (the route's
+		// client_body_timeout for these few KiB); no deadline per read,
+		// and nothing reads the body once it is read.
+		b.cb = &clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: setDeadline{}, cancel: func(error) {},
+			counter: p.stalled, route: rt.name, now: time.Now}
 		body = make([]byte, n)
 		_, err := io.ReadFull(b.cb, body)
-		_ = b.cb.Close()
 		if err != nil {
 			if !b.cb.timedOut.Load() {
 				// The caller went away in the middle of its body.
@@ -555,6 +559,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 		out.Del("Te")
 	}
 	cctx, cancel, clk := startCall(cctx, l.limits)
+	b.cancel = cancel
 	hb, err := l.t.do(cctx, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
 	if err != nil {
 		p.failed(ctx, rt, b.call, b.cb, b.caller, clk.failed(cctx, cancel, err))
@@ -579,6 +584,12 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 		return n, true
 	}
 }
+
+// setDeadline is the deadliner of a caller's body read under the read
+// deadline set when its headers arrived: it sets none of its own.
+type setDeadline struct{}
+
+func (setDeadline) SetReadDeadline(time.Time) error { return nil }
 
 // leanHopByHop are the hop-by-hop headers dropped both ways on the lean
 // path (Connection: close, Content-Length and Transfer-Encoding are
