@@ -44,14 +44,14 @@ func startProxy(t *testing.T, cfg *Config, logger *slog.Logger) (string, *promet
 
 // serveFront serves p as hermes proxy does, on its fasthttp Server, on a
 // real port of 127.0.0.1 until the test ends; paths that are no route's
-// go to p's net/http handler (its 404).
+// are answered by NoRoute.
 func serveFront(t *testing.T, p *Proxy) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := p.Server(p)
+	srv := p.Server(http.HandlerFunc(NoRoute))
 	go srv.Serve(l)
 	t.Cleanup(func() {
 		// The bound of a stream a failed test left open.

@@ -11,30 +11,49 @@ import (
 	"testing"
 	"time"
 
+	commoncfg "github.com/prometheus/common/config"
+
 	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
 
 // TestStreamPassesEventByEvent: the first event reaches the caller while
-// the upstream holds the rest, and nothing is recorded before the end.
+// the upstream holds the rest, and nothing is recorded before the end,
+// on both of the front's upstream paths: the lean exchange (a route that
+// needs nothing but an HTTP/1.1 connection) and a route's RoundTripper
+// (here prometheus/common's, for a route that adds a header).
 func TestStreamPassesEventByEvent(t *testing.T) {
-	up, release, _ := holdingUpstream(t)
-	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
-	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name string
+		lean bool
+	}{{"lean", true}, {"round tripper", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			up, release, _ := holdingUpstream(t)
+			rt := testRoute("free", up, validate.Rules{})
+			if !c.lean {
+				rt.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{"X-Team": {Values: []string{"search"}}}}
+			}
+			base, reg, p := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+			if got := p.routes.Load().byName["free"].lean != nil; got != c.lean {
+				t.Fatalf("the route takes the lean exchange: %v, want %v", got, c.lean)
+			}
+			resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			r := bufio.NewReader(resp.Body)
+			if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"Hello"`) {
+				t.Fatalf("first event %q, %v", line, err)
+			}
+			if page := scrape(t, reg); strings.Contains(page, "llm_gateway_requests_total") {
+				t.Fatalf("recorded before the end of the stream:\n%s", page)
+			}
+			close(release)
+			io.Copy(io.Discard, r)
+			waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+		})
 	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"Hello"`) {
-		t.Fatalf("first event %q, %v", line, err)
-	}
-	if page := scrape(t, reg); strings.Contains(page, "llm_gateway_requests_total") {
-		t.Fatalf("recorded before the end of the stream:\n%s", page)
-	}
-	close(release)
-	io.Copy(io.Discard, r)
-	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 }
 
 // TestCallerHangsUp: a caller that hangs up in the middle of a stream

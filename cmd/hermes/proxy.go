@@ -66,7 +66,7 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	mux := daemonMux(reg)
-	mux.Handle("/", p)
+	mux.HandleFunc("/", proxy.NoRoute)
 	mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
 		if !*lifecycle {
 			http.Error(w, "lifecycle API is not enabled (--web.enable-lifecycle)", http.StatusForbidden)
