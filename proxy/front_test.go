@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
 
@@ -49,5 +51,36 @@ func TestPlainReplyNotHeldBack(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || string(buf)+string(b) != first+rest {
 		t.Errorf("reply %q, %v; want %q", string(buf)+string(b), err, first+rest)
+	}
+}
+
+// TestLeanRequest: the lean exchange takes a request whose body is of
+// declared length up to maxReadAhead, without Upgrade or Expect; any
+// other goes through the route's RoundTripper (which streams the body
+// while it reads the reply: TestReplyBeforeRequestEnds).
+func TestLeanRequest(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		length int
+		header string
+		want   bool
+	}{
+		{"no body", 0, "", true},
+		{"a chat request", 512, "", true},
+		{"at the bound", maxReadAhead, "", true},
+		{"past the bound", maxReadAhead + 1, "", false},
+		{"chunked", -1, "", false},
+		{"Expect", 512, "Expect", false},
+		{"Upgrade", 0, "Upgrade", false},
+	} {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.Header.SetMethod(http.MethodPost)
+		ctx.Request.Header.SetContentLength(c.length)
+		if c.header != "" {
+			ctx.Request.Header.Set(c.header, "100-continue")
+		}
+		if got := leanRequest(&ctx); got != c.want {
+			t.Errorf("%s: taken %v, want %v", c.name, got, c.want)
+		}
 	}
 }

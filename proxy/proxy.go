@@ -92,8 +92,8 @@ type routeSet struct {
 
 func (s *routeSet) closeIdle() {
 	for _, r := range s.byName {
-		if c, ok := r.upstream.(interface{ CloseIdleConnections() }); ok {
-			c.CloseIdleConnections()
+		if r.idle != nil {
+			r.idle.CloseIdleConnections()
 		}
 	}
 }
@@ -103,8 +103,8 @@ func (s *routeSet) closeIdle() {
 // judged by v and recorded through instrument's recording core.
 type route struct {
 	name      string
-	transport http.RoundTripper // the upstream's, held to the limits
-	upstream  http.RoundTripper // the upstream's, for closing idle connections
+	transport http.RoundTripper                   // the upstream's, held to the limits
+	idle      interface{ CloseIdleConnections() } // of the upstream's clients, if any
 	up        *url.URL
 	v         *validate.Validator
 	// judgedPaths are the path endings whose POSTs are judged.
@@ -127,7 +127,7 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validation: %w", err)
 	}
-	rt, err := upstreamTransport(rc.HTTPConfig, "hermes_proxy_"+rc.Name)
+	rt, h1, err := upstreamTransport(rc.HTTPConfig, "hermes_proxy_"+rc.Name)
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
@@ -140,13 +140,17 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 		judgedPaths = append(judgedPaths, []byte(s))
 	}
 	var ln *lean
-	if h1, ok := rt.(*h1Transport); ok {
-		ln = newLean(h1, up, rc.Limits)
+	var idle interface{ CloseIdleConnections() }
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		idle = c
+	}
+	if h1 != nil {
+		ln, idle = newLean(h1, up, rc.Limits), h1
 	}
 	return &route{
 		lean:              ln,
 		transport:         &limited{next: rt, limits: rc.Limits},
-		upstream:          rt,
+		idle:              idle,
 		up:                up,
 		v:                 v,
 		judgedPaths:       judgedPaths,
