@@ -558,9 +558,10 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 	if te := out.Peek("Te"); len(te) > 0 && string(te) != "trailers" {
 		out.Del("Te")
 	}
-	cctx, cancel, clk := startCall(cctx, l.limits)
+	w := &connWatch{}
+	cctx, cancel, clk := startCall(cctx, l.limits, w)
 	b.cancel = cancel
-	hb, err := l.t.do(cctx, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
+	hb, err := l.t.do(cctx, w, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
 	if err != nil {
 		p.failed(ctx, rt, b.call, b.cb, b.caller, clk.failed(cctx, cancel, err))
 		return 0, false

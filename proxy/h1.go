@@ -233,7 +233,7 @@ type h1Body struct {
 	t    *h1Transport
 	c    *h1Conn
 	ctx  context.Context
-	stop func() bool // of the context.AfterFunc that closes c
+	stop func() bool // of what closes c when the call is cancelled
 	keep bool
 	// length is the body's declared length (-1: chunked or to the end),
 	// read how much of it was read.
@@ -314,7 +314,11 @@ func (b *h1Body) finish(read bool) {
 // request was a HEAD (its reply has no body); replayable that it may be
 // sent again on a fresh connection when a kept one turns out closed
 // before it answered. 1xx replies are read past, as nginx drops them.
-func (t *h1Transport) do(ctx context.Context, key connKey, host string, head, body []byte, isHead, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, error) {
+//
+// w, when not nil, is how the call's cancellation reaches the connection
+// in use (the front's: its clock closes it); without it a
+// context.AfterFunc on ctx closes it.
+func (t *h1Transport) do(ctx context.Context, w *connWatch, key connKey, host string, head, body []byte, isHead, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, error) {
 	for retried := false; ; retried = true {
 		c, reused, err := t.get(ctx, key, host)
 		if err != nil {
@@ -323,7 +327,7 @@ func (t *h1Transport) do(ctx context.Context, key connKey, host string, head, bo
 			}
 			return nil, err
 		}
-		b, retry, err := t.exchange(ctx, c, head, body, isHead, reused, replayable, hdr)
+		b, retry, err := t.exchange(ctx, w, c, head, body, isHead, reused, replayable, hdr)
 		if err == nil {
 			return b, nil
 		}
@@ -337,8 +341,13 @@ func (t *h1Transport) do(ctx context.Context, key connKey, host string, head, bo
 // hdr; retry says c was a kept connection (reused) the upstream had
 // closed before it read anything of the request, or before it answered
 // one that may be sent again (replayable).
-func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, head, body []byte, isHead, reused, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
-	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
+func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, head, body []byte, isHead, reused, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
+	var stop func() bool
+	if w != nil {
+		stop = w.watch(c.conn)
+	} else {
+		stop = context.AfterFunc(ctx, func() { c.conn.Close() })
+	}
 	fail := func(retry bool, err error) (*h1Body, bool, error) {
 		stop()
 		c.conn.Close()
@@ -433,3 +442,49 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 }
 
 func (b *chunkedBody) Close() error { return nil }
+
+// connWatch closes the upstream connection of a call when the call is
+// cancelled (by its clock: a limit, or the caller gone), ending a
+// blocked write or read. It does what a context.AfterFunc on the call's
+// context does, without registering with the context: on plain replies
+// the AfterFunc and the context's list of children it needs were a
+// quarter of the bytes the proxy allocated per request (70 of 273 MB over
+// 83,000 requests of wrk -c64).
+type connWatch struct {
+	mu        sync.Mutex
+	conn      net.Conn
+	cancelled bool
+}
+
+// watch closes conn when the call is cancelled (at once if it already
+// is) until stop, which says whether it was stopped before that.
+func (w *connWatch) watch(conn net.Conn) (stop func() bool) {
+	w.mu.Lock()
+	if w.cancelled {
+		w.mu.Unlock()
+		conn.Close()
+		return func() bool { return false }
+	}
+	w.conn = conn
+	w.mu.Unlock()
+	return w.stop
+}
+
+func (w *connWatch) stop() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conn = nil
+	return !w.cancelled
+}
+
+// cancel closes the connection being watched, and any watched later.
+func (w *connWatch) cancel() {
+	w.mu.Lock()
+	w.cancelled = true
+	c := w.conn
+	w.conn = nil
+	w.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}

@@ -56,7 +56,7 @@ func (l leanRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	replayable := req.Method == http.MethodGet || req.Method == http.MethodHead || len(req.Header["Idempotency-Key"]) > 0
 	var hdr fasthttp.ResponseHeader
-	b, err := l.t.do(req.Context(), key, req.URL.Hostname(), buf.Bytes(), nil, req.Method == http.MethodHead, replayable, &hdr)
+	b, err := l.t.do(req.Context(), nil, key, req.URL.Hostname(), buf.Bytes(), nil, req.Method == http.MethodHead, replayable, &hdr)
 	if err != nil {
 		return nil, err
 	}

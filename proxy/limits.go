@@ -42,7 +42,7 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Before the clocks start: a caller slow to send its body is not
 	// the upstream's delay.
 	body, whole := readAhead(req)
-	ctx, cancel, c := startCall(req.Context(), t.limits)
+	ctx, cancel, c := startCall(req.Context(), t.limits, nil)
 	out := req.WithContext(ctx)
 	out.Body = body
 	if whole != nil {
@@ -62,9 +62,19 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 // context, cancelled with the limit that passed as its cause (or
 // errCallerGone when the parent's caller, if any, hangs up), and its
 // clock, armed for the first byte.
-func startCall(parent context.Context, l Limits) (context.Context, context.CancelCauseFunc, *clock) {
+//
+// w, when not nil, has the connection in use closed when a limit or the
+// caller's hang-up cancels the call (the lean exchange's way, see
+// connWatch).
+func startCall(parent context.Context, l Limits, w *connWatch) (context.Context, context.CancelCauseFunc, *clock) {
 	ctx, cancel := context.WithCancelCause(parent)
 	c := &clock{limits: l, cancel: cancel, start: time.Now()}
+	if w != nil {
+		c.cancel = func(cause error) {
+			cancel(cause)
+			w.cancel()
+		}
+	}
 	c.caller, _ = parent.Value(callerKey{}).(*caller)
 	c.timer = time.AfterFunc(c.bound(min(l.FirstByteTimeout, l.TotalTimeout)), c.fire)
 	return ctx, cancel, c
