@@ -223,8 +223,9 @@ func (p *Proxy) exchangeRoundTrip(ctx *fasthttp.RequestCtx, rt *route, rest []by
 		b.call.Reply(resp.StatusCode, resp.Header)
 	}
 	b.rc = resp.Body
-	if resp.Body == http.NoBody {
-		if resp.ContentLength >= 0 {
+	if ctx.IsHead() || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
+		// No body; a HEAD's length is the one a GET would get.
+		if resp.ContentLength > 0 {
 			h.SetContentLength(int(resp.ContentLength))
 		}
 		return noBody, true
@@ -487,7 +488,8 @@ func newLean(t *h1Transport, up *url.URL, l Limits) *lean {
 func leanRequest(ctx *fasthttp.RequestCtx) bool {
 	h := &ctx.Request.Header
 	n := h.ContentLength()
-	return n >= 0 && n <= maxReadAhead && len(h.Peek("Upgrade")) == 0 && len(h.Peek("Expect")) == 0
+	// -2: no length and not chunked, a GET's or a HEAD's: no body.
+	return (n == -2 || n >= 0 && n <= maxReadAhead) && len(h.Peek("Upgrade")) == 0 && len(h.Peek("Expect")) == 0
 }
 
 // heads are the request and reply headers of lean exchanges.
@@ -551,6 +553,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 	hs.uri = uri
 	out.SetRequestURIBytes(uri)
 	out.SetHostBytes(l.host)
+	out.SetNoDefaultContentType(true) // fasthttp's application/octet-stream
 	out.ResetConnectionClose()
 	for _, k := range leanHopByHop {
 		out.Del(k)
@@ -566,18 +569,25 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 		p.failed(ctx, rt, b.call, b.cb, b.caller, clk.failed(cctx, cancel, err))
 		return 0, false
 	}
+	// Header by header, not CopyTo, which would take the parsed header's
+	// defaults too (a Date of the proxy's own in place of the upstream's).
 	h := &ctx.Response.Header
-	hs.resp.CopyTo(h)
-	h.ResetConnectionClose()
-	for _, k := range leanHopByHop {
-		h.Del(k)
-	}
+	h.SetStatusCode(hs.resp.StatusCode())
+	h.SetStatusMessage(hs.resp.StatusMessage())
+	hs.resp.VisitAll(func(k, v []byte) {
+		if !leanReplyHopByHop(k) {
+			h.AddBytesKV(k, v)
+		}
+	})
 	if b.call != nil {
 		b.call.Reply(hs.resp.StatusCode(), http.Header{"Content-Type": {string(hs.resp.ContentType())}})
 	}
 	b.rc = clk.replied(cctx, cancel, hb)
 	switch n := hs.resp.ContentLength(); {
 	case hb.length == 0 && n != 0:
+		if n > 0 {
+			h.SetContentLength(n) // a HEAD's: the length a GET would get
+		}
 		return noBody, true
 	case n == -2:
 		return -1, true // to the upstream's end: chunked to the caller
@@ -596,6 +606,18 @@ func (setDeadline) SetReadDeadline(time.Time) error { return nil }
 // path (Connection: close, Content-Length and Transfer-Encoding are
 // fasthttp's own fields, set by it).
 var leanHopByHop = []string{"Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Trailer", "Upgrade", "Connection"}
+
+// leanReplyHopByHop says whether a reply header is one the lean path
+// does not pass on: the hop-by-hop ones, and the framing, which the body
+// stream sets.
+func leanReplyHopByHop(k []byte) bool {
+	for _, h := range leanHopByHop {
+		if bytes.EqualFold(k, []byte(h)) {
+			return true
+		}
+	}
+	return bytes.EqualFold(k, []byte("Content-Length")) || bytes.EqualFold(k, []byte("Transfer-Encoding"))
+}
 
 // leanReplayable is replayable for the caller's request: its body, if
 // any, is in memory.

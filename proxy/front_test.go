@@ -1,13 +1,18 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	commoncfg "github.com/prometheus/common/config"
 	"github.com/valyala/fasthttp"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -66,6 +71,7 @@ func TestLeanRequest(t *testing.T) {
 		want   bool
 	}{
 		{"no body", 0, "", true},
+		{"a GET's: no length, not chunked", -2, "", true},
 		{"a chat request", 512, "", true},
 		{"at the bound", maxReadAhead, "", true},
 		{"past the bound", maxReadAhead + 1, "", false},
@@ -81,6 +87,83 @@ func TestLeanRequest(t *testing.T) {
 		}
 		if got := leanRequest(&ctx); got != c.want {
 			t.Errorf("%s: taken %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestNothingAdded: a request without Content-Type or User-Agent reaches
+// the upstream without them (fasthttp would add a default Content-Type,
+// Go's client a User-Agent), header names keep the case they were sent
+// in, and the reply gets no Server, Date or Content-Type of the proxy's.
+func TestNothingAdded(t *testing.T) {
+	got := make(chan string, 1)
+	up := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		var head strings.Builder
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			head.WriteString(line)
+			if line == "\r\n" {
+				break
+			}
+		}
+		io.CopyN(io.Discard, br, 2)
+		got <- head.String()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	})
+	base, _, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "POST /free/v1/embeddings HTTP/1.1\r\nHost: proxy\r\nx-trace-ID: abc\r\nContent-Length: 2\r\n\r\n{}")
+	conn.SetReadDeadline(time.Now().Add(testLimits.TotalTimeout)) // the bound of a failure
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	head := <-got
+	for _, h := range []string{"Content-Type", "User-Agent"} {
+		if strings.Contains(strings.ToLower(head), strings.ToLower(h)+":") {
+			t.Errorf("the proxy added %s:\n%s", h, head)
+		}
+	}
+	if !strings.Contains(head, "\r\nx-trace-ID: abc\r\n") {
+		t.Errorf("a header's name lost its case:\n%s", head)
+	}
+	for _, h := range []string{"Server", "Date", "Content-Type"} {
+		if v := resp.Header.Get(h); v != "" {
+			t.Errorf("the reply got %s: %q", h, v)
+		}
+	}
+}
+
+// TestHeadPassesItsLength: the reply to a HEAD has no body and keeps the
+// upstream's Content-Length, on both of the front's upstream paths.
+func TestHeadPassesItsLength(t *testing.T) {
+	up, _ := echoUpstream(t)
+	direct, err := http.Head(up + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct.Body.Close()
+	for _, lean := range []bool{true, false} {
+		rt := testRoute("free", up, validate.Rules{})
+		if !lean {
+			rt.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{"X-Team": {Values: []string{"search"}}}}
+		}
+		base, _, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+		resp, err := http.Head(base + "/free/v1/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.ContentLength != direct.ContentLength || resp.ContentLength <= 0 {
+			t.Errorf("lean %v: HEAD through the proxy: %d, length %d; direct: length %d", lean, resp.StatusCode, resp.ContentLength, direct.ContentLength)
 		}
 	}
 }
