@@ -136,3 +136,50 @@ func TestReplyBeforeRequestEnds(t *testing.T) {
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 }
+
+// TestCallerHangsUpBeforeTheReply: a caller that hangs up while the
+// upstream has not answered yet (a plain completion being written)
+// cancels the upstream call, and nothing is recorded, on both of the
+// front's upstream paths. No write to the caller fails here: the call's
+// clock sees the hang-up on the caller's socket.
+func TestCallerHangsUpBeforeTheReply(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lean=%v", lean), func(t *testing.T) {
+			arrived, gone := make(chan struct{}, 1), make(chan struct{}, 1)
+			up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				arrived <- struct{}{}
+				<-r.Context().Done()
+				gone <- struct{}{}
+			}))
+			rt := testRoute("free", up, validate.Rules{})
+			if !lean {
+				rt.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{"X-Team": {Values: []string{"search"}}}}
+			}
+			base, reg, p := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", false).WithContext(ctx))
+				if err == nil {
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			<-arrived
+			cancel()
+			<-done
+			select {
+			case <-gone: // the upstream saw the call cancelled
+			case <-time.After(testLimits.TotalTimeout):
+				t.Fatal("the upstream call was not cancelled")
+			}
+			testenv.Eventually(t, testLimits.TotalTimeout, "the route's slot freed", func() bool {
+				return len(p.routes.Load().byName["free"].slots) == 0
+			})
+			if page := scrape(t, reg); strings.Contains(page, "llm_gateway_") {
+				t.Fatalf("recorded:\n%s", page)
+			}
+		})
+	}
+}
