@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -76,7 +77,12 @@ func startCall(parent context.Context, l Limits, w *connWatch) (context.Context,
 		}
 	}
 	c.caller, _ = parent.Value(callerKey{}).(*caller)
-	c.timer = time.AfterFunc(c.bound(min(l.FirstByteTimeout, l.TotalTimeout)), c.fire)
+	// Stored before it is armed: fire, on the timer's goroutine, reads
+	// it (the race detector saw fire read it before the assignment of
+	// time.AfterFunc's result was known to have happened).
+	t := time.AfterFunc(time.Duration(math.MaxInt64), c.fire)
+	c.timer.Store(t)
+	t.Reset(c.bound(min(l.FirstByteTimeout, l.TotalTimeout)))
 	return ctx, cancel, c
 }
 
@@ -140,7 +146,7 @@ type clock struct {
 	caller *caller
 	cancel context.CancelCauseFunc
 	start  time.Time
-	timer  *time.Timer
+	timer  atomic.Pointer[time.Timer]
 	// body is set once the headers arrived: the first-byte limit is then
 	// over and the idle one runs.
 	body atomic.Bool
@@ -155,7 +161,7 @@ func (c *clock) reading() {
 	c.body.Store(true)
 	// The armed deadline may lie past the first idle one (the first
 	// byte's default is two minutes, the idle gap's one).
-	c.timer.Reset(c.bound(min(c.limits.IdleTimeout, c.limits.TotalTimeout-time.Since(c.start))))
+	c.timer.Load().Reset(c.bound(min(c.limits.IdleTimeout, c.limits.TotalTimeout-time.Since(c.start))))
 }
 
 // bound is d, or callerCheck when the caller is watched and that is
@@ -172,7 +178,7 @@ func (c *clock) read() { c.last.Store(int64(time.Since(c.start))) }
 
 func (c *clock) stop() {
 	c.done.Store(true)
-	c.timer.Stop()
+	c.timer.Load().Stop()
 }
 
 // fire cancels the call for the limit that passed, or arms the timer for
@@ -207,7 +213,7 @@ func (c *clock) fire() {
 		}
 		next = min(next, first)
 	}
-	c.timer.Reset(c.bound(next))
+	c.timer.Load().Reset(c.bound(next))
 }
 
 // limitedBody is an upstream body whose reads restart the idle gap.
