@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -181,5 +182,57 @@ func TestCallerHangsUpBeforeTheReply(t *testing.T) {
 				t.Fatalf("recorded:\n%s", page)
 			}
 		})
+	}
+}
+
+// TestEventsThatArriveTogetherLeaveTogether: events the upstream sent as
+// three chunks in one write reach the caller in one chunk (one write and
+// one flush, as from nginx), not one chunk each, which is what fasthttp's
+// own client would hand over; the stream then goes on event by event.
+func TestEventsThatArriveTogetherLeaveTogether(t *testing.T) {
+	event := func(s string) string {
+		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + s + "\"},\"finish_reason\":null}]}\n\n"
+	}
+	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+	together := event("Hello") + event(" there,") + event(" how")
+	release := make(chan struct{})
+	up := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			chunk(event("Hello"))+chunk(event(" there,"))+chunk(event(" how")))
+		<-release
+		last := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" can I help?\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+		io.WriteString(c, chunk(last)+"0\r\n\r\n")
+	})
+	defer close(release)
+	base, _, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", up, validate.Rules{})}}, nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hi"}]}`
+	fmt.Fprintf(conn, "POST /free/v1/chat/completions HTTP/1.1\r\nHost: proxy\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	conn.SetReadDeadline(time.Now().Add(testLimits.TotalTimeout)) // the bound of a failure
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.TransferEncoding == nil || resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("the stream is not chunked to the caller: %v", resp.TransferEncoding)
+	}
+	// The first chunk's size line, read off the wire (resp.Body would
+	// hide the framing).
+	size, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%x\r\n", len(together)); size != want {
+		t.Errorf("first chunk of %q bytes, want %q: the three events that arrived together", strings.TrimSpace(size), strings.TrimSpace(want))
 	}
 }
