@@ -7,3 +7,7 @@ import "net"
 // alive cannot look at the socket here: a pooled connection the upstream
 // closed fails its next request, retried once when that is safe.
 func alive(net.Conn) bool { return true }
+
+// callerGone cannot look either: a caller that hangs up is seen when a
+// write to it fails.
+func callerGone(net.Conn) bool { return false }

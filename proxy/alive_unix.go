@@ -15,20 +15,38 @@ import (
 // timeout) has sent an end of stream, and one that sent bytes nobody
 // asked for cannot be trusted with the next request.
 func alive(conn net.Conn) bool {
+	open, _ := peek(conn)
+	return open
+}
+
+// callerGone says whether the caller of conn has hung up: its end of
+// stream (or a reset) is waiting on the socket. Bytes waiting (a next
+// request, pipelined) say nothing: the caller is taken to be there.
+// net/http's server learns this from a background read it starts for
+// each request; fasthttp's server does not look, so the proxy peeks
+// while it waits on the upstream (see clock.fire).
+func callerGone(conn net.Conn) bool {
+	open, data := peek(conn)
+	return !open && !data
+}
+
+// peek looks at conn's socket without taking anything from it: open
+// when nothing is waiting, data when bytes are. It goes through Control,
+// not Read, so that a read deadline that has passed does not stop it.
+func peek(conn net.Conn) (open, data bool) {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
-		return true
+		return true, false
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return false
+		return false, false
 	}
 	var buf [1]byte
-	open := false
-	err = rc.Read(func(fd uintptr) bool {
-		_, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	err = rc.Control(func(fd uintptr) {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		open = rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK
-		return true
+		data = rerr == nil && n > 0
 	})
-	return err == nil && open
+	return err == nil && open, err == nil && data
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,51 +10,45 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
-	"strings"
+	"net/http/httputil"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
-// h1Transport is the upstream RoundTripper of a route whose http_config
-// asks for no proxy: it makes an HTTP/1.1 exchange on the calling
-// goroutine, over a pool of idle keep-alive connections per host, and
-// hands every other request to next, the http.Transport built from the
-// same settings. It takes plain http:// upstreams, and https:// ones when
-// the route does not ask for HTTP/2 (enable_http2: false; with it, the
-// upstream may negotiate HTTP/2, which only next speaks); requests whose
-// body is nil or replayable (GetBody: the proxy reads a chat request of
-// up to 4 KiB whole before the call, see readAhead), without Upgrade or
-// Expect. A larger body, streamed, goes to next, which writes it while it
-// already reads the reply.
+// h1Transport is the upstream client of a route whose http_config asks
+// for nothing but an HTTP/1.1 connection (no proxy, no credentials,
+// headers or TLS files prometheus/common must build, no HTTP/2 for an
+// https:// upstream): a pool of idle keep-alive connections per host and
+// the exchange of the fasthttp front's lean path (do), on the calling
+// goroutine. next is the http.Transport built from the same settings,
+// which the route's RoundTripper path uses for what the lean path does
+// not take (a request body streamed or of unknown length, Upgrade,
+// Expect).
 //
 // Why hand-rolled: net/http's Transport writes each request from a
 // writeLoop goroutine and reads each reply in a readLoop goroutine, both
 // per connection, handing the request and the reply to them over
-// channels: two goroutine wake-ups and hand-offs per request beyond the
-// server's own, and two goroutines (with their stacks) per open
-// connection. Under make bench-proxy a bare httputil.ReverseProxy on that
-// Transport served 34–38 % of nginx's plain replies per second, at 130–135
-// µs of CPU per request against nginx's 19–21 (docs/scale.md); with 1,000
-// streams open the two loops were half of the proxy's 4,009 goroutines.
-// Here the exchange is net/http's own pieces run in turn: Request.Write
-// into a pooled bufio.Writer, http.ReadResponse from the connection's
-// bufio.Reader (which parses content-length, chunked and close-delimited
-// bodies and Connection: close). What is left to this file is the pool
-// and the connection's life: it is put back when its reply was read to
-// the end and both sides keep it alive, and closed otherwise; a context
-// cancelled (the caller gone, or a limit of limits.go) closes it, which
-// ends a blocked write or read. Measured against net/http's Transport
-// (docs/scale.md, the third pass): 15 % less CPU per plain request and
-// 10 % less per stream, side by side under the bench's loads, 46.7 KiB per
-// open stream instead of 63, 2 goroutines per stream instead of 4; in
-// process, the round trip alone 49–85 µs instead of 172–201
-// (BenchmarkTransport). No library does that exchange without
-// its own goroutines: fasthttp's client has its own request and reply
-// types, and the reverse proxy and the judging are written against
-// net/http's.
+// channels, and works on http.Request and http.Header, which the
+// fasthttp front would have to build for every request; fasthttp's
+// HostClient hands a chunked body over one chunk per read, so that a
+// stream's events that arrive together leave one write and one flush
+// each (its judged stream cost 110–166 µs of CPU where hermes proxy on
+// net/http cost 92–151, docs/scale.md). Here the request is fasthttp's
+// RequestHeader, written with its body in one write; the reply's header
+// is parsed by fasthttp's ResponseHeader from the connection's own
+// bufio.Reader; the body is read through Go's chunked reader
+// (net/http/httputil), which returns every chunk already buffered in
+// one read. What is left to this file is the pool and the connection's
+// life: it is put back when its reply was read to the end and both sides
+// keep it alive, and closed otherwise; a context cancelled (the caller
+// gone, or a limit of limits.go) closes it, which ends a blocked write or
+// read; a kept connection is looked at (alive) before it is used, and
+// one the upstream closed under a request that may be sent again is
+// retried once, as net/http's Transport does. Measured in the fifth pass
+// of docs/scale.md.
 type h1Transport struct {
 	next        *http.Transport
 	https       bool        // https:// upstreams take this path too
@@ -67,9 +62,8 @@ type h1Transport struct {
 	sweep *time.Timer           // closes connections idle past idleTimeout
 }
 
-// newH1Transport wraps next, whose Proxy must be nil. https says whether
-// https:// upstreams take the hand-rolled path (when HTTP/2 is not
-// asked).
+// newH1Transport is the pool beside next, whose Proxy must be nil. https
+// says whether https:// upstreams take it (when HTTP/2 is not asked).
 func newH1Transport(next *http.Transport, https bool) *h1Transport {
 	return &h1Transport{next: next, https: https, tlsConfig: next.TLSClientConfig,
 		maxIdle: next.MaxIdleConnsPerHost, idleTimeout: next.IdleConnTimeout,
@@ -98,163 +92,6 @@ func (c *h1Conn) Write(p []byte) (int, error) {
 // maxOneXX is how many 1xx replies may precede the reply (net/http's
 // figure).
 const maxOneXX = 5
-
-func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !t.takes(req) {
-		return t.next.RoundTrip(req)
-	}
-	key := connKey{scheme: req.URL.Scheme, addr: req.URL.Host}
-	if req.URL.Port() == "" {
-		port := "80"
-		if key.scheme == "https" {
-			port = "443"
-		}
-		key.addr = net.JoinHostPort(req.URL.Hostname(), port)
-	}
-	ctx := req.Context()
-	for retried := false; ; retried = true {
-		c, reused, err := t.get(ctx, key, req.URL.Hostname())
-		if err != nil {
-			closeBody(req)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, err
-		}
-		resp, retry, err := t.exchange(ctx, c, req, reused)
-		if err == nil {
-			return resp, nil
-		}
-		if !retry || retried {
-			closeBody(req)
-			return nil, err
-		}
-		// A pooled connection the upstream had closed: once more on a
-		// fresh one, as net/http's Transport retries.
-		if req.GetBody != nil {
-			body, gerr := req.GetBody()
-			if gerr != nil {
-				return nil, err
-			}
-			req = req.WithContext(ctx)
-			req.Body = body
-		}
-	}
-}
-
-// takes says whether req is one for the hand-rolled exchange.
-func (t *h1Transport) takes(req *http.Request) bool {
-	switch req.URL.Scheme {
-	case "http":
-	case "https":
-		if !t.https {
-			return false
-		}
-	default:
-		return false
-	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return false
-	}
-	return len(req.Header["Upgrade"]) == 0 && len(req.Header["Expect"]) == 0
-}
-
-// exchange writes req on c and reads the reply's headers. retry says
-// that c was a pooled connection the upstream had closed before it read
-// anything of req, or before it answered a request that is safe to send
-// again (net/http's rule).
-func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request, reused bool) (*http.Response, bool, error) {
-	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
-	fail := func(retry bool, err error) (*http.Response, bool, error) {
-		stop()
-		c.conn.Close()
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
-		}
-		return nil, retry, err
-	}
-	c.written = 0
-	bw := writers.Get().(*bufio.Writer)
-	bw.Reset(c)
-	err := req.Write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	bw.Reset(nil)
-	writers.Put(bw)
-	if err != nil {
-		nothing := c.written == 0 && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
-		return fail(reused && nothing, fmt.Errorf("writing the request upstream: %w", err))
-	}
-	// Nothing of the reply read yet: an error here leaves the request
-	// safe to send again if it is replayable.
-	if _, err := c.br.Peek(1); err != nil {
-		return fail(reused && replayable(req), fmt.Errorf("reading the upstream's reply: %w", err))
-	}
-	var resp *http.Response
-	for n := 0; ; n++ {
-		resp, err = http.ReadResponse(c.br, req)
-		if err != nil {
-			return fail(false, fmt.Errorf("reading the upstream's reply: %w", err))
-		}
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
-		}
-		if n == maxOneXX {
-			return fail(false, errors.New("the upstream sent too many 1xx replies"))
-		}
-		// An informational reply (103 Early Hints): passed on as
-		// net/http's Transport passes it, to httputil.ReverseProxy.
-		if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.Got1xxResponse != nil {
-			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
-				return fail(false, err)
-			}
-		}
-	}
-	if resp.StatusCode == http.StatusSwitchingProtocols {
-		return fail(false, errors.New("the upstream switched protocols on a request that asked for no upgrade"))
-	}
-	resp.TLS = c.state
-	keep := !resp.Close && !req.Close && !hasToken(req.Header["Connection"], "close")
-	b := &h1Body{rc: resp.Body, t: t, c: c, ctx: ctx, stop: stop, keep: keep}
-	if resp.Body == http.NoBody {
-		b.finish(true)
-		return resp, false, nil
-	}
-	resp.Body = b
-	return resp, false, nil
-}
-
-// replayable is net/http's Request.isReplayable: a request without a
-// body or one GetBody gives again, whose method is idempotent or which
-// says it is with an Idempotency-Key.
-func replayable(req *http.Request) bool {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return false
-	}
-	switch req.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return true
-	}
-	return len(req.Header["Idempotency-Key"]) > 0 || len(req.Header["X-Idempotency-Key"]) > 0
-}
-
-func hasToken(values []string, token string) bool {
-	for _, v := range values {
-		for _, s := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(s), token) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-}
 
 // get returns an idle connection to key that is still open, or a new
 // one; reused says which.
@@ -359,7 +196,8 @@ func (t *h1Transport) closeExpired() {
 	}
 }
 
-// CloseIdleConnections closes the idle connections of both paths.
+// CloseIdleConnections closes the idle connections of the pool and of
+// next.
 func (t *h1Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
@@ -395,8 +233,11 @@ type h1Body struct {
 	t    *h1Transport
 	c    *h1Conn
 	ctx  context.Context
-	stop func() bool // of the context.AfterFunc that closes c
+	stop func() bool // of what closes c when the call is cancelled
 	keep bool
+	// length is the body's declared length (-1: chunked or to the end),
+	// read how much of it was read.
+	length, read int64
 	// state is 0 while open, 1 once read to the end, 2 once closed
 	// before.
 	state atomic.Int32
@@ -410,6 +251,12 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		return 0, errBodyClosed
 	}
 	n, err := b.rc.Read(p)
+	b.read += int64(n)
+	if err == io.EOF && b.length > b.read {
+		// The connection ended before the declared length (do's body
+		// of declared length is a LimitReader, which says EOF).
+		err = io.ErrUnexpectedEOF
+	}
 	if err == io.EOF {
 		b.finish(true)
 	} else if err != nil {
@@ -419,6 +266,19 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		b.finish(false)
 	}
 	return n, err
+}
+
+// ready says whether the rest of a body of declared length, or the next
+// piece of another, has already arrived (it is in the connection's
+// buffer).
+func (b *h1Body) ready() bool {
+	if b.state.Load() != 0 {
+		return true
+	}
+	if b.length >= 0 {
+		return int64(b.c.br.Buffered()) >= b.length-b.read
+	}
+	return b.c.br.Buffered() > 0
 }
 
 func (b *h1Body) Close() error {
@@ -441,4 +301,190 @@ func (b *h1Body) finish(read bool) {
 		return
 	}
 	b.c.conn.Close()
+}
+
+// do is the exchange of the fasthttp front (front.go's lean path): head
+// is the request's line and headers as fasthttp's RequestHeader writes
+// them, body its whole body (nil for none), sent in one write; the
+// reply's headers are parsed into hdr by fasthttp's ResponseHeader from
+// the connection's own reader, and the body is read here: of declared
+// length, chunked (through Go's chunked reader, which returns every
+// chunk already buffered in one read, so that events that arrive
+// together leave together), or to the connection's end. head says the
+// request was a HEAD (its reply has no body); replayable that it may be
+// sent again on a fresh connection when a kept one turns out closed
+// before it answered. 1xx replies are read past, as nginx drops them.
+//
+// w, when not nil, is how the call's cancellation reaches the connection
+// in use (the front's: its clock closes it); without it a
+// context.AfterFunc on ctx closes it.
+func (t *h1Transport) do(ctx context.Context, w *connWatch, key connKey, host string, head, body []byte, isHead, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, error) {
+	for retried := false; ; retried = true {
+		c, reused, err := t.get(ctx, key, host)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		b, retry, err := t.exchange(ctx, w, c, head, body, isHead, reused, replayable, hdr)
+		if err == nil {
+			return b, nil
+		}
+		if !retry || retried {
+			return nil, err
+		}
+	}
+}
+
+// exchange writes a request on c and reads its reply's headers into
+// hdr; retry says c was a kept connection (reused) the upstream had
+// closed before it read anything of the request, or before it answered
+// one that may be sent again (replayable).
+func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, head, body []byte, isHead, reused, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
+	var stop func() bool
+	if w != nil {
+		stop = w.watch(c.conn)
+	} else {
+		stop = context.AfterFunc(ctx, func() { c.conn.Close() })
+	}
+	fail := func(retry bool, err error) (*h1Body, bool, error) {
+		stop()
+		c.conn.Close()
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, retry, err
+	}
+	c.written = 0
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(c)
+	_, err := bw.Write(head)
+	if err == nil && len(body) > 0 {
+		_, err = bw.Write(body)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	writers.Put(bw)
+	if err != nil {
+		return fail(reused && c.written == 0, fmt.Errorf("writing the request upstream: %w", err))
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return fail(reused && replayable, fmt.Errorf("reading the upstream's reply: %w", err))
+	}
+	for n := 0; ; n++ {
+		hdr.DisableNormalizing()
+		hdr.SetNoDefaultContentType(true)
+		if err := hdr.Read(c.br); err != nil {
+			return fail(false, fmt.Errorf("reading the upstream's reply: %w", err))
+		}
+		status := hdr.StatusCode()
+		if status >= 200 {
+			break
+		}
+		if status == http.StatusSwitchingProtocols {
+			return fail(false, errors.New("the upstream switched protocols on a request that asked for no upgrade"))
+		}
+		if n == maxOneXX {
+			return fail(false, errors.New("the upstream sent too many 1xx replies"))
+		}
+		hdr.Reset()
+	}
+	keep := hdr.IsHTTP11() && !hdr.ConnectionClose()
+	b := &h1Body{t: t, c: c, ctx: ctx, stop: stop, keep: keep, length: -1}
+	status := hdr.StatusCode()
+	switch n := hdr.ContentLength(); {
+	case isHead || status == http.StatusNoContent || status == http.StatusNotModified:
+		b.length = 0
+		b.finish(true)
+		return b, false, nil
+	case n >= 0:
+		b.length = int64(n)
+		b.rc = io.NopCloser(io.LimitReader(c.br, int64(n)))
+		if n == 0 {
+			b.finish(true)
+		}
+	case n == -1:
+		b.rc = &chunkedBody{r: httputil.NewChunkedReader(c.br), br: c.br}
+	default:
+		// To the connection's end.
+		b.keep = false
+		b.rc = io.NopCloser(c.br)
+	}
+	return b, false, nil
+}
+
+// chunkedBody is a chunked reply body: Go's chunked reader, and the
+// trailer section after its last chunk read past (the reader stops at
+// the last chunk's line), so that the connection can carry the next
+// reply.
+type chunkedBody struct {
+	r  io.Reader
+	br *bufio.Reader
+}
+
+func (b *chunkedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		for {
+			line, lerr := b.br.ReadSlice('\n')
+			if lerr != nil {
+				return n, io.ErrUnexpectedEOF
+			}
+			if len(bytes.TrimRight(line, "\r\n")) == 0 {
+				break
+			}
+		}
+	}
+	return n, err
+}
+
+func (b *chunkedBody) Close() error { return nil }
+
+// connWatch closes the upstream connection of a call when the call is
+// cancelled (by its clock: a limit, or the caller gone), ending a
+// blocked write or read. It does what a context.AfterFunc on the call's
+// context does, without registering with the context: on plain replies
+// the AfterFunc and the context's list of children it needs were a
+// quarter of the bytes the proxy allocated per request (70 of 273 MB over
+// 83,000 requests of wrk -c64).
+type connWatch struct {
+	mu        sync.Mutex
+	conn      net.Conn
+	cancelled bool
+}
+
+// watch closes conn when the call is cancelled (at once if it already
+// is) until stop, which says whether it was stopped before that.
+func (w *connWatch) watch(conn net.Conn) (stop func() bool) {
+	w.mu.Lock()
+	if w.cancelled {
+		w.mu.Unlock()
+		conn.Close()
+		return func() bool { return false }
+	}
+	w.conn = conn
+	w.mu.Unlock()
+	return w.stop
+}
+
+func (w *connWatch) stop() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conn = nil
+	return !w.cancelled
+}
+
+// cancel closes the connection being watched, and any watched later.
+func (w *connWatch) cancel() {
+	w.mu.Lock()
+	w.cancelled = true
+	c := w.conn
+	w.conn = nil
+	w.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
 }

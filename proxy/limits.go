@@ -3,7 +3,10 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -40,7 +43,7 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Before the clocks start: a caller slow to send its body is not
 	// the upstream's delay.
 	body, whole := readAhead(req)
-	ctx, cancel := context.WithCancelCause(req.Context())
+	ctx, cancel, c := startCall(req.Context(), t.limits, nil)
 	out := req.WithContext(ctx)
 	out.Body = body
 	if whole != nil {
@@ -48,21 +51,80 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 		// when a kept one turns out closed (see h1Transport).
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(whole)), nil }
 	}
-	c := &clock{limits: t.limits, cancel: cancel, start: time.Now()}
-	c.timer = time.AfterFunc(min(t.limits.FirstByteTimeout, t.limits.TotalTimeout), c.fire)
 	resp, err := t.next.RoundTrip(out)
 	if err != nil {
-		c.stop()
-		if cause := context.Cause(ctx); isLimit(cause) {
-			err = cause
-		}
-		cancel(nil)
-		return nil, err
+		return nil, c.failed(ctx, cancel, err)
 	}
-	c.reading()
-	resp.Body = &limitedBody{rc: resp.Body, ctx: ctx, cancel: cancel, clock: c}
+	resp.Body = c.replied(ctx, cancel, resp.Body)
 	return resp, nil
 }
+
+// startCall starts the clock of an upstream call held to l: the call's
+// context, cancelled with the limit that passed as its cause (or
+// errCallerGone when the parent's caller, if any, hangs up), and its
+// clock, armed for the first byte.
+//
+// w, when not nil, has the connection in use closed when a limit or the
+// caller's hang-up cancels the call (the lean exchange's way, see
+// connWatch).
+func startCall(parent context.Context, l Limits, w *connWatch) (context.Context, context.CancelCauseFunc, *clock) {
+	ctx, cancel := context.WithCancelCause(parent)
+	c := &clock{limits: l, cancel: cancel, start: time.Now()}
+	if w != nil {
+		c.cancel = func(cause error) {
+			cancel(cause)
+			w.cancel()
+		}
+	}
+	c.caller, _ = parent.Value(callerKey{}).(*caller)
+	// Stored before it is armed: fire, on the timer's goroutine, reads
+	// it (the race detector saw fire read it before the assignment of
+	// time.AfterFunc's result was known to have happened).
+	t := time.AfterFunc(time.Duration(math.MaxInt64), c.fire)
+	c.timer.Store(t)
+	t.Reset(c.bound(min(l.FirstByteTimeout, l.TotalTimeout)))
+	return ctx, cancel, c
+}
+
+// failed ends a call that got no reply: its error, or the limit that
+// ended it.
+func (c *clock) failed(ctx context.Context, cancel context.CancelCauseFunc, err error) error {
+	c.stop()
+	if cause := context.Cause(ctx); isLimit(cause) {
+		err = cause
+	}
+	cancel(nil)
+	return err
+}
+
+// replied starts the body's phase of a call that got its reply's headers:
+// rc held to the idle and total limits.
+func (c *clock) replied(ctx context.Context, cancel context.CancelCauseFunc, rc io.ReadCloser) io.ReadCloser {
+	c.reading()
+	return &limitedBody{rc: rc, ctx: ctx, cancel: cancel, clock: c}
+}
+
+// errCallerGone is the cause of an upstream call cancelled because its
+// caller hung up.
+var errCallerGone = errors.New("the caller hung up")
+
+// callerKey is the context key of the caller (a *caller), which the
+// front puts on the upstream request for the clock to watch.
+type callerKey struct{}
+
+// caller is the connection of the caller of an upstream call, and
+// whether the call's clock saw it hang up.
+type caller struct {
+	conn net.Conn
+	gone atomic.Bool
+}
+
+// callerCheck is how often a call's clock looks at its caller's
+// connection while it waits on the upstream: fasthttp's server does not
+// see a caller hang up, so the clock peeks (callerGone). A plain reply
+// that comes within it costs nothing more; a stream costs one peek
+// (a recvfrom) per callerCheck it stays open.
+const callerCheck = 250 * time.Millisecond
 
 func isLimit(err error) bool {
 	_, ok := err.(timeoutError)
@@ -79,9 +141,12 @@ func isLimit(err error) bool {
 // deadline left.
 type clock struct {
 	limits Limits
+	// caller is the caller, watched for a hang-up while the call is
+	// open (nil: not watched).
+	caller *caller
 	cancel context.CancelCauseFunc
 	start  time.Time
-	timer  *time.Timer
+	timer  atomic.Pointer[time.Timer]
 	// body is set once the headers arrived: the first-byte limit is then
 	// over and the idle one runs.
 	body atomic.Bool
@@ -96,7 +161,16 @@ func (c *clock) reading() {
 	c.body.Store(true)
 	// The armed deadline may lie past the first idle one (the first
 	// byte's default is two minutes, the idle gap's one).
-	c.timer.Reset(min(c.limits.IdleTimeout, c.limits.TotalTimeout-time.Since(c.start)))
+	c.timer.Load().Reset(c.bound(min(c.limits.IdleTimeout, c.limits.TotalTimeout-time.Since(c.start))))
+}
+
+// bound is d, or callerCheck when the caller is watched and that is
+// sooner.
+func (c *clock) bound(d time.Duration) time.Duration {
+	if c.caller != nil {
+		return min(d, callerCheck)
+	}
+	return d
 }
 
 // read notes a read that got bytes.
@@ -104,13 +178,18 @@ func (c *clock) read() { c.last.Store(int64(time.Since(c.start))) }
 
 func (c *clock) stop() {
 	c.done.Store(true)
-	c.timer.Stop()
+	c.timer.Load().Stop()
 }
 
 // fire cancels the call for the limit that passed, or arms the timer for
 // the nearest deadline left.
 func (c *clock) fire() {
 	if c.done.Load() {
+		return
+	}
+	if c.caller != nil && callerGone(c.caller.conn) {
+		c.caller.gone.Store(true)
+		c.cancel(errCallerGone)
 		return
 	}
 	now := time.Since(c.start)
@@ -134,7 +213,7 @@ func (c *clock) fire() {
 		}
 		next = min(next, first)
 	}
-	c.timer.Reset(next)
+	c.timer.Load().Reset(c.bound(next))
 }
 
 // limitedBody is an upstream body whose reads restart the idle gap.
@@ -157,6 +236,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// ready passes the upstream body's readiness on (see bodyReady).
+func (b *limitedBody) ready() bool { return bodyReady(b.rc) }
 
 func (b *limitedBody) Close() error {
 	b.clock.stop()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -26,7 +25,6 @@ type Proxy struct {
 	routes  atomic.Pointer[routeSet]
 	busy    *prometheus.CounterVec
 	stalled *prometheus.CounterVec // callers that stopped sending their body
-	buffers bufferPool             // shared by every route, across reloads
 }
 
 // New registers the gateway metric contract and the proxy's own series on
@@ -80,34 +78,11 @@ func (p *Proxy) Apply(cfg *Config) error {
 	return nil
 }
 
-// ServeHTTP sends /NAME/REST to route NAME's upstream, REST appended to its
-// URL.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// NoRoute answers a path that is no route's (and none of the proxy's
+// own endpoints): 404, naming the route asked for.
+func NoRoute(w http.ResponseWriter, r *http.Request) {
 	name, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	rt := p.routes.Load().byName[name]
-	if rt == nil {
-		http.Error(w, "hermes proxy: no route "+fmt.Sprintf("%q", name), http.StatusNotFound)
-		return
-	}
-	select {
-	case rt.slots <- struct{}{}:
-	default:
-		// Refused before any upstream call: not recorded, counted apart.
-		p.busy.WithLabelValues(rt.name).Inc()
-		http.Error(w, "hermes proxy: too many concurrent requests on route "+rt.name, http.StatusServiceUnavailable)
-		return
-	}
-	defer func() { <-rt.slots }()
-	r, stop := holdClientBody(w, r, rt.name, rt.clientBodyTimeout, p.stalled)
-	defer stop()
-	// The upstream may answer before the transport has read the last of
-	// the request body (its EOF): without full duplex, net/http's server
-	// would then consume and close that body as the reply's headers are
-	// written, and the transport, failing to read it, would break the
-	// upstream connection under the reply (seen as a stream cut after its
-	// first event). HTTP/2 is full duplex already.
-	_ = http.NewResponseController(w).EnableFullDuplex()
-	rt.handler.ServeHTTP(w, r)
+	http.Error(w, "hermes proxy: no route "+fmt.Sprintf("%q", name), http.StatusNotFound)
 }
 
 // routeSet is the routes of one configuration.
@@ -117,18 +92,27 @@ type routeSet struct {
 
 func (s *routeSet) closeIdle() {
 	for _, r := range s.byName {
-		if c, ok := r.transport.(interface{ CloseIdleConnections() }); ok {
-			c.CloseIdleConnections()
+		if r.idle != nil {
+			r.idle.CloseIdleConnections()
 		}
 	}
 }
 
-// route is one upstream: instrument's Middleware around a reverse proxy.
+// route is one upstream, served by the front (front.go): its request
+// passed on through its lean exchange or its RoundTripper, its replies
+// judged by v and recorded through instrument's recording core.
 type route struct {
 	name      string
-	handler   http.Handler
-	transport http.RoundTripper
-	slots     chan struct{}
+	transport http.RoundTripper                   // the upstream's, held to the limits
+	idle      interface{ CloseIdleConnections() } // of the upstream's clients, if any
+	up        *url.URL
+	v         *validate.Validator
+	// judgedPaths are the path endings whose POSTs are judged.
+	judgedPaths [][]byte
+	// lean is the route's lean exchange, nil when its upstream needs
+	// the RoundTripper (see front.go).
+	lean  *lean
+	slots chan struct{}
 	// clientBodyTimeout is the longest the caller may pause sending its
 	// request body.
 	clientBodyTimeout time.Duration
@@ -143,107 +127,37 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validation: %w", err)
 	}
-	rt, err := upstreamTransport(rc.HTTPConfig, "hermes_proxy_"+rc.Name)
+	rt, h1, err := upstreamTransport(rc.HTTPConfig, "hermes_proxy_"+rc.Name)
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
-	prefix := "/" + rc.Name
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			// Rewrite drops the caller's X-Forwarded-* and Forwarded
-			// headers; nginx passes them on untouched, and so does the
-			// proxy, adding none of its own.
-			for _, k := range forwardedHeaders {
-				if v, ok := pr.In.Header[k]; ok {
-					pr.Out.Header[k] = v
-				}
-			}
-			pr.Out.URL.Path = strings.TrimPrefix(pr.In.URL.Path, prefix)
-			if pr.In.URL.RawPath != "" {
-				_, rest, _ := strings.Cut(strings.TrimPrefix(pr.In.URL.RawPath, "/"), "/")
-				if rest != "" || strings.HasSuffix(pr.In.URL.RawPath, "/") {
-					rest = "/" + rest
-				}
-				pr.Out.URL.RawPath = rest
-			}
-			// SetURL joins the paths, keeps the query and sets Host to the
-			// upstream's, as nginx's proxy_pass does with
-			// proxy_set_header Host $proxy_host.
-			pr.SetURL(up)
-			if pr.In.URL.Path == prefix {
-				// /NAME is the upstream's base itself, as nginx maps it.
-				pr.Out.URL.Path, pr.Out.URL.RawPath = up.Path, up.RawPath
-			}
-		},
-		Transport: &limited{next: rt, limits: rc.Limits},
-		// No FlushInterval: flushWriter flushes each write (and
-		// ReverseProxy each write of a stream).
-		BufferPool:   &p.buffers,
-		ErrorLog:     slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
-		ErrorHandler: p.errorHandler(rc.Name),
-	}
-	judged := p.metrics.Middleware(rc.Name, v, rp)
 	paths := rc.JudgedPaths
 	if paths == nil {
 		paths = DefaultJudgedPaths
 	}
+	var judgedPaths [][]byte
+	for _, s := range paths {
+		judgedPaths = append(judgedPaths, []byte(s))
+	}
+	var ln *lean
+	var idle interface{ CloseIdleConnections() }
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		idle = c
+	}
+	if h1 != nil {
+		ln, idle = newLean(h1, up, rc.Limits), h1
+	}
 	return &route{
-		name: rc.Name,
-		handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w = &flushWriter{ResponseWriter: w}
-			if r.Method == http.MethodPost && hasSuffix(r.URL.Path, paths) {
-				judged.ServeHTTP(w, r)
-				return
-			}
-			rp.ServeHTTP(w, r)
-		}),
-		transport:         rt,
+		lean:              ln,
+		transport:         &limited{next: rt, limits: rc.Limits},
+		idle:              idle,
+		up:                up,
+		v:                 v,
+		judgedPaths:       judgedPaths,
+		name:              rc.Name,
 		slots:             make(chan struct{}, rc.MaxConcurrentRequests),
 		clientBodyTimeout: rc.ClientBodyTimeout,
 	}, nil
-}
-
-func hasSuffix(s string, suffixes []string) bool {
-	for _, x := range suffixes {
-		if strings.HasSuffix(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
-var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
-
-// errorHandler answers an upstream call that got no reply as nginx does,
-// 504 for a timeout and 502 otherwise, and nothing to a caller that hung
-// up; instrument records it. A call cancelled because its caller stopped
-// sending the request body is answered 408 and, its context cancelled,
-// not recorded, as a caller that hung up is not: the upstream did
-// nothing wrong.
-func (p *Proxy) errorHandler(name string) func(http.ResponseWriter, *http.Request, error) {
-	return func(w http.ResponseWriter, r *http.Request, err error) {
-		code := instrument.UpstreamError(r, err)
-		if clientBodyTimedOut(r) {
-			p.logger.Debug("caller stopped sending the request body", "route", name)
-			w.Header().Set("Connection", "close")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusRequestTimeout)
-			fmt.Fprintf(w, `{"error":{"message":"hermes proxy: the request body of route %s stopped arriving (client_body_timeout)","type":"invalid_request_error","code":"request_timeout"}}`+"\n", name)
-			return
-		}
-		if code == "" {
-			p.logger.Debug("caller hung up before the reply", "route", name)
-			return
-		}
-		status := http.StatusBadGateway
-		if code == instrument.CodeTimeout {
-			status = http.StatusGatewayTimeout
-		}
-		p.logger.Warn("upstream call failed", "route", name, "code", code, "err", redact(err))
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		fmt.Fprintf(w, `{"error":{"message":"hermes proxy: the upstream of route %s gave no reply (%s)","type":"upstream_error","code":%q}}`+"\n", name, code, code)
-	}
 }
 
 // redact is err without the URL an *url.Error carries: a URL may hold an

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,7 +39,27 @@ func startProxy(t *testing.T, cfg *Config, logger *slog.Logger) (string, *promet
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, p), reg, p
+	return serveFront(t, p), reg, p
+}
+
+// serveFront serves p as hermes proxy does, on its fasthttp Server, on a
+// real port of 127.0.0.1 until the test ends; paths that are no route's
+// are answered by NoRoute.
+func serveFront(t *testing.T, p *Proxy) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := p.Server(http.HandlerFunc(NoRoute))
+	go srv.Serve(l)
+	t.Cleanup(func() {
+		// The bound of a stream a failed test left open.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.ShutdownWithContext(ctx)
+	})
+	return "http://" + l.Addr().String()
 }
 
 // serve serves h on a real port of 127.0.0.1 until the test ends.
@@ -140,7 +161,8 @@ func labels(m *dto.Metric) string {
 
 // TestEveryFaultAsInstrumentRecordsIt sends each fault of the catalogue,
 // plain and streamed, once straight through instrument's Transport and
-// once through the proxy, and compares: the same series, and the client
+// once through the proxy (on the lean exchange and on a route's
+// RoundTripper), and compares: the same series, and the client
 // gets the same status, headers and bytes. A call that got no reply is
 // 504 (timeout) or 502 (conn_error) through the proxy, as from nginx.
 func TestEveryFaultAsInstrumentRecordsIt(t *testing.T) {
@@ -149,12 +171,24 @@ func TestEveryFaultAsInstrumentRecordsIt(t *testing.T) {
 	cases := slices.Clone(faults.Catalogue)
 	cases = append(cases, faults.Oversized)
 	for _, f := range cases {
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
+		for _, c := range []struct {
+			stream, lean bool
+		}{{false, true}, {true, true}, {false, false}, {true, false}} {
+			stream := c.stream
+			t.Run(fmt.Sprintf("%s/stream=%v/lean=%v", f, stream, c.lean), func(t *testing.T) {
 				if f == faults.Oversized {
 					rules.MaxBodyBytes = 64 << 10
 				}
-				base, preg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", srv.URL, rules)}}, nil)
+				rt := testRoute("free", srv.URL, rules)
+				if !c.lean {
+					// Through the route's RoundTripper: prometheus/common's,
+					// for a header it adds.
+					rt.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{"X-Team": {Values: []string{"search"}}}}
+				}
+				base, preg, p := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+				if got := p.routes.Load().byName["free"].lean != nil; got != c.lean {
+					t.Fatalf("the route takes the lean exchange: %v, want %v", got, c.lean)
+				}
 				dreg := prometheus.NewRegistry()
 				m := instrument.MustNewMetrics(dreg)
 				direct := &http.Client{Timeout: testLimits.IdleTimeout,

@@ -45,7 +45,7 @@ func TestReloadKeepsOpenStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := serve(t, p)
+	base := serveFront(t, p)
 
 	resp, err := http.DefaultClient.Do(chatRequest(t, base+"/free/v1", true))
 	if err != nil {

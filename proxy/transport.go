@@ -21,13 +21,18 @@ import (
 // registry it never exports. With streams, each open stream holds its
 // own upstream connection, so that was a tenth of an open stream's
 // memory under make bench-proxy.
-func upstreamTransport(cfg commoncfg.HTTPClientConfig, name string) (http.RoundTripper, error) {
+//
+// A route without a proxy gets h1 too, its own pool for the front's lean
+// exchange (h1.go), beside the same http.Transport for what that does
+// not take.
+func upstreamTransport(cfg commoncfg.HTTPClientConfig, name string) (_ http.RoundTripper, h1 *h1Transport, _ error) {
 	if !plainHTTPConfig(cfg) {
-		return commoncfg.NewRoundTripperFromConfig(cfg, name)
+		rt, err := commoncfg.NewRoundTripperFromConfig(cfg, name)
+		return rt, nil, err
 	}
 	tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// As prometheus/common v0.73's NewRoundTripperFromConfig sets it up.
 	t := &http.Transport{
@@ -51,9 +56,9 @@ func upstreamTransport(cfg commoncfg.HTTPClientConfig, name string) (http.RoundT
 	if t.Proxy == nil {
 		// No proxy: HTTP/1.1 exchanges on the caller's goroutine, for
 		// http:// upstreams and, without HTTP/2, https:// ones.
-		return newH1Transport(t, !cfg.EnableHTTP2), nil
+		return t, newH1Transport(t, !cfg.EnableHTTP2), nil
 	}
-	return t, nil
+	return t, nil, nil
 }
 
 // plainHTTPConfig reports whether cfg asks for nothing but an

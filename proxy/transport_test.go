@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -12,16 +13,20 @@ import (
 
 // TestUpstreamTransport: a plain http_config gets an http.Transport of its
 // own that keeps its proxy URL and its inline TLS settings (without a
-// proxy, behind the hand-rolled HTTP/1.1 exchange); one with credentials
-// keeps prometheus/common's round tripper.
+// proxy, beside a pool for the lean HTTP/1.1 exchange, which https:// takes
+// unless HTTP/2 is asked); one with credentials keeps prometheus/common's
+// round tripper.
 func TestUpstreamTransport(t *testing.T) {
 	cfg, err := Load("testdata/proxy.good.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := upstreamTransport(cfg.Routes[1].HTTPConfig, "paid")
+	rt, h1, err := upstreamTransport(cfg.Routes[1].HTTPConfig, "paid")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if h1 != nil {
+		t.Error("a route with a proxy URL got a pool for the lean exchange")
 	}
 	tr, ok := rt.(*http.Transport)
 	if !ok {
@@ -45,18 +50,19 @@ func TestUpstreamTransport(t *testing.T) {
 		hc := commoncfg.DefaultHTTPClientConfig
 		hc.EnableHTTP2 = http2
 		hc.TLSConfig = commoncfg.TLSConfig{CA: ca, ServerName: "example.com"}
-		rt, err = upstreamTransport(hc, "tls")
+		rt, h, err := upstreamTransport(hc, "tls")
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, ok := rt.(*h1Transport)
-		if !ok {
-			t.Fatalf("inline TLS settings got %T", rt)
+		if h == nil {
+			t.Fatalf("inline TLS settings got no pool for the lean exchange, only %T", rt)
 		}
-		req := httptest.NewRequest(http.MethodGet, srv.URL, nil)
-		req.RequestURI = ""
-		if h.takes(req) == http2 {
-			t.Errorf("enable_http2 %v: the hand-rolled exchange takes https:// %v", http2, !http2)
+		u, _ := url.Parse(srv.URL)
+		if (newLean(h, u, Limits{}) != nil) == http2 {
+			t.Errorf("enable_http2 %v: the lean exchange takes https:// %v", http2, !http2)
+		}
+		if !http2 {
+			rt = leanRT{h}
 		}
 		resp, err := (&http.Client{Transport: rt}).Get(srv.URL)
 		if err != nil {
@@ -68,7 +74,10 @@ func TestUpstreamTransport(t *testing.T) {
 		resp.Body.Close()
 		h.CloseIdleConnections()
 		hc.TLSConfig = commoncfg.TLSConfig{ServerName: "example.com"}
-		rt, _ = upstreamTransport(hc, "tls")
+		rt, h, _ = upstreamTransport(hc, "tls")
+		if !http2 {
+			rt = leanRT{h}
+		}
 		if resp, err := (&http.Client{Transport: rt}).Get(srv.URL); err == nil {
 			resp.Body.Close()
 			t.Fatalf("enable_http2 %v: an unknown CA accepted", http2)
@@ -77,11 +86,11 @@ func TestUpstreamTransport(t *testing.T) {
 
 	hc := commoncfg.DefaultHTTPClientConfig
 	hc.Authorization = &commoncfg.Authorization{Type: "Bearer", Credentials: "secret"}
-	rt, err = upstreamTransport(hc, "auth")
+	rt, h1, err = upstreamTransport(hc, "auth")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rt.(*http.Transport); ok {
+	if _, ok := rt.(*http.Transport); ok || h1 != nil {
 		t.Fatal("credentials dropped: a bare http.Transport")
 	}
 }

@@ -35,8 +35,9 @@
 # default here), so each may use both of the machine's 2 cores, as each
 # would in production; the load generator and the upstream share them.
 # nginx keeps 256 idle keep-alive connections to the upstream per worker
-# (HTTP/1.1), hermes its transport's (prometheus/common's settings: 1,000 per
-# host; proxy/h1.go, HTTP/1.1 on the handler's goroutine).
+# (HTTP/1.1), hermes its own pool (prometheus/common's settings: 1,000 per
+# host; proxy/h1.go, HTTP/1.1 on the request's goroutine, behind fasthttp's
+# server, proxy/front.go).
 #
 # Environment: DURATION (default 20s) of each latency load; TPUT (default
 # 5s) of each throughput load, ROUNDS (default 3) of them per target; HOLD (default 20s) of the 1,000 streams;

@@ -66,7 +66,7 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	mux := daemonMux(reg)
-	mux.Handle("/", p)
+	mux.HandleFunc("/", proxy.NoRoute)
 	mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
 		if !*lifecycle {
 			http.Error(w, "lifecycle API is not enabled (--web.enable-lifecycle)", http.StatusForbidden)
@@ -78,7 +78,14 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		okHandler(w, nil)
 	})
-	stop := serveDaemon(l, withPprof(mux, *pprofOn), logger)
+	// The routes are served by the proxy's own fasthttp server; every
+	// other path (/metrics, /-/…, /debug/pprof/) by this mux through it.
+	srv := p.Server(withPprof(mux, *pprofOn))
+	go func() {
+		if err := srv.Serve(l); err != nil {
+			logger.Error("serving", "err", err)
+		}
+	}()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -94,7 +101,12 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		break
 	}
-	stop(10 * time.Second)
+	// Open requests get 10 seconds to finish; then what is left is cut.
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.ShutdownWithContext(sctx); err != nil {
+		logger.Warn("stopping: open requests cut", "err", err)
+	}
 	logger.Info("stopped")
 	return 0
 }

@@ -3,7 +3,6 @@ package instrument
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
@@ -24,24 +23,20 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 			next.ServeHTTP(w, r)
 			return
 		}
-		start := m.now()
-		rec := &recorder{ResponseWriter: w, v: v, now: m.now, ctx: r.Context()}
+		rec := &recorder{ResponseWriter: w, call: m.Begin(routeOf(r.Context(), route), v), ctx: r.Context()}
 		r = r.WithContext(context.WithValue(r.Context(), recorderKey{}, rec))
 		record := func() {
-			rt := routeOf(r.Context(), route)
 			switch {
 			case rec.gone:
 				return
 			case rec.failed != "":
-				m.Observe(rt, rec.failed, validate.Result{Verdict: validate.HardFail}, m.now().Sub(start), 0)
+				rec.call.Fail(rec.failed)
 				return
 			}
-			if rec.c == nil {
+			if !rec.call.Replied() {
 				rec.WriteHeader(http.StatusOK)
 			}
-			res := rec.c.Finish()
-			m.Observe(rt, statusCode(rec.status), res, m.now().Sub(start), res.Bytes)
-			rec.first.observe(m, rt, res, start)
+			rec.call.Finish(false)
 		}
 		defer func() {
 			// httputil.ReverseProxy aborts with http.ErrAbortHandler when
@@ -50,8 +45,8 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 			// written is judged as cut, then the abort goes on.
 			// The caller hanging up aborts it too: that is not recorded.
 			if p := recover(); p != nil {
-				if rec.c != nil {
-					rec.c.Interrupted()
+				if rec.call.Replied() {
+					rec.call.Interrupted()
 				}
 				if rec.ctx.Err() == nil {
 					record()
@@ -81,15 +76,11 @@ func UpstreamError(r *http.Request, err error) string {
 
 type recorderKey struct{}
 
-// recorder passes a response through while feeding it to a classifier.
+// recorder passes a response through while feeding it to its Call.
 type recorder struct {
 	http.ResponseWriter
-	v      *validate.Validator
-	c      *validate.Classifier
-	status int
-	now    func() time.Time
-	first  firstToken
-	ctx    context.Context // the caller's request
+	call *Call
+	ctx  context.Context // the caller's request
 	// failed is the code UpstreamError gave; gone says the caller hung up
 	// before the reply began.
 	failed string
@@ -97,7 +88,7 @@ type recorder struct {
 }
 
 func (r *recorder) WriteHeader(status int) {
-	if r.c != nil {
+	if r.call.Replied() {
 		return
 	}
 	if r.ctx.Err() != nil {
@@ -105,17 +96,15 @@ func (r *recorder) WriteHeader(status int) {
 		// reverse proxy's 502 for the cancelled call) is not the upstream's.
 		r.gone = true
 	}
-	r.status = status
-	r.c = r.v.Start(status, r.Header())
+	r.call.Reply(status, r.Header())
 	r.ResponseWriter.WriteHeader(status)
 }
 
 func (r *recorder) Write(p []byte) (int, error) {
-	if r.c == nil {
+	if !r.call.Replied() {
 		r.WriteHeader(http.StatusOK)
 	}
-	r.c.Write(p)
-	r.first.check(r.c, r.now)
+	r.call.Write(p)
 	return r.ResponseWriter.Write(p)
 }
 

@@ -53,21 +53,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Header.Get(ProbeHeader) != "" {
 		return t.next.RoundTrip(req)
 	}
-	route := routeOf(req.Context(), t.route)
-	start := t.m.now()
+	call := t.m.Begin(routeOf(req.Context(), t.route), t.v)
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		if code, ok := errorCode(req.Context(), err); ok {
-			t.m.Observe(route, code, validate.Result{Verdict: validate.HardFail}, t.m.now().Sub(start), 0)
+			call.Fail(code)
 		}
 		return nil, err
 	}
-	b := &body{rc: resp.Body, c: t.v.Start(resp.StatusCode, resp.Header), now: t.m.now}
-	b.record = func(res validate.Result) {
-		t.m.Observe(route, statusCode(resp.StatusCode), res, t.m.now().Sub(start), res.Bytes)
-		b.first.observe(t.m, route, res, start)
-	}
-	resp.Body = b
+	call.Reply(resp.StatusCode, resp.Header)
+	resp.Body = &body{rc: resp.Body, call: call}
 	return resp, nil
 }
 
@@ -87,28 +82,24 @@ func errorCode(ctx context.Context, err error) (string, bool) {
 	return CodeConnError, true
 }
 
-// body feeds the reply to the classifier as the caller reads it and
-// records it once, at its end.
+// body feeds the reply to its Call as the caller reads it and records it
+// once, at its end.
 type body struct {
-	rc     io.ReadCloser
-	c      *validate.Classifier
-	record func(validate.Result)
-	once   sync.Once
-	now    func() time.Time
-	first  firstToken
+	rc   io.ReadCloser
+	call *Call
+	once sync.Once
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 {
-		b.c.Write(p[:n])
-		b.first.check(b.c, b.now)
+		b.call.Write(p[:n])
 	}
 	switch {
 	case err == io.EOF:
 		b.finish(false)
 	case err != nil:
-		b.c.Interrupted()
+		b.call.Interrupted()
 		b.finish(false)
 	}
 	return n, err
@@ -120,11 +111,5 @@ func (b *body) Close() error {
 }
 
 func (b *body) finish(early bool) {
-	b.once.Do(func() {
-		res := b.c.Finish()
-		if early && res.Verdict == validate.SoftFail && incomplete(res.Reason) {
-			res.Verdict, res.Reason = validate.OK, validate.ReasonNone
-		}
-		b.record(res)
-	})
+	b.once.Do(func() { b.call.Finish(early) })
 }

@@ -2,10 +2,10 @@ package benchproxy_test
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
@@ -18,22 +18,20 @@ import (
 	"github.com/hermes-failover/hermes/proxy"
 )
 
-// BenchmarkHandler is the per-request cost of hermes proxy's handler
-// (instrument's Middleware, the validator, the limits) over a bare
-// httputil.ReverseProxy, both called in process against the same
-// benchproxy upstream on 127.0.0.1: the difference of the two is the
-// proxy's own work. A stream is 20 events sent back to back.
+// BenchmarkHandler is the per-request cost of hermes proxy's front (its
+// fasthttp server, the validator, the recording, the limits) beside a
+// bare httputil.ReverseProxy on net/http's server, each served on
+// 127.0.0.1 in process and called by the same net/http client against
+// the same benchproxy upstream: the client's and the upstream's costs are
+// in both. A stream is 20 events sent back to back.
 //
 //	go test ./internal/benchproxy -run '^$' -bench Handler -benchmem
 func BenchmarkHandler(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: &benchproxy.Upstream{Events: 20}, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	b.Cleanup(func() { _ = srv.Close() })
-	up := "http://" + l.Addr().String()
+	up := listen(b, func(l net.Listener) func() {
+		srv := &http.Server{Handler: &benchproxy.Upstream{Events: 20}, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		return func() { _ = srv.Close() }
+	})
 
 	cfg, err := proxy.Parse([]byte("routes:\n  - name: bench\n    upstream: "+up+"\n"), "bench.yaml")
 	if err != nil {
@@ -43,6 +41,11 @@ func BenchmarkHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	viaHermes := listen(b, func(l net.Listener) func() {
+		srv := hermes.Server(http.HandlerFunc(proxy.NoRoute))
+		go func() { _ = srv.Serve(l) }()
+		return func() { _ = srv.Shutdown() }
+	})
 	target, err := url.Parse(up)
 	if err != nil {
 		b.Fatal(err)
@@ -55,10 +58,13 @@ func BenchmarkHandler(b *testing.B) {
 		Transport:     &http.Transport{MaxIdleConnsPerHost: 1000},
 		FlushInterval: -1,
 	}
-	for _, h := range []struct {
-		name    string
-		handler http.Handler
-	}{{"reverseproxy", bare}, {"hermes", hermes}} {
+	viaBare := listen(b, func(l net.Listener) func() {
+		srv := &http.Server{Handler: bare, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		return func() { _ = srv.Close() }
+	})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	for _, h := range []struct{ name, base string }{{"reverseproxy", viaBare}, {"hermes", viaHermes}} {
 		for _, stream := range []bool{false, true} {
 			body, want := benchproxy.PlainRequest, len(benchproxy.PlainReply)
 			kind := "plain"
@@ -68,16 +74,34 @@ func BenchmarkHandler(b *testing.B) {
 			b.Run(h.name+"/"+kind, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					req := httptest.NewRequest(http.MethodPost, "/bench/v1/chat/completions", bytes.NewReader(body))
+					req, err := http.NewRequest(http.MethodPost, h.base+"/bench/v1/chat/completions", bytes.NewReader(body))
+					if err != nil {
+						b.Fatal(err)
+					}
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set(benchproxy.HeaderGap, "0s")
-					rec := httptest.NewRecorder()
-					h.handler.ServeHTTP(rec, req)
-					if rec.Code != http.StatusOK || (want > 0 && rec.Body.Len() != want) || (want == 0 && !bytes.HasSuffix(rec.Body.Bytes(), []byte("data: [DONE]\n\n"))) {
-						b.Fatalf("status %d, %d bytes: %s", rec.Code, rec.Body.Len(), strconv.Quote(rec.Body.String()[:min(rec.Body.Len(), 200)]))
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil || resp.StatusCode != http.StatusOK || (want > 0 && len(got) != want) || (want == 0 && !bytes.HasSuffix(got, []byte("data: [DONE]\n\n"))) {
+						b.Fatalf("status %d, %d bytes, %v: %s", resp.StatusCode, len(got), err, strconv.Quote(string(got[:min(len(got), 200)])))
 					}
 				}
 			})
 		}
 	}
+}
+
+// listen serves on a port of 127.0.0.1 with serve, which returns how to
+// stop, until the benchmark ends, and returns the base URL.
+func listen(b *testing.B, serve func(net.Listener) (stop func())) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(serve(l))
+	return "http://" + l.Addr().String()
 }

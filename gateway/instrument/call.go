@@ -1,0 +1,86 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hermes-failover/hermes/gateway/validate"
+)
+
+// Call records one upstream call while its reply passes, whatever server
+// or client carries it: Middleware and Transport record through it, and a
+// front that is not net/http's can too. Begin it when the call starts,
+// give Reply the reply's status and header, feed Write the body as it
+// passes, then Finish it once; Fail records instead a call that got no
+// reply. A call the caller hung up on is not recorded: drop the Call. A
+// Call belongs to one goroutine at a time.
+type Call struct {
+	m      *Metrics
+	route  string
+	v      *validate.Validator
+	start  time.Time
+	c      *validate.Classifier
+	status int
+	first  firstToken
+}
+
+// Begin starts recording a call of route whose reply is judged by v.
+func (m *Metrics) Begin(route string, v *validate.Validator) *Call {
+	return &Call{m: m, route: route, v: v, start: m.now()}
+}
+
+// Reply begins judging the reply; later calls are ignored.
+func (c *Call) Reply(status int, header http.Header) {
+	if c.c == nil {
+		c.status, c.c = status, c.v.Start(status, header)
+	}
+}
+
+// Replied says whether Reply has been called.
+func (c *Call) Replied() bool { return c.c != nil }
+
+// Write feeds the next piece of the reply's body, as it passes.
+func (c *Call) Write(p []byte) {
+	c.c.Write(p)
+	c.first.check(c.c, c.m.now)
+}
+
+// Interrupted says the reply's body broke off: it is judged as cut.
+func (c *Call) Interrupted() { c.c.Interrupted() }
+
+// Finish judges the reply and records it: code, verdict, reason,
+// duration, size and, for a stream that delivered a token, the time to
+// its first token. early says the reader stopped before the body's end;
+// the upstream is then not charged for what was not read (truncated,
+// invalid_json and empty count as ok).
+func (c *Call) Finish(early bool) validate.Result {
+	res := c.c.Finish()
+	if early && res.Verdict == validate.SoftFail && incomplete(res.Reason) {
+		res.Verdict, res.Reason = validate.OK, validate.ReasonNone
+	}
+	c.m.Observe(c.route, statusCode(c.status), res, c.m.now().Sub(c.start), res.Bytes)
+	c.first.observe(c.m, c.route, res, c.start)
+	return res
+}
+
+// Fail records a call that got no reply: a hard failure with code
+// (CodeTimeout or CodeConnError) and no size.
+func (c *Call) Fail(code string) {
+	c.m.Observe(c.route, code, validate.Result{Verdict: validate.HardFail}, c.m.now().Sub(c.start), 0)
+}
+
+// FailureCode names err, the error of an upstream call that got no reply
+// and that its caller did not cancel, as Transport names it: CodeTimeout
+// for a timeout (a net.Error that says so, or a deadline), CodeConnError
+// otherwise. It is for a front that tells a caller's hang-up apart
+// itself.
+func FailureCode(err error) string {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return CodeTimeout
+	}
+	return CodeConnError
+}
