@@ -46,9 +46,15 @@ func (p *Proxy) Server(other http.Handler) *fasthttp.Server {
 			}
 			adapted(ctx)
 		},
-		HeaderReceived:                p.headerReceived,
-		ErrorHandler:                  p.requestError,
-		StreamRequestBody:             true,
+		HeaderReceived:    p.headerReceived,
+		ErrorHandler:      p.requestError,
+		StreamRequestBody: true,
+		// The longest request head taken, answered 431 beyond: nginx's
+		// large_client_header_buffers takes a header line of up to 8 KiB.
+		// fasthttp's default, 4 KiB, refused a 6 KB header that nginx and
+		// the net/http front passed; each connection holds this buffer,
+		// so it is not nginx's 32 KiB in all (docs/proxy.md).
+		ReadBufferSize:                8 << 10,
 		DisableHeaderNamesNormalizing: true,
 		DisablePreParseMultipartForm:  true,
 		NoDefaultServerHeader:         true,

@@ -142,7 +142,11 @@ func (t *h1Transport) dial(ctx context.Context, key connKey, host string) (*h1Co
 		state := tc.ConnectionState()
 		c.conn, c.state = tc, &state
 	}
-	c.br = bufio.NewReaderSize(c.conn, 4<<10)
+	// The buffer bounds a reply's headers (fasthttp's ResponseHeader.Read
+	// parses them whole from it; longer ones are a 502): 8 KiB, the upper
+	// of nginx's proxy_buffer_size defaults, so that a provider's long
+	// rate-limit and cookie headers pass rather than read as its failure.
+	c.br = bufio.NewReaderSize(c.conn, 8<<10)
 	return c, nil
 }
 
