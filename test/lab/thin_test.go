@@ -111,26 +111,46 @@ func TestLabThinFailback(t *testing.T) {
 		t.Fatalf("free's move down names no failure share: %q", moved)
 	}
 	needed := math.Ceil(math.Log(1-pol.Scoring.RecoveryConfidence) / math.Log(1-share))
-	stage1Calls := time.Duration(needed / (rate * float64(stages[0]) / 100) * float64(time.Second))
+	stageRate := rate * float64(stages[0]) / 100
+	stage1Calls := time.Duration(needed / stageRate * float64(time.Second))
+	// A stage reads a cause's calls only in windows that begin after free
+	// went quiet (evaluator/quiet.go): the shortest of the cause's windows
+	// that holds the calls needed at stage 1's rate is clean at most that
+	// long after the heal, since free went quiet before it.
+	var callWindow time.Duration
+	for _, sig := range pol.Signals {
+		if sig.Volume == "" || !strings.Contains(moved, sig.Name+" ") {
+			continue
+		}
+		for _, w := range append([]time.Duration{sig.Derived.Own}, sig.Windows...) {
+			if w.Seconds()*stageRate >= needed {
+				callWindow = max(callWindow, w)
+				break
+			}
+		}
+	}
+	if callWindow == 0 {
+		t.Fatalf("no window of free's causes holds %v calls at %v req/s: %q", needed, stageRate, moved)
+	}
 	// Issue 33's bound, 2 × (stages × observe) from the heal, is stated
 	// for the shipped timers (2 h), in which what --fast does not divide
 	// takes a few minutes and fits. --fast divides the timers (4 min
-	// here), not these, so the bound adds them once each:
+	// here), not these, so the bound adds them:
 	//   - PromQL's windows: the e2e results from before the heal leave
 	//     probe_e2e_success's window (probeWindow) at most that long after
-	//     it; the user-call windows the stages read since free went quiet
-	//     (evaluator/quiet.go; at most 5m for the causes here) are clean
-	//     by then too, since free went quiet before the heal.
+	//     it, and the causes' callWindow is clean at most that long after
+	//     it; the longer of the two (5m here, which the shipped timers'
+	//     10m cooldown and recover_for of the failover level cover).
 	//   - the calls: at the service's real rate a first stage needs
 	//     stage1Calls to gather the calls that rule out the cause (the
 	//     shipped observe, 15 min, holds them many times over; --fast's
 	//     holds a few), and later stages carry more and read its calls too.
 	// Hermes decides on its ticks and the status API shows a decision once
 	// its tick has ended: one tick more.
-	bound := 2*time.Duration(len(stages))*observe + probeWindow + stage1Calls + tick
-	t.Logf("free moved on %q: the least share %.2f %%, ruled out by %v calls at %v, %s at stage 1's %v req/s; bound 2 × (%d × %s) + %s + %s + %s = %s",
-		moved, 100*share, needed, pol.Scoring.RecoveryConfidence, stage1Calls.Round(time.Second), rate*float64(stages[0])/100,
-		len(stages), observe, probeWindow, stage1Calls.Round(time.Second), tick, bound.Round(time.Second))
+	bound := 2*time.Duration(len(stages))*observe + max(probeWindow, callWindow) + stage1Calls + tick
+	t.Logf("free moved on %q: the least share %.2f %%, ruled out by %v calls at %v, %s at stage 1's %v req/s, held by a window of %s; bound 2 × (%d × %s) + max(%s, %s) + %s + %s = %s",
+		moved, 100*share, needed, pol.Scoring.RecoveryConfidence, stage1Calls.Round(time.Second), stageRate, callWindow,
+		len(stages), observe, probeWindow, callWindow, stage1Calls.Round(time.Second), tick, bound.Round(time.Second))
 
 	l.labCmd("heal", "free")
 	healed := time.Now()
