@@ -69,7 +69,7 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := labUsage.newFlags()
 	fast := fs.Bool("fast", false, "time-compressed: the shipped policy's level and failback timers divided by 30, a 3s tick (the CI tour; not a policy for production)")
-	rate := fs.Float64("rate", 12, "requests a second the load generator sends through nginx (the shipped failback stages need about 10.5)")
+	rate := fs.Float64("rate", 12, "requests a second the load generator sends through nginx (a failback's first stage gets 10 % of it; docs/lab.md says what it needs)")
 	base := fs.Int("port-base", labDefaultPortBase, "first of the lab's 12 loopback ports; 0 picks free ones")
 	dir := fs.String("dir", "", "directory of the servers' configurations, data and logs (default: a new temporary one, removed at the end)")
 	if _, code, ok := labUsage.parse(fs, args, 0, 0, stdout, stderr); !ok {

@@ -4,11 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,33 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-// urls is what the lab writes to DIR/lab.json once it is up.
-type urls struct {
-	Hermes, Prometheus, Alertmanager, Gateway, Provider, Pager string
-}
-
-// route is one route of GET /api/v1/status, as far as the tour reads it.
-type route struct {
-	Name          string   `json:"name"`
-	Score         float64  `json:"score"`
-	Level         string   `json:"level"`
-	FailbackStage int      `json:"failback_stage"`
-	Traffic       int      `json:"traffic_percent"`
-	Reasons       []string `json:"reasons"`
-	State         []string `json:"state"`
-}
-
-func (r route) String() string {
-	return fmt.Sprintf("%s %s score %.1f stage %d traffic %d%% state %q reasons %q", r.Name, r.Level, r.Score, r.FailbackStage, r.Traffic, r.State, r.Reasons)
-}
 
 // note is one alert of one notification the lab's pager got.
 type note struct {
@@ -64,81 +34,11 @@ type note struct {
 // alert and the pager got it resolved. Without the fault nothing fails
 // over, and the test fails at its first deadline.
 func TestLabTour(t *testing.T) {
-	for _, bin := range []string{"prometheus", "prometheus-alertmanager", "nginx"} {
-		testenv.Binary(t, bin)
-	}
-	hermes := testenv.HermesBinary(t)
-	dir := t.TempDir()
-	lab := testenv.Start(t, "hermes-lab", exec.Command(hermes, "lab", "--fast", "--port-base", "0", "--dir", dir))
-	// Stopped as a user stops it: Ctrl-C.
-	lab.StopSignal, lab.StopTimeout = os.Interrupt, 60*time.Second
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, log := range []string{"hermes-run.log", "hermes-proxy.log", "hermes-probe.log"} {
-				t.Logf("--- last lines of %s:\n%s", log, testenv.Tail(filepath.Join(dir, log), 30))
-			}
-		}
-	})
-	var u urls
-	testenv.WaitUntil(t, 3*time.Minute, lab, func() error {
-		b, err := os.ReadFile(filepath.Join(dir, "lab.json"))
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(b, &u)
-	})
-	client := &http.Client{Timeout: 10 * time.Second}
-	get := func(url string) []byte {
-		t.Helper()
-		if lab.Exited() {
-			t.Fatalf("hermes lab exited (%v):\n%s", lab.Err(), lab.LogTail(40))
-		}
-		resp, err := client.Get(url)
-		if err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s %v\n%s", url, resp.Status, err, b)
-		}
-		return b
-	}
-	status := func(name string) route {
-		t.Helper()
-		var st struct {
-			Services []struct {
-				Routes []route `json:"routes"`
-			} `json:"services"`
-		}
-		if err := json.Unmarshal(get(u.Hermes+"/api/v1/status"), &st); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range st.Services {
-			for _, r := range s.Routes {
-				if r.Name == name {
-					return r
-				}
-			}
-		}
-		t.Fatalf("no route %s in the status", name)
-		return route{}
-	}
-	promClient, err := api.NewClient(api.Config{Address: u.Prometheus})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom := &testenv.TSDB{URL: u.Prometheus, API: v1.NewAPI(promClient)}
-	// calls is the rate of route's calls that hermes proxy recorded
-	// behind nginx, as Prometheus holds it.
-	calls := func(name string) (float64, string) {
-		v, err := prom.QueryValue(fmt.Sprintf(`sum(rate(llm_gateway_requests_total{route=%q}[10s])) or vector(0)`, name))
-		return v, fmt.Sprintf("%s: %v calls/s (%v); %s", name, v, err, status("free"))
-	}
-	am := &testenv.Alertmanager{URL: u.Alertmanager}
+	l := startLab(t, "--fast")
+	status, calls, get, labCmd := l.status, l.calls, l.get, l.labCmd
 	failedOver := func() []testenv.AMAlert {
 		var out []testenv.AMAlert
-		for _, a := range am.Alerts(t, "HermesRouteFailedOver") {
+		for _, a := range l.am.Alerts(t, "HermesRouteFailedOver") {
 			if a.Labels["route"] == "free" && a.Status.State == "active" {
 				out = append(out, a)
 			}
@@ -147,7 +47,7 @@ func TestLabTour(t *testing.T) {
 	}
 	paged := func() []string {
 		var notes []note
-		if err := json.Unmarshal(get(u.Pager), &notes); err != nil {
+		if err := json.Unmarshal(get(l.u.Pager), &notes); err != nil {
 			t.Fatal(err)
 		}
 		var out []string
@@ -157,14 +57,6 @@ func TestLabTour(t *testing.T) {
 			}
 		}
 		return out
-	}
-	labCmd := func(args ...string) {
-		t.Helper()
-		out, err := exec.Command(hermes, append([]string{"lab"}, append(args, "--provider", u.Provider)...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("hermes lab %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		t.Logf("hermes lab %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
 	}
 
 	testenv.EventuallyDetail(t, 2*time.Minute, "free normal with all of chat's calls", func() (bool, string) {
@@ -186,7 +78,7 @@ func TestLabTour(t *testing.T) {
 	if r := status("free"); !strings.Contains(strings.Join(append(r.State, r.Reasons...), " "), "error_body_ratio") {
 		t.Errorf("the status API does not name the cause, error_body_ratio: %s", r)
 	}
-	if page := string(get(u.Hermes + "/")); !strings.Contains(page, "error_body_ratio") {
+	if page := string(get(l.u.Hermes + "/")); !strings.Contains(page, "error_body_ratio") {
 		t.Errorf("the status page does not name the cause, error_body_ratio")
 	}
 	testenv.EventuallyDetail(t, time.Minute, "Alertmanager holding HermesRouteFailedOver for free, and the pager paged", func() (bool, string) {
@@ -220,14 +112,14 @@ func TestLabTour(t *testing.T) {
 	})
 
 	// Ctrl-C stops every server the lab started, by its PID.
-	pids := regexp.MustCompile(`msg=started server=("[^"]+"|\S+) pid=(\d+)`).FindAllStringSubmatch(testenv.Tail(lab.LogPath, 1000), -1)
+	pids := regexp.MustCompile(`msg=started server=("[^"]+"|\S+) pid=(\d+)`).FindAllStringSubmatch(testenv.Tail(l.proc.LogPath, 1000), -1)
 	if len(pids) != 6 {
-		t.Fatalf("the lab's log names %d started servers, want 6:\n%s", len(pids), lab.LogTail(40))
+		t.Fatalf("the lab's log names %d started servers, want 6:\n%s", len(pids), l.proc.LogTail(40))
 	}
-	if err := lab.Stop(); err != nil {
+	if err := l.proc.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if err := lab.Err(); err != nil {
+	if err := l.proc.Err(); err != nil {
 		t.Errorf("hermes lab ended with %v on Ctrl-C, want exit 0", err)
 	}
 	for _, m := range pids {
