@@ -14,9 +14,39 @@ import (
 // connection; an upstream that closed the connection (its keep-alive
 // timeout) has sent an end of stream, and one that sent bytes nobody
 // asked for cannot be trusted with the next request.
-func alive(conn net.Conn) bool {
-	open, _ := peek(conn)
-	return open
+//
+// A liveness is made once per connection, when it is dialled, so that
+// the look before each reuse allocates nothing: SyscallConn's RawConn
+// and the function Control runs were four allocations per plain reply.
+type liveness struct {
+	rc   syscall.RawConn // nil: the connection has no socket to look at
+	look func(fd uintptr)
+	open bool
+	buf  [1]byte
+}
+
+func newLiveness(conn net.Conn) *liveness {
+	l := &liveness{}
+	if sc, ok := conn.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			l.rc = rc
+		}
+	}
+	l.look = func(fd uintptr) {
+		_, _, err := syscall.Recvfrom(int(fd), l.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		l.open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+	}
+	return l
+}
+
+// alive is the look at the socket; it is not safe for concurrent use
+// (an idle connection has one user, the one taking it from the pool).
+func (l *liveness) alive() bool {
+	if l.rc == nil {
+		return true
+	}
+	l.open = false
+	return l.rc.Control(l.look) == nil && l.open
 }
 
 // callerGone says whether the caller of conn has hung up: its end of

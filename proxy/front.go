@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -162,20 +163,23 @@ func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
 			<-rt.slots
 		}
 	}()
-	// The caller, for the call's clock to watch; each exchange derives
-	// the call's own context, cancelled when the call ends.
-	who := &caller{conn: ctx.Conn()}
-	cctx := context.WithValue(context.Background(), callerKey{}, who)
 	var call *instrument.Call
 	if rt.judges(ctx) {
 		call = p.metrics.Begin(rt.name, rt.v)
 	}
-	b := &replyBody{call: call, caller: who, cancel: func(error) {}, slots: rt.slots}
+	b := &replyBody{call: call, cancel: func(error) {}, slots: rt.slots}
+	// The caller, for the call's clock to watch; each exchange derives
+	// the call's own context, cancelled when the call ends.
+	b.who.conn = ctx.Conn()
+	b.caller = &b.who
 	var length int
 	var ok bool
 	if rt.lean != nil && leanRequest(ctx) {
-		length, ok = p.exchangeLean(ctx, rt, rest, cctx, b)
+		length, ok = p.exchangeLean(ctx, rt, rest, b)
 	} else {
+		// The route's RoundTripper holds the call to its limits
+		// (limited), which finds the caller on the request's context.
+		cctx := context.WithValue(context.Background(), callerKey{}, b.caller)
 		length, ok = p.exchangeRoundTrip(ctx, rt, rest, cctx, b)
 	}
 	if !ok {
@@ -396,6 +400,11 @@ func bodyReady(rc io.ReadCloser) bool {
 // recording; the end (CloseWithError, with the error of the write, if
 // any) records the reply, unless its caller hung up or stalled, and
 // frees the route's slot.
+//
+// It holds, by value, what a call needs for as long as its reply lives
+// (its caller, and on the lean exchange the caller's body, the
+// connection's watch and the clock): one allocation where there were
+// five.
 type replyBody struct {
 	rc     io.ReadCloser
 	call   *instrument.Call // nil: not judged
@@ -405,6 +414,11 @@ type replyBody struct {
 	slots  chan struct{}
 	broken bool // a read from the upstream failed
 	once   sync.Once
+
+	who   caller     // what caller points to
+	body  clientBody // on the lean exchange, what cb points to
+	watch connWatch  // the lean exchange's
+	clock clock      // the lean exchange's
 }
 
 func (b *replyBody) Read(p []byte) (int, error) {
@@ -505,7 +519,12 @@ type leanHeads struct {
 	req  fasthttp.RequestHeader
 	resp fasthttp.ResponseHeader
 	uri  []byte
+	body []byte // the caller's request body, read whole
 }
+
+// maxPooledRequestBody is the largest request body buffer kept in the
+// pool of leanHeads; a larger one is left to the collector.
+const maxPooledRequestBody = 64 << 10
 
 // exchangeLean is exchangeRoundTrip through the route's own HTTP/1.1
 // connection pool, on fasthttp's header types: the caller's request
@@ -515,18 +534,31 @@ type leanHeads struct {
 // the caller's reply; its body read by h1Body. No http.Request, no
 // http.Header: under make bench-proxy a plain reply cost (docs/scale.md,
 // the fifth pass).
-func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, cctx context.Context, b *replyBody) (int, bool) {
+func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b *replyBody) (int, bool) {
 	l := rt.lean
 	in := &ctx.Request.Header
+	hs := heads.Get().(*leanHeads)
+	defer func() {
+		hs.req.Reset()
+		hs.resp.Reset()
+		if cap(hs.body) > maxPooledRequestBody {
+			hs.body = nil
+		}
+		heads.Put(hs)
+	}()
 	var body []byte
 	if n := in.ContentLength(); n > 0 {
 		// Read whole before the call, under the read deadline that
 		// headerReceived set at the end of the headers (the route's
 		// client_body_timeout for these few KiB); no deadline per read,
-		// and nothing reads the body once it is read.
-		b.cb = &clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: setDeadline{}, cancel: func(error) {},
+		// and nothing reads the body once it is read. It is kept in
+		// hs, which goes back to the pool when the exchange returns:
+		// the body is written (and written again on a retry) within it.
+		b.body = clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: setDeadline{}, cancel: func(error) {},
 			counter: p.stalled, route: rt.name, now: time.Now}
-		body = make([]byte, n)
+		b.cb = &b.body
+		body = slices.Grow(hs.body[:0], n)[:n]
+		hs.body = body
 		_, err := io.ReadFull(b.cb, body)
 		if err != nil {
 			if !b.cb.timedOut.Load() {
@@ -539,12 +571,6 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 			return 0, false
 		}
 	}
-	hs := heads.Get().(*leanHeads)
-	defer func() {
-		hs.req.Reset()
-		hs.resp.Reset()
-		heads.Put(hs)
-	}()
 	out := &hs.req
 	in.CopyTo(out)
 	uri := append(hs.uri[:0], l.base...)
@@ -567,8 +593,8 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, c
 	if te := out.Peek("Te"); len(te) > 0 && string(te) != "trailers" {
 		out.Del("Te")
 	}
-	w := &connWatch{}
-	cctx, cancel, clk := startCall(cctx, l.limits, w)
+	cctx, cancel, clk := startCall(context.Background(), l.limits, b.caller, &b.watch, &b.clock)
+	w := &b.watch
 	b.cancel = cancel
 	hb, err := l.t.do(cctx, w, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
 	if err != nil {

@@ -74,8 +74,9 @@ type connKey struct{ scheme, addr string }
 
 // h1Conn is one upstream connection.
 type h1Conn struct {
-	conn    net.Conn // TCP, or TLS over it
-	tcp     net.Conn // the TCP connection, for the liveness check
+	conn    net.Conn  // TCP, or TLS over it
+	tcp     net.Conn  // the TCP connection
+	live    *liveness // the TCP connection's liveness check
 	key     connKey
 	br      *bufio.Reader
 	state   *tls.ConnectionState
@@ -107,7 +108,7 @@ func (t *h1Transport) get(ctx context.Context, key connKey, host string) (*h1Con
 		conns[len(conns)-1] = nil
 		t.idle[key] = conns[:len(conns)-1]
 		t.mu.Unlock()
-		if time.Since(c.idleAt) < t.idleTimeout && c.br.Buffered() == 0 && alive(c.tcp) {
+		if time.Since(c.idleAt) < t.idleTimeout && c.br.Buffered() == 0 && c.live.alive() {
 			return c, true, nil
 		}
 		c.conn.Close()
@@ -121,7 +122,7 @@ func (t *h1Transport) dial(ctx context.Context, key connKey, host string) (*h1Co
 	if err != nil {
 		return nil, err
 	}
-	c := &h1Conn{conn: conn, tcp: conn, key: key}
+	c := &h1Conn{conn: conn, tcp: conn, live: newLiveness(conn), key: key}
 	if key.scheme == "https" {
 		cfg := t.tlsConfig.Clone()
 		if cfg == nil {
@@ -233,11 +234,14 @@ var errBodyClosed = errors.New("http: read on closed response body")
 // closed otherwise (a body closed before its end is not drained, as
 // net/http's Transport does not).
 type h1Body struct {
-	rc   io.ReadCloser // http.ReadResponse's body, over c.br
+	// rc is a chunked body's reader over c.br; nil for a body of
+	// declared length or to the connection's end, read from c.br here
+	// (no LimitReader and NopCloser to allocate for each reply).
+	rc   io.Reader
 	t    *h1Transport
 	c    *h1Conn
 	ctx  context.Context
-	stop func() bool // of what closes c when the call is cancelled
+	stop stopper // what closes c when the call is cancelled
 	keep bool
 	// length is the body's declared length (-1: chunked or to the end),
 	// read how much of it was read.
@@ -254,11 +258,24 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	case 2:
 		return 0, errBodyClosed
 	}
-	n, err := b.rc.Read(p)
+	var n int
+	var err error
+	switch {
+	case b.rc != nil:
+		n, err = b.rc.Read(p)
+	case b.length < 0:
+		n, err = b.c.br.Read(p)
+	case b.read >= b.length:
+		err = io.EOF
+	default:
+		if left := b.length - b.read; int64(len(p)) > left {
+			p = p[:left]
+		}
+		n, err = b.c.br.Read(p)
+	}
 	b.read += int64(n)
 	if err == io.EOF && b.length > b.read {
-		// The connection ended before the declared length (do's body
-		// of declared length is a LimitReader, which says EOF).
+		// The connection ended before the declared length.
 		err = io.ErrUnexpectedEOF
 	}
 	if err == io.EOF {
@@ -300,7 +317,7 @@ func (b *h1Body) finish(read bool) {
 	if !b.state.CompareAndSwap(0, state) {
 		return
 	}
-	if b.stop() && read && b.keep {
+	if b.stop.stop() && read && b.keep {
 		b.t.put(b.c)
 		return
 	}
@@ -346,14 +363,15 @@ func (t *h1Transport) do(ctx context.Context, w *connWatch, key connKey, host st
 // closed before it read anything of the request, or before it answered
 // one that may be sent again (replayable).
 func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, head, body []byte, isHead, reused, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
-	var stop func() bool
+	var stop stopper
 	if w != nil {
-		stop = w.watch(c.conn)
+		w.watch(c.conn)
+		stop = w
 	} else {
-		stop = context.AfterFunc(ctx, func() { c.conn.Close() })
+		stop = stopFunc(context.AfterFunc(ctx, func() { c.conn.Close() }))
 	}
 	fail := func(retry bool, err error) (*h1Body, bool, error) {
-		stop()
+		stop.stop()
 		c.conn.Close()
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
@@ -406,7 +424,6 @@ func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, hea
 		return b, false, nil
 	case n >= 0:
 		b.length = int64(n)
-		b.rc = io.NopCloser(io.LimitReader(c.br, int64(n)))
 		if n == 0 {
 			b.finish(true)
 		}
@@ -415,7 +432,6 @@ func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, hea
 	default:
 		// To the connection's end.
 		b.keep = false
-		b.rc = io.NopCloser(c.br)
 	}
 	return b, false, nil
 }
@@ -462,17 +478,28 @@ type connWatch struct {
 
 // watch closes conn when the call is cancelled (at once if it already
 // is) until stop, which says whether it was stopped before that.
-func (w *connWatch) watch(conn net.Conn) (stop func() bool) {
+func (w *connWatch) watch(conn net.Conn) {
 	w.mu.Lock()
 	if w.cancelled {
 		w.mu.Unlock()
 		conn.Close()
-		return func() bool { return false }
+		return
 	}
 	w.conn = conn
 	w.mu.Unlock()
-	return w.stop
 }
+
+// stopper stops what closes a call's connection when the call is
+// cancelled, and says whether it was stopped before it did: a
+// *connWatch, or context.AfterFunc's stop as a stopFunc. An interface,
+// not a func, so that a connWatch's stop costs no method value (an
+// allocation) per call.
+type stopper interface{ stop() bool }
+
+// stopFunc is context.AfterFunc's stop as a stopper.
+type stopFunc func() bool
+
+func (f stopFunc) stop() bool { return f() }
 
 func (w *connWatch) stop() bool {
 	w.mu.Lock()

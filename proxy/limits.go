@@ -43,7 +43,8 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Before the clocks start: a caller slow to send its body is not
 	// the upstream's delay.
 	body, whole := readAhead(req)
-	ctx, cancel, c := startCall(req.Context(), t.limits, nil)
+	who, _ := req.Context().Value(callerKey{}).(*caller)
+	ctx, cancel, c := startCall(req.Context(), t.limits, who, nil, nil)
 	out := req.WithContext(ctx)
 	out.Body = body
 	if whole != nil {
@@ -61,22 +62,19 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // startCall starts the clock of an upstream call held to l: the call's
 // context, cancelled with the limit that passed as its cause (or
-// errCallerGone when the parent's caller, if any, hangs up), and its
-// clock, armed for the first byte.
+// errCallerGone when who, if not nil, hangs up), and its clock, armed
+// for the first byte: c, when not nil (a zero clock the caller holds),
+// or a new one.
 //
 // w, when not nil, has the connection in use closed when a limit or the
 // caller's hang-up cancels the call (the lean exchange's way, see
 // connWatch).
-func startCall(parent context.Context, l Limits, w *connWatch) (context.Context, context.CancelCauseFunc, *clock) {
+func startCall(parent context.Context, l Limits, who *caller, w *connWatch, c *clock) (context.Context, context.CancelCauseFunc, *clock) {
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &clock{limits: l, cancel: cancel, start: time.Now()}
-	if w != nil {
-		c.cancel = func(cause error) {
-			cancel(cause)
-			w.cancel()
-		}
+	if c == nil {
+		c = new(clock)
 	}
-	c.caller, _ = parent.Value(callerKey{}).(*caller)
+	c.limits, c.cancel, c.watch, c.caller, c.start = l, cancel, w, who, time.Now()
 	// Stored before it is armed: fire, on the timer's goroutine, reads
 	// it (the race detector saw fire read it before the assignment of
 	// time.AfterFunc's result was known to have happened).
@@ -101,7 +99,8 @@ func (c *clock) failed(ctx context.Context, cancel context.CancelCauseFunc, err 
 // rc held to the idle and total limits.
 func (c *clock) replied(ctx context.Context, cancel context.CancelCauseFunc, rc io.ReadCloser) io.ReadCloser {
 	c.reading()
-	return &limitedBody{rc: rc, ctx: ctx, cancel: cancel, clock: c}
+	c.reply = limitedBody{rc: rc, ctx: ctx, cancel: cancel, clock: c}
+	return &c.reply
 }
 
 // errCallerGone is the cause of an upstream call cancelled because its
@@ -144,9 +143,14 @@ type clock struct {
 	// caller is the caller, watched for a hang-up while the call is
 	// open (nil: not watched).
 	caller *caller
+	// cancel is the call's context's; watch, when not nil, closes the
+	// connection in use when the clock cancels the call (cancelCall).
 	cancel context.CancelCauseFunc
+	watch  *connWatch
 	start  time.Time
-	timer  atomic.Pointer[time.Timer]
+	// reply is the reply's body, once the headers arrived (replied).
+	reply limitedBody
+	timer atomic.Pointer[time.Timer]
 	// body is set once the headers arrived: the first-byte limit is then
 	// over and the idle one runs.
 	body atomic.Bool
@@ -181,6 +185,15 @@ func (c *clock) stop() {
 	c.timer.Load().Stop()
 }
 
+// cancelCall cancels the call with cause, and closes the connection in
+// use when the call has a watch.
+func (c *clock) cancelCall(cause error) {
+	c.cancel(cause)
+	if c.watch != nil {
+		c.watch.cancel()
+	}
+}
+
 // fire cancels the call for the limit that passed, or arms the timer for
 // the nearest deadline left.
 func (c *clock) fire() {
@@ -189,26 +202,26 @@ func (c *clock) fire() {
 	}
 	if c.caller != nil && callerGone(c.caller.conn) {
 		c.caller.gone.Store(true)
-		c.cancel(errCallerGone)
+		c.cancelCall(errCallerGone)
 		return
 	}
 	now := time.Since(c.start)
 	next := c.limits.TotalTimeout - now
 	if next <= 0 {
-		c.cancel(errTotal)
+		c.cancelCall(errTotal)
 		return
 	}
 	if c.body.Load() {
 		idle := c.limits.IdleTimeout - (now - time.Duration(c.last.Load()))
 		if idle <= 0 {
-			c.cancel(errIdle)
+			c.cancelCall(errIdle)
 			return
 		}
 		next = min(next, idle)
 	} else {
 		first := c.limits.FirstByteTimeout - now
 		if first <= 0 {
-			c.cancel(errFirstByte)
+			c.cancelCall(errFirstByte)
 			return
 		}
 		next = min(next, first)
