@@ -2,7 +2,6 @@ package validate
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -226,13 +225,9 @@ func (r rawJSON) str() (string, bool) {
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	// Escapes, or bytes encoding/json replaces with U+FFFD: its own
-	// unquoting, so that the text is the same.
-	var s string
-	if err := json.Unmarshal(r, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	// Escapes, or bytes encoding/json replaces with U+FFFD: unquoted as
+	// it unquotes them, so that the text is the same.
+	return string(appendUnquoted(make([]byte, 0, len(body)), body)), true
 }
 
 // lookupRaw is the value at p in a raw document: the value at p, and
