@@ -58,6 +58,10 @@ type Classifier struct {
 	usage     Usage
 	// firstToken says an event with content or a tool call has arrived.
 	firstToken bool
+
+	// reply is what the judge reads of the plain body or of the stream's
+	// current event; it is reset as soon as it has been judged.
+	reply reply
 }
 
 // Start begins judging a reply with this status and header; feed the body
@@ -272,6 +276,31 @@ func (t *content) add(s string) {
 	default:
 		t.b.WriteString(s)
 	}
+}
+
+// addRaw adds the text of raw, a JSON string, unquoted straight into the
+// builder: a stream's deltas become one string without a string of their
+// own each. It returns false when raw is not a string.
+func (t *content) addRaw(raw rawJSON) bool {
+	if !raw.isString() {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	if t.overflow || len(t.first)+t.b.Len()+3*len(body) > t.max {
+		// Near the cap (a bad byte becomes the three of U+FFFD): the
+		// text's own length decides, as add decides it.
+		s, _ := raw.str()
+		t.add(s)
+		return true
+	}
+	if t.first != "" {
+		t.b.WriteString(t.first)
+		t.first = ""
+	}
+	n := t.b.Len()
+	writeUnquoted(&t.b, body)
+	t.chars += utf8.RuneCountInString(t.b.String()[n:])
+	return true
 }
 
 func (t *content) String() string {

@@ -13,14 +13,36 @@ const maxDepth = 10000
 // make bench-proxy, for one 1.5 kB body a request, and this loop takes
 // about 60 % of json.Valid's time (BenchmarkValidJSON). FuzzValidJSON
 // holds it to json.Valid.
-func validJSON(b []byte) bool {
+func validJSON(b []byte) bool { return scanJSON(b, nil) }
+
+// roleDepth is how deep scanJSON looks for what a reply records: the
+// document, choices, a choice, its delta or message, and their
+// tool_calls or function_call.
+const roleDepth = 5
+
+// scanJSON is validJSON, recording in r (when not nil) the members of a
+// chat completion the judge reads as it meets them, so that the judge
+// needs no second walk over the document (see reply).
+func scanJSON(b []byte, r *reply) bool {
 	var buf [32]byte
 	stack := buf[:0] // '{' or '[' for each open level
+	// roles[d] and starts[d] are the role and the first byte of the
+	// container open at depth d (1 is the document), down to roleDepth.
+	var roles [roleDepth + 1]slot
+	var starts [roleDepth + 1]int
+	next := slotNone // the role of the value that starts at b[i]
+	if r != nil {
+		next = slotTop
+	}
 	i := skipSpace(b, 0)
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
 			return false
+		}
+		start := i
+		if next != slotNone {
+			r.open(next)
 		}
 		switch c := b[i]; {
 		case c == '{' || c == '[':
@@ -28,6 +50,10 @@ func validJSON(b []byte) bool {
 				return false
 			}
 			stack = append(stack, c)
+			role := slotNone
+			if d := len(stack); d <= roleDepth {
+				roles[d], starts[d], role = next, i, next
+			}
 			i = skipSpace(b, i+1)
 			if i < len(b) && b[i] == c+2 { // '}' or ']', an empty one
 				i++
@@ -35,9 +61,11 @@ func validJSON(b []byte) bool {
 				break
 			}
 			if c == '{' {
-				if i = memberName(b, i); i < 0 {
+				if i, next = memberName(b, i, role); i < 0 {
 					return false
 				}
+			} else {
+				next = role.element()
 			}
 			continue
 		case c == '"':
@@ -63,6 +91,9 @@ func validJSON(b []byte) bool {
 		default:
 			return false
 		}
+		if next != slotNone {
+			r.set(next, b[start:i])
+		}
 		// A value ended before b[i]: close what it ends, or go on to the
 		// next member or element.
 		for {
@@ -73,10 +104,18 @@ func validJSON(b []byte) bool {
 			if i >= len(b) {
 				return false
 			}
-			top := stack[len(stack)-1]
+			d := len(stack)
+			top := stack[d-1]
+			role := slotNone
+			if d <= roleDepth {
+				role = roles[d]
+			}
 			if b[i] == top+2 {
-				stack = stack[:len(stack)-1]
+				stack = stack[:d-1]
 				i++
+				if role != slotNone {
+					r.set(role, b[starts[d]:i])
+				}
 				continue
 			}
 			if b[i] != ',' {
@@ -84,9 +123,11 @@ func validJSON(b []byte) bool {
 			}
 			i = skipSpace(b, i+1)
 			if top == '{' {
-				if i = memberName(b, i); i < 0 {
+				if i, next = memberName(b, i, role); i < 0 {
 					return false
 				}
+			} else {
+				next = role.element()
 			}
 			break
 		}
@@ -94,19 +135,25 @@ func validJSON(b []byte) bool {
 }
 
 // memberName checks a member's name and its colon at b[i], and returns
-// the index of its value, or -1.
-func memberName(b []byte, i int) int {
+// the index of its value, or -1, and the role of the value in an object
+// of role obj.
+func memberName(b []byte, i int, obj slot) (int, slot) {
 	if i >= len(b) || b[i] != '"' {
-		return -1
+		return -1, slotNone
 	}
+	start := i
 	if i = validStringEnd(b, i); i < 0 {
-		return -1
+		return -1, slotNone
+	}
+	role := slotNone
+	if obj != slotNone {
+		role = obj.member(rawJSON(b[start:i]))
 	}
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != ':' {
-		return -1
+		return -1, slotNone
 	}
-	return skipSpace(b, i+1)
+	return skipSpace(b, i+1), role
 }
 
 // validStringEnd returns the index just past the string whose quote is b[i],

@@ -1,11 +1,12 @@
 package validate
 
 import (
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// appendUnquoted appends to dst the text of the JSON string whose bytes
+// writeUnquoted writes to b the text of the JSON string whose bytes
 // between the quotes are s, exactly as encoding/json unquotes it: escapes
 // decoded, a \uD83D\uDE00 surrogate pair joined into one rune, a lone
 // surrogate (or a pair that does not decode) and every byte that is not
@@ -15,54 +16,54 @@ import (
 // Unmarshal into a new string (its own validity scan, then a copy), which
 // was most of the CPU of judging a completion with a \n in it
 // (BenchmarkJudgePlain/escaped); FuzzUnquote holds it to json.Unmarshal.
-func appendUnquoted(dst, s []byte) []byte {
+// It writes to a strings.Builder so that the text becomes a string
+// without a second copy: a stream's deltas are unquoted straight into the
+// completion being joined.
+func writeUnquoted(b *strings.Builder, s []byte) {
 	for i := 0; i < len(s); {
 		switch c := s[i]; {
 		case c == '\\':
-			var n int
-			dst, n = appendEscape(dst, s[i:])
-			i += n
+			i += writeEscape(b, s[i:])
 		case c < utf8.RuneSelf:
 			j := i + 1
 			for j < len(s) && s[j] != '\\' && s[j] < utf8.RuneSelf {
 				j++
 			}
-			dst = append(dst, s[i:j]...)
+			b.Write(s[i:j])
 			i = j
 		default:
 			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
+				b.WriteRune(utf8.RuneError)
 			} else {
-				dst = append(dst, s[i:i+size]...)
+				b.Write(s[i : i+size])
 			}
 			i += size
 		}
 	}
-	return dst
 }
 
-// appendEscape appends what the escape at s[0] (a backslash) stands for
+// writeEscape writes what the escape at s[0] (a backslash) stands for
 // and returns how many bytes of s it took.
-func appendEscape(dst, s []byte) ([]byte, int) {
+func writeEscape(b *strings.Builder, s []byte) int {
 	if len(s) < 2 {
-		return dst, len(s)
+		return len(s)
 	}
 	switch s[1] {
 	case 'b':
-		return append(dst, '\b'), 2
+		b.WriteByte('\b')
 	case 'f':
-		return append(dst, '\f'), 2
+		b.WriteByte('\f')
 	case 'n':
-		return append(dst, '\n'), 2
+		b.WriteByte('\n')
 	case 'r':
-		return append(dst, '\r'), 2
+		b.WriteByte('\r')
 	case 't':
-		return append(dst, '\t'), 2
+		b.WriteByte('\t')
 	case 'u':
 		r := hex4(s[2:])
 		if r < 0 {
-			return dst, 2
+			return 2
 		}
 		if utf16.IsSurrogate(r) {
 			// encoding/json joins a high surrogate with the \u escape
@@ -70,14 +71,18 @@ func appendEscape(dst, s []byte) ([]byte, int) {
 			// U+FFFD and the second is read on its own.
 			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
 				if pair := utf16.DecodeRune(r, hex4(s[8:])); pair != utf8.RuneError {
-					return utf8.AppendRune(dst, pair), 12
+					b.WriteRune(pair)
+					return 12
 				}
 			}
 			r = utf8.RuneError
 		}
-		return utf8.AppendRune(dst, r), 6
+		b.WriteRune(r)
+		return 6
+	default:
+		b.WriteByte(s[1]) // '"', '\\', '/'
 	}
-	return append(dst, s[1]), 2 // '"', '\\', '/'
+	return 2
 }
 
 // hex4 is the value of the four hex digits that start s, or -1.
