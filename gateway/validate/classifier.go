@@ -60,8 +60,8 @@ type Classifier struct {
 	firstToken bool
 
 	// reply is what the judge reads of the plain body or of the stream's
-	// current event; it is reset as soon as it has been judged.
-	reply reply
+	// current event, borrowed from replies until Finish.
+	reply *reply
 }
 
 // Start begins judging a reply with this status and header; feed the body
@@ -217,9 +217,20 @@ func (c *Classifier) Finish() Result {
 	}
 	c.result = &r
 	// The Result holds copies of what it reports, never the body.
+	putReply(c.reply)
+	c.reply = nil
 	putBody(c.body)
 	c.body = nil
 	return r
+}
+
+// scan validates b and records what the judge reads of it in the
+// Classifier's reply, borrowed on its first use.
+func (c *Classifier) scan(b []byte) (*reply, bool) {
+	if c.reply == nil {
+		c.reply = replies.Get().(*reply)
+	}
+	return c.reply, c.reply.scan(b)
 }
 
 // bodies lends Classifiers the buffer a plain or error body is kept in,
@@ -236,6 +247,21 @@ func getBody() []byte { return (*bodies.Get().(*[]byte))[:0] }
 func putBody(b []byte) {
 	if b != nil && cap(b) <= maxPooledBody {
 		bodies.Put(&b)
+	}
+}
+
+// replies lends Classifiers the record of the reply they judge, from
+// their first scan to Finish: kept in the Classifier, it made every
+// Classifier 384 bytes larger (BenchmarkJudgePlain). A record of more
+// than maxPooledChoices choices is left to the collector.
+var replies = sync.Pool{New: func() any { r := new(reply); r.reset(); return r }}
+
+const maxPooledChoices = 16
+
+func putReply(r *reply) {
+	if r != nil && cap(r.choice) <= maxPooledChoices {
+		r.reset() // it keeps no view of a body
+		replies.Put(r)
 	}
 }
 

@@ -33,8 +33,8 @@ func (c *Classifier) finishPlain() Result {
 		r.Chars, r.Content = chars, text
 		return r
 	}
-	r := &c.reply
-	if !r.scan(body) {
+	r, ok := c.scan(body)
+	if !ok {
 		head := body[:min(len(body), 4096)]
 		if p, ok := containsAny(strings.ToLower(string(head)), v.errorPatterns); ok {
 			return soft(ReasonErrorBody, "the body is an error page (%q)", p)
@@ -42,7 +42,6 @@ func (c *Classifier) finishPlain() Result {
 		_, err := decodeJSON(body) // for encoding/json's account of the fault
 		return soft(ReasonInvalidJSON, "the body is not JSON: %s", firstLine(err.Error()))
 	}
-	defer r.reset() // the body goes back to its pool at Finish
 	doc := r.doc
 	isObj := doc.isObject()
 	hasChoices := r.choices.present()

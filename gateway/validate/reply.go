@@ -11,9 +11,8 @@ package validate
 // map keeps it: a member named again starts afresh, and what was
 // recorded inside its earlier value is forgotten.
 //
-// Its values are views of the document: a reply must not outlive the
-// buffer it was scanned from (a plain body goes back to its pool at
-// Finish).
+// Its values are views of the document: Finish resets it (putReply)
+// before a plain body goes back to its pool.
 type reply struct {
 	doc                   rawJSON
 	choices, error, usage rawJSON

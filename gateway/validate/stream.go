@@ -72,8 +72,8 @@ func (c *Classifier) dispatch() {
 	if c.done {
 		return // nothing may follow [DONE]; ignore it
 	}
-	r := &c.reply
-	if !r.scan(data) {
+	r, ok := c.scan(data)
+	if !ok {
 		if p, ok := containsAny(lowerHead(data), c.v.errorPatterns); ok {
 			c.streamProblem(ReasonErrorBody, "an event is an error template (%q)", p)
 			return
@@ -81,7 +81,6 @@ func (c *Classifier) dispatch() {
 		c.streamProblem(ReasonInvalidJSON, "event %d is not JSON", c.events)
 		return
 	}
-	defer r.reset()
 	doc := r.doc
 	if !doc.isObject() {
 		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
