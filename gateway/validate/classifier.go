@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // maxLine bounds one line of a stream; a longer one is not an SSE event a
@@ -283,7 +282,7 @@ type content struct {
 }
 
 func (t *content) add(s string) {
-	t.chars += utf8.RuneCountInString(s)
+	t.chars += runeCount(s)
 	if t.overflow {
 		return
 	}
@@ -325,7 +324,7 @@ func (t *content) addRaw(raw rawJSON) bool {
 	}
 	n := t.b.Len()
 	writeUnquoted(&t.b, body)
-	t.chars += utf8.RuneCountInString(t.b.String()[n:])
+	t.chars += runeCount(t.b.String()[n:])
 	return true
 }
 

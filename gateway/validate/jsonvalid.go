@@ -11,8 +11,9 @@ const maxDepth = 10000
 // Hand-rolled because json.Valid steps its scanner through a function
 // call per byte: it was 8 % of hermes proxy's CPU on plain replies under
 // make bench-proxy, for one 1.5 kB body a request, and this loop takes
-// about 60 % of json.Valid's time (BenchmarkValidJSON). FuzzValidJSON
-// holds it to json.Valid.
+// about a fifth of json.Valid's time (BenchmarkValidJSON: 0.6 µs against
+// 3.1–3.6, reading a string's plain bytes eight at a time, words.go).
+// FuzzValidJSON holds it to json.Valid.
 func validJSON(b []byte) bool { return scanJSON(b, nil) }
 
 // roleDepth is how deep scanJSON looks for what a reply records: the
@@ -160,8 +161,12 @@ func memberName(b []byte, i int, obj slot) (int, slot) {
 // or -1 when it is not a valid JSON string.
 func validStringEnd(b []byte, i int) int {
 	for j := i + 1; j < len(b); {
+		j = firstStop(b, j) // the plain bytes of a string, most of a reply
+		if j >= len(b) {
+			break
+		}
 		if c := b[j]; c >= 0x20 && c != '"' && c != '\\' {
-			j++ // the plain bytes of a string, most of a reply
+			j++ // a plain byte of the last seven
 			continue
 		}
 		switch c := b[j]; {

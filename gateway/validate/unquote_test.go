@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // unquoteCases are string bodies at the edges of encoding/json's
@@ -45,5 +46,8 @@ func checkUnquoted(t *testing.T, s []byte) {
 	writeUnquoted(&b, s)
 	if got := b.String(); got != "x"+want {
 		t.Fatalf("writeUnquoted(%q) = %q, json.Unmarshal %q", s, got[1:], want)
+	}
+	if n, un := runeCount(want), utf8.RuneCountInString(want); n != un {
+		t.Fatalf("runeCount(%q) = %d, utf8 counts %d", want, n, un)
 	}
 }
