@@ -33,7 +33,7 @@ type message struct {
 	value, content, toolCalls, functionCall rawJSON
 }
 
-// scan validates b as validJSON does and returns what the judge
+// scan validates b as validJSON does and records in r what the judge
 // reads of it; r's earlier content is dropped, its storage reused.
 func (r *reply) scan(b []byte) bool {
 	r.reset()
@@ -47,11 +47,12 @@ func (r *reply) scan(b []byte) bool {
 // reset forgets every value, so that none keeps a view of a document.
 func (r *reply) reset() {
 	clear(r.choice)
-	choice := r.choice[:0]
-	if choice == nil {
-		choice = r.inline[:0]
+	kept := r.choice[:0]
+	if kept == nil {
+		kept = r.inline[:0]
 	}
-	r.doc, r.choices, r.error, r.usage, r.choice = nil, nil, nil, nil, choice
+	r.doc, r.choices, r.error, r.usage, r.choice = nil, nil, nil, nil, kept
+	r.inline = [1]choice{} // left behind when choice grew past it
 }
 
 // lookup is p.lookupRaw(r.doc), read from what the scan recorded as far

@@ -3,6 +3,7 @@ package validate
 import (
 	"bytes"
 	"net/http"
+	"reflect"
 	"testing"
 )
 
@@ -105,8 +106,14 @@ func checkReply(t *testing.T, b []byte) {
 		}
 	}
 	r.reset()
-	if r.doc != nil || r.choices != nil || r.error != nil || r.usage != nil || len(r.choice) != 0 {
-		t.Fatalf("reset kept %+v", r)
+	if r.doc != nil || r.choices != nil || r.error != nil || r.usage != nil || len(r.choice) != 0 ||
+		!reflect.DeepEqual(r.inline, [1]choice{}) {
+		t.Fatalf("reset kept a view of the document: %+v", r)
+	}
+	for _, ch := range r.choice[:cap(r.choice)] {
+		if !reflect.DeepEqual(ch, choice{}) {
+			t.Fatalf("reset kept a view of the document: %+v", ch)
+		}
 	}
 }
 
