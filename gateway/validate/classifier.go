@@ -269,10 +269,9 @@ func soft(reason Reason, format string, args ...any) Result {
 }
 
 // content is the completion's text, kept up to max bytes, and its length
-// in characters. Its first piece is kept as given, not copied: a plain
-// reply's text is one piece (a string the classifier made), which a
-// builder would copy a second time; a stream's pieces are joined in the
-// builder from the second on.
+// in characters. A plain reply's text is one piece, a string the
+// classifier made (add): it is kept as given, which a builder would copy
+// a second time. A stream's pieces are unquoted into the builder (addRaw).
 type content struct {
 	first    string
 	b        strings.Builder
