@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // maxLine bounds one line of a stream; a longer one is not an SSE event a
@@ -58,6 +57,10 @@ type Classifier struct {
 	usage     Usage
 	// firstToken says an event with content or a tool call has arrived.
 	firstToken bool
+
+	// reply is what the judge reads of the plain body or of the stream's
+	// current event, borrowed from replies until Finish.
+	reply *reply
 }
 
 // Start begins judging a reply with this status and header; feed the body
@@ -213,9 +216,20 @@ func (c *Classifier) Finish() Result {
 	}
 	c.result = &r
 	// The Result holds copies of what it reports, never the body.
+	putReply(c.reply)
+	c.reply = nil
 	putBody(c.body)
 	c.body = nil
 	return r
+}
+
+// scan validates b and records what the judge reads of it in the
+// Classifier's reply, borrowed on its first use.
+func (c *Classifier) scan(b []byte) (*reply, bool) {
+	if c.reply == nil {
+		c.reply = replies.Get().(*reply)
+	}
+	return c.reply, c.reply.scan(b)
 }
 
 // bodies lends Classifiers the buffer a plain or error body is kept in,
@@ -235,15 +249,29 @@ func putBody(b []byte) {
 	}
 }
 
+// replies lends Classifiers the record of the reply they judge, from
+// their first scan to Finish: kept in the Classifier, it made every
+// Classifier 384 bytes larger (BenchmarkJudgePlain). A record of more
+// than maxPooledChoices choices is left to the collector.
+var replies = sync.Pool{New: func() any { r := new(reply); r.reset(); return r }}
+
+const maxPooledChoices = 16
+
+func putReply(r *reply) {
+	if r != nil && cap(r.choice) <= maxPooledChoices {
+		r.reset() // it keeps no view of a body
+		replies.Put(r)
+	}
+}
+
 func soft(reason Reason, format string, args ...any) Result {
 	return Result{Verdict: SoftFail, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
 // content is the completion's text, kept up to max bytes, and its length
-// in characters. Its first piece is kept as given, not copied: a plain
-// reply's text is one piece (a string the classifier made), which a
-// builder would copy a second time; a stream's pieces are joined in the
-// builder from the second on.
+// in characters. A plain reply's text is one piece, a string the
+// classifier made (add): it is kept as given, which a builder would copy
+// a second time. A stream's pieces are unquoted into the builder (addRaw).
 type content struct {
 	first    string
 	b        strings.Builder
@@ -253,7 +281,7 @@ type content struct {
 }
 
 func (t *content) add(s string) {
-	t.chars += utf8.RuneCountInString(s)
+	t.chars += runeCount(s)
 	if t.overflow {
 		return
 	}
@@ -272,6 +300,31 @@ func (t *content) add(s string) {
 	default:
 		t.b.WriteString(s)
 	}
+}
+
+// addRaw adds the text of raw, a JSON string, unquoted straight into the
+// builder: a stream's deltas become one string without a string of their
+// own each. It returns false when raw is not a string.
+func (t *content) addRaw(raw rawJSON) bool {
+	if !raw.isString() {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	if t.overflow || len(t.first)+t.b.Len()+3*len(body) > t.max {
+		// Near the cap (a bad byte becomes the three of U+FFFD): the
+		// text's own length decides, as add decides it.
+		s, _ := raw.str()
+		t.add(s)
+		return true
+	}
+	if t.first != "" {
+		t.b.WriteString(t.first)
+		t.first = ""
+	}
+	n := t.b.Len()
+	writeUnquoted(&t.b, body)
+	t.chars += runeCount(t.b.String()[n:])
+	return true
 }
 
 func (t *content) String() string {

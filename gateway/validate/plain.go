@@ -33,7 +33,7 @@ func (c *Classifier) finishPlain() Result {
 		r.Chars, r.Content = chars, text
 		return r
 	}
-	doc, ok := parseJSON(body)
+	r, ok := c.scan(body)
 	if !ok {
 		head := body[:min(len(body), 4096)]
 		if p, ok := containsAny(strings.ToLower(string(head)), v.errorPatterns); ok {
@@ -42,10 +42,10 @@ func (c *Classifier) finishPlain() Result {
 		_, err := decodeJSON(body) // for encoding/json's account of the fault
 		return soft(ReasonInvalidJSON, "the body is not JSON: %s", firstLine(err.Error()))
 	}
+	doc := r.doc
 	isObj := doc.isObject()
-	top := doc.fields("choices", "error", "usage") // one pass over the body
-	hasChoices := top[0].present()
-	if isObj && top[1].present() && !hasChoices {
+	hasChoices := r.choices.present()
+	if isObj && r.error.present() && !hasChoices {
 		return soft(ReasonErrorBody, "the body is an error object")
 	}
 	if v.format == FormatOpenAIChat && isObj && !hasChoices {
@@ -57,7 +57,7 @@ func (c *Classifier) finishPlain() Result {
 		}
 	}
 	for _, p := range v.required {
-		if _, ok := p.lookupRaw(doc); !ok {
+		if _, ok := r.lookup(p); !ok {
 			return soft(ReasonMissingField, "missing %s", p)
 		}
 	}
@@ -68,18 +68,19 @@ func (c *Classifier) finishPlain() Result {
 		return okResult()
 	}
 	// An OpenAI chat completion.
-	choice, ok := rawGet(top[0], 0)
-	if !ok {
+	if !r.choices.isArray() || len(r.choice) == 0 || !r.choice[0].value.present() {
 		return soft(ReasonMissingField, "missing choices[0]")
 	}
-	f := choice.fields("finish_reason", "message")
-	finish, _ := f[0].str()
+	choice := &r.choice[0]
+	finish, _ := choice.finish.str()
 	c.finish = finish
-	c.usage = usageFrom(top[2])
-	msg := f[1].fields("content", "tool_calls", "function_call")
-	text, _ := msg[0].str()
+	c.usage = usageFrom(r.usage)
+	msg := choice.message
+	// The text is copied once, out of the pooled body: Result.Content
+	// holds it after Finish.
+	text, _ := msg.content.str()
 	c.content.add(text)
-	tools := notEmpty(msg[1]) || notEmpty(msg[2])
+	tools := notEmpty(msg.toolCalls) || notEmpty(msg.functionCall)
 	if finish == "length" {
 		return soft(ReasonTruncated, "finish_reason length")
 	}

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,9 +14,12 @@ import (
 // the top-level strings of an error envelope), and decoding the whole
 // event into map[string]any with encoding/json was a third of the proxy's
 // CPU on streams. It answers exactly what the decoded map answered: a
-// member named twice is its last value, names and strings are unquoted by
-// encoding/json when they hold an escape or a byte that is not plain
-// UTF-8, numbers are their text (json.Number). Hand-rolled because
+// member named twice is its last value, names and strings are unquoted as
+// encoding/json unquotes them (writeUnquoted, when they hold an escape or
+// a byte that is not plain UTF-8), numbers are their text (json.Number).
+// The judge reads most of what it needs from a reply, recorded in the
+// same pass that validates the document; rawJSON reads the rest (usage,
+// error envelopes, required fields off the reply's path). Hand-rolled because
 // encoding/json/jsontext needs GOEXPERIMENT=jsonv2 in Go 1.26, and the
 // third-party scanners differ from encoding/json on duplicate names and
 // invalid UTF-8. TestJudgedAsRecorded holds it to the map-based judge it
@@ -226,13 +228,12 @@ func (r rawJSON) str() (string, bool) {
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	// Escapes, or bytes encoding/json replaces with U+FFFD: its own
-	// unquoting, so that the text is the same.
-	var s string
-	if err := json.Unmarshal(r, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	// Escapes, or bytes encoding/json replaces with U+FFFD: unquoted as
+	// it unquotes them, so that the text is the same.
+	var b strings.Builder
+	b.Grow(len(body)) // the text is not longer, unless it has bad bytes
+	writeUnquoted(&b, body)
+	return b.String(), true
 }
 
 // lookupRaw is the value at p in a raw document: the value at p, and

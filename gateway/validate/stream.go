@@ -72,7 +72,7 @@ func (c *Classifier) dispatch() {
 	if c.done {
 		return // nothing may follow [DONE]; ignore it
 	}
-	doc, ok := parseJSON(data)
+	r, ok := c.scan(data)
 	if !ok {
 		if p, ok := containsAny(lowerHead(data), c.v.errorPatterns); ok {
 			c.streamProblem(ReasonErrorBody, "an event is an error template (%q)", p)
@@ -81,13 +81,13 @@ func (c *Classifier) dispatch() {
 		c.streamProblem(ReasonInvalidJSON, "event %d is not JSON", c.events)
 		return
 	}
+	doc := r.doc
 	if !doc.isObject() {
 		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
 		return
 	}
-	top := doc.fields("choices", "error", "usage") // one pass over the event
-	choices := top[0]
-	if top[1].present() || !choices.present() && rawErrorEnvelope(doc) {
+	choices := r.choices
+	if r.error.present() || !choices.present() && rawErrorEnvelope(doc) {
 		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
 		return
 	}
@@ -99,27 +99,28 @@ func (c *Classifier) dispatch() {
 		c.streamProblem(ReasonMissingField, "event %d has no choices", c.events)
 		return
 	}
-	if u := usageFrom(top[2]); u != (Usage{}) {
+	if u := usageFrom(r.usage); u != (Usage{}) {
 		c.usage = u
 	}
-	choices.elements(func(ch rawJSON) bool {
-		f := ch.fields("index", "delta", "finish_reason")
-		if idx := f[0]; idx.present() && !(idx.isNumber() && string(idx) == "0") {
-			return true // only the first choice is judged
-		}
-		delta := f[1].fields("content", "tool_calls", "function_call")
-		if s, ok := delta[0].str(); ok {
-			c.content.add(s)
-			c.firstToken = c.firstToken || s != ""
-		}
-		if notEmpty(delta[1]) || notEmpty(delta[2]) {
-			c.toolCalls, c.firstToken = true, true
-		}
-		if f, ok := f[2].str(); ok && f != "" {
-			c.finish = f
-		}
-		return true
-	})
+	for i := range r.choice {
+		c.judgeChoice(&r.choice[i])
+	}
+}
+
+// judgeChoice adds what an element of an event's choices brings.
+func (c *Classifier) judgeChoice(ch *choice) {
+	if idx := ch.index; idx.present() && !(idx.isNumber() && string(idx) == "0") {
+		return // only the first choice is judged
+	}
+	if content := ch.delta.content; c.content.addRaw(content) {
+		c.firstToken = c.firstToken || len(content) > len(`""`)
+	}
+	if notEmpty(ch.delta.toolCalls) || notEmpty(ch.delta.functionCall) {
+		c.toolCalls, c.firstToken = true, true
+	}
+	if f, ok := ch.finish.str(); ok && f != "" {
+		c.finish = f
+	}
 }
 
 // streamProblem records a problem of the stream; the worst one is kept
