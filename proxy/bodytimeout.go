@@ -36,18 +36,18 @@ type clientBody struct {
 	route    string
 	now      func() time.Time
 	timedOut atomic.Bool
-	// unsupported is set when the connection cannot set a read deadline:
-	// the body is then read unbounded.
-	unsupported bool
+	// perReadOff says no deadline is set per read: the connection
+	// cannot set one (the body is then read unbounded), or the body is
+	// read under the deadline set when its headers arrived (the lean
+	// exchange's few KiB, with ctl and now nil).
+	perReadOff bool
 	// closed is closed once the body is (nil: not watched): the front
 	// waits for the transport to be done with the caller's connection.
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
-// deadliner sets the read deadline of the caller's connection (the
-// connection itself, or setDeadline for a body read under the deadline
-// set when its headers arrived).
+// deadliner sets the read deadline of the caller's connection.
 type deadliner interface {
 	SetReadDeadline(time.Time) error
 }
@@ -56,14 +56,14 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	if b.timedOut.Load() {
 		return 0, errClientBody
 	}
-	if !b.unsupported {
+	if !b.perReadOff {
 		if err := b.ctl.SetReadDeadline(b.now().Add(b.timeout)); err != nil {
-			b.unsupported = true
+			b.perReadOff = true
 		}
 	}
 	n, err := b.rc.Read(p)
 	switch {
-	case err == io.EOF && !b.unsupported:
+	case err == io.EOF && !b.perReadOff:
 		_ = b.ctl.SetReadDeadline(time.Time{})
 	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
 		b.timedOut.Store(true)

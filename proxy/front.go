@@ -554,8 +554,8 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 		// and nothing reads the body once it is read. It is kept in
 		// hs, which goes back to the pool when the exchange returns:
 		// the body is written (and written again on a retry) within it.
-		b.body = clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: setDeadline{}, cancel: func(error) {},
-			counter: p.stalled, route: rt.name, now: time.Now}
+		b.body = clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), perReadOff: true, cancel: func(error) {},
+			counter: p.stalled, route: rt.name}
 		b.cb = &b.body
 		body = slices.Grow(hs.body[:0], n)[:n]
 		hs.body = body
@@ -612,7 +612,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 		}
 	})
 	if b.call != nil {
-		b.call.Reply(hs.resp.StatusCode(), http.Header{"Content-Type": {string(hs.resp.ContentType())}})
+		b.call.ReplyContentType(hs.resp.StatusCode(), string(hs.resp.ContentType()))
 	}
 	b.rc = clk.replied(cctx, cancel, hb)
 	switch n := hs.resp.ContentLength(); {
@@ -627,12 +627,6 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 		return n, true
 	}
 }
-
-// setDeadline is the deadliner of a caller's body read under the read
-// deadline set when its headers arrived: it sets none of its own.
-type setDeadline struct{}
-
-func (setDeadline) SetReadDeadline(time.Time) error { return nil }
 
 // leanHopByHop are the hop-by-hop headers dropped both ways on the lean
 // path (Connection: close, Content-Length and Transfer-Encoding are

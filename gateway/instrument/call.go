@@ -39,6 +39,15 @@ func (c *Call) Reply(status int, header http.Header) {
 	}
 }
 
+// ReplyContentType is Reply for a front that has the reply's
+// Content-Type at hand and no http.Header (see
+// validate.Validator.StartContentType).
+func (c *Call) ReplyContentType(status int, contentType string) {
+	if c.c == nil {
+		c.status, c.c = status, c.v.StartContentType(status, contentType)
+	}
+}
+
 // Replied says whether Reply has been called.
 func (c *Call) Replied() bool { return c.c != nil }
 

@@ -155,7 +155,22 @@ func (f *firstToken) observe(m *Metrics, route string, res validate.Result, star
 	}
 }
 
-func statusCode(status int) string { return strconv.Itoa(status) }
+// statusCode is status as its code label: from a table for the codes
+// HTTP defines (100–599), which strconv.Itoa would allocate for each
+// reply.
+func statusCode(status int) string {
+	if status >= 100 && status < len(codeLabels) {
+		return codeLabels[status]
+	}
+	return strconv.Itoa(status)
+}
+
+var codeLabels = func() (t [600]string) {
+	for i := 100; i < len(t); i++ {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
 
 // incomplete says whether a reason can come from a body the caller stopped
 // reading early rather than from the upstream.

@@ -66,6 +66,14 @@ type Classifier struct {
 // Start begins judging a reply with this status and header; feed the body
 // to the Classifier's Write as it arrives and call Finish at its end.
 func (v *Validator) Start(status int, header http.Header) *Classifier {
+	return v.StartContentType(status, header.Get("Content-Type"))
+}
+
+// StartContentType is Start for a front that has the reply's
+// Content-Type at hand and no http.Header (hermes proxy's fasthttp
+// front): the header is read for nothing else, and one built for each
+// reply was a map and a slice to allocate.
+func (v *Validator) StartContentType(status int, contentType string) *Classifier {
 	c := &Classifier{v: v, status: status}
 	c.content.max = v.maxBody
 	switch {
@@ -75,7 +83,7 @@ func (v *Validator) Start(status int, header http.Header) *Classifier {
 		c.mode = modeSkip
 	case v.format != FormatOpenAIChat:
 		c.mode = modePlain
-	case isEventStream(header):
+	case isEventStream(contentType):
 		c.mode = modeSSE
 	}
 	return c
@@ -88,10 +96,18 @@ func (v *Validator) Classify(status int, header http.Header, body []byte) Result
 	return c.Finish()
 }
 
-func isEventStream(h http.Header) bool {
-	ct := h.Get("Content-Type")
-	if ct == "" {
+// isEventStream says whether ct is text/event-stream as
+// mime.ParseMediaType reads it. The media type is looked at first, as
+// ParseMediaType takes it (lower-cased, white space trimmed): a
+// chat completion's application/json is then told apart without the
+// parse and the map of parameters it makes.
+func isEventStream(ct string) bool {
+	base, _, params := strings.Cut(ct, ";")
+	if strings.TrimSpace(strings.ToLower(base)) != "text/event-stream" {
 		return false
+	}
+	if !params {
+		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "text/event-stream"

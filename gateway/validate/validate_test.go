@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
 	"strings"
 	"testing"
@@ -247,4 +248,28 @@ func TestFirstToken(t *testing.T) {
 	if c.FirstToken() {
 		t.Fatal("a plain body has a first token")
 	}
+}
+
+// eventStreamAsParsed is isEventStream's reference: mime.ParseMediaType's
+// reading of the whole value.
+func eventStreamAsParsed(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return ct != "" && err == nil && mt == "text/event-stream"
+}
+
+// FuzzIsEventStream holds isEventStream's look at the media type before
+// the parse to mime.ParseMediaType's answer; its seeds run in go test.
+func FuzzIsEventStream(f *testing.F) {
+	for _, ct := range []string{"", "text/event-stream", "Text/Event-Stream", " text/event-stream ",
+		"text/event-stream; charset=utf-8", "text/event-stream;", "text/event-stream; charset",
+		"text/event-stream; a=1; a=2", "application/json", "application/json; charset=utf-8",
+		"text/event-stream-x", "text/event-ſtream", "text/event-stream\t", "text /event-stream",
+		"text/event-stream,text/plain", ";text/event-stream", "TEXT/EVENT-STREAM;CHARSET=UTF-8"} {
+		f.Add(ct)
+	}
+	f.Fuzz(func(t *testing.T, ct string) {
+		if got, want := isEventStream(ct), eventStreamAsParsed(ct); got != want {
+			t.Errorf("isEventStream(%q) = %v, mime.ParseMediaType says %v", ct, got, want)
+		}
+	})
 }
