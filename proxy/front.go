@@ -168,8 +168,9 @@ func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
 		call = p.metrics.Begin(rt.name, rt.v)
 	}
 	b := &replyBody{call: call, cancel: func(error) {}, slots: rt.slots}
-	// The caller, for the call's clock to watch; each exchange derives
-	// the call's own context, cancelled when the call ends.
+	// The caller, for the call's limits to look at while it waits on
+	// the upstream (the lean exchange's deadlines, the RoundTripper
+	// path's clock).
 	b.who.conn = ctx.Conn()
 	b.caller = &b.who
 	var length int
@@ -402,9 +403,8 @@ func bodyReady(rc io.ReadCloser) bool {
 // frees the route's slot.
 //
 // It holds, by value, what a call needs for as long as its reply lives
-// (its caller, and on the lean exchange the caller's body, the
-// connection's watch and the clock): one allocation where there were
-// five.
+// (its caller, and on the lean exchange the caller's body and the
+// call's deadlines): one allocation where there were five.
 type replyBody struct {
 	rc     io.ReadCloser
 	call   *instrument.Call // nil: not judged
@@ -415,10 +415,9 @@ type replyBody struct {
 	broken bool // a read from the upstream failed
 	once   sync.Once
 
-	who   caller     // what caller points to
-	body  clientBody // on the lean exchange, what cb points to
-	watch connWatch  // the lean exchange's
-	clock clock      // the lean exchange's
+	who    caller     // what caller points to
+	body   clientBody // on the lean exchange, what cb points to
+	limits deadlines  // the lean exchange's
 }
 
 func (b *replyBody) Read(p []byte) (int, error) {
@@ -593,12 +592,10 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 	if te := out.Peek("Te"); len(te) > 0 && string(te) != "trailers" {
 		out.Del("Te")
 	}
-	cctx, cancel, clk := startCall(context.Background(), l.limits, b.caller, &b.watch, &b.clock)
-	w := &b.watch
-	b.cancel = cancel
-	hb, err := l.t.do(cctx, w, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
+	b.limits.begin(l.limits, b.caller)
+	hb, err := l.t.do(context.Background(), &b.limits, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
 	if err != nil {
-		p.failed(ctx, rt, b.call, b.cb, b.caller, clk.failed(cctx, cancel, err))
+		p.failed(ctx, rt, b.call, b.cb, b.caller, err)
 		return 0, false
 	}
 	// Header by header, not CopyTo, which would take the parsed header's
@@ -614,7 +611,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 	if b.call != nil {
 		b.call.ReplyContentType(hs.resp.StatusCode(), string(hs.resp.ContentType()))
 	}
-	b.rc = clk.replied(cctx, cancel, hb)
+	b.rc = hb
 	switch n := hs.resp.ContentLength(); {
 	case hb.length == 0 && n != 0:
 		if n > 0 {

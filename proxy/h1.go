@@ -82,12 +82,53 @@ type h1Conn struct {
 	state   *tls.ConnectionState
 	written int64 // bytes written in the current exchange
 	idleAt  time.Time
+	// dl holds the lean exchange under way to its limits (nil: none, or
+	// one held by its context); deadlined says the connection has
+	// deadlines set, which an exchange by context lifts.
+	dl        *deadlines
+	deadlined bool
 }
 
+// Write writes to the connection; a write of a lean exchange that meets
+// its deadline ends with the limit it ran into.
 func (c *h1Conn) Write(p []byte) (int, error) {
 	n, err := c.conn.Write(p)
 	c.written += int64(n)
+	if err != nil && c.dl != nil && isDeadline(err) {
+		err = c.dl.writeCause()
+	}
 	return n, err
+}
+
+// Read reads from the connection (its bufio.Reader reads through it). A
+// read of a lean exchange that meets the read deadline looks at the
+// call's limits and its caller (deadlines.expired): it ends with the
+// cause when there is one, and otherwise waits again under the next
+// deadline.
+func (c *h1Conn) Read(p []byte) (int, error) {
+	d := c.dl
+	if d == nil {
+		return c.conn.Read(p)
+	}
+	for {
+		n, err := c.conn.Read(p)
+		if n > 0 {
+			d.noted()
+			if err != nil && isDeadline(err) {
+				err = nil // the next read looks
+			}
+			return n, err
+		}
+		if err == nil || !isDeadline(err) {
+			return n, err
+		}
+		if err := d.expired(); err != nil {
+			return 0, err
+		}
+		if err := c.conn.SetReadDeadline(d.read); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // maxOneXX is how many 1xx replies may precede the reply (net/http's
@@ -95,8 +136,9 @@ func (c *h1Conn) Write(p []byte) (int, error) {
 const maxOneXX = 5
 
 // get returns an idle connection to key that is still open, or a new
-// one; reused says which.
-func (t *h1Transport) get(ctx context.Context, key connKey, host string) (*h1Conn, bool, error) {
+// one (dialled under d's limits when d is not nil, under ctx's
+// otherwise); reused says which.
+func (t *h1Transport) get(ctx context.Context, d *deadlines, key connKey, host string) (*h1Conn, bool, error) {
 	for {
 		t.mu.Lock()
 		conns := t.idle[key]
@@ -112,6 +154,10 @@ func (t *h1Transport) get(ctx context.Context, key connKey, host string) (*h1Con
 			return c, true, nil
 		}
 		c.conn.Close()
+	}
+	if d != nil {
+		c, err := d.dial(t, key, host)
+		return c, false, err
 	}
 	c, err := t.dial(ctx, key, host)
 	return c, false, err
@@ -147,7 +193,7 @@ func (t *h1Transport) dial(ctx context.Context, key connKey, host string) (*h1Co
 	// parses them whole from it; longer ones are a 502): 8 KiB, the upper
 	// of nginx's proxy_buffer_size defaults, so that a provider's long
 	// rate-limit and cookie headers pass rather than read as its failure.
-	c.br = bufio.NewReaderSize(c.conn, 8<<10)
+	c.br = bufio.NewReaderSize(c, 8<<10)
 	return c, nil
 }
 
@@ -159,6 +205,7 @@ var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10)
 // put keeps c for the next request to its host, or closes it when its
 // host has maxIdle idle already.
 func (t *h1Transport) put(c *h1Conn) {
+	c.dl = nil
 	c.idleAt = time.Now()
 	t.mu.Lock()
 	conns := t.idle[c.key]
@@ -283,6 +330,8 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	} else if err != nil {
 		if b.ctx.Err() != nil {
 			err = b.ctx.Err()
+		} else if d := b.c.dl; d != nil && d.cause != nil {
+			err = d.cause // as it came, whatever the chunked reader made of it
 		}
 		b.finish(false)
 	}
@@ -336,19 +385,20 @@ func (b *h1Body) finish(read bool) {
 // sent again on a fresh connection when a kept one turns out closed
 // before it answered. 1xx replies are read past, as nginx drops them.
 //
-// w, when not nil, is how the call's cancellation reaches the connection
-// in use (the front's: its clock closes it); without it a
-// context.AfterFunc on ctx closes it.
-func (t *h1Transport) do(ctx context.Context, w *connWatch, key connKey, host string, head, body []byte, isHead, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, error) {
+// d, when not nil, holds the call to its limits through the
+// connection's deadlines (the front's way; ctx is then not watched);
+// without it a context.AfterFunc on ctx closes the connection in use
+// when ctx is done.
+func (t *h1Transport) do(ctx context.Context, d *deadlines, key connKey, host string, head, body []byte, isHead, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, error) {
 	for retried := false; ; retried = true {
-		c, reused, err := t.get(ctx, key, host)
+		c, reused, err := t.get(ctx, d, key, host)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, err
 		}
-		b, retry, err := t.exchange(ctx, w, c, head, body, isHead, reused, replayable, hdr)
+		b, retry, err := t.exchange(ctx, d, c, head, body, isHead, reused, replayable, hdr)
 		if err == nil {
 			return b, nil
 		}
@@ -362,19 +412,38 @@ func (t *h1Transport) do(ctx context.Context, w *connWatch, key connKey, host st
 // hdr; retry says c was a kept connection (reused) the upstream had
 // closed before it read anything of the request, or before it answered
 // one that may be sent again (replayable).
-func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, head, body []byte, isHead, reused, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
-	var stop stopper
-	if w != nil {
-		w.watch(c.conn)
-		stop = w
+func (t *h1Transport) exchange(ctx context.Context, d *deadlines, c *h1Conn, head, body []byte, isHead, reused, replayable bool, hdr *fasthttp.ResponseHeader) (*h1Body, bool, error) {
+	var stop stopper = unwatched{}
+	if d != nil {
+		c.dl, c.deadlined = d, true
+		if err := d.arm(c.conn); err != nil {
+			c.dl = nil
+			c.conn.Close()
+			return nil, false, fmt.Errorf("setting the upstream connection's deadlines: %w", err)
+		}
 	} else {
+		if c.deadlined {
+			// Left by a lean exchange: this one is held by ctx.
+			c.deadlined = false
+			if err := c.conn.SetDeadline(time.Time{}); err != nil {
+				c.conn.Close()
+				return nil, false, fmt.Errorf("lifting the upstream connection's deadlines: %w", err)
+			}
+		}
 		stop = stopFunc(context.AfterFunc(ctx, func() { c.conn.Close() }))
 	}
 	fail := func(retry bool, err error) (*h1Body, bool, error) {
 		stop.stop()
+		c.dl = nil
 		c.conn.Close()
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
+		}
+		if d != nil && d.cause != nil {
+			// A limit or the caller's hang-up, whatever fasthttp's
+			// header parser made of it; not a closed connection to try
+			// again.
+			return nil, false, d.cause
 		}
 		return nil, retry, err
 	}
@@ -413,6 +482,11 @@ func (t *h1Transport) exchange(ctx context.Context, w *connWatch, c *h1Conn, hea
 			return fail(false, errors.New("the upstream sent too many 1xx replies"))
 		}
 		hdr.Reset()
+	}
+	if d != nil {
+		if err := d.replied(c.conn); err != nil {
+			return fail(false, fmt.Errorf("setting the upstream connection's deadlines: %w", err))
+		}
 	}
 	keep := hdr.IsHTTP11() && !hdr.ConnectionClose()
 	b := &h1Body{t: t, c: c, ctx: ctx, stop: stop, keep: keep, length: -1}
@@ -463,37 +537,11 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 
 func (b *chunkedBody) Close() error { return nil }
 
-// connWatch closes the upstream connection of a call when the call is
-// cancelled (by its clock: a limit, or the caller gone), ending a
-// blocked write or read. It does what a context.AfterFunc on the call's
-// context does, without registering with the context: on plain replies
-// the AfterFunc and the context's list of children it needs were a
-// quarter of the bytes the proxy allocated per request (70 of 273 MB over
-// 83,000 requests of wrk -c64).
-type connWatch struct {
-	mu        sync.Mutex
-	conn      net.Conn
-	cancelled bool
-}
-
-// watch closes conn when the call is cancelled (at once if it already
-// is) until stop, which says whether it was stopped before that.
-func (w *connWatch) watch(conn net.Conn) {
-	w.mu.Lock()
-	if w.cancelled {
-		w.mu.Unlock()
-		conn.Close()
-		return
-	}
-	w.conn = conn
-	w.mu.Unlock()
-}
-
 // stopper stops what closes a call's connection when the call is
-// cancelled, and says whether it was stopped before it did: a
-// *connWatch, or context.AfterFunc's stop as a stopFunc. An interface,
-// not a func, so that a connWatch's stop costs no method value (an
-// allocation) per call.
+// cancelled, and says whether it was stopped before it did:
+// context.AfterFunc's stop as a stopFunc, or unwatched for a call held
+// by its deadlines. An interface, not a func, so that the lean exchange's
+// costs no func value (an allocation) per call.
 type stopper interface{ stop() bool }
 
 // stopFunc is context.AfterFunc's stop as a stopper.
@@ -501,21 +549,8 @@ type stopFunc func() bool
 
 func (f stopFunc) stop() bool { return f() }
 
-func (w *connWatch) stop() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.conn = nil
-	return !w.cancelled
-}
+// unwatched is the stopper of a call nothing closes from outside (a lean
+// exchange: its deadlines end it on its own goroutine).
+type unwatched struct{}
 
-// cancel closes the connection being watched, and any watched later.
-func (w *connWatch) cancel() {
-	w.mu.Lock()
-	w.cancelled = true
-	c := w.conn
-	w.conn = nil
-	w.mu.Unlock()
-	if c != nil {
-		c.Close()
-	}
-}
+func (unwatched) stop() bool { return true }

@@ -44,7 +44,7 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	// the upstream's delay.
 	body, whole := readAhead(req)
 	who, _ := req.Context().Value(callerKey{}).(*caller)
-	ctx, cancel, c := startCall(req.Context(), t.limits, who, nil, nil)
+	ctx, cancel, c := startCall(req.Context(), t.limits, who)
 	out := req.WithContext(ctx)
 	out.Body = body
 	if whole != nil {
@@ -63,18 +63,10 @@ func (t *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 // startCall starts the clock of an upstream call held to l: the call's
 // context, cancelled with the limit that passed as its cause (or
 // errCallerGone when who, if not nil, hangs up), and its clock, armed
-// for the first byte: c, when not nil (a zero clock the caller holds),
-// or a new one.
-//
-// w, when not nil, has the connection in use closed when a limit or the
-// caller's hang-up cancels the call (the lean exchange's way, see
-// connWatch).
-func startCall(parent context.Context, l Limits, who *caller, w *connWatch, c *clock) (context.Context, context.CancelCauseFunc, *clock) {
+// for the first byte.
+func startCall(parent context.Context, l Limits, who *caller) (context.Context, context.CancelCauseFunc, *clock) {
 	ctx, cancel := context.WithCancelCause(parent)
-	if c == nil {
-		c = new(clock)
-	}
-	c.limits, c.cancel, c.watch, c.caller, c.start = l, cancel, w, who, time.Now()
+	c := &clock{limits: l, cancel: cancel, caller: who, start: time.Now()}
 	// Stored before it is armed: fire, on the timer's goroutine, reads
 	// it (the race detector saw fire read it before the assignment of
 	// time.AfterFunc's result was known to have happened).
@@ -112,15 +104,16 @@ var errCallerGone = errors.New("the caller hung up")
 type callerKey struct{}
 
 // caller is the connection of the caller of an upstream call, and
-// whether the call's clock saw it hang up.
+// whether the call's limits (its clock, or a lean exchange's deadlines)
+// saw it hang up.
 type caller struct {
 	conn net.Conn
 	gone atomic.Bool
 }
 
-// callerCheck is how often a call's clock looks at its caller's
+// callerCheck is how often a call's limits look at its caller's
 // connection while it waits on the upstream: fasthttp's server does not
-// see a caller hang up, so the clock peeks (callerGone). A plain reply
+// see a caller hang up, so they peek (callerGone). A plain reply
 // that comes within it costs nothing more; a stream costs one peek
 // (a recvfrom) per callerCheck it stays open.
 const callerCheck = 250 * time.Millisecond
@@ -143,10 +136,8 @@ type clock struct {
 	// caller is the caller, watched for a hang-up while the call is
 	// open (nil: not watched).
 	caller *caller
-	// cancel is the call's context's; watch, when not nil, closes the
-	// connection in use when the clock cancels the call (cancelCall).
+	// cancel is the call's context's.
 	cancel context.CancelCauseFunc
-	watch  *connWatch
 	start  time.Time
 	// reply is the reply's body, once the headers arrived (replied).
 	reply limitedBody
@@ -185,14 +176,8 @@ func (c *clock) stop() {
 	c.timer.Load().Stop()
 }
 
-// cancelCall cancels the call with cause, and closes the connection in
-// use when the call has a watch.
-func (c *clock) cancelCall(cause error) {
-	c.cancel(cause)
-	if c.watch != nil {
-		c.watch.cancel()
-	}
-}
+// cancelCall cancels the call with cause.
+func (c *clock) cancelCall(cause error) { c.cancel(cause) }
 
 // fire cancels the call for the limit that passed, or arms the timer for
 // the nearest deadline left.

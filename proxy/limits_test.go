@@ -65,11 +65,16 @@ func TestTotalTimeout(t *testing.T) {
 func TestIdleTimeoutRunsFromTheLastRead(t *testing.T) {
 	up := pacedStream(t, 6, 100*time.Millisecond)
 	rt := testRoute("free", up, validate.Rules{})
-	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = time.Second, 300*time.Millisecond, 10*time.Second
+	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = time.Second, 300*time.Millisecond, 20*time.Second
 	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	start := time.Now()
 	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", true))
 	if r.err == nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != 6 {
 		t.Fatalf("want a 200 stream of 6 events cut while read: %d %q %v", r.status, r.body, r.err)
+	}
+	// Cut by the idle gap, about 0.8 s in, not by the total limit.
+	if took := time.Since(start); took >= rt.TotalTimeout/2 {
+		t.Fatalf("the stream was cut after %v: the idle gap (%v) did not end it", took, rt.IdleTimeout)
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
 }
@@ -84,9 +89,13 @@ func TestFirstByteTimeout(t *testing.T) {
 	rt := testRoute("free", up, validate.Rules{})
 	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = 200*time.Millisecond, 100*time.Millisecond, 10*time.Second
 	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	start := time.Now()
 	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", false))
 	if r.err != nil || r.status != http.StatusGatewayTimeout {
 		t.Fatalf("want 504: %d %q %v", r.status, r.body, r.err)
+	}
+	if took := time.Since(start); took >= rt.TotalTimeout/2 {
+		t.Fatalf("answered after %v: the first byte's limit (%v) did not end the call", took, rt.FirstByteTimeout)
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="timeout",reason="",route="free",verdict="hard_fail"} 1`)
 }
