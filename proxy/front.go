@@ -166,6 +166,7 @@ func (p *Proxy) serveRoute(ctx *fasthttp.RequestCtx, rt *route, rest []byte) {
 	var call *instrument.Call
 	if rt.judges(ctx) {
 		call = p.metrics.Begin(rt.name, rt.v)
+		call.DiscardContent() // the proxy reads the verdict alone
 	}
 	b := &replyBody{call: call, cancel: func(error) {}, slots: rt.slots}
 	// The caller, for the call's limits to look at while it waits on

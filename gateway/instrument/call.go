@@ -25,6 +25,9 @@ type Call struct {
 	c      *validate.Classifier
 	status int
 	first  firstToken
+	// discard says Finish's caller does not read the Result's Content
+	// (DiscardContent).
+	discard bool
 }
 
 // Begin starts recording a call of route whose reply is judged by v.
@@ -35,7 +38,7 @@ func (m *Metrics) Begin(route string, v *validate.Validator) *Call {
 // Reply begins judging the reply; later calls are ignored.
 func (c *Call) Reply(status int, header http.Header) {
 	if c.c == nil {
-		c.status, c.c = status, c.v.Start(status, header)
+		c.judge(status, c.v.Start(status, header))
 	}
 }
 
@@ -44,7 +47,27 @@ func (c *Call) Reply(status int, header http.Header) {
 // validate.Validator.StartContentType).
 func (c *Call) ReplyContentType(status int, contentType string) {
 	if c.c == nil {
-		c.status, c.c = status, c.v.StartContentType(status, contentType)
+		c.judge(status, c.v.StartContentType(status, contentType))
+	}
+}
+
+// DiscardContent says the caller of Finish will not read the Result's
+// Content, so that judging need not copy the completion's text (see
+// validate.Classifier.DiscardContent); the verdict and what is recorded
+// are the same. Call it before Finish.
+func (c *Call) DiscardContent() {
+	c.discard = true
+	if c.c != nil {
+		c.c.DiscardContent()
+	}
+}
+
+// judge keeps the reply's Classifier, told to discard the content when
+// the call was.
+func (c *Call) judge(status int, cl *validate.Classifier) {
+	c.status, c.c = status, cl
+	if c.discard {
+		cl.DiscardContent()
 	}
 }
 

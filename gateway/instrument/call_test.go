@@ -2,6 +2,7 @@ package instrument_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,5 +69,37 @@ func TestCallRecordsWithoutNetHTTP(t *testing.T) {
 	}
 	if got := testenv.Metric(t, reg, "llm_gateway_response_size_bytes", map[string]string{"route": "free"}); got != 3 {
 		t.Errorf("response sizes observed %v, want 3 (not the timeout)", got)
+	}
+}
+
+// TestCallDiscardContent: a call told that nobody reads the Result's
+// Content, before or after its reply began, gives the verdict a call
+// that keeps it gives, and no Content.
+func TestCallDiscardContent(t *testing.T) {
+	m := instrument.MustNewMetrics(prometheus.NewRegistry())
+	v := validate.MustNew(validate.Rules{MinLength: 300})
+	plain := http.Header{"Content-Type": {"application/json"}}
+	body := []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat(`Routes fail silently.\n`, 10) + `"},"finish_reason":"stop"}]}`)
+	judge := func(discard, before bool) validate.Result {
+		c := m.Begin("free", v)
+		if discard && before {
+			c.DiscardContent()
+		}
+		c.Reply(http.StatusOK, plain)
+		if discard && !before {
+			c.DiscardContent()
+		}
+		c.Write(body)
+		return c.Finish(false)
+	}
+	want := judge(false, false)
+	if want.Verdict != validate.SoftFail || want.Reason != validate.ReasonTooShort || want.Content == "" {
+		t.Fatalf("kept: %+v, want too_short with its content", want)
+	}
+	want.Content = ""
+	for _, before := range []bool{true, false} {
+		if got := judge(true, before); got != want {
+			t.Errorf("discarded (before the reply: %v): %+v, want %+v", before, got, want)
+		}
 	}
 }

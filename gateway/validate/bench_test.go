@@ -59,6 +59,20 @@ func BenchmarkJudgePlain(b *testing.B) {
 				}
 			}
 		})
+		// As hermes proxy judges it: nobody reads the Result's Content.
+		v := MustNew(Rules{})
+		b.Run(c.name+"/discard", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				cl := v.Start(200, jsonHeader)
+				cl.DiscardContent()
+				_, _ = cl.Write(body)
+				if r := cl.Finish(); r.Verdict != OK {
+					b.Fatal(r)
+				}
+			}
+		})
 	}
 }
 

@@ -41,6 +41,9 @@ type Classifier struct {
 	overflow    bool
 	interrupted bool
 	result      *Result
+	// discard says the caller does not read Result.Content
+	// (DiscardContent).
+	discard bool
 
 	// stream state
 	line      []byte
@@ -88,6 +91,15 @@ func (v *Validator) StartContentType(status int, contentType string) *Classifier
 	}
 	return c
 }
+
+// DiscardContent says the caller will not read the Result's Content:
+// Finish then leaves it empty for a plain reply, and judges a long
+// completion's text where it lies in the body instead of copying it
+// (1.2 kB for a typical completion; hermes proxy reads only the verdict
+// and its reason). The verdict, the reason and Chars are the same. Call
+// it before Finish; a stream's content is still kept (its deltas are
+// joined to be judged).
+func (c *Classifier) DiscardContent() { c.discard = true }
 
 // Classify judges a whole reply.
 func (v *Validator) Classify(status int, header http.Header, body []byte) Result {
@@ -354,10 +366,7 @@ func (t *content) String() string {
 func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCalls bool) Result {
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" && !truncatedText {
-		if toolCalls {
-			return okResult()
-		}
-		return soft(ReasonEmpty, "the completion has no content")
+		return blankContent(toolCalls)
 	}
 	if chars <= v.fallbackMaxChars {
 		if p, ok := containsAny(strings.ToLower(trimmed), v.fallback); ok {
@@ -369,6 +378,36 @@ func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCall
 			return r
 		}
 	}
+	return v.judgeLength(chars)
+}
+
+// readsText says whether judging a completion of chars characters reads
+// its text (for a fallback phrase, or the schema), and not only whether
+// it is blank and its length (judgeLong).
+func (v *Validator) readsText(chars int) bool {
+	return chars <= v.fallbackMaxChars || v.schema != nil
+}
+
+// judgeLong is judgeContent for a completion whose text it does not read
+// (readsText is false): blank, and its length in characters.
+func (v *Validator) judgeLong(blank bool, chars int, toolCalls bool) Result {
+	if blank {
+		return blankContent(toolCalls)
+	}
+	return v.judgeLength(chars)
+}
+
+// blankContent is the verdict on a completion with no text: fine when it
+// calls tools, empty otherwise.
+func blankContent(toolCalls bool) Result {
+	if toolCalls {
+		return okResult()
+	}
+	return soft(ReasonEmpty, "the completion has no content")
+}
+
+// judgeLength holds a completion of chars characters to min_length.
+func (v *Validator) judgeLength(chars int) Result {
 	if v.minLength > 0 && chars < v.minLength {
 		return soft(ReasonTooShort, "%d characters, less than %d", chars, v.minLength)
 	}

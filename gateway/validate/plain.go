@@ -30,7 +30,10 @@ func (c *Classifier) finishPlain() Result {
 			}
 		}
 		r := v.judgeContent(text, chars, false, false)
-		r.Chars, r.Content = chars, text
+		r.Chars = chars
+		if !c.discard {
+			r.Content = text
+		}
 		return r
 	}
 	r, ok := c.scan(body)
@@ -76,11 +79,27 @@ func (c *Classifier) finishPlain() Result {
 	c.finish = finish
 	c.usage = usageFrom(r.usage)
 	msg := choice.message
-	// The text is copied once, out of the pooled body: Result.Content
-	// holds it after Finish.
-	text, _ := msg.content.str()
-	c.content.add(text)
 	tools := notEmpty(msg.toolCalls) || notEmpty(msg.functionCall)
+	if c.discard && msg.content.isString() {
+		// Nobody reads Result.Content: a long text is judged where it
+		// lies, a short one (or one for the schema) is read as below.
+		chars, blank := textFacts(msg.content[1 : len(msg.content)-1])
+		if !v.readsText(chars) {
+			c.content.chars += chars
+			if finish == "length" {
+				return soft(ReasonTruncated, "finish_reason length")
+			}
+			return v.judgeLong(blank, chars, tools)
+		}
+	}
+	// The text is copied once, out of the pooled body: Result.Content
+	// holds it after Finish, unless it is discarded.
+	text, _ := msg.content.str()
+	if c.discard {
+		c.content.chars += runeCount(text)
+	} else {
+		c.content.add(text)
+	}
 	if finish == "length" {
 		return soft(ReasonTruncated, "finish_reason length")
 	}

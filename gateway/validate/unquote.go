@@ -1,7 +1,9 @@
 package validate
 
 import (
+	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -46,24 +48,35 @@ func writeUnquoted(b *strings.Builder, s []byte) {
 // writeEscape writes what the escape at s[0] (a backslash) stands for
 // and returns how many bytes of s it took.
 func writeEscape(b *strings.Builder, s []byte) int {
+	r, n := escapeRune(s)
+	if r >= 0 {
+		b.WriteRune(r)
+	}
+	return n
+}
+
+// escapeRune is the rune the escape at s[0] (a backslash) stands for, -1
+// for none (a bad escape, which validJSON refuses), and how many bytes of
+// s it takes.
+func escapeRune(s []byte) (rune, int) {
 	if len(s) < 2 {
-		return len(s)
+		return -1, len(s)
 	}
 	switch s[1] {
 	case 'b':
-		b.WriteByte('\b')
+		return '\b', 2
 	case 'f':
-		b.WriteByte('\f')
+		return '\f', 2
 	case 'n':
-		b.WriteByte('\n')
+		return '\n', 2
 	case 'r':
-		b.WriteByte('\r')
+		return '\r', 2
 	case 't':
-		b.WriteByte('\t')
+		return '\t', 2
 	case 'u':
 		r := hex4(s[2:])
 		if r < 0 {
-			return 2
+			return -1, 2
 		}
 		if utf16.IsSurrogate(r) {
 			// encoding/json joins a high surrogate with the \u escape
@@ -71,18 +84,52 @@ func writeEscape(b *strings.Builder, s []byte) int {
 			// U+FFFD and the second is read on its own.
 			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
 				if pair := utf16.DecodeRune(r, hex4(s[8:])); pair != utf8.RuneError {
-					b.WriteRune(pair)
-					return 12
+					return pair, 12
 				}
 			}
 			r = utf8.RuneError
 		}
-		b.WriteRune(r)
-		return 6
-	default:
-		b.WriteByte(s[1]) // '"', '\\', '/'
+		return r, 6
 	}
-	return 2
+	return rune(s[1]), 2 // '"', '\\', '/'
+}
+
+// textFacts is what judging a long completion reads of its text, from
+// the bytes s between the quotes of its JSON string, as writeUnquoted
+// would unquote them but without writing the text anywhere: its
+// characters (runeCount of the text) and whether it is blank (nothing
+// left by strings.TrimSpace). FuzzTextFacts holds it to writeUnquoted.
+func textFacts(s []byte) (chars int, blank bool) {
+	blank = true
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			i = len(s)
+		}
+		run := s[:i]
+		if utf8.Valid(run) {
+			chars += runeCount(run)
+			blank = blank && len(bytes.TrimSpace(run)) == 0
+		} else {
+			// A byte that is not UTF-8 is a U+FFFD of its own.
+			for j := 0; j < len(run); {
+				r, size := utf8.DecodeRune(run[j:])
+				chars++
+				blank = blank && size > 1 && unicode.IsSpace(r)
+				j += size
+			}
+		}
+		s = s[i:]
+		if len(s) > 0 {
+			r, n := escapeRune(s)
+			if r >= 0 {
+				chars++
+				blank = blank && unicode.IsSpace(r)
+			}
+			s = s[n:]
+		}
+	}
+	return chars, blank
 }
 
 // hex4 is the value of the four hex digits that start s, or -1.

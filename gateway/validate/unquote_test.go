@@ -50,4 +50,11 @@ func checkUnquoted(t *testing.T, s []byte) {
 	if n, un := runeCount(want), utf8.RuneCountInString(want); n != un {
 		t.Fatalf("runeCount(%q) = %d, utf8 counts %d", want, n, un)
 	}
+	chars, blank := textFacts(s)
+	if n := utf8.RuneCountInString(want); chars != n {
+		t.Fatalf("textFacts(%q): %d characters, the text %q has %d", s, chars, want, n)
+	}
+	if b := strings.TrimSpace(want) == ""; blank != b {
+		t.Fatalf("textFacts(%q): blank %v, the text %q is blank: %v", s, blank, want, b)
+	}
 }

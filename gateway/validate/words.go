@@ -52,7 +52,7 @@ func firstStop(b []byte, i int) int {
 // writeUnquoted make): the bytes that do not continue a rune (10xxxxxx).
 // RuneCountInString decodes rune by rune: it was 14 % of
 // BenchmarkJudgePlain.
-func runeCount(s string) int {
+func runeCount[T string | []byte](s T) int {
 	n, i := len(s), 0
 	for ; i+8 <= len(s); i += 8 {
 		w := word(s, i)
