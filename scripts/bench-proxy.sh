@@ -14,7 +14,8 @@
 #   - throughput, closed-loop: plain replies (wrk -t2 -c64 when installed,
 #     else the Go load generator at 64 connections) and 200 concurrent
 #     streams of 20 events sent back to back: hermes ≥ 80 % of nginx
-#     (medians of ROUNDS rounds, the targets in turn). A bare
+#     (medians of ROUNDS rounds, the targets in turn, each round starting
+#     one target later than the last). A bare
 #     httputil.ReverseProxy (internal/benchproxy/bare: no judging, no
 #     metrics, no limits) takes its turn too, and so does a bare one on
 #     fasthttp (internal/benchproxy/barefast: its server and HostClient,
@@ -40,7 +41,7 @@
 # server, proxy/front.go).
 #
 # Environment: DURATION (default 20s) of each latency load; TPUT (default
-# 5s) of each throughput load, ROUNDS (default 3) of them per target; HOLD (default 20s) of the 1,000 streams;
+# 5s) of each throughput load, ROUNDS (default 5) of them per target; HOLD (default 20s) of the 1,000 streams;
 # SOAK (default 10m; 0 skips it); STREAMS (default 1000) held open;
 # ONLY=throughput runs only the throughput rounds (no memory, latency or
 # soak) and prints only their table;
@@ -50,7 +51,7 @@ set -eu
 cd "$(dirname "$0")/.."
 duration=${DURATION:-20s}
 tput=${TPUT:-5s}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 hold=${HOLD:-20s}
 soak=${SOAK:-10m}
 nstreams=${STREAMS:-1000}
@@ -279,8 +280,14 @@ else
 fi
 echo "throughput: plain replies ($ptool) and 200 concurrent streams, $tput each, $rounds rounds in turn (medians)" >&2
 : >"$dir/tput"
+targets="direct nginx bare barefast hermes"
 for r in $(seq "$rounds"); do
-	for t in direct nginx bare barefast hermes; do
+	# Each round starts one target later than the round before, so that
+	# no target always follows the same one (and what it leaves behind:
+	# the bare net/http proxy's thousand idle connections, the streams'
+	# closing) or always comes last, as the load rises.
+	order=$(echo $targets | awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }')
+	for t in $order; do
 		url=$(urlof $t)
 		c0=$(cpu_of $t)
 		if command -v wrk >/dev/null; then
