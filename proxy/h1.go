@@ -43,9 +43,11 @@ import (
 // (net/http/httputil), which returns every chunk already buffered in
 // one read. What is left to this file is the pool and the connection's
 // life: it is put back when its reply was read to the end and both sides
-// keep it alive, and closed otherwise; a context cancelled (the caller
-// gone, or a limit of limits.go) closes it, which ends a blocked write or
-// read; a kept connection is looked at (alive) before it is used, and
+// keep it alive, and closed otherwise; the front's exchange is held to
+// its limits by the connection's deadlines (deadline.go), and one held by
+// a context instead has the connection closed when the context is done,
+// which ends a blocked write or read; a kept connection is looked at
+// (alive) before it is used, and
 // one the upstream closed under a request that may be sent again is
 // retried once, as net/http's Transport does. Measured in the fifth pass
 // of docs/scale.md.
