@@ -104,24 +104,12 @@ func (d *deadlines) expired() error {
 		return d.cause
 	}
 	now := time.Since(d.start)
-	next := d.limits.TotalTimeout
-	switch {
-	case now >= next:
-		d.cause = errTotal
-	case d.body && now-d.last >= d.limits.IdleTimeout:
-		d.cause = errIdle
-	case !d.body && now >= d.limits.FirstByteTimeout:
-		d.cause = errFirstByte
+	at, cause := limitAt(d.limits, now, d.body, d.last)
+	if cause != nil {
+		d.cause = cause
+		return cause
 	}
-	if d.cause != nil {
-		return d.cause
-	}
-	if d.body {
-		next = min(next, d.last+d.limits.IdleTimeout)
-	} else {
-		next = min(next, d.limits.FirstByteTimeout)
-	}
-	d.read = d.start.Add(d.check(now, next))
+	d.read = d.start.Add(d.check(now, at))
 	return nil
 }
 

@@ -191,27 +191,34 @@ func (c *clock) fire() {
 		return
 	}
 	now := time.Since(c.start)
-	next := c.limits.TotalTimeout - now
-	if next <= 0 {
-		c.cancelCall(errTotal)
+	at, cause := limitAt(c.limits, now, c.body.Load(), time.Duration(c.last.Load()))
+	if cause != nil {
+		c.cancelCall(cause)
 		return
 	}
-	if c.body.Load() {
-		idle := c.limits.IdleTimeout - (now - time.Duration(c.last.Load()))
-		if idle <= 0 {
-			c.cancelCall(errIdle)
-			return
-		}
-		next = min(next, idle)
-	} else {
-		first := c.limits.FirstByteTimeout - now
-		if first <= 0 {
-			c.cancelCall(errFirstByte)
-			return
-		}
-		next = min(next, first)
+	c.timer.Load().Reset(c.bound(at - now))
+}
+
+// limitAt is where a call held to l stands at now (time since its
+// start): the limit that has passed, or when (time since its start) the
+// nearest one left falls. body says the reply's headers are in, so that
+// the idle gap runs from last, the body's last read, instead of the
+// first byte's limit. The clock and a lean exchange's deadlines both
+// decide by it.
+func limitAt(l Limits, now time.Duration, body bool, last time.Duration) (time.Duration, error) {
+	if now >= l.TotalTimeout {
+		return 0, errTotal
 	}
-	c.timer.Load().Reset(c.bound(next))
+	if body {
+		if now-last >= l.IdleTimeout {
+			return 0, errIdle
+		}
+		return min(l.TotalTimeout, last+l.IdleTimeout), nil
+	}
+	if now >= l.FirstByteTimeout {
+		return 0, errFirstByte
+	}
+	return min(l.TotalTimeout, l.FirstByteTimeout), nil
 }
 
 // limitedBody is an upstream body whose reads restart the idle gap.
