@@ -1,13 +1,17 @@
 package proxy
 
 import (
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 )
@@ -121,4 +125,85 @@ func pacedStream(t *testing.T, n int, gap time.Duration) string {
 		}
 		<-r.Context().Done() // the stall
 	}))
+}
+
+// TestLimitsOverTLS: an https:// upstream on the lean exchange (HTTP/1.1
+// asked) keeps a stream whose events come further apart than the look
+// at the caller (each look is a read deadline that passes on the TLS
+// connection, which is read again), and still cuts one that stalls past
+// idle_timeout.
+func TestLimitsOverTLS(t *testing.T) {
+	event := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"},\"finish_reason\":null}]}\n\n"
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for range 4 {
+			io.WriteString(w, event)
+			rc.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(2 * callerCheck):
+			}
+		}
+		if r.URL.Query().Has("stall") {
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	rt := testRoute("free", srv.URL, validate.Rules{})
+	rt.HTTPConfig.EnableHTTP2 = false
+	rt.HTTPConfig.TLSConfig = commoncfg.TLSConfig{CA: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})), ServerName: "example.com"}
+	base, reg, p := startProxy(t, &Config{Routes: []Route{rt}}, nil)
+	if p.routes.Load().byName["free"].lean == nil {
+		t.Fatal("the https:// route with HTTP/1.1 asked is not on the lean exchange")
+	}
+	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", true))
+	if r.err != nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != 6 {
+		t.Fatalf("want the whole stream of 6 events: %d %q %v", r.status, r.body, r.err)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
+
+	start := time.Now()
+	req := chatRequest(t, base+"/free/v1", true)
+	req.URL.RawQuery = "stall"
+	r = call(http.DefaultClient, req)
+	if r.err == nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != 4 {
+		t.Fatalf("want a 200 stream of 4 events cut while read: %d %q %v", r.status, r.body, r.err)
+	}
+	if took := time.Since(start); took >= rt.TotalTimeout/2 {
+		t.Fatalf("the stream was cut after %v: the idle gap (%v) did not end it", took, rt.IdleTimeout)
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
+}
+
+// TestKeptConnectionOutlivesItsDeadline: at a night's pace a kept
+// upstream connection waits in the pool long past the read deadline its
+// last call left on it; the next call takes it (no new connection) and
+// is answered, its own deadlines set afresh.
+func TestKeptConnectionOutlivesItsDeadline(t *testing.T) {
+	srv, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there."},"finish_reason":"stop"}]}`)
+	}))
+	base, reg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", srv.URL, validate.Rules{})}}, nil)
+	for i := range 2 {
+		if i == 1 {
+			// The condition itself: the first call's read deadline (the
+			// look at the caller, callerCheck after its start) has passed.
+			time.Sleep(2 * callerCheck)
+		}
+		r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", false))
+		if r.err != nil || r.status != http.StatusOK {
+			t.Fatalf("call %d: %d %q %v", i+1, r.status, r.body, r.err)
+		}
+	}
+	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 2`)
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d upstream connections, want the first one kept and used again", n)
+	}
 }
