@@ -120,6 +120,17 @@ func TestCrashMidActuationReconciles(t *testing.T) {
 	// the actuation), so the restart restores it: it wants what the file
 	// already says, and only reading nginx tells it nginx does not run it.
 	waitFailoverScraped(t, db, "Prometheus")
+	// The reload held above may have been cut meanwhile by the tick's
+	// deadline (an interval: the file is then put back to what nginx
+	// serves), and the next tick holds the next one: kill Hermes while
+	// one is held, as soon as it is.
+	if err := os.Remove(reached); err != nil {
+		t.Fatal(err)
+	}
+	testenv.EventuallyDetail(t, time.Minute, "Hermes holding a reload to the failover again", func() (bool, string) {
+		_, err := os.Stat(reached)
+		return err == nil, fmt.Sprint(h.Status(t).Route("free"))
+	})
 	h.Process().Kill()
 	killed := time.Now()
 	if err := os.Remove(hang); err != nil {
