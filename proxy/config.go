@@ -152,7 +152,7 @@ func (c *Config) Validate() error {
 		case !rules.ValidRouteName(r.Name) || r.Name == "." || r.Name == "..":
 			add(at+".name", "%q must match %s (and be a path segment)", r.Name, rules.RouteNamePattern())
 		case reserved[r.Name]:
-			add(at+".name", "%q is reserved for the proxy's own endpoints (/metrics, /-/…)", r.Name)
+			add(at+".name", "%q is reserved for the proxy's own endpoints (/metrics, /-/…, /debug/pprof/)", r.Name)
 		case first == r.Name:
 			add(at+".name", "duplicate route %q", r.Name)
 		case twin:
@@ -187,8 +187,10 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// reserved are path prefixes the proxy serves itself.
-var reserved = map[string]bool{"metrics": true, "-": true}
+// reserved are path prefixes the proxy serves itself. debug is reserved
+// even when --web.enable-pprof is off, so that a file valid without the
+// flag stays valid with it (a route named debug would take /debug/pprof/).
+var reserved = map[string]bool{"metrics": true, "-": true, "debug": true}
 
 // validate reports the problems of limits at path.
 func (l Limits) validate(path string) []error {
