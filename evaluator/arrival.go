@@ -118,11 +118,8 @@ func spreadInterval(p *Policy, i int, c *Contribution, smps []Sample) interval {
 	// about whether its failure is still current.
 	least, most := c.Value, c.Value
 	for _, w := range wins {
-		if w.col >= len(smps) {
-			break
-		}
-		s := &smps[w.col]
-		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+		s, counts := windowSample(w, smps)
+		if !counts {
 			continue
 		}
 		if sv, sn := spreadSample(s.Value, s.Volume, per, above); sn > 0 {

@@ -140,12 +140,9 @@ func withWindows(own interval, v, n float64, wins []windowColumn, smps []Sample,
 	allowed := v
 	var at, vetoAt, sizeAt []ends
 	for k, w := range wins {
-		if w.col >= len(smps) {
-			break
-		}
-		s := &smps[w.col]
 		at, vetoAt, sizeAt = append(at, ends{}), append(vetoAt, ends{}), append(sizeAt, ends{})
-		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+		s, counts := windowSample(w, smps)
+		if !counts {
 			continue
 		}
 		at[k] = endsOf(b, s.Value, s.Volume)
@@ -178,11 +175,8 @@ func withWindowsAt(own interval, v, allowed float64, wins []windowColumn, smps [
 	least, most := v, v // of the shorter windows' ratios
 	// allowed: the least of the shorter windows' upper bounds at veto
 	for k, w := range wins {
-		if w.col >= len(smps) {
-			break
-		}
-		s := &smps[w.col]
-		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+		s, counts := windowSample(w, smps)
+		if !counts {
 			continue
 		}
 		wi := intervalOf(at[k], s.Value)
@@ -240,11 +234,8 @@ func (wb *windowBounds) of(p *Policy, wins []windowColumn, smps []Sample, strict
 		wb.size = wb.recovery // size is recovery when set (NewPolicy)
 	}
 	for k, w := range wins {
-		if w.col >= len(smps) {
-			break
-		}
-		s := &smps[w.col]
-		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+		s, counts := windowSample(w, smps)
+		if !counts {
 			continue
 		}
 		sh := endsOf(p.shown, s.Value, s.Volume)
@@ -299,14 +290,23 @@ func callsOf(k int, own windowCalls, wins []windowColumn, smps []Sample) (window
 	if k < 0 {
 		return own, true
 	}
-	if wins[k].col >= len(smps) {
-		return windowCalls{}, false
-	}
-	s := &smps[wins[k].col]
-	if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+	s, ok := windowSample(wins[k], smps)
+	if !ok {
 		return windowCalls{}, false
 	}
 	return windowCalls{s.Value, s.Volume}, true
+}
+
+// windowSample is window w's sample in smps when it counts as evidence:
+// read, counted and of some calls. A window past smps (a tick that read
+// fewer columns) has none. Every loop over a signal's windows skips the
+// others with it, so that all read the same windows.
+func windowSample(w windowColumn, smps []Sample) (*Sample, bool) {
+	if w.col >= len(smps) {
+		return nil, false
+	}
+	s := &smps[w.col]
+	return s, s.Status == StatusOK && s.Counted && s.Volume > 0
 }
 
 // sizedByProving is iv, a signal's interval from withWindows with the

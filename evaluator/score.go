@@ -495,11 +495,8 @@ func suggestedInterval(p *Policy, i int, c *Contribution, smps []Sample, rec []e
 	}
 	most := v
 	for j, w := range wins {
-		if w.col >= len(smps) {
-			break
-		}
-		s := &smps[w.col]
-		if s.Status != StatusOK || !s.Counted || !(s.Volume > 0) {
+		s, counts := windowSample(w, smps)
+		if !counts {
 			continue
 		}
 		if _, n := spreadSample(s.Value, s.Volume, per, above); n > 0 {
@@ -574,7 +571,7 @@ func ratiosPast(bs []rules.Bound, v float64, wins []windowColumn, smps []Sample)
 		if w.col >= len(smps) {
 			break
 		}
-		if s := &smps[w.col]; s.Status == StatusOK && s.Counted && s.Volume > 0 && pastAny(bs, s.Value) {
+		if s, counts := windowSample(w, smps); counts && pastAny(bs, s.Value) {
 			return true
 		}
 	}
