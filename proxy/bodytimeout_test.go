@@ -17,19 +17,20 @@ import (
 )
 
 // TestClientBodyTimeout: a caller that declares a request body, sends
-// half of it and then nothing is answered 408 once client_body_timeout
-// passes without a byte, as nginx's client_body_timeout answers it. Its
-// upstream call is cancelled (a body read ahead never reaches the
-// upstream; a larger one, streamed, is cut there), the route's slot is
-// freed, and the call is counted in
-// hermes_proxy_request_body_timeouts_total, not in the contract: the
-// upstream did nothing wrong. The caller is a real TCP client that
-// stays connected throughout.
+// half of it (or none of it) and then nothing is answered 408 once
+// client_body_timeout passes without a byte, as nginx's
+// client_body_timeout answers it. Its upstream call is cancelled (a body
+// read ahead never reaches the upstream; a larger one, streamed, is cut
+// there), the route's slot is freed, and the call is not in the
+// contract: the upstream did nothing wrong. One that sent part of its
+// body is counted in hermes_proxy_request_body_timeouts_total. The
+// caller is a real TCP client that stays connected throughout.
 func TestClientBodyTimeout(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		size int
 	}{
+		{"no byte", 0},
 		{"read ahead", 512},
 		{"streamed", 4 * maxReadAhead},
 	} {
@@ -56,8 +57,12 @@ func TestClientBodyTimeout(t *testing.T) {
 			}
 			defer conn.Close()
 			body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("fox ", c.size/4) + `"}]}`
+			sent := body[:len(body)/2]
+			if c.size == 0 {
+				sent = "" // the headers alone
+			}
 			fmt.Fprintf(conn, "POST /free/v1/chat/completions HTTP/1.1\r\nHost: proxy\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
-				secret, len(body), body[:len(body)/2])
+				secret, len(body), sent)
 			// The bound of a failure (the proxy waiting for the body for
 			// ever), not of the proxy's speed.
 			conn.SetReadDeadline(time.Now().Add(testLimits.TotalTimeout))
@@ -93,7 +98,13 @@ func TestClientBodyTimeout(t *testing.T) {
 			if n := calls.Load(); n != wantCalls {
 				t.Errorf("the upstream got %d calls, want %d", n, wantCalls)
 			}
-			waitSeries(t, reg, `hermes_proxy_request_body_timeouts_total{route="free"} 1`)
+			if c.size != 0 {
+				// A caller who sent no byte of the body is answered by
+				// fasthttp's server before the handler, with the request
+				// reset (requestError): not counted here, as not in the
+				// contract.
+				waitSeries(t, reg, `hermes_proxy_request_body_timeouts_total{route="free"} 1`)
+			}
 			waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 			for k, v := range contract(t, reg) {
 				if strings.HasPrefix(k, "llm_gateway_requests_total") && (k != "llm_gateway_requests_total{code=200,reason=,route=free,verdict=ok}" || v != 1) {
