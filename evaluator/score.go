@@ -568,9 +568,6 @@ func ratiosPast(bs []rules.Bound, v float64, wins []windowColumn, smps []Sample)
 		return true
 	}
 	for _, w := range wins {
-		if w.col >= len(smps) {
-			break
-		}
 		if s, counts := windowSample(w, smps); counts && pastAny(bs, s.Value) {
 			return true
 		}
