@@ -136,6 +136,34 @@ func TestCoreDeps(t *testing.T) {
 	}
 }
 
+// TestCoreUnsafeOnlyInGo: of everything the core depends on, only Go's
+// own packages import unsafe (runtime, sync, math, strings: every Go
+// program reaches it through them). No package of the module or of a
+// library the core uses (gonum) does.
+func TestCoreUnsafeOnlyInGo(t *testing.T) {
+	importers := unsafeImporters(goListDeps(t, "./evaluator/..."))
+	if !slices.Contains(importers, "runtime") {
+		t.Fatalf("runtime is not among the importers of unsafe (%v): the graph was not read", importers)
+	}
+	for _, pkg := range importers {
+		if first, _, _ := strings.Cut(pkg, "/"); strings.Contains(first, ".") {
+			t.Errorf("%s imports unsafe: the core reaches unsafe only through Go's standard library", pkg)
+		}
+	}
+}
+
+// unsafeImporters are the packages of graph that import unsafe directly.
+func unsafeImporters(graph map[string][]string) []string {
+	var out []string
+	for pkg, imports := range graph {
+		if slices.Contains(imports, "unsafe") {
+			out = append(out, pkg)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TestCoreFiles: no non-test file of a package the core depends on
 // imports fmt or encoding/json. The core
 // writes numbers and messages with strconv (evaluator/text.go), and the
