@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -71,12 +72,21 @@ func TestIdleTimeoutRunsFromTheLastRead(t *testing.T) {
 	rt := testRoute("free", up, validate.Rules{})
 	rt.FirstByteTimeout, rt.IdleTimeout, rt.TotalTimeout = time.Second, 300*time.Millisecond, 20*time.Second
 	base, reg, _ := startProxy(t, &Config{Routes: []Route{rt}}, nil)
-	start := time.Now()
-	r := call(http.DefaultClient, chatRequest(t, base+"/free/v1", true))
-	if r.err == nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != 6 {
-		t.Fatalf("want a 200 stream of 6 events cut while read: %d %q %v", r.status, r.body, r.err)
-	}
 	// Cut by the idle gap, about 0.8 s in, not by the total limit.
+	cutByIdleGap(t, rt, reg, chatRequest(t, base+"/free/v1", true), 6)
+}
+
+// cutByIdleGap calls req, a stream that stalls after n events, and fails
+// t unless the stream came as a 200 cut while read after those n events,
+// by the idle gap (well before rt's total limit), and is recorded as
+// truncated.
+func cutByIdleGap(t *testing.T, rt Route, reg *prometheus.Registry, req *http.Request, n int) {
+	t.Helper()
+	start := time.Now()
+	r := call(http.DefaultClient, req)
+	if r.err == nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != n {
+		t.Fatalf("want a 200 stream of %d events cut while read: %d %q %v", n, r.status, r.body, r.err)
+	}
 	if took := time.Since(start); took >= rt.TotalTimeout/2 {
 		t.Fatalf("the stream was cut after %v: the idle gap (%v) did not end it", took, rt.IdleTimeout)
 	}
@@ -167,17 +177,9 @@ func TestLimitsOverTLS(t *testing.T) {
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 
-	start := time.Now()
 	req := chatRequest(t, base+"/free/v1", true)
 	req.URL.RawQuery = "stall"
-	r = call(http.DefaultClient, req)
-	if r.err == nil || r.status != http.StatusOK || strings.Count(string(r.body), "data: ") != 4 {
-		t.Fatalf("want a 200 stream of 4 events cut while read: %d %q %v", r.status, r.body, r.err)
-	}
-	if took := time.Since(start); took >= rt.TotalTimeout/2 {
-		t.Fatalf("the stream was cut after %v: the idle gap (%v) did not end it", took, rt.IdleTimeout)
-	}
-	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="truncated",route="free",verdict="soft_fail"} 1`)
+	cutByIdleGap(t, rt, reg, req, 4)
 }
 
 // TestKeptConnectionOutlivesItsDeadline: at a night's pace a kept
