@@ -610,7 +610,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 		}
 	})
 	if b.call != nil {
-		b.call.ReplyContentType(hs.resp.StatusCode(), string(hs.resp.ContentType()))
+		b.call.ReplyEncoded(hs.resp.StatusCode(), string(hs.resp.ContentType()), string(hs.resp.ContentEncoding()))
 	}
 	b.rc = hb
 	switch n := hs.resp.ContentLength(); {

@@ -120,6 +120,18 @@ func call(client *http.Client, req *http.Request) reply {
 	return reply{status: resp.StatusCode, header: h, body: body, err: err}
 }
 
+// requestsTotal is the requests_total series of a contract.
+func requestsTotal(c map[string]float64) string {
+	var out []string
+	for k, v := range c {
+		if strings.HasPrefix(k, "llm_gateway_requests_total") {
+			out = append(out, fmt.Sprintf("%s %v", k, v))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
 // contract is the gateway metric contract as gathered from reg, in a form
 // two recorders of the same calls agree on: every requests_total series,
 // and each histogram's count (and, for sizes, sum); durations differ.
@@ -170,16 +182,28 @@ func TestEveryFaultAsInstrumentRecordsIt(t *testing.T) {
 	rules := validate.Rules{}
 	cases := slices.Clone(faults.Catalogue)
 	cases = append(cases, faults.Oversized)
-	for _, f := range cases {
+	// The same faults from a server that compresses its JSON replies as
+	// a provider behind Cloudflare does, for a caller that asks (an
+	// OpenAI SDK's httpx, or Go's transport when a gateway forwards
+	// the caller's header): each fault in one of the codings, in turn.
+	csrv := faults.Start(t)
+	csrv.Compress = true
+	codings := []string{"gzip", "br", "zstd"}
+	for i, f := range cases {
 		for _, c := range []struct {
 			stream, lean bool
-		}{{false, true}, {true, true}, {false, false}, {true, false}} {
+			coding       string
+		}{{false, true, ""}, {true, true, ""}, {false, false, ""}, {true, false, ""}, {false, true, codings[i%3]}, {true, false, codings[i%3]}} {
 			stream := c.stream
-			t.Run(fmt.Sprintf("%s/stream=%v/lean=%v", f, stream, c.lean), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/stream=%v/lean=%v/coding=%s", f, stream, c.lean, c.coding), func(t *testing.T) {
+				up := srv
+				if c.coding != "" {
+					up = csrv
+				}
 				if f == faults.Oversized {
 					rules.MaxBodyBytes = 64 << 10
 				}
-				rt := testRoute("free", srv.URL, rules)
+				rt := testRoute("free", up.URL, rules)
 				if !c.lean {
 					// Through the route's RoundTripper: prometheus/common's,
 					// for a header it adds.
@@ -194,9 +218,31 @@ func TestEveryFaultAsInstrumentRecordsIt(t *testing.T) {
 				direct := &http.Client{Timeout: testLimits.IdleTimeout,
 					Transport: m.Transport("free", validate.MustNew(rules), &http.Transport{DisableCompression: true})}
 
-				want := call(direct, chatRequest(t, srv.BaseURL(f), stream))
-				got := call(http.DefaultClient, chatRequest(t, base+"/free/"+string(f)+"/v1", stream))
+				dreq, preq := chatRequest(t, up.BaseURL(f), stream), chatRequest(t, base+"/free/"+string(f)+"/v1", stream)
+				if c.coding != "" {
+					// Set by the caller, so that Go's transport neither adds
+					// nor undoes a coding: both get the upstream's bytes.
+					dreq.Header.Set("Accept-Encoding", c.coding)
+					preq.Header.Set("Accept-Encoding", c.coding)
+				}
+				want := call(direct, dreq)
+				got := call(http.DefaultClient, preq)
 				wantSeries := contract(t, dreg)
+				if c.coding != "" {
+					// Judged on what it decodes to: the verdicts of the
+					// same fault sent uncoded.
+					ureg := prometheus.NewRegistry()
+					um := instrument.MustNewMetrics(ureg)
+					plain := &http.Client{Timeout: testLimits.IdleTimeout,
+						Transport: um.Transport("free", validate.MustNew(rules), &http.Transport{DisableCompression: true})}
+					call(plain, chatRequest(t, srv.BaseURL(f), stream))
+					if g, w := requestsTotal(contract(t, dreg)), requestsTotal(contract(t, ureg)); g != w {
+						t.Errorf("coded %s judged %s; uncoded %s", c.coding, g, w)
+					}
+					if !stream && want.status == http.StatusOK && want.header.Get("Content-Encoding") != c.coding {
+						t.Errorf("the upstream sent Content-Encoding %q, want %q", want.header.Get("Content-Encoding"), c.coding)
+					}
+				}
 				testenv.EventuallyDetail(t, 10*time.Second, "the proxy's series are instrument's", func() (bool, string) {
 					g := contract(t, preg)
 					return fmt.Sprint(g) == fmt.Sprint(wantSeries), fmt.Sprintf("proxy %v\ndirect %v", g, wantSeries)

@@ -43,11 +43,18 @@ func (c *Call) Reply(status int, header http.Header) {
 }
 
 // ReplyContentType is Reply for a front that has the reply's
-// Content-Type at hand and no http.Header (see
-// validate.Validator.StartContentType).
+// Content-Type at hand and no http.Header, for a body with no content
+// coding (see validate.Validator.StartContentType).
 func (c *Call) ReplyContentType(status int, contentType string) {
+	c.ReplyEncoded(status, contentType, "")
+}
+
+// ReplyEncoded is Reply for a front that has the reply's Content-Type
+// and Content-Encoding at hand and no http.Header: a coded body is
+// judged on what it decodes to (see validate.Validator.StartEncoded).
+func (c *Call) ReplyEncoded(status int, contentType, contentEncoding string) {
 	if c.c == nil {
-		c.judge(status, c.v.StartContentType(status, contentType))
+		c.judge(status, c.v.StartEncoded(status, contentType, contentEncoding))
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	modeSSE                 // server-sent events, parsed line by line
 	modeSkip                // not 2xx: the body is only counted
 	modeError               // HTTP 400: the error body is kept, to tell a rejection from a failure
+	modeOpaque              // 2xx in a content coding this package does not decode: only counted
 )
 
 // maxErrorBody bounds what is kept of an HTTP 400 body: an error object is
@@ -44,6 +45,13 @@ type Classifier struct {
 	// discard says the caller does not read Result.Content
 	// (DiscardContent).
 	discard bool
+	// coded lists the body's content codings: until Finish, body keeps
+	// the coded bytes as they pass (up to MaxBodyBytes) and size counts
+	// them; Finish decodes them (decodeKept), and wire is then what
+	// passed and size what it decoded to.
+	coded     []string
+	wire      int64
+	decodeErr error
 
 	// stream state
 	line      []byte
@@ -67,16 +75,36 @@ type Classifier struct {
 }
 
 // Start begins judging a reply with this status and header; feed the body
-// to the Classifier's Write as it arrives and call Finish at its end.
+// to the Classifier's Write as it arrives and call Finish at its end. A
+// body with a Content-Encoding is judged on what it decodes to
+// (StartEncoded).
 func (v *Validator) Start(status int, header http.Header) *Classifier {
-	return v.StartContentType(status, header.Get("Content-Type"))
+	ce := header.Values("Content-Encoding")
+	switch len(ce) {
+	case 0:
+		return v.StartEncoded(status, header.Get("Content-Type"), "")
+	case 1:
+		return v.StartEncoded(status, header.Get("Content-Type"), ce[0])
+	}
+	return v.StartEncoded(status, header.Get("Content-Type"), strings.Join(ce, ","))
 }
 
 // StartContentType is Start for a front that has the reply's
-// Content-Type at hand and no http.Header (hermes proxy's fasthttp
-// front): the header is read for nothing else, and one built for each
-// reply was a map and a slice to allocate.
+// Content-Type at hand and no http.Header, for a body with no content
+// coding (see StartEncoded).
 func (v *Validator) StartContentType(status int, contentType string) *Classifier {
+	return v.StartEncoded(status, contentType, "")
+}
+
+// StartEncoded is Start for a front that has the reply's Content-Type
+// and Content-Encoding at hand and no http.Header (hermes proxy's
+// fasthttp front): the header is read for nothing else, and one built
+// for each reply was a map and a slice to allocate. A body in gzip, br,
+// zstd or deflate (contentEncoding lists the codings applied, in order)
+// is judged on what it decodes to, at Finish (see coding.go); a 2xx body
+// in another coding is only counted, judged ok: nothing can be read of
+// it.
+func (v *Validator) StartEncoded(status int, contentType, contentEncoding string) *Classifier {
 	c := &Classifier{v: v, status: status}
 	c.content.max = v.maxBody
 	switch {
@@ -88,6 +116,17 @@ func (v *Validator) StartContentType(status int, contentType string) *Classifier
 		c.mode = modePlain
 	case isEventStream(contentType):
 		c.mode = modeSSE
+	}
+	if contentEncoding != "" && c.mode != modeSkip {
+		list, known := codings(contentEncoding)
+		switch {
+		case !known && c.mode == modeError:
+			c.mode = modeSkip
+		case !known:
+			c.mode, c.detail = modeOpaque, fmt.Sprintf("not judged: Content-Encoding %q", contentEncoding)
+		case len(list) > 0:
+			c.coded = list
+		}
 	}
 	return c
 }
@@ -130,11 +169,15 @@ func isEventStream(ct string) bool {
 func (c *Classifier) Write(p []byte) (int, error) {
 	n := len(p)
 	c.size += int64(n)
+	if c.coded != nil {
+		c.keepCoded(p)
+		return n, nil
+	}
 	if c.body == nil && c.result == nil && n > 0 && (c.mode == modeUnknown || c.mode == modePlain || c.mode == modeError) {
 		c.body = getBody()
 	}
 	switch c.mode {
-	case modeSkip:
+	case modeSkip, modeOpaque:
 	case modeError:
 		if len(c.body)+len(p) <= maxErrorBody {
 			c.body = append(c.body, p...)
@@ -208,16 +251,24 @@ func (c *Classifier) Finish() Result {
 	if c.result != nil {
 		return *c.result
 	}
+	if c.coded != nil {
+		c.decodeKept()
+	}
 	var r Result
 	switch c.mode {
 	case modeSkip:
 		r = Result{Verdict: HardFail, Detail: fmt.Sprintf("HTTP %d", c.status)}
+	case modeOpaque:
+		r = Result{Verdict: OK, Detail: c.detail}
 	case modeError:
 		r = c.finishError()
 	case modeSSE:
 		r = c.finishStream()
 	default:
 		r = c.finishPlain()
+	}
+	if c.decodeErr != nil && c.mode != modeError && !c.interrupted {
+		r = soft(ReasonInvalidJSON, "the body does not decode: %v", c.decodeErr)
 	}
 	if c.size > int64(c.v.maxBody) && (r.Verdict == OK || r.Verdict == SoftFail) {
 		// Past the cap the rules no longer see what they need: the
@@ -227,6 +278,9 @@ func (c *Classifier) Finish() Result {
 	r.Status = c.status
 	r.Stream = c.mode == modeSSE
 	r.Bytes = c.size
+	if c.wire > 0 {
+		r.Bytes = c.wire // what passed, not what it decoded to
+	}
 	if r.Chars == 0 {
 		r.Chars = c.content.chars
 	}

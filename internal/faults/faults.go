@@ -83,6 +83,11 @@ type Server struct {
 	// FirstTokenDelay is how long SlowFirstToken holds its first token
 	// (default 200ms); set it before requests arrive.
 	FirstTokenDelay time.Duration
+	// Compress sends every JSON reply (not a stream) in the coding the
+	// request's Accept-Encoding asks for (br, zstd or gzip, in that
+	// order of preference), as a provider behind Cloudflare does; set it
+	// before requests arrive.
+	Compress bool
 
 	srv  *http.Server
 	done chan struct{}
@@ -100,7 +105,15 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /{fault}/v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{"id": Model, "object": "model"}}})
 	})
-	mux.HandleFunc("POST /{fault}/v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /{fault}/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		if !s.Compress {
+			s.chat(w, r)
+			return
+		}
+		cw := &compressor{ResponseWriter: w, coding: preferredCoding(r.Header.Values("Accept-Encoding"))}
+		s.chat(cw, r)
+		cw.close() // not on a panic: a cut reply stays cut inside its coding too
+	})
 	mux.HandleFunc("GET /{fault}/v1", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(l) }()

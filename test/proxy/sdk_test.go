@@ -3,7 +3,9 @@ package proxy_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,52 +20,77 @@ import (
 // (http://LISTEN/ROUTE/v1), plain and streamed: the SDK gets the
 // completion, and each call is recorded ok; a reply with an error template
 // inside HTTP 200 reaches the SDK as it is and is recorded error_body.
+// The same again from an upstream that compresses its JSON replies, as a
+// provider behind Cloudflare does for the gzip the SDK's transport asks
+// for: the proxy judges what the SDK reads once it has inflated them.
 func TestOpenAISDK(t *testing.T) {
 	srv := faults.Start(t)
-	s := startStack(t, srv, nil)
+	csrv := faults.Start(t)
+	csrv.Compress = true
+	s := startStack(t, srv, map[string]string{
+		"gz-healthy": csrv.URL + "/" + string(faults.Healthy),
+		"gz-error":   csrv.URL + "/" + string(faults.ErrorInOK),
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var inflated atomic.Int64 // plain replies the SDK's transport inflated
 	client := func(route string) openai.Client {
-		return openai.NewClient(option.WithBaseURL(s.proxy+"/"+route+"/v1"), option.WithAPIKey(secret), option.WithMaxRetries(0))
+		return openai.NewClient(option.WithBaseURL(s.proxy+"/"+route+"/v1"), option.WithAPIKey(secret), option.WithMaxRetries(0),
+			option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+				resp, err := next(req)
+				if err == nil && resp.Uncompressed {
+					inflated.Add(1)
+				}
+				return resp, err
+			}))
 	}
 	params := openai.ChatCompletionNewParams{Model: faults.Model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello.")}}
 
-	healthy := client(string(faults.Healthy))
-	resp, err := healthy.Chat.Completions.New(ctx, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resp.Choices[0].Message.Content; got != faults.Content {
-		t.Errorf("plain completion %q, want %q", got, faults.Content)
-	}
+	for _, c := range []struct {
+		healthy, errInOK string
+		compressed       bool
+	}{{string(faults.Healthy), string(faults.ErrorInOK), false}, {"gz-healthy", "gz-error", true}} {
+		before := inflated.Load()
+		healthy := client(c.healthy)
+		resp, err := healthy.Chat.Completions.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Choices[0].Message.Content; got != faults.Content {
+			t.Errorf("%s: plain completion %q, want %q", c.healthy, got, faults.Content)
+		}
+		if got := inflated.Load() > before; got != c.compressed {
+			t.Errorf("%s: the plain reply came compressed: %v, want %v", c.healthy, got, c.compressed)
+		}
 
-	stream := healthy.Chat.Completions.NewStreaming(ctx, params)
-	var acc openai.ChatCompletionAccumulator
-	chunks := 0
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-		chunks++
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if got := acc.Choices[0].Message.Content; got != faults.Content || chunks < 3 {
-		t.Errorf("streamed completion %q in %d chunks, want %q", got, chunks, faults.Content)
-	}
-	ok := `llm_gateway_requests_total{code="200",reason="",route="healthy",verdict="ok"} 2`
-	testenv.EventuallyDetail(t, 10*time.Second, ok, func() (bool, string) {
-		_, page := scrape(t, s.proxy)
-		return strings.Contains(page, ok+"\n"), page
-	})
+		stream := healthy.Chat.Completions.NewStreaming(ctx, params)
+		var acc openai.ChatCompletionAccumulator
+		chunks := 0
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+			chunks++
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := acc.Choices[0].Message.Content; got != faults.Content || chunks < 3 {
+			t.Errorf("%s: streamed completion %q in %d chunks, want %q", c.healthy, got, chunks, faults.Content)
+		}
+		ok := fmt.Sprintf(`llm_gateway_requests_total{code="200",reason="",route="%s",verdict="ok"} 2`, c.healthy)
+		testenv.EventuallyDetail(t, 10*time.Second, ok, func() (bool, string) {
+			_, page := scrape(t, s.proxy)
+			return strings.Contains(page, ok+"\n"), page
+		})
 
-	// The proxy passes the error template on; judging it is observation.
-	errInOK := client(string(faults.ErrorInOK))
-	if _, err := errInOK.Chat.Completions.New(ctx, params); err != nil {
-		t.Logf("the SDK's own reading of the template: %v", err)
+		// The proxy passes the error template on; judging it is observation.
+		errInOK := client(c.errInOK)
+		if _, err := errInOK.Chat.Completions.New(ctx, params); err != nil {
+			t.Logf("the SDK's own reading of the template: %v", err)
+		}
+		bad := fmt.Sprintf(`llm_gateway_requests_total{code="200",reason="error_body",route="%s",verdict="soft_fail"} 1`, c.errInOK)
+		testenv.EventuallyDetail(t, 10*time.Second, bad, func() (bool, string) {
+			_, page := scrape(t, s.proxy)
+			return strings.Contains(page, bad+"\n"), page
+		})
 	}
-	bad := fmt.Sprintf(`llm_gateway_requests_total{code="200",reason="error_body",route="%s",verdict="soft_fail"} 1`, faults.ErrorInOK)
-	testenv.EventuallyDetail(t, 10*time.Second, bad, func() (bool, string) {
-		_, page := scrape(t, s.proxy)
-		return strings.Contains(page, bad+"\n"), page
-	})
 }
