@@ -95,3 +95,26 @@ func BenchmarkJudgeStreamEscaped(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJudgePlainCoded is the discarding BenchmarkJudgePlain for a
+// reply in each content coding, as hermes proxy judges one a provider
+// compressed: its cost over the uncoded reply is the decoding.
+func BenchmarkJudgePlainCoded(b *testing.B) {
+	body := plainBody(escapeNonASCII(benchText))
+	v := MustNew(Rules{})
+	for _, ce := range []string{"gzip", "br", "zstd", "deflate"} {
+		coded := encode(b, ce, body)
+		b.Run(ce, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(coded)))
+			for b.Loop() {
+				cl := v.StartEncoded(200, "application/json", ce)
+				cl.DiscardContent()
+				_, _ = cl.Write(coded)
+				if r := cl.Finish(); r.Verdict != OK {
+					b.Fatal(r)
+				}
+			}
+		})
+	}
+}
