@@ -63,6 +63,7 @@ type Classifier struct {
 	content   content
 	finish    string
 	toolCalls bool
+	refused   bool // a delta carried a refusal
 	problem   Reason
 	detail    string
 	usage     Usage
@@ -452,9 +453,10 @@ func (v *Validator) judgeLong(blank bool, chars int, toolCalls bool) Result {
 }
 
 // blankContent is the verdict on a completion with no text: fine when it
-// calls tools, empty otherwise.
-func blankContent(toolCalls bool) Result {
-	if toolCalls {
+// calls tools or refuses (a refusal is the model's answer, and OpenAI
+// sends it with content null), empty otherwise.
+func blankContent(answered bool) Result {
+	if answered {
 		return okResult()
 	}
 	return soft(ReasonEmpty, "the completion has no content")

@@ -285,6 +285,9 @@ func notEmpty(v rawJSON) bool {
 	return true
 }
 
+// hasText says whether v is a string that is not empty.
+func hasText(v rawJSON) bool { return v.isString() && len(v) > len(`""`) }
+
 // usageFrom reads the token counts of a usage object.
 func usageFrom(usage rawJSON) Usage {
 	f := usage.fields("prompt_tokens", "completion_tokens", "total_tokens")

@@ -28,9 +28,12 @@ type choice struct {
 	delta, message       message
 }
 
-// message is a choice's delta or message object.
+// message is a choice's delta or message object. refusal is OpenAI's
+// (a structured output the model declined, content null); reasoning is
+// a reasoning model's thinking, reasoning_content (DeepSeek, vLLM,
+// SGLang, Qwen) or reasoning (OpenRouter, Ollama, Groq).
 type message struct {
-	value, content, toolCalls, functionCall rawJSON
+	value, content, toolCalls, functionCall, refusal, reasoning rawJSON
 }
 
 // scan validates b as validJSON does and records in r what the judge
@@ -103,9 +106,13 @@ const (
 	slotDeltaContent
 	slotDeltaToolCalls
 	slotDeltaFunctionCall
-	slotMessageContent
+	slotDeltaRefusal
+	slotDeltaReasoning
+	slotMessageContent // the message's roles, in the order of the delta's
 	slotMessageToolCalls
 	slotMessageFunctionCall
+	slotMessageRefusal
+	slotMessageReasoning
 )
 
 // member is the role of the member name of an object of role s.
@@ -156,6 +163,10 @@ func (s slot) memberNamed(name []byte) slot {
 			m = slotDeltaToolCalls
 		case "function_call":
 			m = slotDeltaFunctionCall
+		case "refusal":
+			m = slotDeltaRefusal
+		case "reasoning_content", "reasoning":
+			m = slotDeltaReasoning
 		default:
 			return slotNone
 		}
@@ -219,12 +230,20 @@ func (r *reply) set(s slot, v []byte) {
 		r.last().delta.toolCalls = val
 	case slotDeltaFunctionCall:
 		r.last().delta.functionCall = val
+	case slotDeltaRefusal:
+		r.last().delta.refusal = val
+	case slotDeltaReasoning:
+		r.last().delta.reasoning = val
 	case slotMessageContent:
 		r.last().message.content = val
 	case slotMessageToolCalls:
 		r.last().message.toolCalls = val
 	case slotMessageFunctionCall:
 		r.last().message.functionCall = val
+	case slotMessageRefusal:
+		r.last().message.refusal = val
+	case slotMessageReasoning:
+		r.last().message.reasoning = val
 	}
 }
 

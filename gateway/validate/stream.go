@@ -118,6 +118,14 @@ func (c *Classifier) judgeChoice(ch *choice) {
 	if notEmpty(ch.delta.toolCalls) || notEmpty(ch.delta.functionCall) {
 		c.toolCalls, c.firstToken = true, true
 	}
+	if hasText(ch.delta.refusal) {
+		c.refused, c.firstToken = true, true
+	}
+	if hasText(ch.delta.reasoning) {
+		// A thinking token is the route's first: how long the model
+		// thinks before it answers depends on the prompt, not the route.
+		c.firstToken = true
+	}
 	if f, ok := ch.finish.str(); ok && f != "" {
 		c.finish = f
 	}
@@ -179,5 +187,5 @@ func (c *Classifier) finishStream() Result {
 	case c.finish == "length":
 		return soft(ReasonTruncated, "finish_reason length")
 	}
-	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls)
+	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls || c.refused)
 }

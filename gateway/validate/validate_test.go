@@ -243,10 +243,58 @@ func TestFirstToken(t *testing.T) {
 	if !c.FirstToken() {
 		t.Fatal("a tool call is not the first token")
 	}
+	for _, d := range []string{`{"reasoning_content":"Let me think"}`, `{"reasoning":"Let me think"}`, `{"content":null,"refusal":"I'm sorry"}`} {
+		c = v.Start(200, sseHeader)
+		c.Write([]byte(sse(`{"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":""}}]}`)))
+		if c.FirstToken() {
+			t.Fatalf("an empty reasoning_content counted as the first token")
+		}
+		c.Write([]byte(sse(`{"choices":[{"index":0,"delta":` + d + `}]}`)))
+		if !c.FirstToken() {
+			t.Errorf("%s is not the first token", d)
+		}
+	}
 	c = v.Start(200, jsonHeader)
 	c.Write([]byte(completion("Paris", "stop")))
 	if c.FirstToken() {
 		t.Fatal("a plain body has a first token")
+	}
+}
+
+// TestRefusalsAndReasoning: a refusal (OpenAI's structured outputs send
+// it with content null) is the model's answer, not an empty one; a
+// reasoning model's thinking, before its content, is not content: a
+// reply that thinks and then says nothing is empty.
+func TestRefusalsAndReasoning(t *testing.T) {
+	v := MustNew(Rules{})
+	think := func(field, text string) string {
+		return `{"choices":[{"index":0,"delta":{"` + field + `":"` + text + `","content":null},"finish_reason":null}]}`
+	}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		body   string
+		want   Verdict
+		reason Reason
+	}{
+		{"plain refusal", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I can't help with that."},"finish_reason":"stop"}]}`, OK, ""},
+		{"plain empty refusal", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":""},"finish_reason":"stop"}]}`, SoftFail, ReasonEmpty},
+		{"streamed refusal", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"refusal":"I'm sorry, "},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"refusal":"I can't help with that."},"finish_reason":null}]}`, finishChunk("stop"), "[DONE]"), OK, ""},
+		{"plain with reasoning", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","reasoning_content":"The user asks...","content":"Paris is the capital of France."},"finish_reason":"stop"}]}`, OK, ""},
+		{"streamed reasoning, then content", sseHeader, sse(think("reasoning_content", "The user asks"), think("reasoning_content", " for a capital."), delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
+		{"streamed reasoning (OpenRouter's name), then content", sseHeader, sse(think("reasoning", "Hmm."), delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
+		{"streamed reasoning, then nothing", sseHeader, sse(think("reasoning_content", "The user asks"), finishChunk("stop"), "[DONE]"), SoftFail, ReasonEmpty},
+		{"streamed reasoning, cut", sseHeader, sse(think("reasoning_content", "The user asks")), SoftFail, ReasonTruncated},
+	} {
+		got := v.Classify(200, tc.header, []byte(tc.body))
+		if got.Verdict != tc.want || got.Reason != tc.reason {
+			t.Errorf("%s: %s/%s (%s); want %s/%s", tc.name, got.Verdict, got.Reason, got.Detail, tc.want, tc.reason)
+		}
+		if got.Chars != 0 && strings.Contains(tc.name, "nothing") {
+			t.Errorf("%s: the thinking counted as %d characters of content", tc.name, got.Chars)
+		}
 	}
 }
 
