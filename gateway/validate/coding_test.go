@@ -174,3 +174,46 @@ func TestCodingsAcrossHeaderLines(t *testing.T) {
 		t.Errorf("StartEncoded: %+v", got)
 	}
 }
+
+// FuzzCoded holds the judge of coded bodies to two properties: a body
+// sent in a coding is judged as it is sent uncoded (but for Bytes, what
+// passed), however the coded bytes are split; and any bytes at all,
+// claimed to be in a coding, are judged without a panic, with a known
+// verdict, and with Bytes what passed. Its seeds run in go test.
+func FuzzCoded(f *testing.F) {
+	f.Add([]byte(completion("Paris is the capital of France.", "stop")), uint8(0), uint(9), false)
+	f.Add([]byte(sse(delta("Paris"), finishChunk("stop"), "[DONE]")), uint8(1), uint(3), false)
+	f.Add([]byte(`{"code":500,"msg":"系统繁忙"}`), uint8(2), uint(1), false)
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, uint8(0), uint(4), true)
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x05, 0x29, 0, 0}, uint8(2), uint(2), true)
+	f.Add([]byte{0x0b, 0x02, 0x80}, uint8(1), uint(1), true)
+	list := []string{"gzip", "br", "zstd", "deflate", "deflate-raw"}
+	v := MustNew(Rules{MinLength: 3, MaxBodyBytes: 64 << 10})
+	f.Fuzz(func(t *testing.T, body []byte, which uint8, cut uint, raw bool) {
+		ce := list[int(which)%len(list)]
+		header := http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {strings.Replace(ce, "deflate-raw", "deflate", 1)}}
+		coded := body
+		if !raw {
+			coded = encode(t, ce, body)
+		}
+		c := v.Start(200, header)
+		a := int(cut % uint(len(coded)+1))
+		_, _ = c.Write(coded[:a])
+		_, _ = c.Write(coded[a:])
+		got := c.Finish()
+		if got.Bytes != int64(len(coded)) {
+			t.Fatalf("Bytes %d, %d passed", got.Bytes, len(coded))
+		}
+		if got.Verdict != OK && got.Verdict != SoftFail {
+			t.Fatalf("a 2xx judged %s", got.Verdict)
+		}
+		if raw {
+			return
+		}
+		want := v.Classify(200, http.Header{"Content-Type": {"application/json"}}, body)
+		want.Bytes = got.Bytes
+		if got != want {
+			t.Fatalf("coded %s:\n got %+v\nwant %+v", ce, got, want)
+		}
+	})
+}
