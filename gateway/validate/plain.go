@@ -95,6 +95,14 @@ func (c *Classifier) finishPlain() Result {
 	// The text is copied once, out of the pooled body: Result.Content
 	// holds it after Finish, unless it is discarded.
 	text, _ := msg.content.str()
+	if msg.content.isArray() {
+		var b strings.Builder
+		msg.content.eachPart(func(t rawJSON) {
+			s, _ := t.str()
+			b.WriteString(s)
+		}, func() {})
+		text = b.String()
+	}
 	if c.discard {
 		c.content.chars += runeCount(text)
 	} else {

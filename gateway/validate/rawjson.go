@@ -288,6 +288,24 @@ func notEmpty(v rawJSON) bool {
 // hasText says whether v is a string that is not empty.
 func hasText(v rawJSON) bool { return v.isString() && len(v) > len(`""`) }
 
+// eachPart calls text with the text of every text part of a content
+// array ([{"type":"text","text":"…"}]) and thought with every thinking
+// part: Mistral's reasoning models send a completion so, its thinking
+// beside its text. A part of another type (an image, a reference) is
+// neither.
+func (r rawJSON) eachPart(text func(rawJSON), thought func()) {
+	r.elements(func(part rawJSON) bool {
+		f := part.fields("type", "text")
+		switch {
+		case f[0].equals("text") && f[1].isString():
+			text(f[1])
+		case f[0].equals("thinking"):
+			thought()
+		}
+		return true
+	})
+}
+
 // usageFrom reads the token counts of a usage object.
 func usageFrom(usage rawJSON) Usage {
 	f := usage.fields("prompt_tokens", "completion_tokens", "total_tokens")

@@ -11,6 +11,7 @@ import (
 // order of members: names given twice, nested choices, values of the
 // wrong kind.
 var replyDocs = []string{
+	`{"choices":[{"delta":{"reasoning_content":"a","reasoning":"b","refusal":"c","refusal":null},"message":{"reasoning":"d","reasoning_content":"e","content":[{"type":"text","text":"f"}]}}]}`,
 	`{"choices":[{"message":{"content":"first"}}],"choices":[{"message":{"content":"second"},"finish_reason":"stop"}]}`,
 	`{"choices":[{"message":{"content":"x"}}],"choices":null}`,
 	`{"choices":[{"message":{"content":"a","tool_calls":[{}]},"message":{"content":""}}]}`,
@@ -96,6 +97,17 @@ func checkReply(t *testing.T, b []byte) {
 			same("content", m.content, g[0])
 			same("tool_calls", m.toolCalls, g[1])
 			same("function_call", m.functionCall, g[2])
+			var refusal, reasoning rawJSON // each name's last value; the two names of thinking share one
+			f[2+j].members(func(n, v rawJSON) {
+				switch {
+				case n.equals("refusal"):
+					refusal = v
+				case n.equals("reasoning_content"), n.equals("reasoning"):
+					reasoning = v
+				}
+			})
+			same("refusal", m.refusal, refusal)
+			same("reasoning", m.reasoning, reasoning)
 		}
 	}
 	for _, p := range replyPaths {

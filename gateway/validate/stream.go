@@ -112,7 +112,12 @@ func (c *Classifier) judgeChoice(ch *choice) {
 	if idx := ch.index; idx.present() && !(idx.isNumber() && string(idx) == "0") {
 		return // only the first choice is judged
 	}
-	if content := ch.delta.content; c.content.addRaw(content) {
+	if content := ch.delta.content; content.isArray() {
+		content.eachPart(func(text rawJSON) {
+			c.content.addRaw(text)
+			c.firstToken = c.firstToken || len(text) > len(`""`)
+		}, func() { c.firstToken = true })
+	} else if c.content.addRaw(content) {
 		c.firstToken = c.firstToken || len(content) > len(`""`)
 	}
 	if notEmpty(ch.delta.toolCalls) || notEmpty(ch.delta.functionCall) {

@@ -243,7 +243,8 @@ func TestFirstToken(t *testing.T) {
 	if !c.FirstToken() {
 		t.Fatal("a tool call is not the first token")
 	}
-	for _, d := range []string{`{"reasoning_content":"Let me think"}`, `{"reasoning":"Let me think"}`, `{"content":null,"refusal":"I'm sorry"}`} {
+	for _, d := range []string{`{"reasoning_content":"Let me think"}`, `{"reasoning":"Let me think"}`, `{"content":null,"refusal":"I'm sorry"}`,
+		`{"content":[{"type":"thinking","thinking":[{"type":"text","text":"Hmm"}]}]}`, `{"content":[{"type":"text","text":"Paris"}]}`} {
 		c = v.Start(200, sseHeader)
 		c.Write([]byte(sse(`{"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":""}}]}`)))
 		if c.FirstToken() {
@@ -264,7 +265,8 @@ func TestFirstToken(t *testing.T) {
 // TestRefusalsAndReasoning: a refusal (OpenAI's structured outputs send
 // it with content null) is the model's answer, not an empty one; a
 // reasoning model's thinking, before its content, is not content: a
-// reply that thinks and then says nothing is empty.
+// reply that thinks and then says nothing is empty. Content sent as an
+// array of parts is the text of its text parts.
 func TestRefusalsAndReasoning(t *testing.T) {
 	v := MustNew(Rules{})
 	think := func(field, text string) string {
@@ -287,6 +289,12 @@ func TestRefusalsAndReasoning(t *testing.T) {
 		{"streamed reasoning (OpenRouter's name), then content", sseHeader, sse(think("reasoning", "Hmm."), delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"streamed reasoning, then nothing", sseHeader, sse(think("reasoning_content", "The user asks"), finishChunk("stop"), "[DONE]"), SoftFail, ReasonEmpty},
 		{"streamed reasoning, cut", sseHeader, sse(think("reasoning_content", "The user asks")), SoftFail, ReasonTruncated},
+		// Mistral's reasoning models: content is an array of parts.
+		{"plain parts", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"The user asks"}]},{"type":"text","text":"Paris is "},{"type":"text","text":"the capital."}]},"finish_reason":"stop"}]}`, OK, ""},
+		{"plain parts, thinking only", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"The user asks"}]}]},"finish_reason":"stop"}]}`, SoftFail, ReasonEmpty},
+		{"plain parts, a fallback phrase", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"text","text":"系统繁忙"}]},"finish_reason":"stop"}]}`, SoftFail, ReasonFallbackPhrase},
+		{"streamed parts", sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"Hmm"}]}]},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"Paris is the capital."}]},"finish_reason":null}]}`, finishChunk("stop"), "[DONE]"), OK, ""},
 	} {
 		got := v.Classify(200, tc.header, []byte(tc.body))
 		if got.Verdict != tc.want || got.Reason != tc.reason {
