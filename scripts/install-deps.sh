@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the real servers the integration tests start, when
-# they are missing: Debian packages (apt-get) and unleash-server from npm.
+# they are missing: Debian packages (apt-get), and from npm unleash-server
+# and the OpenAI SDK for Node (the proxy's test with a real JavaScript
+# client).
 # It needs root (or sudo). Nothing is started here: each test starts its own
 # servers on 127.0.0.1 and stops them by PID.
 set -euo pipefail
@@ -9,6 +11,10 @@ set -euo pipefail
 # variable, with the same default).
 UNLEASH_DIR=${HERMES_UNLEASH_DIR:-/var/cache/hermes-test/unleash-server}
 UNLEASH_VERSION=7.5.1
+# Where the OpenAI SDK for Node is installed (test/proxy reads the same
+# variable, with the same default).
+OPENAI_NODE_DIR=${HERMES_OPENAI_NODE_DIR:-/var/cache/hermes-test/openai-node}
+OPENAI_NODE_VERSION=7.60.0
 
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -56,4 +62,11 @@ if [ ! -f "$UNLEASH_DIR/node_modules/unleash-server/package.json" ] ||
   echo "install-deps: installing unleash-server@$UNLEASH_VERSION into $UNLEASH_DIR"
   $sudo mkdir -p "$UNLEASH_DIR"
   (cd "$UNLEASH_DIR" && $sudo npm install --no-audit --no-fund --loglevel=error "unleash-server@$UNLEASH_VERSION" >/dev/null)
+fi
+
+if [ ! -f "$OPENAI_NODE_DIR/node_modules/openai/package.json" ] ||
+   ! grep -q "\"version\": \"$OPENAI_NODE_VERSION\"" "$OPENAI_NODE_DIR/node_modules/openai/package.json"; then
+  echo "install-deps: installing openai@$OPENAI_NODE_VERSION (the OpenAI SDK for Node) into $OPENAI_NODE_DIR"
+  $sudo mkdir -p "$OPENAI_NODE_DIR"
+  (cd "$OPENAI_NODE_DIR" && $sudo npm install --no-audit --no-fund --loglevel=error "openai@$OPENAI_NODE_VERSION" >/dev/null)
 fi

@@ -1,9 +1,14 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -91,6 +96,66 @@ func TestOpenAISDK(t *testing.T) {
 		testenv.EventuallyDetail(t, 10*time.Second, bad, func() (bool, string) {
 			_, page := scrape(t, s.proxy)
 			return strings.Contains(page, bad+"\n"), page
+		})
+	}
+}
+
+// TestOpenAINodeSDK is TestOpenAISDK with the OpenAI SDK for Node, through
+// nginx as the gateway: its fetch asks for compression (gzip and deflate
+// with Node 20's), and the compressing upstream answers the plain reply
+// so. The SDK reads every completion whole, and the proxy records each
+// call ok.
+func TestOpenAINodeSDK(t *testing.T) {
+	node := testenv.Binary(t, "node")
+	dir := os.Getenv("HERMES_OPENAI_NODE_DIR")
+	if dir == "" {
+		dir = "/var/cache/hermes-test/openai-node"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		msg := "the OpenAI SDK for Node is not installed in " + dir + " (scripts/install-deps.sh installs it)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + "; it is required when CI=true")
+		}
+		t.Skip(msg)
+	}
+	srv := faults.Start(t)
+	csrv := faults.Start(t)
+	csrv.Compress = true
+	s := startStack(t, srv, map[string]string{"gz-healthy": csrv.URL + "/" + string(faults.Healthy)})
+	plainURL, codedURL := s.nginx+"/healthy/v1", s.nginx+"/gz-healthy/v1"
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "openai-node.cjs"), plainURL, codedURL)
+	cmd.Env = append(os.Environ(), "HERMES_OPENAI_NODE_DIR="+dir, "OPENAI_API_KEY="+secret)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var got map[string]struct {
+		Plain, Encoding, Stream string
+		Chunks                  int
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("the script's output %q: %v", stdout, err)
+	}
+	for url, coded := range map[string]bool{plainURL: false, codedURL: true} {
+		g := got[url]
+		if g.Plain != faults.Content || g.Stream != faults.Content || g.Chunks < 3 {
+			t.Errorf("%s: the SDK read %+v, want %q plain and streamed", url, g, faults.Content)
+		}
+		if (g.Encoding != "") != coded {
+			t.Errorf("%s: the plain reply came with Content-Encoding %q; compressed wanted: %v", url, g.Encoding, coded)
+		}
+		t.Logf("%s: the plain reply's Content-Encoding %q", url, g.Encoding)
+	}
+	for _, route := range []string{"healthy", "gz-healthy"} {
+		ok := fmt.Sprintf(`llm_gateway_requests_total{code="200",reason="",route="%s",verdict="ok"} 2`, route)
+		testenv.EventuallyDetail(t, 10*time.Second, ok, func() (bool, string) {
+			_, page := scrape(t, s.proxy)
+			return strings.Contains(page, ok+"\n"), page
 		})
 	}
 }
