@@ -89,7 +89,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"route"}),
 		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "llm_gateway_time_to_first_token_seconds",
-			Help:    "Time from sending the request to the first token (content or tool call) of a streamed upstream reply.",
+			Help:    "Time from sending the request to the first token (content, a tool call, a refusal or thinking) of a streamed upstream reply.",
 			Buckets: DefaultTTFTBuckets,
 		}, []string{"route"}),
 		now: time.Now,

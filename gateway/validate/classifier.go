@@ -67,7 +67,8 @@ type Classifier struct {
 	problem   Reason
 	detail    string
 	usage     Usage
-	// firstToken says an event with content or a tool call has arrived.
+	// firstToken says an event with content, a tool call, a refusal or
+	// thinking has arrived.
 	firstToken bool
 
 	// reply is what the judge reads of the plain body or of the stream's
@@ -520,5 +521,6 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 // FirstToken reports whether the stream has delivered its first token:
-// an event with content or a tool call. It is false for a plain body.
+// an event with content, a tool call, a refusal or thinking. It is false
+// for a plain body, and until Finish for a coded one.
 func (c *Classifier) FirstToken() bool { return c.firstToken }
