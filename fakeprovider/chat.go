@@ -52,9 +52,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, finish := answer(req.Messages), "stop"
+	limit := 0
 	if req.MaxTokens != nil {
-		if words := strings.Fields(text); len(words) > *req.MaxTokens {
-			text, finish = strings.Join(words[:*req.MaxTokens], " "), "length"
+		limit = *req.MaxTokens
+	}
+	if kind == MaxTokensCapped && (limit <= 0 || limit > faults.CappedTokens) {
+		limit = faults.CappedTokens // below what was asked, without a word
+	}
+	if limit > 0 {
+		if words := strings.Fields(text); len(words) > limit {
+			text, finish = strings.Join(words[:limit], " "), "length"
 		}
 	}
 	switch kind {
@@ -84,7 +91,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":%q`, text)
 		return
 	case Truncated:
+		// Cut short of any cap the caller set, its usage counting what
+		// was sent.
 		text, finish = text[:len(text)/2], "length"
+		usage["completion_tokens"] = len(strings.Fields(text))
+		usage["total_tokens"] = usage["prompt_tokens"].(int) + usage["completion_tokens"].(int)
 	case SlowFirstToken:
 		if !s.sleep(r) {
 			return

@@ -41,13 +41,14 @@ const (
 	ContextLength      Kind = "context_length"       // HTTP 400 context_length_exceeded
 	ContentFilter      Kind = "content_filter"       // HTTP 400 content_policy_violation
 	ErrorInOK          Kind = "error_in_200"         // HTTP 200 whose body is {"code":500,"msg":"系统繁忙，请稍后重试"}
+	MaxTokensCapped    Kind = "max_tokens_capped"    // a completion ended at 4 words (finish_reason length), whatever max_tokens asked
 )
 
 // Kinds lists every kind, in the order of their help.
 var Kinds = []Kind{
 	Healthy, Truncated, ErrorTemplate, Fallback, Empty, TooShort, InvalidJSON, Slow, ServerError, Unready, Drop, StrictParams,
 	RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse, SlowFirstToken,
-	StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK,
+	StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, MaxTokensCapped,
 }
 
 // aliases are other names a kind is asked for by: error_body is the

@@ -194,7 +194,9 @@ func (p *Prober) chat(ctx context.Context, t *target, layer, probe string, body 
 	if _, err := io.Copy(w, io.LimitReader(resp.Body, limit+1)); err != nil {
 		c.Interrupted()
 	}
-	// A reply over the limit is judged validate.ReasonBodyTooLarge.
+	// A reply the probe's own max_tokens ended is not the route's fault;
+	// one over the limit is judged validate.ReasonBodyTooLarge.
+	c.CallerMaxTokens(body.MaxTokens)
 	res := c.Finish()
 	o := outcome{probe: probe, res: res, code: fmt.Sprint(resp.StatusCode), took: p.now().Sub(start), ok: res.Verdict == validate.OK}
 	if res.Stream && w.seen {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hermes-failover/hermes/gateway/instrument"
 )
 
 // errClientBody is the cause of an upstream call cancelled because its
@@ -45,6 +47,9 @@ type clientBody struct {
 	// waits for the transport to be done with the caller's connection.
 	closed    chan struct{}
 	closeOnce sync.Once
+	// call, when the reply is judged, reads the caller's cap on the
+	// reply (max_tokens) from the body as it passes.
+	call *instrument.Call
 }
 
 // deadliner sets the read deadline of the caller's connection.
@@ -62,6 +67,9 @@ func (b *clientBody) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := b.rc.Read(p)
+	if n > 0 && b.call != nil {
+		b.call.Request(p[:n])
+	}
 	switch {
 	case err == io.EOF && !b.perReadOff:
 		_ = b.ctl.SetReadDeadline(time.Time{})

@@ -216,7 +216,7 @@ func (p *Proxy) exchangeRoundTrip(ctx *fasthttp.RequestCtx, rt *route, rest []by
 	b.cancel = cancel
 	req := rt.outRequest(ctx, rest, cctx)
 	if req.ContentLength != 0 && !ctx.IsGet() && !ctx.IsHead() {
-		b.cb = p.callerBody(ctx, rt, cancel)
+		b.cb = p.callerBody(ctx, rt, cancel, b.call)
 		req.Body = b.cb
 	} else {
 		req.ContentLength = 0
@@ -247,9 +247,9 @@ func (p *Proxy) exchangeRoundTrip(ctx *fasthttp.RequestCtx, rt *route, rest []by
 
 // callerBody is the caller's request body, each read held to the
 // route's client_body_timeout.
-func (p *Proxy) callerBody(ctx *fasthttp.RequestCtx, rt *route, cancel context.CancelCauseFunc) *clientBody {
+func (p *Proxy) callerBody(ctx *fasthttp.RequestCtx, rt *route, cancel context.CancelCauseFunc, call *instrument.Call) *clientBody {
 	return &clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), ctl: ctx.Conn(), timeout: rt.clientBodyTimeout,
-		cancel: cancel, counter: p.stalled, route: rt.name, now: time.Now, closed: make(chan struct{})}
+		cancel: cancel, counter: p.stalled, route: rt.name, now: time.Now, closed: make(chan struct{}), call: call}
 }
 
 // failed answers an upstream call that got no reply: 408 to a caller
@@ -555,7 +555,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 		// hs, which goes back to the pool when the exchange returns:
 		// the body is written (and written again on a retry) within it.
 		b.body = clientBody{rc: io.NopCloser(ctx.RequestBodyStream()), perReadOff: true, cancel: func(error) {},
-			counter: p.stalled, route: rt.name}
+			counter: p.stalled, route: rt.name, call: b.call}
 		b.cb = &b.body
 		body = slices.Grow(hs.body[:0], n)[:n]
 		hs.body = body

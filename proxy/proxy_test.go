@@ -278,3 +278,59 @@ func TestEveryFaultAsInstrumentRecordsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerMaxTokens: the proxy reads the caller's max_tokens from the
+// request's body as it passes, on the lean exchange (a body read ahead)
+// and on a route's RoundTripper (a body streamed, max_tokens after 64
+// KiB of prompt, as an OpenAI SDK puts it after the messages), so that
+// a completion the caller's own cap ended is recorded ok, and one a
+// provider ended short of it truncated, as instrument records them.
+func TestCallerMaxTokens(t *testing.T) {
+	srv := faults.Start(t)
+	long := strings.Repeat("A long conversation goes on and on. ", 64<<10/36)
+	for _, tc := range []struct {
+		f      faults.Fault
+		n      int
+		reason string
+	}{
+		{faults.Healthy, 3, ""},
+		{faults.MaxTokensCapped, 8, "truncated"},
+	} {
+		for _, c := range []struct{ stream, long bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			t.Run(fmt.Sprintf("%s/stream=%v/long=%v", tc.f, c.stream, c.long), func(t *testing.T) {
+				base, preg, _ := startProxy(t, &Config{Routes: []Route{testRoute("free", srv.URL, validate.Rules{})}}, nil)
+				prompt := "Say hello."
+				if c.long {
+					prompt = long
+				}
+				body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}],"stream":%v,"max_tokens":%d}`, faults.Model, prompt, c.stream, tc.n)
+				send := func(client *http.Client, url string) reply {
+					req, err := http.NewRequest(http.MethodPost, url+"/chat/completions", strings.NewReader(body))
+					if err != nil {
+						t.Fatal(err)
+					}
+					req.Header.Set("Content-Type", "application/json")
+					return call(client, req)
+				}
+				dreg := prometheus.NewRegistry()
+				direct := &http.Client{Transport: instrument.MustNewMetrics(dreg).Transport("free", validate.MustNew(validate.Rules{}), nil)}
+				want, got := send(direct, srv.BaseURL(tc.f)), send(http.DefaultClient, base+"/free/"+string(tc.f)+"/v1")
+				if got.status != http.StatusOK || !bytes.Equal(got.body, want.body) {
+					t.Fatalf("proxy: %d %q (%v)\ndirect: %d %q", got.status, got.body, got.err, want.status, want.body)
+				}
+				if !bytes.Contains(got.body, []byte(`"finish_reason":"length"`)) {
+					t.Fatalf("the reply did not end on length: %s", got.body)
+				}
+				verdict := "ok"
+				if tc.reason != "" {
+					verdict = "soft_fail"
+				}
+				line := fmt.Sprintf(`llm_gateway_requests_total{code="200",reason=%q,route="free",verdict=%q} 1`, tc.reason, verdict)
+				waitSeries(t, preg, line)
+				if !strings.Contains(scrape(t, dreg), line+"\n") {
+					t.Errorf("instrument did not record %s", line)
+				}
+			})
+		}
+	}
+}

@@ -24,7 +24,7 @@ go test -race -count=1 -timeout 20m ./evaluator ./runner ./web ./actuators ./pro
 # fuzzing coordinator can report "context deadline exceeded" as a failure
 # when a worker is mid-execution at the deadline on a loaded machine (a
 # race in the toolchain, golang/go#75804), with no input to reproduce.
-for fuzz in rules:FuzzParse backtest:FuzzParse backtest:FuzzSeriesDesc promapi:FuzzDecodeAnswer promapi:FuzzScanValid web:FuzzAdminBodies web:FuzzDrillBody gateway/validate:FuzzValidJSON gateway/validate:FuzzUnquote gateway/validate:FuzzReply gateway/validate:FuzzIsEventStream gateway/validate:FuzzCoded; do
+for fuzz in rules:FuzzParse backtest:FuzzParse backtest:FuzzSeriesDesc promapi:FuzzDecodeAnswer promapi:FuzzScanValid web:FuzzAdminBodies web:FuzzDrillBody gateway/validate:FuzzValidJSON gateway/validate:FuzzUnquote gateway/validate:FuzzReply gateway/validate:FuzzIsEventStream gateway/validate:FuzzCoded gateway/validate:FuzzMaxTokens; do
   go test -run '^$' -fuzz "^${fuzz#*:}\$" -fuzztime "${FUZZTIME:-5000x}" -fuzzminimizetime 50x "./${fuzz%%:*}"
 done
 # A short fuzz run of the reply validator on top of its committed seed corpus.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -16,7 +17,8 @@ import (
 // give Reply the reply's status and header, feed Write the body as it
 // passes, then Finish it once; Fail records instead a call that got no
 // reply. A call the caller hung up on is not recorded: drop the Call. A
-// Call belongs to one goroutine at a time.
+// Call belongs to one goroutine at a time, but for Request, which the
+// goroutine that sends the request's body may call meanwhile.
 type Call struct {
 	m      *Metrics
 	route  string
@@ -28,6 +30,11 @@ type Call struct {
 	// discard says Finish's caller does not read the Result's Content
 	// (DiscardContent).
 	discard bool
+	// request reads the caller's cap on the reply from the request's
+	// body (Request), under requestMu: net/http's transport sends a
+	// body from a goroutine of its own while the reply is read.
+	requestMu sync.Mutex
+	request   validate.MaxTokens
 }
 
 // Begin starts recording a call of route whose reply is judged by v.
@@ -78,6 +85,18 @@ func (c *Call) judge(status int, cl *validate.Classifier) {
 	}
 }
 
+// Request feeds the next piece of the request's body, as it passes to
+// the upstream: the caller's max_tokens (or max_completion_tokens) is
+// read from it, so that a completion the caller's own cap ended is not
+// held against the route (see validate.Classifier.CallerMaxTokens). It
+// may be called from another goroutine than the reply's; the body is
+// not kept.
+func (c *Call) Request(p []byte) {
+	c.requestMu.Lock()
+	c.request.Write(p)
+	c.requestMu.Unlock()
+}
+
 // Replied says whether Reply has been called.
 func (c *Call) Replied() bool { return c.c != nil }
 
@@ -96,6 +115,9 @@ func (c *Call) Interrupted() { c.c.Interrupted() }
 // the upstream is then not charged for what was not read (truncated,
 // invalid_json and empty count as ok).
 func (c *Call) Finish(early bool) validate.Result {
+	c.requestMu.Lock()
+	c.c.CallerMaxTokens(c.request.Tokens())
+	c.requestMu.Unlock()
 	res := c.c.Finish()
 	if early && res.Verdict == validate.SoftFail && incomplete(res.Reason) {
 		res.Verdict, res.Reason = validate.OK, validate.ReasonNone

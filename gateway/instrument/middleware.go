@@ -25,6 +25,9 @@ func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Hand
 		}
 		rec := &recorder{ResponseWriter: w, call: m.Begin(routeOf(r.Context(), route), v), ctx: r.Context()}
 		r = r.WithContext(context.WithValue(r.Context(), recorderKey{}, rec))
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = &requestBody{rc: r.Body, call: rec.call}
+		}
 		record := func() {
 			switch {
 			case rec.gone:

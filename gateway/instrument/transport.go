@@ -54,6 +54,28 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	call := t.m.Begin(routeOf(req.Context(), t.route), t.v)
+	if req.Body != nil && req.Body != http.NoBody {
+		// The body is read through the Call, for the caller's cap on
+		// the reply; a RoundTripper must not change the caller's
+		// request, so a copy carries it.
+		out := *req
+		out.Body = &requestBody{rc: req.Body, call: call}
+		if get := req.GetBody; get != nil {
+			// A body sent again (a retry on a new connection) is read
+			// again from its start.
+			out.GetBody = func() (io.ReadCloser, error) {
+				rc, err := get()
+				if err != nil {
+					return nil, err
+				}
+				call.requestMu.Lock()
+				call.request.Reset()
+				call.requestMu.Unlock()
+				return &requestBody{rc: rc, call: call}, nil
+			}
+		}
+		req = &out
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		if code, ok := errorCode(req.Context(), err); ok {
@@ -81,6 +103,22 @@ func errorCode(ctx context.Context, err error) (string, bool) {
 	}
 	return CodeConnError, true
 }
+
+// requestBody feeds a request's body to its Call as it is sent.
+type requestBody struct {
+	rc   io.ReadCloser
+	call *Call
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.call.Request(p[:n])
+	}
+	return n, err
+}
+
+func (b *requestBody) Close() error { return b.rc.Close() }
 
 // body feeds the reply to its Call as the caller reads it and records it
 // once, at its end.

@@ -118,3 +118,33 @@ func BenchmarkJudgePlainCoded(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMaxTokens reads the caller's cap from a request body as it
+// passes: a short chat request (the bench's, 230 bytes) and one of a
+// long conversation (64 KiB, max_tokens at its end), fed in 4 KiB
+// pieces as a body streams.
+func BenchmarkMaxTokens(b *testing.B) {
+	short := []byte(`{"model":"bench-model","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"What is the capital of France? Answer in one short sentence."}],"max_tokens":64}`)
+	msg, _ := json.Marshal(strings.Repeat(benchText, 56))
+	long := []byte(`{"model":"bench-model","messages":[{"role":"user","content":` + string(msg) + `}],"temperature":0.2,"max_tokens":512}`)
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"short", short}, {"long", long}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var m MaxTokens
+				for p := bc.body; len(p) > 0; {
+					n := min(4096, len(p))
+					m.Write(p[:n])
+					p = p[n:]
+				}
+				if m.Tokens() == 0 {
+					b.Fatal("no cap read")
+				}
+			}
+		})
+	}
+}

@@ -74,6 +74,13 @@ type Classifier struct {
 	// reply is what the judge reads of the plain body or of the stream's
 	// current event, borrowed from replies until Finish.
 	reply *reply
+
+	// maxTokens is the caller's own cap on the reply (CallerMaxTokens);
+	// 0 when unknown. generated counts the bytes of the JSON strings
+	// the model generated (content, thinking, refusal, tool calls), an
+	// upper bound on their tokens when the reply reports no usage.
+	maxTokens int
+	generated int
 }
 
 // Start begins judging a reply with this status and header; feed the body
@@ -141,6 +148,14 @@ func (v *Validator) StartEncoded(status int, contentType, contentEncoding string
 // it before Finish; a stream's content is still kept (its deltas are
 // joined to be judged).
 func (c *Classifier) DiscardContent() { c.discard = true }
+
+// CallerMaxTokens says the request capped the reply at n tokens
+// (max_tokens or max_completion_tokens, read by MaxTokens; 0: no cap, or
+// unknown). A completion that finish_reason "length" ends is then judged
+// by what it came to: at the caller's cap it ended where the caller asked
+// (see lengthFinish), short of it the route cut it (truncated). Call it
+// before Finish.
+func (c *Classifier) CallerMaxTokens(n int) { c.maxTokens = max(n, 0) }
 
 // Classify judges a whole reply.
 func (v *Validator) Classify(status int, header http.Header, body []byte) Result {
@@ -435,6 +450,39 @@ func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCall
 		}
 	}
 	return v.judgeLength(chars)
+}
+
+// lengthFinish judges a completion that finish_reason "length" ended,
+// of text (when read; "" for a long one judged where it lies) and chars
+// characters. Without the caller's cap, the route's own limit cut it:
+// truncated. With it, the reply is held to the cap in the tokens its
+// usage reports, or, without usage, in the bytes the model generated
+// (a token is at least a byte, so fewer bytes than the cap are fewer
+// tokens too): under nine tenths of the cap the route stopped it short
+// (a provider capping max_tokens below what was asked, or cutting
+// replies), truncated; at the cap the caller's own limit ended it, and
+// the reply is whole as far as the route goes. It is then held only to
+// the fallback phrases: a blank one (the cap spent on thinking), a short
+// one and one a schema would refuse are what the caller asked for.
+func (c *Classifier) lengthFinish(text string, chars int) Result {
+	limit := c.maxTokens
+	if limit == 0 {
+		return soft(ReasonTruncated, "finish_reason length")
+	}
+	used, unit := c.usage.CompletionTokens, "completion tokens"
+	if used == 0 {
+		used, unit = c.generated, "bytes generated"
+	}
+	if int64(used)*10 < int64(limit)*9 {
+		return soft(ReasonTruncated, "finish_reason length after %d %s, short of the caller's max_tokens %d", used, unit, limit)
+	}
+	v := c.v
+	if chars <= v.fallbackMaxChars {
+		if p, ok := containsAny(strings.ToLower(strings.TrimSpace(text)), v.fallback); ok {
+			return soft(ReasonFallbackPhrase, "the completion is a fallback phrase (%q)", p)
+		}
+	}
+	return okResult()
 }
 
 // readsText says whether judging a completion of chars characters reads

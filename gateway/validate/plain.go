@@ -80,6 +80,7 @@ func (c *Classifier) finishPlain() Result {
 	c.usage = usageFrom(r.usage)
 	msg := choice.message
 	tools := notEmpty(msg.toolCalls) || notEmpty(msg.functionCall) || hasText(msg.refusal)
+	c.generated += msg.generated()
 	if c.discard && msg.content.isString() {
 		// Nobody reads Result.Content: a long text is judged where it
 		// lies, a short one (or one for the schema) is read as below.
@@ -87,7 +88,7 @@ func (c *Classifier) finishPlain() Result {
 		if !v.readsText(chars) {
 			c.content.chars += chars
 			if finish == "length" {
-				return soft(ReasonTruncated, "finish_reason length")
+				return c.lengthFinish("", chars)
 			}
 			return v.judgeLong(blank, chars, tools)
 		}
@@ -109,7 +110,7 @@ func (c *Classifier) finishPlain() Result {
 		c.content.add(text)
 	}
 	if finish == "length" {
-		return soft(ReasonTruncated, "finish_reason length")
+		return c.lengthFinish(text, c.content.chars)
 	}
 	return v.judgeContent(text, c.content.chars, false, tools)
 }

@@ -36,6 +36,23 @@ type message struct {
 	value, content, toolCalls, functionCall, refusal, reasoning rawJSON
 }
 
+// generated is how many bytes of the model's output m carries: the raw
+// JSON of its content, thinking, refusal and tool calls (a string's
+// without its quotes). Escapes and a tool call's structure count too:
+// it bounds the output's tokens from above.
+func (m *message) generated() int {
+	n := 0
+	for _, v := range [...]rawJSON{m.content, m.reasoning, m.refusal, m.toolCalls, m.functionCall} {
+		switch {
+		case v.isString():
+			n += len(v) - 2
+		case v.present():
+			n += len(v)
+		}
+	}
+	return n
+}
+
 // scan validates b as validJSON does and records in r what the judge
 // reads of it; r's earlier content is dropped, its storage reused.
 func (r *reply) scan(b []byte) bool {

@@ -131,6 +131,7 @@ func (c *Classifier) judgeChoice(ch *choice) {
 		// thinks before it answers depends on the prompt, not the route.
 		c.firstToken = true
 	}
+	c.generated += ch.delta.generated()
 	if f, ok := ch.finish.str(); ok && f != "" {
 		c.finish = f
 	}
@@ -190,7 +191,7 @@ func (c *Classifier) finishStream() Result {
 		// whole: some OpenAI-compatible providers never send [DONE].
 		return soft(ReasonTruncated, "the stream ended before a finish_reason or [DONE] after %d events", c.events)
 	case c.finish == "length":
-		return soft(ReasonTruncated, "finish_reason length")
+		return c.lengthFinish(c.content.String(), c.content.chars)
 	}
 	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls || c.refused)
 }

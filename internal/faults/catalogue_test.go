@@ -59,6 +59,7 @@ func expected(f faults.Fault) (transport, middleware outcome) {
 		faults.ContextLength:      {"400", "rejected", "context_length"},
 		faults.ContentFilter:      {"400", "rejected", "content_policy"},
 		faults.ErrorInOK:          {"200", "soft_fail", "error_body"},
+		faults.MaxTokensCapped:    truncated, // 4 tokens, short of the max_tokens 40 asked
 	}[f]
 	if transport == (outcome{}) {
 		panic("no expectation for " + f)
@@ -131,21 +132,7 @@ func TestCatalogue(t *testing.T) {
 		for _, f := range faults.Catalogue {
 			fmt.Fprintf(&targets, "  - {route: %q, base_url: %q, model: %s}\n", f, srv.BaseURL(f), faults.Model)
 		}
-		cfg, err := probe.Parse([]byte(fmt.Sprintf(`defaults:
-  e2e: {interval: 1m, timeout: %s, failure_threshold: 1}
-targets:
-%sprompts:
-  - {name: plain, messages: [{role: user, content: "Say hello."}], max_tokens: 40, validation: {min_length: 5}}
-  - {name: streamed, messages: [{role: user, content: "Say hello."}], max_tokens: 40, stream: true, validation: {min_length: 5}}
-`, clientTimeout, targets.String())), "catalogue.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg := prometheus.NewRegistry()
-		p, err := probe.New(cfg, reg, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
+		reg, p := newProber(t, targets.String(), 40, 40)
 		var wg sync.WaitGroup
 		for _, f := range faults.Catalogue {
 			wg.Go(func() { p.RunLayer(context.Background(), string(f), probe.E2E) })
@@ -188,6 +175,91 @@ targets:
 	})
 }
 
+// TestCallerMaxTokens: a completion that the caller's own max_tokens (or
+// max_completion_tokens) ended, with finish_reason length, is whole as
+// far as the route goes, through the Transport, the Middleware and the
+// prober alike; one a provider ended short of what was asked is
+// truncated.
+func TestCallerMaxTokens(t *testing.T) {
+	srv := faults.Start(t)
+	v := validate.MustNew(validate.Rules{MinLength: 5})
+	up, _ := url.Parse(srv.URL)
+	for _, tc := range []struct {
+		f    faults.Fault
+		key  string
+		n    int
+		want outcome
+	}{
+		{faults.Healthy, "max_tokens", 3, ok},
+		{faults.Healthy, "max_completion_tokens", 3, ok},
+		{faults.MaxTokensCapped, "max_tokens", 3, ok}, // the caller's cap comes first
+		{faults.MaxTokensCapped, "max_tokens", 8, truncated},
+		{faults.MaxTokensCapped, "max_completion_tokens", 8, truncated},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/%s=%d/stream=%v", tc.f, tc.key, tc.n, stream), func(t *testing.T) {
+				reg := prometheus.NewRegistry()
+				m := instrument.MustNewMetrics(reg)
+				client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
+				callCapped(t, client, srv.BaseURL(tc.f), stream, tc.key, tc.n)
+				assertRecorded(t, reg, tc.want)
+
+				reg = prometheus.NewRegistry()
+				m = instrument.MustNewMetrics(reg)
+				proxy := httputil.NewSingleHostReverseProxy(up)
+				proxy.FlushInterval = -1
+				gw := serve(t, m.Middleware("r", v, proxy))
+				callCapped(t, &http.Client{Timeout: clientTimeout}, gw+"/"+string(tc.f)+"/v1", stream, tc.key, tc.n)
+				waitRecorded(t, reg)
+				assertRecorded(t, reg, tc.want)
+			})
+		}
+	}
+	t.Run("prober", func(t *testing.T) {
+		reg, p := newProber(t, fmt.Sprintf("  - {route: healthy, base_url: %q, model: %s}\n  - {route: capped, base_url: %q, model: %s}\n",
+			srv.BaseURL(faults.Healthy), faults.Model, srv.BaseURL(faults.MaxTokensCapped), faults.Model), 3, 8)
+		p.RunLayer(context.Background(), "healthy", probe.E2E)
+		p.RunLayer(context.Background(), "capped", probe.E2E)
+		for _, c := range []struct {
+			route, probe string
+			want         outcome
+		}{
+			{"healthy", "plain", ok},    // ended at its own 3 tokens
+			{"healthy", "streamed", ok}, // ended at its own 8 tokens
+			{"capped", "plain", ok},     // its own 3 tokens came first
+			{"capped", "streamed", truncated},
+		} {
+			labels := map[string]string{"route": c.route, "probe": c.probe, "verdict": c.want.verdict, "reason": c.want.reason}
+			if got := testenv.Metric(t, reg, "llm_probe_verdict_total", labels); got != 1 {
+				t.Errorf("llm_probe_verdict_total%v = %v; have %s", labels, got, dump(t, reg, "llm_probe_verdict_total"))
+			}
+		}
+	})
+}
+
+// newProber is a prober of the targets (lines of YAML) with two e2e
+// prompts, plain and streamed, asking for at most plainMax and
+// streamedMax tokens.
+func newProber(t *testing.T, targets string, plainMax, streamedMax int) (*prometheus.Registry, *probe.Prober) {
+	t.Helper()
+	cfg, err := probe.Parse([]byte(fmt.Sprintf(`defaults:
+  e2e: {interval: 1m, timeout: %s, failure_threshold: 1}
+targets:
+%sprompts:
+  - {name: plain, messages: [{role: user, content: "Say hello."}], max_tokens: %d, validation: {min_length: 5}}
+  - {name: streamed, messages: [{role: user, content: "Say hello."}], max_tokens: %d, stream: true, validation: {min_length: 5}}
+`, clientTimeout, targets, plainMax, streamedMax)), "probes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	p, err := probe.New(cfg, reg, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, p
+}
+
 // eachCase runs test for every fault, plain and streamed, in parallel.
 func eachCase(t *testing.T, test func(t *testing.T, f faults.Fault, stream bool)) {
 	for _, f := range faults.Catalogue {
@@ -204,8 +276,15 @@ func eachCase(t *testing.T, test func(t *testing.T, f faults.Fault, stream bool)
 // client's timeout).
 func call(t *testing.T, client *http.Client, base string, stream bool) {
 	t.Helper()
+	callCapped(t, client, base, stream, "max_tokens", 40)
+}
+
+// callCapped is call with the reply capped at n tokens by the request's
+// member key (max_tokens or max_completion_tokens).
+func callCapped(t *testing.T, client *http.Client, base string, stream bool, key string, n int) {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{
-		"model": faults.Model, "stream": stream, "max_tokens": 40,
+		"model": faults.Model, "stream": stream, key: n,
 		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
 	})
 	req, err := http.NewRequest(http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
@@ -243,7 +322,7 @@ func waitRecorded(t *testing.T, reg *prometheus.Registry) {
 func assertTTFT(t *testing.T, reg *prometheus.Registry, f faults.Fault, stream bool, delay time.Duration) {
 	t.Helper()
 	delivered := stream && (f == faults.Healthy || f == faults.SlowFirstToken || f == faults.NoDone ||
-		f == faults.StreamCut || f == faults.Stall || f == faults.MalformedChunk)
+		f == faults.StreamCut || f == faults.Stall || f == faults.MalformedChunk || f == faults.MaxTokensCapped)
 	count := testenv.Metric(t, reg, "llm_gateway_time_to_first_token_seconds", map[string]string{"route": "r"})
 	switch {
 	case delivered && count != 1:

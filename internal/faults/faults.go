@@ -4,7 +4,8 @@
 // Retry-After, 500, 503, a reset before the headers, no response, a slow
 // first token, a stream cut or stalled, a malformed chunk, a stream
 // without [DONE], a context length exceeded, a content-filter rejection,
-// an error template inside HTTP 200), each plain or streamed as the
+// an error template inside HTTP 200, max_tokens silently capped), each
+// plain or streamed as the
 // request's "stream" asks, plus the hostile replies the prober must
 // survive (one that never ends, one far over its size limit, one whose
 // usage claims millions of tokens).
@@ -47,6 +48,7 @@ const (
 	ContextLength      Fault = "context_length"       // HTTP 400 context_length_exceeded
 	ContentFilter      Fault = "content_filter"       // HTTP 400 content_policy_violation
 	ErrorInOK          Fault = "error_in_200"         // HTTP 200 whose body (stream: first and only event) is {"code":500,"msg":"系统繁忙，请稍后重试"}
+	MaxTokensCapped    Fault = "max_tokens_capped"    // a completion ended at CappedTokens words (finish_reason length), whatever max_tokens asked
 	Endless            Fault = "endless"              // far more content than max_tokens, then no end until the client gives up
 	Oversized          Fault = "oversized"            // a complete reply of OversizedBytes
 	GzipBomb           Fault = "gzip_bomb"            // a plain reply of OversizedBytes, sent gzip-compressed to a few kB
@@ -56,7 +58,7 @@ const (
 // Catalogue lists the faults every path is tested with.
 var Catalogue = []Fault{
 	Healthy, RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse,
-	SlowFirstToken, StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK,
+	SlowFirstToken, StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, MaxTokensCapped,
 }
 
 // Model is the model the server lists and serves.
@@ -64,6 +66,19 @@ const Model = "fault-model"
 
 // Content is what a healthy answer says.
 const Content = "Hello! I am here and ready to help you today."
+
+// ContentTokens is how many tokens Content counts as (its usage says
+// so). A request whose max_tokens (or max_completion_tokens) is smaller
+// gets Content's first max_tokens words, with finish_reason length and a
+// usage of max_tokens, as a provider ends a completion at the caller's
+// own cap.
+const ContentTokens = 11
+
+// CappedTokens is where MaxTokensCapped ends every completion, as a
+// provider does that caps max_tokens below what was asked without
+// saying so (in the incident write-ups, a free route whose max_tokens
+// range shrank silently).
+const CappedTokens = 4
 
 // ErrorTemplate is the body ErrorInOK sends with HTTP 200.
 const ErrorTemplate = `{"code":500,"msg":"系统繁忙，请稍后重试"}`
@@ -141,7 +156,9 @@ func (s *Server) wait(r *http.Request) {
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Stream bool `json:"stream"`
+		Stream              bool `json:"stream"`
+		MaxTokens           int  `json:"max_tokens"`
+		MaxCompletionTokens int  `json:"max_completion_tokens"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "", "the body is not JSON"))
@@ -151,9 +168,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if WriteError(w, f) {
 		return
 	}
+	limit := req.MaxTokens
+	if n := req.MaxCompletionTokens; n > 0 && (limit <= 0 || n < limit) {
+		limit = n
+	}
 	switch f {
 	case Healthy, NoDone:
-		answer(w, req.Stream, f == NoDone, false, Content)
+		answerCapped(w, req.Stream, f == NoDone, false, limit)
+	case MaxTokensCapped:
+		if limit <= 0 || limit > CappedTokens {
+			limit = CappedTokens
+		}
+		answerCapped(w, req.Stream, false, false, limit)
 	case ResetBeforeHeaders:
 		Reset(w)
 	case NoResponse:
@@ -168,7 +194,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		answer(w, req.Stream, false, true, Content)
+		answerCapped(w, req.Stream, false, true, limit)
 	case StreamCut, Stall:
 		s.cutOrStall(w, r, req.Stream, f == Stall)
 	case MalformedChunk:
@@ -229,12 +255,31 @@ func answer(w http.ResponseWriter, stream, noDone, started bool, content string)
 	answerUsage(w, stream, noDone, started, content, `{"prompt_tokens":12,"completion_tokens":11,"total_tokens":23}`)
 }
 
+// answerCapped is answer of Content held to a cap of limit tokens (none
+// when not positive): past ContentTokens, the whole of it; short of
+// them, its first limit words, with finish_reason length, and a usage
+// that counts them.
+func answerCapped(w http.ResponseWriter, stream, noDone, started bool, limit int) {
+	if limit <= 0 || limit >= ContentTokens {
+		answer(w, stream, noDone, started, Content)
+		return
+	}
+	content := strings.Join(strings.Fields(Content)[:limit], " ")
+	answerFinish(w, stream, noDone, started, content, "length",
+		fmt.Sprintf(`{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}`, limit, 12+limit))
+}
+
 // answerUsage is answer with usage, a JSON object, as the reply's usage.
 func answerUsage(w http.ResponseWriter, stream, noDone, started bool, content, usage string) {
+	answerFinish(w, stream, noDone, started, content, "stop", usage)
+}
+
+// answerFinish is answerUsage with the finish_reason.
+func answerFinish(w http.ResponseWriter, stream, noDone, started bool, content, finishReason, usage string) {
 	if !stream {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": "chatcmpl-fault", "object": "chat.completion", "model": Model,
-			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": finishReason}},
 			"usage":   json.RawMessage(usage),
 		})
 		return
@@ -245,7 +290,7 @@ func answerUsage(w http.ResponseWriter, stream, noDone, started bool, content, u
 	half := len(content) / 2
 	event(w, chunk(content[:half]))
 	event(w, chunk(content[half:]))
-	event(w, finish("stop"))
+	event(w, finish(finishReason))
 	event(w, `{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[],"usage":`+usage+`}`)
 	if !noDone {
 		fmt.Fprint(w, "data: [DONE]\n\n")
