@@ -501,9 +501,16 @@ func (v *Validator) judgeLong(blank bool, chars int, toolCalls bool) Result {
 	return v.judgeLength(chars)
 }
 
+// finishFiltered is the finish_reason of a completion the provider's
+// content filter withheld (Azure OpenAI's, on the prompt or the answer).
+const finishFiltered = "content_filter"
+
 // blankContent is the verdict on a completion with no text: fine when it
-// calls tools or refuses (a refusal is the model's answer, and OpenAI
-// sends it with content null), empty otherwise.
+// calls tools, refuses (a refusal is the model's answer, and OpenAI
+// sends it with content null) or was withheld by the provider's content
+// filter (finishFiltered: the caller's content met a policy, as a 400
+// content_policy_violation is rejected and not the route's fault),
+// empty otherwise.
 func blankContent(answered bool) Result {
 	if answered {
 		return okResult()
