@@ -58,6 +58,7 @@ type Classifier struct {
 	skipLine  bool // the current line is too long and is being skipped
 	data      []byte
 	hasData   bool
+	eventType eventType // the current event's event: field
 	events    int
 	done      bool
 	content   content

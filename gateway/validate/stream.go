@@ -47,8 +47,12 @@ func (c *Classifier) sseLine(line []byte) {
 	}
 	field, value, _ := bytes.Cut(line, []byte(":"))
 	value = bytes.TrimPrefix(value, []byte(" "))
+	if string(field) == "event" {
+		c.eventType = eventTypeOf(value)
+		return
+	}
 	if string(field) != "data" {
-		return // event, id, retry: nothing to judge
+		return // id, retry: nothing to judge
 	}
 	if c.hasData {
 		c.data = append(c.data, '\n')
@@ -57,8 +61,32 @@ func (c *Classifier) sseLine(line []byte) {
 	c.hasData = true
 }
 
+// eventType is the type an event's event: field gives it. A chat
+// completion's chunks have none (the SSE default, message); a provider's
+// keep-alives (event: ping, as text-generation-webui and Anthropic's API
+// send them) and other notices have one, and error events say so.
+type eventType uint8
+
+const (
+	eventMessage eventType = iota // no event: field, or event: message
+	eventError                    // event: error
+	eventOther                    // any other type: not a chunk
+)
+
+func eventTypeOf(name []byte) eventType {
+	switch string(bytes.TrimSpace(name)) {
+	case "", "message":
+		return eventMessage
+	case "error":
+		return eventError
+	}
+	return eventOther
+}
+
 // dispatch judges the event whose data lines were collected.
 func (c *Classifier) dispatch() {
+	typ := c.eventType
+	c.eventType = eventMessage
 	if !c.hasData {
 		return
 	}
@@ -71,6 +99,13 @@ func (c *Classifier) dispatch() {
 	}
 	if c.done {
 		return // nothing may follow [DONE]; ignore it
+	}
+	switch typ {
+	case eventError:
+		c.streamProblem(ReasonErrorBody, "event %d is an error event", c.events)
+		return
+	case eventOther:
+		return // a keep-alive or a notice, not a chunk of the completion
 	}
 	r, ok := c.scan(data)
 	if !ok {
@@ -94,6 +129,11 @@ func (c *Classifier) dispatch() {
 	if !choices.isArray() {
 		if p, ok := rawErrorInStrings(doc, c.v.errorPatterns); ok {
 			c.streamProblem(ReasonErrorBody, "event %d is an error template (%q)", c.events, p)
+			return
+		}
+		if !choices.present() && doc.field("type").isString() {
+			// A typed notice, not a chunk: {"type": "ping"}, as Claude's
+			// OpenAI compatibility sends it between chunks.
 			return
 		}
 		c.streamProblem(ReasonMissingField, "event %d has no choices", c.events)

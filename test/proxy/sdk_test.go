@@ -159,3 +159,49 @@ func TestOpenAINodeSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAISDKCallerMaxTokens: the OpenAI Go SDK, through nginx as the
+// gateway and hermes proxy, caps its replies (max_completion_tokens, as
+// the SDK sends it for newer models, and max_tokens), with a short prompt
+// and with a long conversation (its body streamed on by the proxy). A
+// completion the caller's own cap ended (finish_reason length) is
+// recorded ok; one a provider ended short of the cap, truncated.
+func TestOpenAISDKCallerMaxTokens(t *testing.T) {
+	srv := faults.Start(t)
+	s := startStack(t, srv, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	long := strings.Repeat("An earlier turn of a long conversation. ", 400) // 16 KiB
+	for _, c := range []struct {
+		route   faults.Fault
+		cap     func(*openai.ChatCompletionNewParams)
+		verdict string
+	}{
+		{faults.Healthy, func(p *openai.ChatCompletionNewParams) { p.MaxCompletionTokens = openai.Int(3) }, `reason="",route="healthy",verdict="ok"`},
+		{faults.MaxTokensCapped, func(p *openai.ChatCompletionNewParams) { p.MaxTokens = openai.Int(8) }, `reason="truncated",route="max_tokens_capped",verdict="soft_fail"`},
+	} {
+		client := openai.NewClient(option.WithBaseURL(s.nginx+"/"+string(c.route)+"/v1"), option.WithAPIKey(secret), option.WithMaxRetries(0))
+		for _, prompt := range []string{"Say hello.", long} {
+			params := openai.ChatCompletionNewParams{Model: faults.Model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}}
+			c.cap(&params)
+			resp, err := client.Chat.Completions.New(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Choices[0].FinishReason != "length" {
+				t.Errorf("%s: finish_reason %q, want length", c.route, resp.Choices[0].FinishReason)
+			}
+			stream := client.Chat.Completions.NewStreaming(ctx, params)
+			for stream.Next() {
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := `llm_gateway_requests_total{code="200",` + c.verdict + `} 4`
+		testenv.EventuallyDetail(t, 10*time.Second, want, func() (bool, string) {
+			_, page := scrape(t, s.proxy)
+			return strings.Contains(page, want+"\n"), page
+		})
+	}
+}
