@@ -131,6 +131,12 @@ func (c *Classifier) dispatch() {
 			c.streamProblem(ReasonErrorBody, "event %d is an error template (%q)", c.events, p)
 			return
 		}
+		if !choices.present() && r.usage.isObject() {
+			// The usage alone, after the last chunk, without the empty
+			// choices OpenAI sends beside it.
+			c.usage = usageFrom(r.usage)
+			return
+		}
 		if !choices.present() && doc.field("type").isString() {
 			// A typed notice, not a chunk: {"type": "ping"}, as Claude's
 			// OpenAI compatibility sends it between chunks.

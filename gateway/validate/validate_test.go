@@ -294,6 +294,7 @@ func TestRefusalsAndReasoning(t *testing.T) {
 		{"streamed, only pings", sseHeader, "event: ping\ndata: {}\n\n" + sse(`{"type":"ping"}`), SoftFail, ReasonTruncated},
 		{"streamed, an error event after the first chunk", sseHeader, sse(delta("Paris is ")) + "event: error\ndata: {\"message\":\"upstream overloaded\"}\n\n", SoftFail, ReasonErrorBody},
 		{"streamed, a typed error object", sseHeader, sse(delta("Paris is "), `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), SoftFail, ReasonErrorBody},
+		{"streamed, the usage without choices", sseHeader, sse(delta("Paris is the capital."), finishChunk("stop"), `{"id":"x","usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}`, "[DONE]"), OK, ""},
 		{"streamed, an event without choices or type", sseHeader, sse(delta("Paris is "), `{"id":"x"}`, finishChunk("stop"), "[DONE]"), SoftFail, ReasonMissingField},
 		{"plain with reasoning", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","reasoning_content":"The user asks...","content":"Paris is the capital of France."},"finish_reason":"stop"}]}`, OK, ""},
 		{"streamed reasoning, then content", sseHeader, sse(think("reasoning_content", "The user asks"), think("reasoning_content", " for a capital."), delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
