@@ -459,7 +459,8 @@ func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCall
 // truncated. With it, the reply is held to the cap in the tokens its
 // usage reports, or, without usage, in the bytes the model generated
 // (a token is at least a byte, so fewer bytes than the cap are fewer
-// tokens too): under nine tenths of the cap the route stopped it short
+// tokens too; a reply with neither, blank, spent the cap on thinking it
+// did not show): under nine tenths of the cap the route stopped it short
 // (a provider capping max_tokens below what was asked, or cutting
 // replies), truncated; at the cap the caller's own limit ended it, and
 // the reply is whole as far as the route goes. It is then held only to
@@ -473,6 +474,12 @@ func (c *Classifier) lengthFinish(text string, chars int) Result {
 	used, unit := c.usage.CompletionTokens, "completion tokens"
 	if used == 0 {
 		used, unit = c.generated, "bytes generated"
+	}
+	if used == 0 {
+		// Nothing shown and nothing counted: a model that thinks
+		// without showing it (OpenAI's o-series, Gemini's thinking
+		// through its OpenAI compatibility) spent the cap on thinking.
+		return okResult()
 	}
 	if int64(used)*10 < int64(limit)*9 {
 		return soft(ReasonTruncated, "finish_reason length after %d %s, short of the caller's max_tokens %d", used, unit, limit)

@@ -150,6 +150,8 @@ func TestCallerMaxTokens(t *testing.T) {
 		{"stream without usage, bytes past the cap", sseHeader, stream(words, ""), 300, OK, ""},
 		{"stream without usage, fewer bytes than the cap", sseHeader, stream(words[:50], ""), 300, SoftFail, ReasonTruncated},
 		{"stream, thinking spent the cap", sseHeader, thinking, 150, OK, ""},
+		{"stream without usage, blank: hidden thinking spent the cap", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, finishChunk("length"), "[DONE]"), 1000, OK, ""},
+		{"stream without usage, blank, no cap", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, finishChunk("length"), "[DONE]"), 0, SoftFail, ReasonTruncated},
 		{"stream, at the cap by a usage event without choices", sseHeader, sse(delta(words[:100]), finishChunk("length"), `{"usage":`+usage(300)+`}`, "[DONE]"), 300, OK, ""},
 		{"stream, cut before the finish, cap or not", sseHeader, sse(delta(words)), 300, SoftFail, ReasonTruncated},
 		{"stream, stop within the cap", sseHeader, sse(delta("Paris."), finishChunk("stop"), "[DONE]"), 300, OK, ""},
