@@ -196,8 +196,12 @@ func (r rawJSON) index(i int) rawJSON {
 	return v
 }
 
-// equals reports whether the string r unquotes to s.
+// equals reports whether r is a string that unquotes to s; false for
+// any other value, or none.
 func (r rawJSON) equals(s string) bool {
+	if !r.isString() {
+		return false
+	}
 	body := r[1 : len(r)-1]
 	if len(body) > 0 && body[0] < utf8.RuneSelf && body[0] != '\\' && (s == "" || body[0] != s[0]) {
 		// An ASCII first byte that starts no escape unquotes to itself:

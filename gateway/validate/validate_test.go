@@ -305,6 +305,11 @@ func TestRefusalsAndReasoning(t *testing.T) {
 		{"plain parts", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"The user asks"}]},{"type":"text","text":"Paris is "},{"type":"text","text":"the capital."}]},"finish_reason":"stop"}]}`, OK, ""},
 		{"plain parts, thinking only", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"The user asks"}]}]},"finish_reason":"stop"}]}`, SoftFail, ReasonEmpty},
 		{"plain parts, a fallback phrase", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"text","text":"系统繁忙"}]},"finish_reason":"stop"}]}`, SoftFail, ReasonFallbackPhrase},
+		// Parts without a type, or with one that is not a string, are
+		// neither text nor thinking (a part {} crashed the judge).
+		{"plain parts without a type", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":[{},{"type":1},{"type":null,"text":"x"},{"type":"text","text":"Paris is the capital."}]},"finish_reason":"stop"}]}`, OK, ""},
+		{"plain, only a part without a type", jsonHeader, `{"choices":[{"message":{"content":[{}]}}]}`, SoftFail, ReasonEmpty},
+		{"streamed parts without a type", sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":[{},{"type":[]}]},"finish_reason":null}]}`, delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"streamed parts", sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"Hmm"}]}]},"finish_reason":null}]}`,
 			`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"Paris is the capital."}]},"finish_reason":null}]}`, finishChunk("stop"), "[DONE]"), OK, ""},
 	} {
