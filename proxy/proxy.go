@@ -34,6 +34,7 @@ func New(cfg *Config, reg prometheus.Registerer, logger *slog.Logger) (*Proxy, e
 	if err != nil {
 		return nil, err
 	}
+	m.SetLogger(logger)
 	p := &Proxy{metrics: m, logger: logger,
 		busy: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hermes_proxy_requests_refused_total",

@@ -334,3 +334,37 @@ func TestCallerMaxTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgePanicKeepsServing: a judge that panics (here, a route whose
+// Validator is gone) breaks neither the reply nor the proxy, on the lean
+// exchange and on a route's RoundTripper, plain and streamed: the client
+// gets every byte, the call is not recorded, the panic is counted and
+// logged once, and the proxy serves the next request.
+func TestJudgePanicKeepsServing(t *testing.T) {
+	srv := faults.Start(t)
+	for _, lean := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lean=%v", lean), func(t *testing.T) {
+			rt := testRoute("free", srv.URL, validate.Rules{})
+			if !lean {
+				rt.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{"X-Team": {Values: []string{"search"}}}}
+			}
+			var logs bytes.Buffer
+			base, preg, p := startProxy(t, &Config{Routes: []Route{rt}}, slog.New(slog.NewTextHandler(&logs, nil)))
+			p.routes.Load().byName["free"].v = nil // before any request: the judge panics on every reply
+			for i, stream := range []bool{false, true, false} {
+				want := call(&http.Client{}, chatRequest(t, srv.BaseURL(faults.Healthy), stream))
+				got := call(http.DefaultClient, chatRequest(t, base+"/free/"+string(faults.Healthy)+"/v1", stream))
+				if got.status != http.StatusOK || got.err != nil || !bytes.Equal(got.body, want.body) {
+					t.Fatalf("request %d: %d %q (%v); want %q", i, got.status, got.body, got.err, want.body)
+				}
+			}
+			waitSeries(t, preg, `llm_gateway_judge_panics_total{route="free"} 3`)
+			if page := scrape(t, preg); strings.Contains(page, "llm_gateway_requests_total{") {
+				t.Errorf("a call not judged was recorded:\n%s", page)
+			}
+			if n := strings.Count(logs.String(), "judging a reply panicked"); n != 1 {
+				t.Errorf("the panic logged %d times, want once:\n%s", n, logs.String())
+			}
+		})
+	}
+}

@@ -35,6 +35,9 @@ type Call struct {
 	// body from a goroutine of its own while the reply is read.
 	requestMu sync.Mutex
 	request   validate.MaxTokens
+	// replied says Reply was called; broken, that judging panicked
+	// (guard): the call is then neither judged further nor recorded.
+	replied, broken bool
 }
 
 // Begin starts recording a call of route whose reply is judged by v.
@@ -44,8 +47,26 @@ func (m *Metrics) Begin(route string, v *validate.Validator) *Call {
 
 // Reply begins judging the reply; later calls are ignored.
 func (c *Call) Reply(status int, header http.Header) {
-	if c.c == nil {
-		c.judge(status, c.v.Start(status, header))
+	if c.replied {
+		return
+	}
+	c.replied, c.status = true, status
+	defer c.guard()
+	c.judge(c.v.Start(status, header))
+}
+
+// guard, deferred around the judge's work on a reply, recovers a panic
+// of it. The judge reads whatever an upstream sends; a bug it trips on
+// must break neither the reply that passes nor the process that carries
+// every route's traffic (a gateway's Transport reads the body on its
+// caller's goroutine, and hermes proxy's server does not recover a
+// handler's panic). The call is then not recorded: no verdict is
+// evidence, and missing data must not move traffic. It is counted in
+// llm_gateway_judge_panics_total, the first panic logged with its stack.
+func (c *Call) guard() {
+	if v := recover(); v != nil {
+		c.broken = true
+		c.m.judgePanicked(c.route, v)
 	}
 }
 
@@ -60,9 +81,12 @@ func (c *Call) ReplyContentType(status int, contentType string) {
 // and Content-Encoding at hand and no http.Header: a coded body is
 // judged on what it decodes to (see validate.Validator.StartEncoded).
 func (c *Call) ReplyEncoded(status int, contentType, contentEncoding string) {
-	if c.c == nil {
-		c.judge(status, c.v.StartEncoded(status, contentType, contentEncoding))
+	if c.replied {
+		return
 	}
+	c.replied, c.status = true, status
+	defer c.guard()
+	c.judge(c.v.StartEncoded(status, contentType, contentEncoding))
 }
 
 // DiscardContent says the caller of Finish will not read the Result's
@@ -78,8 +102,8 @@ func (c *Call) DiscardContent() {
 
 // judge keeps the reply's Classifier, told to discard the content when
 // the call was.
-func (c *Call) judge(status int, cl *validate.Classifier) {
-	c.status, c.c = status, cl
+func (c *Call) judge(cl *validate.Classifier) {
+	c.c = cl
 	if c.discard {
 		cl.DiscardContent()
 	}
@@ -98,16 +122,24 @@ func (c *Call) Request(p []byte) {
 }
 
 // Replied says whether Reply has been called.
-func (c *Call) Replied() bool { return c.c != nil }
+func (c *Call) Replied() bool { return c.replied }
 
 // Write feeds the next piece of the reply's body, as it passes.
 func (c *Call) Write(p []byte) {
+	if c.broken {
+		return
+	}
+	defer c.guard()
 	c.c.Write(p)
 	c.first.check(c.c, c.m.now)
 }
 
 // Interrupted says the reply's body broke off: it is judged as cut.
-func (c *Call) Interrupted() { c.c.Interrupted() }
+func (c *Call) Interrupted() {
+	if !c.broken {
+		c.c.Interrupted()
+	}
+}
 
 // Finish judges the reply and records it: code, verdict, reason,
 // duration, size and, for a stream that delivered a token, the time to
@@ -116,15 +148,29 @@ func (c *Call) Interrupted() { c.c.Interrupted() }
 // invalid_json and empty count as ok).
 func (c *Call) Finish(early bool) validate.Result {
 	c.requestMu.Lock()
-	c.c.CallerMaxTokens(c.request.Tokens())
+	limit := c.request.Tokens()
 	c.requestMu.Unlock()
-	res := c.c.Finish()
+	res, ok := c.finishJudging(limit)
+	if !ok {
+		return validate.Result{Status: c.status} // not judged: not recorded
+	}
 	if early && res.Verdict == validate.SoftFail && incomplete(res.Reason) {
 		res.Verdict, res.Reason = validate.OK, validate.ReasonNone
 	}
 	c.m.Observe(c.route, statusCode(c.status), res, c.m.now().Sub(c.start), res.Bytes)
 	c.first.observe(c.m, c.route, res, c.start)
 	return res
+}
+
+// finishJudging ends the judging of the reply, the caller's cap on it
+// given; false when judging panicked, now or before.
+func (c *Call) finishJudging(limit int) (res validate.Result, ok bool) {
+	if c.broken {
+		return res, false
+	}
+	defer c.guard()
+	c.c.CallerMaxTokens(limit)
+	return c.c.Finish(), true
 }
 
 // Fail records a call that got no reply: a hard failure with code

@@ -2,8 +2,11 @@ package instrument
 
 import (
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +39,12 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	size     *prometheus.HistogramVec
 	ttft     *prometheus.HistogramVec
+	panics   *prometheus.CounterVec
+	// panicLogged says a judging panic was logged: the first is, with
+	// its stack, on logger (slog's default when nil); the rest are only
+	// counted.
+	panicLogged atomic.Bool
+	logger      *slog.Logger
 
 	// The series of each label set, curried once: WithLabelValues hashes
 	// and checks every label value and takes the vector's lock on each
@@ -92,9 +101,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Time from sending the request to the first token (content, a tool call, a refusal or thinking) of a streamed upstream reply.",
 			Buckets: DefaultTTFTBuckets,
 		}, []string{"route"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llm_gateway_judge_panics_total",
+			Help: "Replies whose judging panicked (a bug in Hermes, logged once with its stack): passed on unchanged, not recorded in llm_gateway_requests_total.",
+		}, []string{"route"}),
 		now: time.Now,
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.size, m.ttft} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.size, m.ttft, m.panics} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering gateway metrics: %w", err)
 		}
@@ -124,6 +137,24 @@ func (m *Metrics) Observe(route, code string, res validate.Result, took time.Dur
 	observer(&m.durations, m.duration, route).Observe(took.Seconds())
 	if code != CodeTimeout && code != CodeConnError {
 		observer(&m.sizes, m.size, route).Observe(float64(bytes))
+	}
+}
+
+// SetLogger sets where the first panic of the judge is logged (slog's
+// default logger otherwise). Call it before the Metrics records.
+func (m *Metrics) SetLogger(l *slog.Logger) { m.logger = l }
+
+// judgePanicked counts a panic v of the judge on a reply of route, and
+// logs the first one with its stack.
+func (m *Metrics) judgePanicked(route string, v any) {
+	m.panics.WithLabelValues(route).Inc()
+	if m.panicLogged.CompareAndSwap(false, true) {
+		logger := m.logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Error("judging a reply panicked: the reply passed unchanged and is not recorded; later panics are only counted in llm_gateway_judge_panics_total",
+			"route", route, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	}
 }
 

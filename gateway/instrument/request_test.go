@@ -2,10 +2,15 @@ package instrument_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -62,4 +67,68 @@ func TestTransportReadsTheCapOfABodySentAgain(t *testing.T) {
 	if got := testenv.Metric(t, reg, "llm_gateway_requests_total", labels); got != 1 {
 		t.Errorf("llm_gateway_requests_total%v = %v, want 1 (the caller's max_tokens ended the reply)", labels, got)
 	}
+}
+
+// TestJudgePanicIsContained: a judge that panics (here, no Validator at
+// all) breaks neither the reply nor the process, through the Call, the
+// Transport and the Middleware. The call is not recorded; the panic is
+// counted.
+func TestJudgePanicIsContained(t *testing.T) {
+	const reply = `{"choices":[{"index":0,"message":{"role":"assistant","content":"Paris."},"finish_reason":"stop"}]}`
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, reply)
+	}))
+	defer upstream.Close()
+	check := func(t *testing.T, reg *prometheus.Registry) {
+		t.Helper()
+		if got := testenv.Metric(t, reg, "llm_gateway_judge_panics_total", map[string]string{"route": "free"}); got != 1 {
+			t.Errorf("llm_gateway_judge_panics_total = %v, want 1", got)
+		}
+		if got := testenv.Metric(t, reg, "llm_gateway_requests_total", map[string]string{"route": "free", "code": "200", "verdict": "ok", "reason": ""}); got != -1 {
+			t.Errorf("llm_gateway_requests_total = %v, want no series: a call not judged is not recorded", got)
+		}
+	}
+	post := func(t *testing.T, client *http.Client, url string) {
+		t.Helper()
+		resp, err := client.Post(url, "application/json", strings.NewReader(`{"max_tokens":5}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != reply {
+			t.Errorf("the reply: %q, %v; want it whole", b, err)
+		}
+	}
+
+	t.Run("call", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		c := instrument.MustNewMetrics(reg).Begin("free", nil)
+		c.Request([]byte(`{"max_tokens":5}`))
+		c.Reply(http.StatusOK, http.Header{"Content-Type": {"application/json"}})
+		c.Write([]byte(reply))
+		c.Interrupted()
+		if res := c.Finish(false); res.Verdict != "" {
+			t.Errorf("a call not judged has verdict %q", res.Verdict)
+		}
+		check(t, reg)
+	})
+	t.Run("transport", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		post(t, &http.Client{Transport: instrument.MustNewMetrics(reg).Transport("free", nil, nil)}, upstream.URL)
+		check(t, reg)
+	})
+	t.Run("middleware", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		u, _ := url.Parse(upstream.URL)
+		gw := httptest.NewServer(instrument.MustNewMetrics(reg).Middleware("free", nil, httputil.NewSingleHostReverseProxy(u)))
+		defer gw.Close()
+		post(t, http.DefaultClient, gw.URL)
+		testenv.EventuallyDetail(t, 5*time.Second, "the panic counted", func() (bool, string) {
+			got := testenv.Metric(t, reg, "llm_gateway_judge_panics_total", map[string]string{"route": "free"})
+			return got == 1, fmt.Sprint(got)
+		})
+		check(t, reg)
+	})
 }
