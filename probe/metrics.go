@@ -16,6 +16,7 @@ type metrics struct {
 	remaining *prometheus.GaugeVec
 	paused    *prometheus.GaugeVec
 	ttft      *prometheus.GaugeVec
+	panics    *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -53,7 +54,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Name: "llm_probe_time_to_first_token_seconds",
 		Help: "Time to the first token of the last run of a streamed probe.",
 	}, []string{"route", "probe", "layer"})
-	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.results, m.tokens, m.remaining, m.paused, m.ttft} {
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "llm_probe_panics_total",
+		Help: "Probe runs that panicked (a bug in Hermes, the first logged with its stack): no result recorded.",
+	}, []string{"route", "layer"})
+	for _, c := range []prometheus.Collector{m.success, m.duration, m.verdicts, m.results, m.tokens, m.remaining, m.paused, m.ttft, m.panics} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering probe metrics: %w", err)
 		}

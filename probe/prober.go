@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +33,8 @@ type Prober struct {
 
 	// now is the clock; tests may replace it before Run.
 	now func() time.Time
+	// panicLogged says a probe run's panic was logged (the first is).
+	panicLogged atomic.Bool
 }
 
 // target is a configured target with what the prober keeps for it.
@@ -203,9 +207,9 @@ func (p *Prober) RunLayer(ctx context.Context, route, layer string) {
 	run := func(f func(context.Context) outcome) {
 		cctx, cancel := context.WithTimeout(ctx, lc.Timeout)
 		defer cancel()
-		o := f(cctx)
-		if ctx.Err() != nil {
-			return // shutting down: not a probe failure
+		o, ok := p.guard(t, layer, func() outcome { return f(cctx) })
+		if !ok || ctx.Err() != nil {
+			return // shutting down, or a bug of the prober: not a probe failure
 		}
 		p.record(t, layer, lc, o)
 	}
@@ -229,6 +233,25 @@ func (p *Prober) RunLayer(ctx context.Context, route, layer string) {
 			run(func(c context.Context) outcome { return p.boundary(c, t, bc) })
 		}
 	}
+}
+
+// guard runs a probe and recovers its panic: the judge reads whatever a
+// route sends, and a bug it trips on must not stop the prober, and with
+// it every route's probes. A run that panicked records no result (no
+// verdict is evidence); it is counted in llm_probe_panics_total, and the
+// first is logged with its stack.
+func (p *Prober) guard(t *target, layer string, run func() outcome) (o outcome, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok = false
+			p.m.panics.WithLabelValues(t.Route, layer).Inc()
+			if p.panicLogged.CompareAndSwap(false, true) {
+				p.log.Error("a probe run panicked: no result recorded; later panics are only counted in llm_probe_panics_total",
+					"route", t.Route, "layer", layer, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+		}
+	}()
+	return run(), true
 }
 
 // allow checks the route's token budget; a spent budget pauses the

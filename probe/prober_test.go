@@ -259,3 +259,40 @@ func TestTokenBudget(t *testing.T) {
 		t.Fatalf("probes did not resume in the next window: %d calls (%d before)", n, calls)
 	}
 }
+
+// TestProbePanicRecordsNothing: a probe run whose judge panics (here, a
+// prompt without its Validator) records no result, is counted and
+// logged once, and stops neither the prober nor the route's other
+// layers.
+func TestProbePanicRecordsNothing(t *testing.T) {
+	srv := fakeopenai.Start(t)
+	srv.APIKey = "sk-secret-123"
+	reg := prometheus.NewRegistry()
+	var logs strings.Builder
+	p, err := New(testConfig(t, srv.URL, ""), reg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := p.targets[0]
+	for name := range tg.validators {
+		tg.validators[name] = nil
+	}
+	p.RunLayer(context.Background(), "free", E2E)
+	p.RunLayer(context.Background(), "free", E2E)
+	p.RunLayer(context.Background(), "free", Liveness)
+	got := gather(t, reg)
+	if n, want := got["llm_probe_panics_total{layer=e2e,route=free}"], float64(2*len(tg.prompts)); n != want || want == 0 {
+		t.Errorf("llm_probe_panics_total = %v, want %v", n, want)
+	}
+	for k, v := range got {
+		if strings.HasPrefix(k, "llm_probe_results_total{") && strings.Contains(k, "layer=e2e") && v != 0 {
+			t.Errorf("a run that panicked recorded %s %v", k, v)
+		}
+	}
+	if v := got[successKey("http", Liveness)]; v != 1 {
+		t.Errorf("liveness after the panics: llm_probe_success %v, want 1", v)
+	}
+	if n := strings.Count(logs.String(), "a probe run panicked"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+	}
+}
