@@ -33,8 +33,9 @@ type Call struct {
 	// request reads the caller's cap on the reply from the request's
 	// body (Request), under requestMu: net/http's transport sends a
 	// body from a goroutine of its own while the reply is read.
-	requestMu sync.Mutex
-	request   validate.MaxTokens
+	requestMu     sync.Mutex
+	request       validate.MaxTokens
+	requestBroken bool // reading the request panicked: no cap
 	// replied says Reply was called; broken, that judging panicked
 	// (guard): the call is then neither judged further nor recorded.
 	replied, broken bool
@@ -117,8 +118,20 @@ func (c *Call) judge(cl *validate.Classifier) {
 // not kept.
 func (c *Call) Request(p []byte) {
 	c.requestMu.Lock()
+	defer c.requestMu.Unlock()
+	if c.requestBroken {
+		return
+	}
+	defer func() {
+		// As guard: a bug in reading the request must not stop the
+		// process; the cap is then unknown (none).
+		if v := recover(); v != nil {
+			c.request.Reset()
+			c.requestBroken = true
+			c.m.judgePanicked(c.route, v)
+		}
+	}()
 	c.request.Write(p)
-	c.requestMu.Unlock()
 }
 
 // Replied says whether Reply has been called.
