@@ -112,6 +112,8 @@ func (t *target) initResults(m *metrics) {
 				m.results.WithLabelValues(t.Route, layer, probe, vr[0], vr[1])
 			}
 		}
+		m.panics.WithLabelValues(t.Route, layer) // at 0 until a run panics
+
 	}
 }
 

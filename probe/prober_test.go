@@ -273,6 +273,9 @@ func TestProbePanicRecordsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if v, ok := gather(t, reg)["llm_probe_panics_total{layer=e2e,route=free}"]; !ok || v != 0 {
+		t.Errorf("llm_probe_panics_total before any panic: %v, %v; want the series at 0", v, ok)
+	}
 	tg := p.targets[0]
 	for name := range tg.validators {
 		tg.validators[name] = nil

@@ -103,7 +103,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"route"}),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llm_gateway_judge_panics_total",
-			Help: "Replies whose judging panicked (a bug in Hermes, logged once with its stack): passed on unchanged, not recorded in llm_gateway_requests_total.",
+			Help: "Replies whose judging panicked (a bug in Hermes, logged once with its stack): passed on unchanged, not recorded as requests. The series is born at the first panic.",
 		}, []string{"route"}),
 		now: time.Now,
 	}
