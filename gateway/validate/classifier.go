@@ -56,6 +56,7 @@ type Classifier struct {
 	// stream state
 	line      []byte
 	skipLine  bool // the current line is too long and is being skipped
+	afterCR   bool // the last Write ended with a CR: an LF first in the next is its CRLF
 	data      []byte
 	hasData   bool
 	eventType eventType // the current event's event: field

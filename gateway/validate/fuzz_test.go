@@ -18,6 +18,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add(503, []byte(`{"error":{"message":"overloaded"}}`), uint(0), uint(0), false)
 	f.Add(400, []byte(`{"error":{"type":"invalid_request_error","code":"context_length_exceeded"}}`), uint(5), uint(9), false)
 	f.Add(200, []byte(sse(`{"code":500,"msg":"系统繁忙"}`)), uint(4), uint(8), true)
+	f.Add(200, []byte("data: "+delta("Paris")+"\r\rdata: "+finishChunk("stop")+"\r\ndata: [DONE]\r"), uint(32), uint(1), true)
 	v := MustNew(Rules{MinLength: 3, Schema: `{"type":"object","required":["a"]}`})
 	plain := MustNew(Rules{MinLength: 3})
 	f.Fuzz(func(t *testing.T, status int, body []byte, cut1, cut2 uint, stream bool) {

@@ -6,18 +6,43 @@ import (
 )
 
 // sseWrite splits p into lines and handles each complete one; an
-// incomplete last line waits for the next Write.
+// incomplete last line waits for the next Write. A line ends at CRLF, LF
+// or CR alone, the event stream's three line ends (the HTML standard's
+// "Parsing an event stream"); a CR that ends one Write and an LF that
+// starts the next are one CRLF.
 func (c *Classifier) sseWrite(p []byte) {
+	if c.afterCR && len(p) > 0 {
+		c.afterCR = false
+		if p[0] == '\n' {
+			p = p[1:]
+		}
+	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
+		end := i
 		if i < 0 {
+			end = len(p)
+		}
+		// Two byte searches, not one for either byte: a CR is rare, and
+		// bytes.IndexByte is vectorised where bytes.IndexAny is not.
+		if j := bytes.IndexByte(p[:end], '\r'); j >= 0 {
+			i, end = j+1, j
+			switch {
+			case i == len(p):
+				c.afterCR = true
+			case p[i] == '\n':
+				i++
+			}
+		} else if i < 0 {
 			c.appendLine(p)
 			return
+		} else {
+			i++
 		}
-		c.appendLine(p[:i])
-		p = p[i+1:]
+		c.appendLine(p[:end])
+		p = p[i:]
 		if !c.skipLine {
-			c.sseLine(bytes.TrimSuffix(c.line, []byte("\r")))
+			c.sseLine(c.line)
 		}
 		c.line, c.skipLine = c.line[:0], false
 	}
@@ -214,7 +239,7 @@ func (c *Classifier) finishStream() Result {
 	cut := c.interrupted
 	if len(c.line) > 0 && !c.skipLine {
 		// The last line had no line end: use it if it is whole.
-		line := bytes.TrimSuffix(c.line, []byte("\r"))
+		line := c.line
 		field, value, _ := bytes.Cut(line, []byte(":"))
 		value = bytes.TrimSpace(value)
 		if string(field) == "data" && (string(value) == "[DONE]" || json.Valid(value)) {

@@ -81,6 +81,9 @@ func TestClassify(t *testing.T) {
 		{"stream healthy", Rules{MinLength: 5}, 200, sseHeader, sse(delta("Paris is "), delta("the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"stream without header", Rules{}, 200, nil, sse(delta("Paris is the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"stream crlf and comments", Rules{}, 200, sseHeader, ": keep-alive\r\n\r\nevent: message\r\ndata: " + delta("Paris") + "\r\n\r\ndata: [DONE]\r\n\r\n", OK, ""},
+		{"stream bare cr line ends", Rules{}, 200, sseHeader, ": keep-alive\r\revent: message\rdata: " + delta("Paris") + "\r\rdata: " + finishChunk("stop") + "\r\rdata: [DONE]\r\r", OK, ""},
+		{"stream mixed line ends", Rules{}, 200, sseHeader, "data: " + delta("Paris") + "\r\n\rdata: " + finishChunk("stop") + "\n\r\ndata: [DONE]\r", OK, ""},
+		{"stream bare cr cut mid event", Rules{}, 200, sseHeader, "data: " + delta("Paris") + "\r\rdata: {\"choices\":[{\"delta\":{\"content\":\"th", SoftFail, ReasonTruncated},
 		{"stream cut before done", Rules{}, 200, sseHeader, sse(delta("Paris is "), delta("the")), SoftFail, ReasonTruncated},
 		{"stream cut mid event", Rules{}, 200, sseHeader, sse(delta("Paris is ")) + `data: {"choices":[{"delta":{"content":"th`, SoftFail, ReasonTruncated},
 		{"stream finish length", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("length"), "[DONE]"), SoftFail, ReasonTruncated},
@@ -146,6 +149,26 @@ func TestClassify(t *testing.T) {
 			}
 			if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
 				t.Errorf("byte by byte: %s/%s (%s), whole: %s/%s", bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
+			}
+			if !strings.HasPrefix(tt.name, "stream") {
+				return
+			}
+			// A stream's line ends may be CRLF, LF or CR (the HTML
+			// standard's event stream format): each gives the same
+			// verdict, whole and byte by byte.
+			lf := strings.ReplaceAll(strings.ReplaceAll(tt.body, "\r\n", "\n"), "\r", "\n")
+			for _, end := range []string{"\n", "\r\n", "\r"} {
+				body := strings.ReplaceAll(lf, "\n", end)
+				if other := v.Classify(tt.status, tt.header, []byte(body)); other.Verdict != got.Verdict || other.Reason != got.Reason {
+					t.Errorf("line ends %q: %s/%s (%s), want %s/%s", end, other.Verdict, other.Reason, other.Detail, got.Verdict, got.Reason)
+				}
+				c := v.Start(tt.status, tt.header)
+				for i := range len(body) {
+					c.Write([]byte{body[i]})
+				}
+				if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
+					t.Errorf("line ends %q, byte by byte: %s/%s (%s), want %s/%s", end, bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
+				}
 			}
 		})
 	}
