@@ -12,13 +12,16 @@ import (
 
 // request is the part of a chat-completions request the provider reads.
 type request struct {
-	Model       string         `json:"model"`
-	Messages    []message      `json:"messages"`
-	Stream      bool           `json:"stream"`
-	MaxTokens   *int           `json:"max_tokens"`
-	Temperature *float64       `json:"temperature"`
-	TopP        *float64       `json:"top_p"`
-	Format      map[string]any `json:"response_format"`
+	Model     string    `json:"model"`
+	Messages  []message `json:"messages"`
+	Stream    bool      `json:"stream"`
+	MaxTokens *int      `json:"max_tokens"`
+	// MaxCompletionTokens is OpenAI's newer name for the cap; with both
+	// set, the smaller holds.
+	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	Temperature         *float64       `json:"temperature"`
+	TopP                *float64       `json:"top_p"`
+	Format              map[string]any `json:"response_format"`
 }
 
 type message struct {
@@ -40,7 +43,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"message": fmt.Sprintf("model %q not found", req.Model), "code": "model_not_found"}})
 		return
 	}
-	if req.MaxTokens != nil && *req.MaxTokens < 1 || req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) ||
+	if req.MaxTokens != nil && *req.MaxTokens < 1 || req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1 || req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) ||
 		req.TopP != nil && (*req.TopP < 0 || *req.TopP > 1) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": map[string]any{"message": "parameter out of range"}})
 		return
@@ -55,6 +58,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	limit := 0
 	if req.MaxTokens != nil {
 		limit = *req.MaxTokens
+	}
+	if c := req.MaxCompletionTokens; c != nil && (limit == 0 || *c < limit) {
+		limit = *c
 	}
 	if kind == MaxTokensCapped && (limit <= 0 || limit > faults.CappedTokens) {
 		limit = faults.CappedTokens // below what was asked, without a word

@@ -190,3 +190,49 @@ func TestStreamedKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerCap: a healthy completion ends at the caller's max_tokens or
+// max_completion_tokens (the smaller when both are set) with
+// finish_reason length and a usage of the cap, as a provider ends it.
+func TestCallerCap(t *testing.T) {
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	for _, tc := range []struct {
+		caps   string
+		words  int
+		finish string
+	}{
+		{`"max_tokens":3`, 3, "length"},
+		{`"max_completion_tokens":3`, 3, "length"},
+		{`"max_tokens":5,"max_completion_tokens":3`, 3, "length"},
+		{`"max_tokens":3,"max_completion_tokens":5`, 3, "length"},
+		{`"max_completion_tokens":40`, 6, "stop"},
+		{`"max_tokens":40,"max_completion_tokens":null`, 6, "stop"},
+	} {
+		body := `{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France?"}],` + tc.caps + `}`
+		resp, err := http.Post(srv.URL+"/r/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct {
+			Choices []struct {
+				Message      struct{ Content string }
+				FinishReason string `json:"finish_reason"`
+			}
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&reply)
+		resp.Body.Close()
+		if err != nil || len(reply.Choices) != 1 {
+			t.Fatalf("%s: %d %+v %v", tc.caps, resp.StatusCode, reply, err)
+		}
+		c := reply.Choices[0]
+		if n := len(strings.Fields(c.Message.Content)); n != tc.words || c.FinishReason != tc.finish || reply.Usage.CompletionTokens != tc.words {
+			t.Errorf("%s: %d words %q, finish %s, usage %d; want %d words, finish %s", tc.caps, n, c.Message.Content, c.FinishReason, reply.Usage.CompletionTokens, tc.words, tc.finish)
+		}
+	}
+}

@@ -12,10 +12,26 @@ import (
 	"time"
 )
 
+// labCalls are the chat completions the lab's load sends in turn, the
+// mix an application sends: short answers, titles held to a few tokens by
+// the caller's own max_tokens (the provider ends them with finish_reason
+// length, a healthy reply), and one call in four streamed, half of those
+// capped too.
+var labCalls = []string{
+	`{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France? Answer in one short sentence."}],"max_tokens":40}`,
+	`{"model":"fake-model","messages":[{"role":"user","content":"Summarize as a title of at most five words: cheap routes fail inside HTTP 200."}],"max_tokens":5}`,
+	`{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France? Answer in one short sentence."}],"max_completion_tokens":40}`,
+	`{"model":"fake-model","stream":true,"messages":[{"role":"user","content":"Summarize: cheap routes fail inside HTTP 200."}],"max_tokens":200}`,
+	`{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France? Answer in one short sentence."}],"max_tokens":40}`,
+	`{"model":"fake-model","messages":[{"role":"user","content":"Summarize as a title of at most five words: routes need evidence."}],"max_completion_tokens":5}`,
+	`{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France? Answer in one short sentence."}],"max_tokens":40}`,
+	`{"model":"fake-model","stream":true,"messages":[{"role":"user","content":"Summarize in a dozen words: cheap routes fail inside HTTP 200."}],"max_tokens":12}`,
+}
+
 // labLoad sends chat completions to the gateway at rate requests a
-// second until ctx ends, one in four streamed, each with its own
-// goroutine so a slow reply does not slow the rate. Every minute it logs
-// how many it sent and how many got no 200.
+// second until ctx ends (labCalls in turn), each with its own goroutine
+// so a slow reply does not slow the rate. Every minute it logs how many
+// it sent and how many got no 200.
 func labLoad(ctx context.Context, gateway string, rate float64, logger *slog.Logger) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	var sent, failed atomic.Int64
@@ -34,10 +50,7 @@ func labLoad(ctx context.Context, gateway string, rate float64, logger *slog.Log
 			continue
 		case <-tick.C:
 		}
-		body := `{"model":"fake-model","messages":[{"role":"user","content":"What is the capital of France? Answer in one short sentence."}],"max_tokens":40}`
-		if n%4 == 3 {
-			body = `{"model":"fake-model","stream":true,"messages":[{"role":"user","content":"Summarize: cheap routes fail inside HTTP 200."}],"max_tokens":200}`
-		}
+		body := labCalls[n%len(labCalls)]
 		wg.Go(func() {
 			sent.Add(1)
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, gateway+"/v1/chat/completions", strings.NewReader(body))

@@ -64,6 +64,16 @@ func TestLabTour(t *testing.T) {
 		v, detail := calls("free")
 		return r.Level == "normal" && r.Traffic == 100 && v > 5, detail
 	})
+	// The lab's load mixes in titles and summaries held to a few tokens
+	// by the caller's own max_tokens, which end with finish_reason
+	// length: a healthy lab records no failure of any kind.
+	testenv.EventuallyDetail(t, time.Minute, "hermes proxy's healthy calls scraped", func() (bool, string) {
+		v, err := l.prom.QueryValue(`sum(llm_gateway_requests_total{route="free",verdict="ok"}) or vector(0)`)
+		return v >= 60, fmt.Sprintf("%v ok calls (%v)", v, err)
+	})
+	if bad, err := l.prom.Query(`llm_gateway_requests_total{verdict!="ok"} > 0`); err != nil || len(bad) > 0 {
+		t.Fatalf("the healthy lab recorded failures: %v %v", bad, err)
+	}
 
 	labCmd("fault", "free", "30%", "error_body")
 	testenv.EventuallyDetail(t, 3*time.Minute, "free failed over", func() (bool, string) {
