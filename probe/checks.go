@@ -236,7 +236,7 @@ func tokens(req chatRequest, res validate.Result) int {
 	clamp := func(n, most int) int { return min(max(n, 0), most) }
 	switch u := res.Usage; {
 	case u.PromptTokens > 0 || u.CompletionTokens > 0:
-		return clamp(u.PromptTokens, maxPrompt) + clamp(u.CompletionTokens, maxReply)
+		return clamp(u.PromptTokens, maxPrompt) + clamp(u.Generated(), maxReply)
 	case u.TotalTokens > 0:
 		return clamp(u.TotalTokens, maxPrompt+maxReply)
 	}

@@ -191,7 +191,8 @@ func TestDefaultScheduleFitsBudget(t *testing.T) {
 }
 
 // TestTokensFromUsage: the reply's usage, each part capped; a reply with
-// only total_tokens is capped at both caps; negative counts count nothing.
+// only total_tokens is capped at both caps; negative counts count nothing;
+// thinking counts whether completion_tokens holds it or not.
 func TestTokensFromUsage(t *testing.T) {
 	req := chatRequest{Messages: []chatMessage{{Role: "user", Content: "Say hello."}}, MaxTokens: 40}
 	maxPrompt := len("Say hello.") + 2*promptOverheadTokens
@@ -205,6 +206,9 @@ func TestTokensFromUsage(t *testing.T) {
 		{validate.Usage{TotalTokens: 40_000_000}, maxPrompt + 40},
 		{validate.Usage{TotalTokens: 30}, 30},
 		{validate.Usage{PromptTokens: -5, CompletionTokens: 7}, 7},
+		// Thinking a gateway left out of completion_tokens is spent too.
+		{validate.Usage{PromptTokens: 12, CompletionTokens: 0, TotalTokens: 32, ReasoningTokens: 20}, 32},
+		{validate.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15, ReasoningTokens: 30}, 12 + 30},
 	} {
 		if got := tokens(req, validate.Result{Usage: tt.usage}); got != tt.want {
 			t.Errorf("usage %+v: %d tokens, want %d", tt.usage, got, tt.want)

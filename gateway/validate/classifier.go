@@ -472,7 +472,7 @@ func (c *Classifier) lengthFinish(text string, chars int) Result {
 	if limit == 0 {
 		return soft(ReasonTruncated, "finish_reason length")
 	}
-	used, unit := c.usage.CompletionTokens, "completion tokens"
+	used, unit := c.usage.Generated(), "tokens generated"
 	if used == 0 {
 		used, unit = c.generated, "bytes generated"
 	}

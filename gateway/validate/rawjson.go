@@ -312,7 +312,7 @@ func (r rawJSON) eachPart(text func(rawJSON), thought func()) {
 
 // usageFrom reads the token counts of a usage object.
 func usageFrom(usage rawJSON) Usage {
-	f := usage.fields("prompt_tokens", "completion_tokens", "total_tokens")
+	f := usage.fields("prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details")
 	n := func(v rawJSON) int {
 		if v.isNumber() {
 			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && i >= 0 && i < 1<<31 {
@@ -321,7 +321,8 @@ func usageFrom(usage rawJSON) Usage {
 		}
 		return 0
 	}
-	u := Usage{PromptTokens: n(f[0]), CompletionTokens: n(f[1]), TotalTokens: n(f[2])}
+	u := Usage{PromptTokens: n(f[0]), CompletionTokens: n(f[1]), TotalTokens: n(f[2]),
+		ReasoningTokens: n(f[3].fields("reasoning_tokens")[0])}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}

@@ -153,6 +153,14 @@ func TestCallerMaxTokens(t *testing.T) {
 		{"stream without usage, blank: hidden thinking spent the cap", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, finishChunk("length"), "[DONE]"), 1000, OK, ""},
 		{"stream without usage, blank, no cap", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, finishChunk("length"), "[DONE]"), 0, SoftFail, ReasonTruncated},
 		{"stream, at the cap by a usage event without choices", sseHeader, sse(delta(words[:100]), finishChunk("length"), `{"usage":`+usage(300)+`}`, "[DONE]"), 300, OK, ""},
+		// Thinking a gateway left out of completion_tokens still spent
+		// the cap (Gemini through several OpenAI-compatible gateways): it
+		// shows in total_tokens or in reasoning_tokens.
+		{"plain, thinking only in total_tokens", jsonHeader, plain(words[:100], `{"prompt_tokens":21,"completion_tokens":18,"total_tokens":517,"completion_tokens_details":{"reasoning_tokens":478}}`), 500, OK, ""},
+		{"plain, thinking only in reasoning_tokens", jsonHeader, plain(words[:100], `{"prompt_tokens":21,"completion_tokens":18,"total_tokens":39,"completion_tokens_details":{"reasoning_tokens":478}}`), 500, OK, ""},
+		{"plain, blank, completion_tokens 0, thinking in total_tokens", jsonHeader, plain("", `{"prompt_tokens":21,"completion_tokens":0,"total_tokens":81,"completion_tokens_details":{"reasoning_tokens":60}}`), 64, OK, ""},
+		{"plain, thinking counted as OpenAI counts it, short of the cap", jsonHeader, plain(words[:100], `{"prompt_tokens":21,"completion_tokens":200,"total_tokens":221,"completion_tokens_details":{"reasoning_tokens":150}}`), 500, SoftFail, ReasonTruncated},
+		{"stream, thinking only in total_tokens", sseHeader, stream(words[:100], `{"prompt_tokens":21,"completion_tokens":18,"total_tokens":517}`), 500, OK, ""},
 		{"stream, cut before the finish, cap or not", sseHeader, sse(delta(words)), 300, SoftFail, ReasonTruncated},
 		{"stream, stop within the cap", sseHeader, sse(delta("Paris."), finishChunk("stop"), "[DONE]"), 300, OK, ""},
 	} {
@@ -177,6 +185,31 @@ func TestCallerMaxTokens(t *testing.T) {
 					t.Errorf("%s: no finish reason", tc.name)
 				}
 			}
+		}
+	}
+}
+
+// TestUsageGenerated: the tokens a reply generated are read from its
+// usage however the gateway counted the thinking.
+func TestUsageGenerated(t *testing.T) {
+	for _, tc := range []struct {
+		usage string
+		want  Usage
+		gen   int
+	}{
+		{`{"prompt_tokens":12,"completion_tokens":30,"total_tokens":42}`, Usage{12, 30, 42, 0}, 30},
+		{`{"prompt_tokens":12,"completion_tokens":30}`, Usage{12, 30, 42, 0}, 30},
+		// OpenAI: the thinking is inside completion_tokens.
+		{`{"prompt_tokens":12,"completion_tokens":30,"total_tokens":42,"completion_tokens_details":{"reasoning_tokens":20}}`, Usage{12, 30, 42, 20}, 30},
+		// A gateway that left Gemini's thoughts out of completion_tokens.
+		{`{"prompt_tokens":21,"completion_tokens":0,"total_tokens":81,"completion_tokens_details":{"reasoning_tokens":60}}`, Usage{21, 0, 81, 60}, 60},
+		{`{"prompt_tokens":21,"completion_tokens":18,"total_tokens":39,"completion_tokens_details":{"reasoning_tokens":478}}`, Usage{21, 18, 39, 478}, 478},
+		{`{"prompt_tokens":21,"completion_tokens":18,"total_tokens":517}`, Usage{21, 18, 517, 0}, 496},
+		{`{"completion_tokens_details":null,"completion_tokens":"7"}`, Usage{}, 0},
+	} {
+		r := MustNew(Rules{}).Classify(200, jsonHeader, []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Paris."},"finish_reason":"stop"}],"usage":`+tc.usage+`}`))
+		if r.Usage != tc.want || r.Usage.Generated() != tc.gen {
+			t.Errorf("%s: %+v, generated %d; want %+v, %d", tc.usage, r.Usage, r.Usage.Generated(), tc.want, tc.gen)
 		}
 	}
 }

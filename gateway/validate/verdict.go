@@ -61,6 +61,23 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
+	// ReasoningTokens is the part of the completion spent on thinking
+	// (completion_tokens_details.reasoning_tokens). OpenAI counts it in
+	// CompletionTokens; some gateways in front of Gemini leave it out.
+	ReasoningTokens int
+}
+
+// Generated is how many tokens the reply generated, thinking included,
+// the most its counts show: CompletionTokens, as OpenAI counts it; or
+// TotalTokens less PromptTokens, or ReasoningTokens, where a gateway
+// left the thinking out of CompletionTokens (Gemini's thoughts through
+// several OpenAI-compatible gateways).
+func (u Usage) Generated() int {
+	n := max(u.CompletionTokens, u.ReasoningTokens)
+	if u.TotalTokens > u.PromptTokens {
+		n = max(n, u.TotalTokens-u.PromptTokens)
+	}
+	return n
 }
 
 // Result is what a reply was judged to be.
