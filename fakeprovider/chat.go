@@ -88,7 +88,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case ErrorTemplate:
 		writeJSON(w, http.StatusOK, map[string]any{"error": map[string]any{"message": FallbackText, "code": "server_busy"}})
 		return
-	case ErrorInOK:
+	case ErrorInOK, ErrorAsStream:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, ErrorInOKBody)
 		return
@@ -182,6 +182,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind Kind, text,
 		return
 	case ErrorInOK:
 		fmt.Fprint(w, "data: "+ErrorInOKBody+"\n\n")
+		flush(w)
+		return
+	case ErrorAsStream:
+		fmt.Fprint(w, ErrorInOKBody)
 		flush(w)
 		return
 	}

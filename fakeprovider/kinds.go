@@ -41,6 +41,7 @@ const (
 	ContextLength      Kind = "context_length"       // HTTP 400 context_length_exceeded
 	ContentFilter      Kind = "content_filter"       // HTTP 400 content_policy_violation
 	ErrorInOK          Kind = "error_in_200"         // HTTP 200 whose body is {"code":500,"msg":"系统繁忙，请稍后重试"}
+	ErrorAsStream      Kind = "error_as_stream"      // streamed: HTTP 200, text/event-stream, and the error_in_200 body without data:; plain: as error_in_200
 	MaxTokensCapped    Kind = "max_tokens_capped"    // a completion ended at 4 words (finish_reason length), whatever max_tokens asked
 )
 
@@ -48,7 +49,8 @@ const (
 var Kinds = []Kind{
 	Healthy, Truncated, ErrorTemplate, Fallback, Empty, TooShort, InvalidJSON, Slow, ServerError, Unready, Drop, StrictParams,
 	RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse, SlowFirstToken,
-	StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, MaxTokensCapped,
+	StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, ErrorAsStream,
+	MaxTokensCapped,
 }
 
 // aliases are other names a kind is asked for by: error_body is the

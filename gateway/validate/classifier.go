@@ -34,9 +34,15 @@ const maxErrorBody = 64 << 10
 // content of a stream. Get one with [Validator.Start]; it is not safe for
 // concurrent use.
 type Classifier struct {
-	v           *Validator
-	status      int
-	mode        mode
+	v      *Validator
+	status int
+	mode   mode
+	// declaredSSE says the reply's Content-Type is text/event-stream. Its
+	// body is still looked at before it is read as a stream: a relay that
+	// fails a streamed request often sends its error object, or its
+	// error template's text, under the stream's Content-Type, and that
+	// is an error body, not a stream cut before its first event.
+	declaredSSE bool
 	size        int64
 	body        []byte // plain: the body; undecided: the blank or short prefix
 	overflow    bool
@@ -126,7 +132,7 @@ func (v *Validator) StartEncoded(status int, contentType, contentEncoding string
 	case v.format != FormatOpenAIChat:
 		c.mode = modePlain
 	case isEventStream(contentType):
-		c.mode = modeSSE
+		c.declaredSSE = true // modeUnknown: see Write
 	}
 	if contentEncoding != "" && c.mode != modeSkip {
 		list, known := codings(contentEncoding)
@@ -192,6 +198,9 @@ func (c *Classifier) Write(p []byte) (int, error) {
 		c.keepCoded(p)
 		return n, nil
 	}
+	if c.declaredSSE && c.mode == modeUnknown && c.body == nil && hasSSEPrefix(bytes.TrimLeft(p, " \t\r\n\ufeff")) {
+		c.mode = modeSSE // the common case, decided without a copy
+	}
 	if c.body == nil && c.result == nil && n > 0 && (c.mode == modeUnknown || c.mode == modePlain || c.mode == modeError) {
 		c.body = getBody()
 	}
@@ -220,6 +229,12 @@ func (c *Classifier) Write(p []byte) (int, error) {
 			buf := c.body
 			c.body = buf[:0] // kept in place: the body so far is the body
 			c.keep(buf)
+		case len(c.body) > 4096 && c.declaredSSE: // blank so far: a stream of blank lines
+			c.mode = modeSSE
+			buf := c.body
+			c.body = nil
+			c.sseWrite(buf)
+			putBody(buf)
 		case len(c.body) > 4096: // blank so far: keep as plain
 			c.mode = modePlain
 		}
@@ -272,6 +287,14 @@ func (c *Classifier) Finish() Result {
 	}
 	if c.coded != nil {
 		c.decodeKept()
+	}
+	if c.mode == modeUnknown && c.declaredSSE {
+		// Blank, or too short to tell: a stream, as declared.
+		c.mode = modeSSE
+		buf := c.body
+		c.body = nil
+		c.sseWrite(buf)
+		putBody(buf)
 	}
 	var r Result
 	switch c.mode {

@@ -98,6 +98,15 @@ func TestClassify(t *testing.T) {
 		{"stream too short", Rules{MinLength: 10}, 200, sseHeader, sse(delta("Par"), finishChunk("stop"), "[DONE]"), SoftFail, ReasonTooShort},
 		{"stream schema", Rules{Schema: schema}, 200, sseHeader, sse(delta(`{"city":"Paris",`), delta(`"country":"France"}`), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"stream 500", Rules{}, 500, sseHeader, "data: oops\n\n", HardFail, ""},
+		// A relay that fails a streamed request may send its error under
+		// the stream's Content-Type: it is an error body all the same.
+		{"stream header, an error object", Rules{}, 200, sseHeader, `{"error":{"message":"upstream overloaded","type":"server_error"}}`, SoftFail, ReasonErrorBody},
+		{"stream header, an error template object", Rules{}, 200, sseHeader, "\n" + `{"code":500,"msg":"系统繁忙，请稍后重试"}`, SoftFail, ReasonErrorBody},
+		{"stream header, an error template's text", Rules{}, 200, sseHeader, "系统繁忙，请稍后重试", SoftFail, ReasonErrorBody},
+		{"stream header, an error page", Rules{}, 200, sseHeader, "<html><body>502 Bad Gateway</body></html>", SoftFail, ReasonErrorBody},
+		{"stream header, a whole completion", Rules{}, 200, sseHeader, completion("Paris is the capital of France.", "stop"), OK, ""},
+		{"stream header, blank lines only", Rules{}, 200, sseHeader, "\n\n\n", SoftFail, ReasonEmpty},
+		{"stream header, blank lines past 4 KiB, then events", Rules{}, 200, sseHeader, strings.Repeat("\n", 5000) + sse(delta("Paris"), finishChunk("stop"), "[DONE]"), OK, ""},
 
 		// A stream that ends cleanly after a final finish_reason is
 		// complete, with or without [DONE]; one cut before it is not.

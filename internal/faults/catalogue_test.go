@@ -59,6 +59,7 @@ func expected(f faults.Fault) (transport, middleware outcome) {
 		faults.ContextLength:      {"400", "rejected", "context_length"},
 		faults.ContentFilter:      {"400", "rejected", "content_policy"},
 		faults.ErrorInOK:          {"200", "soft_fail", "error_body"},
+		faults.ErrorAsStream:      {"200", "soft_fail", "error_body"},
 		faults.MaxTokensCapped:    truncated, // 4 tokens, short of the max_tokens 40 asked
 	}[f]
 	if transport == (outcome{}) {

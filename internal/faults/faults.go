@@ -48,6 +48,7 @@ const (
 	ContextLength      Fault = "context_length"       // HTTP 400 context_length_exceeded
 	ContentFilter      Fault = "content_filter"       // HTTP 400 content_policy_violation
 	ErrorInOK          Fault = "error_in_200"         // HTTP 200 whose body (stream: first and only event) is {"code":500,"msg":"系统繁忙，请稍后重试"}
+	ErrorAsStream      Fault = "error_as_stream"      // streamed: HTTP 200 and text/event-stream, whose body is ErrorTemplate without data:, as a relay that fails a streamed request sends it; plain: as error_in_200
 	MaxTokensCapped    Fault = "max_tokens_capped"    // a completion ended at CappedTokens words (finish_reason length), whatever max_tokens asked
 	Endless            Fault = "endless"              // far more content than max_tokens, then no end until the client gives up
 	Oversized          Fault = "oversized"            // a complete reply of OversizedBytes
@@ -58,7 +59,8 @@ const (
 // Catalogue lists the faults every path is tested with.
 var Catalogue = []Fault{
 	Healthy, RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse,
-	SlowFirstToken, StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, MaxTokensCapped,
+	SlowFirstToken, StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, ErrorAsStream,
+	MaxTokensCapped,
 }
 
 // Model is the model the server lists and serves.
@@ -217,6 +219,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, ErrorTemplate)
+	case ErrorAsStream:
+		if req.Stream {
+			streamHeader(w)
+			fmt.Fprint(w, ErrorTemplate)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, ErrorTemplate)
 	case Endless:
 		if req.Stream {
 			startStream(w)
@@ -361,10 +371,15 @@ func Reset(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-func startStream(w http.ResponseWriter) {
+// streamHeader answers 200 with a stream's header.
+func streamHeader(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+}
+
+func startStream(w http.ResponseWriter) {
+	streamHeader(w)
 	event(w, `{"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}`)
 }
 
