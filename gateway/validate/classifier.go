@@ -537,6 +537,11 @@ func (v *Validator) judgeLong(blank bool, chars int, toolCalls bool) Result {
 // content filter withheld (Azure OpenAI's, on the prompt or the answer).
 const finishFiltered = "content_filter"
 
+// finishError is the finish_reason of a completion the provider ended
+// on an error (OpenRouter's normalised value; vLLM's for an aborted
+// request is "abort", not read).
+const finishError = "error"
+
 // blankContent is the verdict on a completion with no text: fine when it
 // calls tools, refuses (a refusal is the model's answer, and OpenAI
 // sends it with content null) or was withheld by the provider's content

@@ -48,7 +48,9 @@ func (c *Classifier) finishPlain() Result {
 	doc := r.doc
 	isObj := doc.isObject()
 	hasChoices := r.choices.present()
-	if isObj && r.error.present() && !hasChoices {
+	if isObj && (r.error.present() && !hasChoices || r.error.anError()) {
+		// An error beside choices too: OpenRouter reports a provider's
+		// failure so, with finish_reason error.
 		return soft(ReasonErrorBody, "the body is an error object")
 	}
 	if v.format == FormatOpenAIChat && isObj && !hasChoices {
@@ -77,6 +79,9 @@ func (c *Classifier) finishPlain() Result {
 	choice := &r.choice[0]
 	finish, _ := choice.finish.str()
 	c.finish = finish
+	if finish == finishError {
+		return soft(ReasonErrorBody, "finish_reason error: the provider reported an error in the completion")
+	}
 	c.usage = usageFrom(r.usage)
 	msg := choice.message
 	tools := notEmpty(msg.toolCalls) || notEmpty(msg.functionCall) || hasText(msg.refusal) || finish == finishFiltered

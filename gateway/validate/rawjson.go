@@ -55,6 +55,22 @@ func (r rawJSON) isNumber() bool { k := r.kind(); return k == '-' || k >= '0' &&
 // there and not null.
 func (r rawJSON) present() bool { return len(r) > 0 && r[0] != 'n' }
 
+// anError says whether r, the value of an "error" member, reports one:
+// present and not blank (not {}, [], "", false or 0, which some
+// providers send beside a healthy reply).
+func (r rawJSON) anError() bool {
+	switch string(r) {
+	case "", "null", "{}", "[]", `""`, "false", "0":
+		return false
+	}
+	if r.isObject() {
+		n := 0
+		r.members(func(_, _ rawJSON) { n++ })
+		return n > 0 // {} written with white space inside
+	}
+	return true
+}
+
 // skipSpace returns the index of the first byte at or after i that is not
 // JSON white space.
 func skipSpace(b []byte, i int) int {

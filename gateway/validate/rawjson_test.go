@@ -85,7 +85,10 @@ func judgedCases() []judgedCase {
 // one allowed difference: when several top-level strings of an error
 // template match different patterns, the map's random order chose which
 // one the detail names; the navigator names the first in the document.
-// Verdict and reason are the same.)
+// Verdict and reason are the same. And one change made since: a plain
+// body with an error object beside its choices, as OpenRouter reports a
+// provider's failure, is an error body, where the map judge read the
+// choices; errorBesideChoices tells those cases.)
 func TestJudgedAsRecorded(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "judged.jsonl"))
 	if err != nil {
@@ -117,6 +120,9 @@ func TestJudgedAsRecorded(t *testing.T) {
 			got, want := roundTrip(t, judge(c.Status, header, c.Body)), rc.Want[j]
 			if got.Reason == ReasonErrorBody && want.Reason == ReasonErrorBody {
 				got.Detail, want.Detail = "", ""
+			}
+			if got.Reason == ReasonErrorBody && want.Verdict != HardFail && !c.Stream && errorBesideChoices(c.Body) {
+				continue
 			}
 			if got != want {
 				t.Errorf("case %d, rules %d, body %q:\nnavigator %+v\nrecorded  %+v", i, j, c.Body, got, want)
@@ -209,4 +215,16 @@ func TestEqualsAsUnquoted(t *testing.T) {
 			}
 		}
 	}
+}
+
+// errorBesideChoices says whether body is a JSON object with choices and
+// a non-empty error object, as encoding/json reads it.
+func errorBesideChoices(body []byte) bool {
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil {
+		return false
+	}
+	e, ok := doc["error"].(map[string]any)
+	_, choices := doc["choices"]
+	return ok && len(e) > 0 && choices
 }

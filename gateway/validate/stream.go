@@ -147,7 +147,7 @@ func (c *Classifier) dispatch() {
 		return
 	}
 	choices := r.choices
-	if r.error.present() || !choices.present() && rawErrorEnvelope(doc) {
+	if r.error.anError() || !choices.present() && rawErrorEnvelope(doc) {
 		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
 		return
 	}
@@ -255,6 +255,8 @@ func (c *Classifier) finishStream() Result {
 	switch {
 	case c.problem != ReasonNone:
 		return soft(c.problem, "%s", c.detail)
+	case c.finish == finishError:
+		return soft(ReasonErrorBody, "finish_reason error: the provider reported an error in the completion")
 	case c.events == 0 && c.content.chars == 0 && !cut:
 		return soft(ReasonEmpty, "a stream without events")
 	case cut || !c.done && c.finish == "":

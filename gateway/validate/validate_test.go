@@ -126,6 +126,18 @@ func TestClassify(t *testing.T) {
 		{"stream error object after deltas", Rules{}, 200, sseHeader, sse(delta("Par"), `{"code":500,"msg":"busy"}`, "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream error object without blank line", Rules{}, 200, sseHeader, `data: {"code":500,"msg":"系统繁忙，请稍后重试"}`, SoftFail, ReasonErrorBody},
 
+		// A provider's failure reported inside the completion (OpenRouter's
+		// error object beside the choices, finish_reason error); a blank
+		// error member beside a healthy completion is not one.
+		{"error object beside choices", Rules{}, 200, jsonHeader, `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"error"}],"error":{"code":502,"message":"Provider returned error"}}`, SoftFail, ReasonErrorBody},
+		{"finish error with content", Rules{}, 200, jsonHeader, completion("Paris is", "error"), SoftFail, ReasonErrorBody},
+		{"blank error members beside a completion", Rules{}, 200, jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Paris is the capital."},"finish_reason":"stop"}],"error":null}`, OK, ""},
+		{"empty error object beside a completion", Rules{}, 200, jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Paris is the capital."},"finish_reason":"stop"}],"error":{ }}`, OK, ""},
+		{"empty error string beside a completion", Rules{}, 200, jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Paris is the capital."},"finish_reason":"stop"}],"error":""}`, OK, ""},
+		{"stream error object beside choices", Rules{}, 200, sseHeader, ": OPENROUTER PROCESSING\n\n" + sse(delta("Paris is "), `{"id":"x","object":"chat.completion.chunk","error":{"code":"server_error","message":"Provider disconnected unexpectedly"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`), SoftFail, ReasonErrorBody},
+		{"stream finish error", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("error"), "[DONE]"), SoftFail, ReasonErrorBody},
+		{"stream blank error members", Rules{}, 200, sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":"Paris is the capital."}}],"error":{}}`, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":""}`, "[DONE]"), OK, ""},
+
 		// Rejections the caller caused (HTTP 400 with an OpenAI-style error
 		// code) are not route failures; every other 4xx and 5xx is.
 		{"400 context length", Rules{}, 400, jsonHeader, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, Rejected, ReasonContextLength},
