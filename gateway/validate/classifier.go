@@ -537,10 +537,13 @@ func (v *Validator) judgeLong(blank bool, chars int, toolCalls bool) Result {
 // content filter withheld (Azure OpenAI's, on the prompt or the answer).
 const finishFiltered = "content_filter"
 
-// finishError is the finish_reason of a completion the provider ended
-// on an error (OpenRouter's normalised value; vLLM's for an aborted
-// request is "abort", not read).
-const finishError = "error"
+// failedFinish says whether finish is the finish_reason of a completion
+// the provider ended on its own failure: OpenRouter's "error", and
+// DeepSeek's "insufficient_system_resource" (the completion was
+// interrupted for want of capacity).
+func failedFinish(finish string) bool {
+	return finish == "error" || finish == "insufficient_system_resource"
+}
 
 // blankContent is the verdict on a completion with no text: fine when it
 // calls tools, refuses (a refusal is the model's answer, and OpenAI

@@ -79,8 +79,8 @@ func (c *Classifier) finishPlain() Result {
 	choice := &r.choice[0]
 	finish, _ := choice.finish.str()
 	c.finish = finish
-	if finish == finishError {
-		return soft(ReasonErrorBody, "finish_reason error: the provider reported an error in the completion")
+	if failedFinish(finish) {
+		return soft(ReasonErrorBody, "finish_reason %s: the provider reported its failure in the completion", finish)
 	}
 	c.usage = usageFrom(r.usage)
 	msg := choice.message

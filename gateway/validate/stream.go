@@ -255,8 +255,8 @@ func (c *Classifier) finishStream() Result {
 	switch {
 	case c.problem != ReasonNone:
 		return soft(c.problem, "%s", c.detail)
-	case c.finish == finishError:
-		return soft(ReasonErrorBody, "finish_reason error: the provider reported an error in the completion")
+	case failedFinish(c.finish):
+		return soft(ReasonErrorBody, "finish_reason %s: the provider reported its failure in the completion", c.finish)
 	case c.events == 0 && c.content.chars == 0 && !cut:
 		return soft(ReasonEmpty, "a stream without events")
 	case cut || !c.done && c.finish == "":

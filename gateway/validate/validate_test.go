@@ -136,6 +136,8 @@ func TestClassify(t *testing.T) {
 		{"empty error string beside a completion", Rules{}, 200, jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Paris is the capital."},"finish_reason":"stop"}],"error":""}`, OK, ""},
 		{"stream error object beside choices", Rules{}, 200, sseHeader, ": OPENROUTER PROCESSING\n\n" + sse(delta("Paris is "), `{"id":"x","object":"chat.completion.chunk","error":{"code":"server_error","message":"Provider disconnected unexpectedly"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`), SoftFail, ReasonErrorBody},
 		{"stream finish error", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("error"), "[DONE]"), SoftFail, ReasonErrorBody},
+		{"finish insufficient_system_resource (DeepSeek)", Rules{}, 200, jsonHeader, completion("Paris is", "insufficient_system_resource"), SoftFail, ReasonErrorBody},
+		{"stream finish insufficient_system_resource (DeepSeek)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("insufficient_system_resource"), "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream blank error members", Rules{}, 200, sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":"Paris is the capital."}}],"error":{}}`, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":""}`, "[DONE]"), OK, ""},
 
 		// Rejections the caller caused (HTTP 400 with an OpenAI-style error
