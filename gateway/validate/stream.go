@@ -147,7 +147,7 @@ func (c *Classifier) dispatch() {
 		return
 	}
 	choices := r.choices
-	if r.error.anError() || !choices.present() && rawErrorEnvelope(doc) {
+	if r.error.anError() || !choices.present() && (r.error.present() || rawErrorEnvelope(doc)) {
 		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
 		return
 	}

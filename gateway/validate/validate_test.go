@@ -138,6 +138,7 @@ func TestClassify(t *testing.T) {
 		{"stream finish error", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("error"), "[DONE]"), SoftFail, ReasonErrorBody},
 		{"finish insufficient_system_resource (DeepSeek)", Rules{}, 200, jsonHeader, completion("Paris is", "insufficient_system_resource"), SoftFail, ReasonErrorBody},
 		{"stream finish insufficient_system_resource (DeepSeek)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("insufficient_system_resource"), "[DONE]"), SoftFail, ReasonErrorBody},
+		{"stream blank error object without choices", Rules{}, 200, sseHeader, sse(delta("Par"), `{"error":{}}`, "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream blank error members", Rules{}, 200, sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":"Paris is the capital."}}],"error":{}}`, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":""}`, "[DONE]"), OK, ""},
 
 		// Rejections the caller caused (HTTP 400 with an OpenAI-style error
