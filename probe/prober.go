@@ -113,7 +113,6 @@ func (t *target) initResults(m *metrics) {
 			}
 		}
 		m.panics.WithLabelValues(t.Route, layer) // at 0 until a run panics
-
 	}
 }
 
