@@ -12,12 +12,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/deathsig"
 )
 
 // labChild is a server the lab runs as a child process, its output in a
 // log file. It is started in its own process group, so that a Ctrl-C in
 // the terminal reaches the lab alone, which stops its children by PID in
-// order.
+// order. A lab that dies without stopping them (SIGKILL) has them sent
+// SIGTERM by the kernel.
 type labChild struct {
 	name string
 	log  string
@@ -37,7 +40,7 @@ func startChild(name, logPath string, stopSig syscall.Signal, bin string, args .
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := deathsig.Start(cmd, syscall.SIGTERM); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	c := &labChild{name: name, log: logPath, stopSig: stopSig, cmd: cmd, done: make(chan struct{})}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-failover/hermes/internal/deathsig"
 )
 
 // Process is a child process whose output goes to a log file.
@@ -30,7 +32,10 @@ type Process struct {
 
 // Launch starts cmd with its stdout and stderr appended to logPath. Nothing
 // stops it but [Process.Stop] or [Process.Kill]: use it for a server whose
-// owner is not the calling test, and [Start] otherwise.
+// owner is not the calling test, and [Start] otherwise. Either way it is
+// sent SIGTERM if the test binary dies first (killed at its -timeout, by a
+// cancelled CI job), whose cleanups then never run: a server outliving
+// its test would hold its port and its CPU through the runs after it.
 func Launch(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -38,7 +43,7 @@ func Launch(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
 	}
 	defer f.Close() // the child has its own copy
 	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
+	if err := deathsig.Start(cmd, syscall.SIGTERM); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	p := &Process{
