@@ -533,22 +533,28 @@ func (v *Validator) judgeLong(blank bool, chars int, toolCalls bool) Result {
 	return v.judgeLength(chars)
 }
 
-// finishFiltered is the finish_reason of a completion the provider's
-// content filter withheld (Azure OpenAI's, on the prompt or the answer).
-const finishFiltered = "content_filter"
+// filteredFinish says whether finish is the finish_reason of a
+// completion the provider's content filter withheld, on the prompt or
+// the answer: OpenAI's and Azure OpenAI's "content_filter", Zhipu's
+// "sensitive" (its safety review stopped the answer; the Vercel AI
+// SDK's Zhipu provider maps it to content-filter).
+func filteredFinish(finish string) bool {
+	return finish == "content_filter" || finish == "sensitive"
+}
 
 // failedFinish says whether finish is the finish_reason of a completion
-// the provider ended on its own failure: OpenRouter's "error", and
-// DeepSeek's "insufficient_system_resource" (the completion was
-// interrupted for want of capacity).
+// the provider ended on its own failure: OpenRouter's "error", DeepSeek's
+// "insufficient_system_resource" (the completion was interrupted for
+// want of capacity) and Zhipu's "network_error" (its inference failed;
+// the Vercel AI SDK's Zhipu provider maps it to error).
 func failedFinish(finish string) bool {
-	return finish == "error" || finish == "insufficient_system_resource"
+	return finish == "error" || finish == "insufficient_system_resource" || finish == "network_error"
 }
 
 // blankContent is the verdict on a completion with no text: fine when it
 // calls tools, refuses (a refusal is the model's answer, and OpenAI
 // sends it with content null) or was withheld by the provider's content
-// filter (finishFiltered: the caller's content met a policy, as a 400
+// filter (filteredFinish: the caller's content met a policy, as a 400
 // content_policy_violation is rejected and not the route's fault),
 // empty otherwise.
 func blankContent(answered bool) Result {

@@ -84,7 +84,7 @@ func (c *Classifier) finishPlain() Result {
 	}
 	c.usage = usageFrom(r.usage)
 	msg := choice.message
-	tools := notEmpty(msg.toolCalls) || notEmpty(msg.functionCall) || hasText(msg.refusal) || finish == finishFiltered
+	tools := notEmpty(msg.toolCalls) || notEmpty(msg.functionCall) || hasText(msg.refusal) || filteredFinish(finish)
 	c.generated += msg.generated()
 	if c.discard && msg.content.isString() {
 		// Nobody reads Result.Content: a long text is judged where it

@@ -266,5 +266,5 @@ func (c *Classifier) finishStream() Result {
 	case c.finish == "length":
 		return c.lengthFinish(c.content.String(), c.content.chars)
 	}
-	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls || c.refused || c.finish == finishFiltered)
+	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls || c.refused || filteredFinish(c.finish))
 }

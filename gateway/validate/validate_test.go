@@ -138,6 +138,8 @@ func TestClassify(t *testing.T) {
 		{"stream finish error", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("error"), "[DONE]"), SoftFail, ReasonErrorBody},
 		{"finish insufficient_system_resource (DeepSeek)", Rules{}, 200, jsonHeader, completion("Paris is", "insufficient_system_resource"), SoftFail, ReasonErrorBody},
 		{"stream finish insufficient_system_resource (DeepSeek)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("insufficient_system_resource"), "[DONE]"), SoftFail, ReasonErrorBody},
+		{"finish network_error (Zhipu)", Rules{}, 200, jsonHeader, completion("Paris is", "network_error"), SoftFail, ReasonErrorBody},
+		{"stream finish network_error (Zhipu)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("network_error"), "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream blank error object without choices", Rules{}, 200, sseHeader, sse(delta("Par"), `{"error":{}}`, "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream blank error members", Rules{}, 200, sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":"Paris is the capital."}}],"error":{}}`, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":""}`, "[DONE]"), OK, ""},
 
@@ -334,6 +336,8 @@ func TestRefusalsAndReasoning(t *testing.T) {
 		{"plain, withheld by the content filter", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}]}`, OK, ""},
 		{"plain, blank content_filter", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"content_filter"}]}`, OK, ""},
 		{"streamed, withheld by the content filter", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, finishChunk("content_filter"), "[DONE]"), OK, ""},
+		{"plain, withheld by Zhipu's safety review", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"sensitive"}]}`, OK, ""},
+		{"streamed, withheld by Zhipu's safety review", sseHeader, sse(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"sensitive"}]}`, "[DONE]"), OK, ""},
 		{"plain, blank and stopped", jsonHeader, `{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}`, SoftFail, ReasonEmpty},
 		{"streamed, a typed ping between chunks (Claude's OpenAI compatibility)", sseHeader, sse(delta("Paris is "), `{"type": "ping"}`, delta("the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
 		{"streamed, event: ping between chunks", sseHeader, sse(delta("Paris is ")) + "event: ping\ndata: {}\n\n" + sse(delta("the capital."), finishChunk("stop"), "[DONE]"), OK, ""},
