@@ -545,10 +545,16 @@ func filteredFinish(finish string) bool {
 // failedFinish says whether finish is the finish_reason of a completion
 // the provider ended on its own failure: OpenRouter's "error", DeepSeek's
 // "insufficient_system_resource" (the completion was interrupted for
-// want of capacity) and Zhipu's "network_error" (its inference failed;
-// the Vercel AI SDK's Zhipu provider maps it to error).
+// want of capacity), Zhipu's "network_error" (its inference failed; the
+// Vercel AI SDK's Zhipu provider maps it to error) and vLLM's "abort"
+// (its engine ended the request: a shutdown, a scale-down or sleep-mode
+// pause; the stream still ends with [DONE], vllm-project/vllm#57082).
 func failedFinish(finish string) bool {
-	return finish == "error" || finish == "insufficient_system_resource" || finish == "network_error"
+	switch finish {
+	case "error", "insufficient_system_resource", "network_error", "abort":
+		return true
+	}
+	return false
 }
 
 // blankContent is the verdict on a completion with no text: fine when it

@@ -140,6 +140,8 @@ func TestClassify(t *testing.T) {
 		{"stream finish insufficient_system_resource (DeepSeek)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("insufficient_system_resource"), "[DONE]"), SoftFail, ReasonErrorBody},
 		{"finish network_error (Zhipu)", Rules{}, 200, jsonHeader, completion("Paris is", "network_error"), SoftFail, ReasonErrorBody},
 		{"stream finish network_error (Zhipu)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("network_error"), "[DONE]"), SoftFail, ReasonErrorBody},
+		{"finish abort (vLLM)", Rules{}, 200, jsonHeader, completion("Paris is", "abort"), SoftFail, ReasonErrorBody},
+		{"stream finish abort (vLLM)", Rules{}, 200, sseHeader, sse(delta("Paris is "), finishChunk("abort"), "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream blank error object without choices", Rules{}, 200, sseHeader, sse(delta("Par"), `{"error":{}}`, "[DONE]"), SoftFail, ReasonErrorBody},
 		{"stream blank error members", Rules{}, 200, sseHeader, sse(`{"choices":[{"index":0,"delta":{"content":"Paris is the capital."}}],"error":{}}`, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":""}`, "[DONE]"), OK, ""},
 
