@@ -255,6 +255,9 @@ func (c *Config) Validate() error {
 		if p.MaxTokens < 0 {
 			add(at+".max_tokens", "must not be negative")
 		}
+		if p.Validation.Format == validate.FormatAnthropicMessages {
+			add(at+".validation.format", "the prober sends chat completions: %s is judged on replies that pass hermes proxy or gateway/instrument", p.Validation.Format)
+		}
 		if _, err := validate.New(p.Validation); err != nil {
 			for _, e := range strings.Split(err.Error(), "\n") {
 				path := at + ".validation"

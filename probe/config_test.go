@@ -53,6 +53,7 @@ func TestLoadBad(t *testing.T) {
 			`probe.bad.yaml:16: prompts[0].messages[0].content: must not be empty`,
 			`probe.bad.yaml:17: prompts[0].validation: schema: not JSON`,
 			`probe.bad.yaml:17: prompts[0].validation: min_length, fallback_max_chars and max_body_bytes must not be negative`,
+			`probe.bad.yaml:20: prompts[1].validation.format: the prober sends chat completions: anthropic_messages is judged on replies that pass hermes proxy or gateway/instrument`,
 		},
 		"testdata/probe_keys.bad.yaml": {
 			`probe_keys.bad.yaml:2: defaults.liveness.interval: duration 30 needs a unit`,

@@ -71,8 +71,10 @@ type Route struct {
 	// unless told to: the caller's Authorization passes through.
 	HTTPConfig commoncfg.HTTPClientConfig `mapstructure:"http_config"`
 	// JudgedPaths are the path endings (after /NAME) of the POST requests
-	// that are judged and recorded (default DefaultJudgedPaths); every
-	// other request (GET /v1/models, embeddings, …) passes unrecorded.
+	// that are judged and recorded (default DefaultJudgedPaths, or
+	// MessagesJudgedPaths when Validation.Format is
+	// anthropic_messages); every other request (GET /v1/models,
+	// embeddings, …) passes unrecorded.
 	JudgedPaths []string `mapstructure:"judged_paths"`
 
 	Limits `mapstructure:",squash"`
@@ -80,6 +82,19 @@ type Route struct {
 
 // DefaultJudgedPaths are the calls whose replies are chat completions.
 var DefaultJudgedPaths = []string{"/chat/completions"}
+
+// MessagesJudgedPaths are the calls of Anthropic's Messages API, judged
+// by default on a route whose validation format is anthropic_messages
+// (its token counting, /messages/count_tokens, is not one).
+var MessagesJudgedPaths = []string{"/messages"}
+
+// judgedPaths are the paths judged on a route that names none.
+func judgedPaths(f validate.Format) []string {
+	if f == validate.FormatAnthropicMessages {
+		return MessagesJudgedPaths
+	}
+	return DefaultJudgedPaths
+}
 
 // LooksLikeConfig says whether a YAML document is a proxy configuration
 // (it has a top-level routes key) rather than a Hermes or prober one.
@@ -113,7 +128,7 @@ func Parse(data []byte, source string) (*Config, error) {
 func (c *Config) setDefaults() {
 	for i := range c.Routes {
 		if c.Routes[i].JudgedPaths == nil {
-			c.Routes[i].JudgedPaths = DefaultJudgedPaths
+			c.Routes[i].JudgedPaths = judgedPaths(c.Routes[i].Validation.Format)
 		}
 		l := &c.Routes[i].Limits
 		if l.MaxConcurrentRequests == 0 {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,30 @@ func TestMinimalConfig(t *testing.T) {
 	}
 	if r.HTTPConfig.Authorization != nil || r.HTTPConfig.BasicAuth != nil {
 		t.Errorf("credentials injected by default: %+v", r.HTTPConfig)
+	}
+}
+
+// TestJudgedPathsFollowTheFormat: a route that names no judged_paths
+// judges the calls of its validation format.
+func TestJudgedPathsFollowTheFormat(t *testing.T) {
+	cfg, err := Parse([]byte(`routes:
+  - name: free
+    upstream: https://api.free-provider.example
+  - name: claude
+    upstream: https://claude-relay.example
+    validation: {format: anthropic_messages}
+  - name: named
+    upstream: https://relay.example
+    validation: {format: anthropic_messages}
+    judged_paths: [/v1/messages]
+`), "proxy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]string{{"/chat/completions"}, {"/messages"}, {"/v1/messages"}} {
+		if got := cfg.Routes[i].JudgedPaths; !slices.Equal(got, want) {
+			t.Errorf("%s: judged_paths %q, want %q", cfg.Routes[i].Name, got, want)
+		}
 	}
 }
 

@@ -134,7 +134,7 @@ func (p *Proxy) newRoute(rc Route) (*route, error) {
 	}
 	paths := rc.JudgedPaths
 	if paths == nil {
-		paths = DefaultJudgedPaths
+		paths = judgedPaths(rc.Validation.Format)
 	}
 	var judgedPaths [][]byte
 	for _, s := range paths {

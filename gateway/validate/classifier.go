@@ -129,8 +129,8 @@ func (v *Validator) StartEncoded(status int, contentType, contentEncoding string
 		c.mode = modeError
 	case status < 200 || status > 299:
 		c.mode = modeSkip
-	case v.format != FormatOpenAIChat:
-		c.mode = modePlain
+	case v.format != FormatOpenAIChat && v.format != FormatAnthropicMessages:
+		c.mode = modePlain // a stream is a format of its own
 	case isEventStream(contentType):
 		c.declaredSSE = true // modeUnknown: see Write
 	}
@@ -493,7 +493,7 @@ func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCall
 func (c *Classifier) lengthFinish(text string, chars int) Result {
 	limit := c.maxTokens
 	if limit == 0 {
-		return soft(ReasonTruncated, "finish_reason length")
+		return soft(ReasonTruncated, "%s %s", c.finishWord(), c.finish)
 	}
 	used, unit := c.usage.Generated(), "tokens generated"
 	if used == 0 {
@@ -506,7 +506,7 @@ func (c *Classifier) lengthFinish(text string, chars int) Result {
 		return okResult()
 	}
 	if int64(used)*10 < int64(limit)*9 {
-		return soft(ReasonTruncated, "finish_reason length after %d %s, short of the caller's max_tokens %d", used, unit, limit)
+		return soft(ReasonTruncated, "%s %s after %d %s, short of the caller's max_tokens %d", c.finishWord(), c.finish, used, unit, limit)
 	}
 	v := c.v
 	if chars <= v.fallbackMaxChars {

@@ -19,14 +19,18 @@ func FuzzClassify(f *testing.F) {
 	f.Add(400, []byte(`{"error":{"type":"invalid_request_error","code":"context_length_exceeded"}}`), uint(5), uint(9), false)
 	f.Add(200, []byte(sse(`{"code":500,"msg":"系统繁忙"}`)), uint(4), uint(8), true)
 	f.Add(200, []byte("data: "+delta("Paris")+"\r\rdata: "+finishChunk("stop")+"\r\ndata: [DONE]\r"), uint(32), uint(1), true)
+	f.Add(200, []byte(messageBody("end_turn", 9, textBlock("Paris is the capital of France."))), uint(11), uint(50), false)
+	f.Add(200, []byte(answer("end_turn", 9, "Paris is", " the capital.")), uint(30), uint(90), true)
+	f.Add(200, []byte(messageStart()+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "Paris")+overloaded), uint(20), uint(7), true)
 	v := MustNew(Rules{MinLength: 3, Schema: `{"type":"object","required":["a"]}`})
 	plain := MustNew(Rules{MinLength: 3})
+	messages := MustNew(Rules{Format: FormatAnthropicMessages, MinLength: 3})
 	f.Fuzz(func(t *testing.T, status int, body []byte, cut1, cut2 uint, stream bool) {
 		header := jsonHeader
 		if stream {
 			header = http.Header{"Content-Type": {"text/event-stream"}}
 		}
-		for _, val := range []*Validator{v, plain} {
+		for _, val := range []*Validator{v, plain, messages} {
 			whole := val.Classify(status, header, body)
 			if !slices.Contains([]Verdict{OK, SoftFail, HardFail, Rejected}, whole.Verdict) {
 				t.Fatalf("unknown verdict %q", whole.Verdict)

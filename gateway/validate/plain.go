@@ -72,6 +72,9 @@ func (c *Classifier) finishPlain() Result {
 		}
 		return okResult()
 	}
+	if v.format == FormatAnthropicMessages {
+		return c.finishMessage(doc)
+	}
 	// An OpenAI chat completion.
 	if !r.choices.isArray() || len(r.choice) == 0 || !r.choice[0].value.present() {
 		return soft(ReasonMissingField, "missing choices[0]")

@@ -62,8 +62,20 @@ func (c *Classifier) finishError() Result {
 	for _, key := range []string{"code", "type"} {
 		code, _ := rawGetString(doc, "error", key)
 		if r, ok := c.v.rejected[code]; ok && code != "" {
+			if r == ReasonInvalidRequest && promptTooLong(doc) {
+				r = ReasonContextLength
+			}
 			return Result{Verdict: Rejected, Reason: r, Detail: fmt.Sprintf("HTTP %d %s", c.status, code)}
 		}
 	}
 	return hard
+}
+
+// promptTooLong says whether an error object says the prompt did not fit
+// the context window in the words of Anthropic's API, which has no code
+// for it: an invalid_request_error whose message begins "prompt is too
+// long" ("prompt is too long: 215000 tokens > 200000 maximum").
+func promptTooLong(doc rawJSON) bool {
+	msg, _ := rawGetString(doc, "error", "message")
+	return strings.HasPrefix(strings.ToLower(msg), "prompt is too long")
 }

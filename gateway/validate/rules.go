@@ -23,6 +23,10 @@ const (
 	// FormatText reads the body as text: emptiness, length, fallback
 	// phrases and error patterns apply to it.
 	FormatText Format = "text"
+	// FormatAnthropicMessages reads Anthropic's Messages API
+	// (POST /v1/messages), plain or streamed, with the verdicts of a
+	// chat completion (messages.go).
+	FormatAnthropicMessages Format = "anthropic_messages"
 )
 
 // Defaults used when Rules leaves a field empty.
@@ -126,9 +130,9 @@ func New(r Rules) (*Validator, error) {
 	switch v.format {
 	case "":
 		v.format = FormatOpenAIChat
-	case FormatOpenAIChat, FormatJSON, FormatText:
+	case FormatOpenAIChat, FormatAnthropicMessages, FormatJSON, FormatText:
 	default:
-		errs = append(errs, fmt.Errorf("format %q: want %s, %s or %s", r.Format, FormatOpenAIChat, FormatJSON, FormatText))
+		errs = append(errs, fmt.Errorf("format %q: want %s, %s, %s or %s", r.Format, FormatOpenAIChat, FormatAnthropicMessages, FormatJSON, FormatText))
 	}
 	if v.fallbackMaxChars == 0 {
 		v.fallbackMaxChars = DefaultFallbackMaxChars

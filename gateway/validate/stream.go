@@ -125,27 +125,21 @@ func (c *Classifier) dispatch() {
 	if c.done {
 		return // nothing may follow [DONE]; ignore it
 	}
-	switch typ {
-	case eventError:
+	switch {
+	case typ == eventError:
 		c.streamProblem(ReasonErrorBody, "event %d is an error event", c.events)
 		return
-	case eventOther:
+	case c.v.format == FormatAnthropicMessages:
+		c.dispatchMessage(data) // every event is typed
+		return
+	case typ == eventOther:
 		return // a keep-alive or a notice, not a chunk of the completion
 	}
-	r, ok := c.scan(data)
+	r, ok := c.scanEvent(data)
 	if !ok {
-		if p, ok := containsAny(lowerHead(data), c.v.errorPatterns); ok {
-			c.streamProblem(ReasonErrorBody, "an event is an error template (%q)", p)
-			return
-		}
-		c.streamProblem(ReasonInvalidJSON, "event %d is not JSON", c.events)
 		return
 	}
 	doc := r.doc
-	if !doc.isObject() {
-		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
-		return
-	}
 	choices := r.choices
 	if r.error.anError() || !choices.present() && (r.error.present() || rawErrorEnvelope(doc)) {
 		c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
@@ -176,6 +170,26 @@ func (c *Classifier) dispatch() {
 	for i := range r.choice {
 		c.judgeChoice(&r.choice[i])
 	}
+}
+
+// scanEvent reads an event's data as an object; when it is not one, it
+// records why (an error template, not JSON, not an object) and reports
+// false.
+func (c *Classifier) scanEvent(data []byte) (*reply, bool) {
+	r, ok := c.scan(data)
+	switch {
+	case !ok:
+		if p, ok := containsAny(lowerHead(data), c.v.errorPatterns); ok {
+			c.streamProblem(ReasonErrorBody, "an event is an error template (%q)", p)
+		} else {
+			c.streamProblem(ReasonInvalidJSON, "event %d is not JSON", c.events)
+		}
+		return nil, false
+	case !r.doc.isObject():
+		c.streamProblem(ReasonMissingField, "event %d is not an object", c.events)
+		return nil, false
+	}
+	return r, true
 }
 
 // judgeChoice adds what an element of an event's choices brings.
@@ -256,14 +270,14 @@ func (c *Classifier) finishStream() Result {
 	case c.problem != ReasonNone:
 		return soft(c.problem, "%s", c.detail)
 	case failedFinish(c.finish):
-		return soft(ReasonErrorBody, "finish_reason %s: the provider reported its failure in the completion", c.finish)
+		return soft(ReasonErrorBody, "%s %s: the provider reported its failure in the completion", c.finishWord(), c.finish)
 	case c.events == 0 && c.content.chars == 0 && !cut:
 		return soft(ReasonEmpty, "a stream without events")
 	case cut || !c.done && c.finish == "":
 		// A stream that ended cleanly after its final finish_reason is
 		// whole: some OpenAI-compatible providers never send [DONE].
-		return soft(ReasonTruncated, "the stream ended before a finish_reason or [DONE] after %d events", c.events)
-	case c.finish == "length":
+		return soft(ReasonTruncated, "the stream ended before a %s or %s after %d events", c.finishWord(), c.endWord(), c.events)
+	case c.lengthStop():
 		return c.lengthFinish(c.content.String(), c.content.chars)
 	}
 	return c.v.judgeContent(c.content.String(), c.content.chars, c.content.overflow, c.toolCalls || c.refused || filteredFinish(c.finish))

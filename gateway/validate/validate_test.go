@@ -166,40 +166,46 @@ func TestClassify(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := v.Classify(tt.status, tt.header, []byte(tt.body))
+			got := classifyEveryWay(t, v, tt.status, tt.header, tt.body, strings.HasPrefix(tt.name, "stream"))
 			if got.Verdict != tt.want || got.Reason != tt.reason {
 				t.Errorf("got %s/%s (%s), want %s/%s", got.Verdict, got.Reason, got.Detail, tt.want, tt.reason)
 			}
-			// Fed one byte at a time, the verdict is the same.
-			c := v.Start(tt.status, tt.header)
-			for i := range len(tt.body) {
-				c.Write([]byte{tt.body[i]})
-			}
-			if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
-				t.Errorf("byte by byte: %s/%s (%s), whole: %s/%s", bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
-			}
-			if !strings.HasPrefix(tt.name, "stream") {
-				return
-			}
-			// A stream's line ends may be CRLF, LF or CR (the HTML
-			// standard's event stream format): each gives the same
-			// verdict, whole and byte by byte.
-			lf := strings.ReplaceAll(strings.ReplaceAll(tt.body, "\r\n", "\n"), "\r", "\n")
-			for _, end := range []string{"\n", "\r\n", "\r"} {
-				body := strings.ReplaceAll(lf, "\n", end)
-				if other := v.Classify(tt.status, tt.header, []byte(body)); other.Verdict != got.Verdict || other.Reason != got.Reason {
-					t.Errorf("line ends %q: %s/%s (%s), want %s/%s", end, other.Verdict, other.Reason, other.Detail, got.Verdict, got.Reason)
-				}
-				c := v.Start(tt.status, tt.header)
-				for i := range len(body) {
-					c.Write([]byte{body[i]})
-				}
-				if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
-					t.Errorf("line ends %q, byte by byte: %s/%s (%s), want %s/%s", end, bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
-				}
-			}
 		})
 	}
+}
+
+// classifyEveryWay judges body whole, and checks that fed one byte at a
+// time it is judged the same; a stream's too with each line end (CRLF,
+// LF or CR, as the HTML standard's event stream format allows), whole
+// and byte by byte. It returns the verdict on the whole body.
+func classifyEveryWay(t *testing.T, v *Validator, status int, header http.Header, body string, stream bool) Result {
+	t.Helper()
+	got := v.Classify(status, header, []byte(body))
+	c := v.Start(status, header)
+	for i := range len(body) {
+		c.Write([]byte{body[i]})
+	}
+	if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
+		t.Errorf("byte by byte: %s/%s (%s), whole: %s/%s", bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
+	}
+	if !stream {
+		return got
+	}
+	lf := strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n")
+	for _, end := range []string{"\n", "\r\n", "\r"} {
+		body := strings.ReplaceAll(lf, "\n", end)
+		if other := v.Classify(status, header, []byte(body)); other.Verdict != got.Verdict || other.Reason != got.Reason {
+			t.Errorf("line ends %q: %s/%s (%s), want %s/%s", end, other.Verdict, other.Reason, other.Detail, got.Verdict, got.Reason)
+		}
+		c := v.Start(status, header)
+		for i := range len(body) {
+			c.Write([]byte{body[i]})
+		}
+		if bytewise := c.Finish(); bytewise.Verdict != got.Verdict || bytewise.Reason != got.Reason {
+			t.Errorf("line ends %q, byte by byte: %s/%s (%s), want %s/%s", end, bytewise.Verdict, bytewise.Reason, bytewise.Detail, got.Verdict, got.Reason)
+		}
+	}
+	return got
 }
 
 func TestClassifyDetails(t *testing.T) {

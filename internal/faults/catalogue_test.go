@@ -68,6 +68,59 @@ func expected(f faults.Fault) (transport, middleware outcome) {
 	return transport, transport
 }
 
+// throughInstrument runs every fault of the catalogue, plain and
+// streamed, through the instrumented Transport and the Middleware around
+// a reverse proxy, each call sent with send, and asserts that each
+// records want(fault).
+func throughInstrument(t *testing.T, srv *faults.Server, v *validate.Validator, send func(t *testing.T, client *http.Client, base string, stream bool), want func(faults.Fault) outcome) {
+	t.Run("transport", func(t *testing.T) {
+		t.Parallel()
+		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
+			send(t, client, srv.BaseURL(f), stream)
+			assertRecorded(t, reg, want(f))
+			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
+		})
+	})
+	t.Run("middleware", func(t *testing.T) {
+		t.Parallel()
+		up, _ := url.Parse(srv.URL)
+		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
+			reg := prometheus.NewRegistry()
+			gw := middlewareGateway(t, reg, up, v)
+			// The client outwaits the gateway's upstream timeout: a caller
+			// that hangs up is not recorded.
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * clientTimeout}
+			send(t, client, gw+"/"+string(f)+"/v1", stream)
+			// The middleware records once the handler has returned, which
+			// may be after the client has the reply or gave up.
+			waitRecorded(t, reg)
+			assertRecorded(t, reg, want(f))
+			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
+		})
+	})
+}
+
+// middlewareGateway serves instrument's Middleware, recording on reg and
+// judging with v, around a reverse proxy to up whose ErrorHandler reports
+// a call without a reply, as docs/gateway.md says to.
+func middlewareGateway(t *testing.T, reg *prometheus.Registry, up *url.URL, v *validate.Validator) string {
+	t.Helper()
+	m := instrument.MustNewMetrics(reg)
+	proxy := httputil.NewSingleHostReverseProxy(up)
+	proxy.FlushInterval = -1
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
+	proxy.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if instrument.UpstreamError(r, err) != "" {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}
+	return serve(t, m.Middleware("r", v, upstreamTimeout(clientTimeout, proxy)))
+}
+
 // clientTimeout is how long a client waits for a fault that never ends.
 const clientTimeout = time.Second
 
@@ -87,46 +140,7 @@ func upstreamTimeout(d time.Duration, next http.Handler) http.Handler {
 func TestCatalogue(t *testing.T) {
 	srv := faults.Start(t)
 	v := validate.MustNew(validate.Rules{MinLength: 5})
-	t.Run("transport", func(t *testing.T) {
-		t.Parallel()
-		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
-			reg := prometheus.NewRegistry()
-			m := instrument.MustNewMetrics(reg)
-			client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
-			call(t, client, srv.BaseURL(f), stream)
-			want, _ := expected(f)
-			assertRecorded(t, reg, want)
-			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
-		})
-	})
-	t.Run("middleware", func(t *testing.T) {
-		t.Parallel()
-		up, _ := url.Parse(srv.URL)
-		eachCase(t, func(t *testing.T, f faults.Fault, stream bool) {
-			reg := prometheus.NewRegistry()
-			m := instrument.MustNewMetrics(reg)
-			proxy := httputil.NewSingleHostReverseProxy(up)
-			proxy.FlushInterval = -1
-			proxy.Transport = &http.Transport{DisableKeepAlives: true}
-			proxy.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
-			proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
-				if instrument.UpstreamError(r, err) != "" {
-					w.WriteHeader(http.StatusBadGateway)
-				}
-			}
-			gw := serve(t, m.Middleware("r", v, upstreamTimeout(clientTimeout, proxy)))
-			// The client outwaits the gateway's upstream timeout: a caller
-			// that hangs up is not recorded.
-			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * clientTimeout}
-			call(t, client, gw+"/"+string(f)+"/v1", stream)
-			_, want := expected(f)
-			// The middleware records once the handler has returned, which
-			// may be after the client has the reply or gave up.
-			waitRecorded(t, reg)
-			assertRecorded(t, reg, want)
-			assertTTFT(t, reg, f, stream, srv.FirstTokenDelay)
-		})
-	})
+	throughInstrument(t, srv, v, call, func(f faults.Fault) outcome { want, _ := expected(f); return want })
 	t.Run("prober", func(t *testing.T) {
 		t.Parallel()
 		var targets strings.Builder
@@ -171,6 +185,54 @@ func TestCatalogue(t *testing.T) {
 			ttft := testenv.Metric(t, reg, "llm_probe_time_to_first_token_seconds", map[string]string{"route": string(f), "probe": "streamed"})
 			if f == faults.SlowFirstToken && ttft < srv.FirstTokenDelay.Seconds() {
 				t.Errorf("%s: time to first token %v, want at least %s", f, ttft, srv.FirstTokenDelay)
+			}
+		}
+	})
+}
+
+// expectedMessages is the outcome of a fault through the Messages API
+// (the fault server's /v1/messages, judged with format
+// anthropic_messages): a chat completion's, but where the API has a
+// fault of its own shape (internal/faults, messages.go).
+func expectedMessages(f faults.Fault) outcome {
+	switch f {
+	case faults.Unavailable:
+		return hard("529") // overloaded_error
+	case faults.ContentFilter:
+		return ok // a refusal, the model's answer
+	}
+	want, _ := expected(f)
+	return want
+}
+
+// TestCatalogueMessages runs every fault of the catalogue, plain and
+// streamed, through the Messages API on the instrumented Transport and
+// the Middleware around a reverse proxy; the prober sends chat
+// completions only.
+func TestCatalogueMessages(t *testing.T) {
+	srv := faults.Start(t)
+	v := validate.MustNew(validate.Rules{Format: validate.FormatAnthropicMessages, MinLength: 5})
+	throughInstrument(t, srv, v, func(t *testing.T, client *http.Client, base string, stream bool) {
+		callMessages(t, client, base, stream, 40)
+	}, expectedMessages)
+	t.Run("caller's max_tokens", func(t *testing.T) {
+		for _, tc := range []struct {
+			f    faults.Fault
+			n    int
+			want outcome
+		}{
+			{faults.Healthy, 3, ok},
+			{faults.MaxTokensCapped, 3, ok},
+			{faults.MaxTokensCapped, 8, truncated},
+		} {
+			for _, stream := range []bool{false, true} {
+				reg := prometheus.NewRegistry()
+				m := instrument.MustNewMetrics(reg)
+				client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
+				callMessages(t, client, srv.BaseURL(tc.f), stream, tc.n)
+				if labels := (map[string]string{"route": "r", "code": tc.want.code, "verdict": tc.want.verdict, "reason": tc.want.reason}); testenv.Metric(t, reg, "llm_gateway_requests_total", labels) != 1 {
+					t.Errorf("%s max_tokens=%d stream=%v: want %s; have %s", tc.f, tc.n, stream, tc.want, dump(t, reg, "llm_gateway_requests_total"))
+				}
 			}
 		}
 	})
@@ -284,15 +346,32 @@ func call(t *testing.T, client *http.Client, base string, stream bool) {
 // member key (max_tokens or max_completion_tokens).
 func callCapped(t *testing.T, client *http.Client, base string, stream bool, key string, n int) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{
+	post(t, client, base+"/chat/completions", map[string]any{
 		"model": faults.Model, "stream": stream, key: n,
 		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
 	})
-	req, err := http.NewRequest(http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
+}
+
+// callMessages sends one call of the Messages API, capped at n tokens.
+func callMessages(t *testing.T, client *http.Client, base string, stream bool, n int) {
+	t.Helper()
+	post(t, client, base+"/messages", map[string]any{
+		"model": faults.Model, "stream": stream, "max_tokens": n,
+		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
+	})
+}
+
+// post sends a request body as JSON and reads the reply to its end (or
+// to the client's timeout).
+func post(t *testing.T, client *http.Client, url string, request map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(request)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01") // read by the Messages API alone
 	resp, err := client.Do(req)
 	if err != nil {
 		return // recorded as timeout or conn_error (transport), or by the proxy

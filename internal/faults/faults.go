@@ -122,15 +122,8 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /{fault}/v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{"id": Model, "object": "model"}}})
 	})
-	mux.HandleFunc("POST /{fault}/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		if !s.Compress {
-			s.chat(w, r)
-			return
-		}
-		cw := &compressor{ResponseWriter: w, coding: preferredCoding(r.Header.Values("Accept-Encoding"))}
-		s.chat(cw, r)
-		cw.close() // not on a panic: a cut reply stays cut inside its coding too
-	})
+	mux.HandleFunc("POST /{fault}/v1/chat/completions", s.compressed(s.chat))
+	mux.HandleFunc("POST /{fault}/v1/messages", s.compressed(s.messages))
 	mux.HandleFunc("GET /{fault}/v1", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(l) }()
@@ -144,7 +137,22 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// BaseURL is the OpenAI-compatible base URL (ending in /v1) of a fault.
+// compressed is serve, its JSON replies compressed when s.Compress is
+// set.
+func (s *Server) compressed(serve http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.Compress {
+			serve(w, r)
+			return
+		}
+		cw := &compressor{ResponseWriter: w, coding: preferredCoding(r.Header.Values("Accept-Encoding"))}
+		serve(cw, r)
+		cw.close() // not on a panic: a cut reply stays cut inside its coding too
+	}
+}
+
+// BaseURL is the base URL (ending in /v1) of a fault: its chat
+// completions and its Messages API are beneath it.
 func (s *Server) BaseURL(f Fault) string { return s.URL + "/" + string(f) + "/v1" }
 
 // wait blocks until the client has gone or the server is closing: the
@@ -156,18 +164,48 @@ func (s *Server) wait(r *http.Request) {
 	}
 }
 
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+// dialect shapes the catalogue's replies in one API: chat completions
+// (chatAPI) or Anthropic's Messages API (messagesAPI, messages.go).
+type dialect interface {
+	// notJSON answers a request whose body is not JSON.
+	notJSON(w http.ResponseWriter)
+	// writeError writes the reply of a fault that is an HTTP error, and
+	// reports whether f is one.
+	writeError(w http.ResponseWriter, f Fault) bool
+	// capped writes a healthy reply of Content held to a cap of limit
+	// tokens (none when not positive): short of ContentTokens, its first
+	// limit words, ended by the cap. noEnd leaves a stream without its
+	// last event ([DONE], message_stop); started says its header and
+	// first event are sent.
+	capped(w http.ResponseWriter, stream, noEnd, started bool, limit int)
+	// startStream sends a stream's header and first event.
+	startStream(w http.ResponseWriter)
+	// half writes half a reply: a plain body of a promised length, or a
+	// stream's first events.
+	half(w http.ResponseWriter, stream bool)
+	// malformed writes a reply whose body, or one of whose events, is
+	// not JSON.
+	malformed(w http.ResponseWriter, stream bool)
+	// other answers the faults of this API alone, and reports whether f
+	// is one.
+	other(s *Server, w http.ResponseWriter, r *http.Request, f Fault, stream bool, limit int) bool
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) { s.serveFault(w, r, chatAPI{}) }
+
+// serveFault answers a call with the fault its path names, in d's shapes.
+func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, d dialect) {
 	var req struct {
 		Stream              bool `json:"stream"`
 		MaxTokens           int  `json:"max_tokens"`
 		MaxCompletionTokens int  `json:"max_completion_tokens"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "", "the body is not JSON"))
+		d.notJSON(w)
 		return
 	}
 	f := Fault(r.PathValue("fault"))
-	if WriteError(w, f) {
+	if d.writeError(w, f) {
 		return
 	}
 	limit := req.MaxTokens
@@ -176,19 +214,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	switch f {
 	case Healthy, NoDone:
-		answerCapped(w, req.Stream, f == NoDone, false, limit)
+		d.capped(w, req.Stream, f == NoDone, false, limit)
 	case MaxTokensCapped:
 		if limit <= 0 || limit > CappedTokens {
 			limit = CappedTokens
 		}
-		answerCapped(w, req.Stream, false, false, limit)
+		d.capped(w, req.Stream, false, false, limit)
 	case ResetBeforeHeaders:
 		Reset(w)
 	case NoResponse:
 		s.wait(r)
 	case SlowFirstToken:
 		if req.Stream {
-			startStream(w)
+			d.startStream(w)
 		}
 		select {
 		// The delay is the fault itself, not a wait for a condition.
@@ -196,24 +234,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		answerCapped(w, req.Stream, false, true, limit)
+		d.capped(w, req.Stream, false, true, limit)
 	case StreamCut, Stall:
-		s.cutOrStall(w, r, req.Stream, f == Stall)
-	case MalformedChunk:
-		if !req.Stream {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hel`+"\n")
+		d.half(w, req.Stream)
+		flush(w)
+		if f == Stall {
+			s.wait(r)
 			return
 		}
-		startStream(w)
-		event(w, chunk("Hello! "))
-		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"I am`+"\n\n")
-		event(w, chunk("here."))
-		event(w, finish("stop"))
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		// The server closes the connection without ending the body (no
+		// last chunk, fewer bytes than Content-Length).
+		panic(http.ErrAbortHandler)
+	case MalformedChunk:
+		d.malformed(w, req.Stream)
 	case ErrorInOK:
 		if req.Stream {
-			startStream(w)
+			d.startStream(w)
 			fmt.Fprint(w, "data: "+ErrorTemplate+"\n\n")
 			return
 		}
@@ -222,13 +258,63 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case ErrorAsStream:
 		if req.Stream {
 			streamHeader(w)
-			fmt.Fprint(w, ErrorTemplate)
-			return
+		} else {
+			w.Header().Set("Content-Type", "application/json")
 		}
-		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, ErrorTemplate)
+	default:
+		if !d.other(s, w, r, f, req.Stream, limit) {
+			http.NotFound(w, r)
+		}
+	}
+}
+
+// chatAPI is the dialect of OpenAI-compatible chat completions.
+type chatAPI struct{}
+
+func (chatAPI) notJSON(w http.ResponseWriter) {
+	writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "", "the body is not JSON"))
+}
+
+func (chatAPI) writeError(w http.ResponseWriter, f Fault) bool { return WriteError(w, f) }
+
+func (chatAPI) capped(w http.ResponseWriter, stream, noEnd, started bool, limit int) {
+	answerCapped(w, stream, noEnd, started, limit)
+}
+
+func (chatAPI) startStream(w http.ResponseWriter) { startStream(w) }
+
+func (chatAPI) half(w http.ResponseWriter, stream bool) {
+	if stream {
+		startStream(w)
+		event(w, chunk("Hello! I am "))
+		event(w, chunk("here and"))
+		return
+	}
+	body := fmt.Sprintf(`{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, Content)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	fmt.Fprint(w, body[:len(body)/2])
+}
+
+func (chatAPI) malformed(w http.ResponseWriter, stream bool) {
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hel`+"\n")
+		return
+	}
+	startStream(w)
+	event(w, chunk("Hello! "))
+	fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"I am`+"\n\n")
+	event(w, chunk("here."))
+	event(w, finish("stop"))
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (chatAPI) other(s *Server, w http.ResponseWriter, r *http.Request, f Fault, stream bool, _ int) bool {
+	switch f {
 	case Endless:
-		if req.Stream {
+		if stream {
 			startStream(w)
 			for sent := 0; sent < EndlessBytes; sent += 1024 {
 				event(w, chunk(strings.Repeat("x", 1024)))
@@ -240,9 +326,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		flush(w)
 		s.wait(r)
 	case Oversized:
-		answer(w, req.Stream, false, false, strings.Repeat("x", OversizedBytes))
+		answer(w, stream, false, false, strings.Repeat("x", OversizedBytes))
 	case UsageFlood:
-		answerUsage(w, req.Stream, false, false, Content,
+		answerUsage(w, stream, false, false, Content,
 			fmt.Sprintf(`{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}`, FloodTokens-12, FloodTokens))
 	case GzipBomb:
 		// What the client reads once it inflates the body is what counts:
@@ -255,8 +341,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		zw.Write(plain.Bytes())
 		zw.Close()
 	default:
-		http.NotFound(w, r)
+		return false
 	}
+	return true
 }
 
 // answer writes a healthy completion of content, plain or streamed (then
@@ -305,29 +392,6 @@ func answerFinish(w http.ResponseWriter, stream, noDone, started bool, content, 
 	if !noDone {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}
-}
-
-// cutOrStall sends half a reply, then breaks the connection (cut) or
-// waits for the client to give up (stall).
-func (s *Server) cutOrStall(w http.ResponseWriter, r *http.Request, stream, stall bool) {
-	if stream {
-		startStream(w)
-		event(w, chunk("Hello! I am "))
-		event(w, chunk("here and"))
-	} else {
-		body := fmt.Sprintf(`{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, Content)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		fmt.Fprint(w, body[:len(body)/2])
-	}
-	flush(w)
-	if stall {
-		s.wait(r)
-		return
-	}
-	// The server closes the connection without ending the body (no last
-	// chunk, fewer bytes than Content-Length).
-	panic(http.ErrAbortHandler)
 }
 
 // WriteError writes the reply of a fault that answers with an HTTP error

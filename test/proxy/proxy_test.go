@@ -64,32 +64,43 @@ type stack struct {
 	hermes       *testenv.Process
 }
 
+// stackRoute is one route of the proxy, and its nginx location.
+type stackRoute struct {
+	name, upstream string
+	validation     string // the route's validation, inline YAML; "" for the defaults
+}
+
 // startStack starts hermes proxy with one route per fault (named after it)
 // plus the routes of extra, and nginx with the recipe for each.
 func startStack(t *testing.T, srv *faults.Server, extra map[string]string) stack {
 	t.Helper()
-	nginx := testenv.Binary(t, "nginx")
-	dir := t.TempDir()
-	var cfg strings.Builder
-	cfg.WriteString("routes:\n")
-	routes := map[string]string{}
+	var routes []stackRoute
 	for _, f := range append(slices.Clone(faults.Catalogue), faults.Oversized) {
-		routes[string(f)] = srv.URL + "/" + string(f)
+		r := stackRoute{name: string(f), upstream: srv.URL + "/" + string(f)}
+		if f == faults.Oversized {
+			r.validation = "{max_body_bytes: 65536}"
+		}
+		routes = append(routes, r)
 	}
 	for name, up := range extra {
-		routes[name] = up
+		routes = append(routes, stackRoute{name: name, upstream: up})
 	}
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range routes {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	for _, name := range names {
-		fmt.Fprintf(&cfg, "  - name: %s\n    upstream: %s\n%s", name, routes[name], limits)
-		if name == string(faults.Oversized) {
-			cfg.WriteString("    validation: {max_body_bytes: 65536}\n")
+	return startRoutes(t, routes)
+}
+
+// startRoutes starts hermes proxy with routes, and nginx with the recipe
+// for each.
+func startRoutes(t *testing.T, routes []stackRoute) stack {
+	t.Helper()
+	nginx := testenv.Binary(t, "nginx")
+	dir := t.TempDir()
+	routes = slices.SortedFunc(slices.Values(routes), func(a, b stackRoute) int { return strings.Compare(a.name, b.name) })
+	var cfg strings.Builder
+	cfg.WriteString("routes:\n")
+	for _, r := range routes {
+		fmt.Fprintf(&cfg, "  - name: %s\n    upstream: %s\n%s", r.name, r.upstream, limits)
+		if r.validation != "" {
+			fmt.Fprintf(&cfg, "    validation: %s\n", r.validation)
 		}
 	}
 	s := stack{config: filepath.Join(dir, "proxy.yaml")}
@@ -104,8 +115,8 @@ func startStack(t *testing.T, srv *faults.Server, extra map[string]string) stack
 	s.hermes = hs.Process()
 
 	var locations []string
-	for _, name := range names {
-		locations = append(locations, fmt.Sprintf(Recipe, name, addr))
+	for _, r := range routes {
+		locations = append(locations, fmt.Sprintf(Recipe, r.name, addr))
 	}
 	naddr := testenv.FreeAddr(t)
 	// The recipe's locations, nested in the test nginx's location /.
@@ -234,45 +245,105 @@ func TestThroughNginx(t *testing.T) {
 				if f == faults.Oversized {
 					rules.MaxBodyBytes = 65536
 				}
-				reg := prometheus.NewRegistry()
-				m := instrument.MustNewMetrics(reg)
-				direct := &http.Client{Timeout: time.Second,
-					Transport: m.Transport(string(f), validate.MustNew(rules), &http.Transport{DisableCompression: true})}
-				want := call(direct, chatRequest(t, srv.BaseURL(f), stream))
-				wantMfs, _ := reg.Gather()
-				wantSeries := contract(wantMfs)
-
-				before, _ := scrape(t, s.proxy)
-				got := call(http.DefaultClient, chatRequest(t, s.nginx+"/"+string(f)+"/v1", stream))
-				testenv.EventuallyDetail(t, 10*time.Second, "the proxy recorded the call as instrument does", func() (bool, string) {
-					after, _ := scrape(t, s.proxy)
-					d := delta(before, after)
-					return fmt.Sprint(d) == fmt.Sprint(wantSeries), fmt.Sprintf("proxy %v\ndirect %v", d, wantSeries)
-				})
-				t.Logf("recorded %v", wantSeries)
-				if len(wantSeries) == 0 {
-					t.Fatal("nothing recorded")
-				}
-				if want.status == 0 {
-					for c, status := range map[string]int{instrument.CodeTimeout: http.StatusGatewayTimeout, instrument.CodeConnError: http.StatusBadGateway} {
-						if strings.Contains(fmt.Sprint(wantSeries), "code="+c) && got.status != status {
-							t.Errorf("client got %d (%v), want %d for %s", got.status, got.err, status, c)
-						}
-					}
-					return
-				}
-				if got.status != want.status || !bytes.Equal(got.body, want.body) {
-					t.Errorf("through nginx and the proxy: %d %q (%v)\ndirect: %d %q (%v)", got.status, got.body, got.err, want.status, want.body, want.err)
-				}
-				if fmt.Sprint(got.header) != fmt.Sprint(want.header) {
-					t.Errorf("headers through nginx and the proxy %v, direct %v", got.header, want.header)
-				}
-				if (got.err == nil) != (want.err == nil) {
-					t.Errorf("read error through nginx and the proxy %v, direct %v", got.err, want.err)
-				}
+				sameAsDirect(t, s, string(f), srv.BaseURL(f), rules, func(base string) *http.Request { return chatRequest(t, base, stream) })
 			})
 		}
 	}
+	assertNoKey(t, s)
+}
+
+// TestMessagesThroughNginx is TestThroughNginx for Anthropic's Messages
+// API: every fault, plain and streamed, sent as a call of
+// /v1/messages with x-api-key to routes whose validation format is
+// anthropic_messages (their judged path /messages by default).
+func TestMessagesThroughNginx(t *testing.T) {
+	srv := faults.Start(t)
+	var routes []stackRoute
+	for _, f := range faults.Catalogue {
+		routes = append(routes, stackRoute{name: string(f), upstream: srv.URL + "/" + string(f), validation: "{format: anthropic_messages}"})
+	}
+	s := startRoutes(t, routes)
+	rules := validate.Rules{Format: validate.FormatAnthropicMessages}
+	for _, f := range faults.Catalogue {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
+				sameAsDirect(t, s, string(f), srv.BaseURL(f), rules, func(base string) *http.Request { return messagesRequest(t, base, stream) })
+			})
+		}
+	}
+	assertNoKey(t, s)
+}
+
+// messagesRequest is a call of Anthropic's Messages API to base (ending
+// in /v1), with its key in x-api-key as Anthropic's SDKs send it.
+func messagesRequest(t *testing.T, base string, stream bool) *http.Request {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"model":      faults.Model,
+		"max_tokens": 1024,
+		"messages":   []any{map[string]any{"role": "user", "content": "Say hello."}},
+		"stream":     stream,
+	})
+	req, err := http.NewRequest(http.MethodPost, base+"/messages", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", secret)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	return req
+}
+
+// sameAsDirect sends the request that newRequest makes for a base URL
+// (ending in /v1) straight to direct through instrument's Transport
+// judging by rules, and to route through nginx and the proxy: the proxy
+// records what instrument records, and the client gets the same status,
+// headers and bytes (a call that got no reply is the proxy's 504 or 502,
+// passed on by nginx).
+func sameAsDirect(t *testing.T, s stack, route, direct string, rules validate.Rules, newRequest func(base string) *http.Request) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m := instrument.MustNewMetrics(reg)
+	client := &http.Client{Timeout: time.Second,
+		Transport: m.Transport(route, validate.MustNew(rules), &http.Transport{DisableCompression: true})}
+	want := call(client, newRequest(direct))
+	wantMfs, _ := reg.Gather()
+	wantSeries := contract(wantMfs)
+
+	before, _ := scrape(t, s.proxy)
+	got := call(http.DefaultClient, newRequest(s.nginx+"/"+route+"/v1"))
+	testenv.EventuallyDetail(t, 10*time.Second, "the proxy recorded the call as instrument does", func() (bool, string) {
+		after, _ := scrape(t, s.proxy)
+		d := delta(before, after)
+		return fmt.Sprint(d) == fmt.Sprint(wantSeries), fmt.Sprintf("proxy %v\ndirect %v", d, wantSeries)
+	})
+	t.Logf("recorded %v", wantSeries)
+	if len(wantSeries) == 0 {
+		t.Fatal("nothing recorded")
+	}
+	if want.status == 0 {
+		for c, status := range map[string]int{instrument.CodeTimeout: http.StatusGatewayTimeout, instrument.CodeConnError: http.StatusBadGateway} {
+			if strings.Contains(fmt.Sprint(wantSeries), "code="+c) && got.status != status {
+				t.Errorf("client got %d (%v), want %d for %s", got.status, got.err, status, c)
+			}
+		}
+		return
+	}
+	if got.status != want.status || !bytes.Equal(got.body, want.body) {
+		t.Errorf("through nginx and the proxy: %d %q (%v)\ndirect: %d %q (%v)", got.status, got.body, got.err, want.status, want.body, want.err)
+	}
+	if fmt.Sprint(got.header) != fmt.Sprint(want.header) {
+		t.Errorf("headers through nginx and the proxy %v, direct %v", got.header, want.header)
+	}
+	if (got.err == nil) != (want.err == nil) {
+		t.Errorf("read error through nginx and the proxy %v, direct %v", got.err, want.err)
+	}
+}
+
+// assertNoKey: the API key is neither on the proxy's /metrics nor in its
+// log, and /metrics has the process's own series.
+func assertNoKey(t *testing.T, s stack) {
+	t.Helper()
 	_, page := scrape(t, s.proxy)
 	logs := testenv.Tail(s.hermes.LogPath, 10000)
 	for what, text := range map[string]string{"/metrics": page, "the proxy's log": logs} {
