@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the real servers the integration tests start, when
 # they are missing: Debian packages (apt-get), and from npm unleash-server
-# and the OpenAI SDK for Node (the proxy's test with a real JavaScript
-# client).
+# and the OpenAI and Anthropic SDKs for Node (the proxy's tests with real
+# JavaScript clients).
 # It needs root (or sudo). Nothing is started here: each test starts its own
 # servers on 127.0.0.1 and stops them by PID.
 set -euo pipefail
@@ -15,6 +15,10 @@ UNLEASH_VERSION=7.5.1
 # variable, with the same default).
 OPENAI_NODE_DIR=${HERMES_OPENAI_NODE_DIR:-/var/cache/hermes-test/openai-node}
 OPENAI_NODE_VERSION=7.60.0
+# Where Anthropic's SDK for Node is installed (test/proxy reads the same
+# variable, with the same default).
+ANTHROPIC_NODE_DIR=${HERMES_ANTHROPIC_NODE_DIR:-/var/cache/hermes-test/anthropic-node}
+ANTHROPIC_NODE_VERSION=1.17.0
 
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -69,4 +73,11 @@ if [ ! -f "$OPENAI_NODE_DIR/node_modules/openai/package.json" ] ||
   echo "install-deps: installing openai@$OPENAI_NODE_VERSION (the OpenAI SDK for Node) into $OPENAI_NODE_DIR"
   $sudo mkdir -p "$OPENAI_NODE_DIR"
   (cd "$OPENAI_NODE_DIR" && $sudo npm install --no-audit --no-fund --loglevel=error "openai@$OPENAI_NODE_VERSION" >/dev/null)
+fi
+
+if [ ! -f "$ANTHROPIC_NODE_DIR/node_modules/@anthropic-ai/sdk/package.json" ] ||
+   ! grep -q "\"version\": \"$ANTHROPIC_NODE_VERSION\"" "$ANTHROPIC_NODE_DIR/node_modules/@anthropic-ai/sdk/package.json"; then
+  echo "install-deps: installing @anthropic-ai/sdk@$ANTHROPIC_NODE_VERSION (Anthropic's SDK for Node) into $ANTHROPIC_NODE_DIR"
+  $sudo mkdir -p "$ANTHROPIC_NODE_DIR"
+  (cd "$ANTHROPIC_NODE_DIR" && $sudo npm install --no-audit --no-fund --loglevel=error "@anthropic-ai/sdk@$ANTHROPIC_NODE_VERSION" >/dev/null)
 fi

@@ -205,3 +205,65 @@ func TestOpenAISDKCallerMaxTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestAnthropicNodeSDK is TestOpenAINodeSDK with Anthropic's SDK for
+// Node, its key in x-api-key, through nginx as the gateway, to routes
+// whose validation format is anthropic_messages: the SDK reads each
+// message whole, plain and streamed, and the proxy records a healthy
+// route's calls ok and those of a route that caps max_tokens below what
+// was asked truncated.
+func TestAnthropicNodeSDK(t *testing.T) {
+	node := testenv.Binary(t, "node")
+	dir := os.Getenv("HERMES_ANTHROPIC_NODE_DIR")
+	if dir == "" {
+		dir = "/var/cache/hermes-test/anthropic-node"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anthropic-ai", "sdk", "package.json")); err != nil {
+		msg := "Anthropic's SDK for Node is not installed in " + dir + " (scripts/install-deps.sh installs it)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + "; it is required when CI=true")
+		}
+		t.Skip(msg)
+	}
+	srv := faults.Start(t)
+	var routes []stackRoute
+	for _, f := range []faults.Fault{faults.Healthy, faults.MaxTokensCapped} {
+		routes = append(routes, stackRoute{name: string(f), upstream: srv.URL + "/" + string(f), validation: "{format: anthropic_messages}"})
+	}
+	s := startRoutes(t, routes)
+	healthy, capped := s.nginx+"/"+string(faults.Healthy), s.nginx+"/"+string(faults.MaxTokensCapped)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "anthropic-node.cjs"), healthy, capped)
+	cmd.Env = append(os.Environ(), "HERMES_ANTHROPIC_NODE_DIR="+dir, "ANTHROPIC_API_KEY="+secret)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var got map[string]struct {
+		Plain, PlainStop, Stream, StreamStop string
+		Events                               int
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("the script's output %q: %v", stdout, err)
+	}
+	short := strings.Join(strings.Fields(faults.Content)[:faults.CappedTokens], " ")
+	for url, want := range map[string]struct{ text, stop string }{healthy: {faults.Content, "end_turn"}, capped: {short, "max_tokens"}} {
+		g := got[url]
+		if g.Plain != want.text || g.Stream != want.text || g.PlainStop != want.stop || g.StreamStop != want.stop || g.Events < 5 {
+			t.Errorf("%s: the SDK read %+v, want %q ended by %s, plain and streamed", url, g, want.text, want.stop)
+		}
+	}
+	for route, want := range map[faults.Fault]string{faults.Healthy: `reason="",route="healthy",verdict="ok"`, faults.MaxTokensCapped: `reason="truncated",route="max_tokens_capped",verdict="soft_fail"`} {
+		line := `llm_gateway_requests_total{code="200",` + want + `} 2`
+		testenv.EventuallyDetail(t, 10*time.Second, line, func() (bool, string) {
+			_, page := scrape(t, s.proxy)
+			return strings.Contains(page, line+"\n"), page
+		})
+		t.Logf("%s: %s", route, line)
+	}
+	assertNoKey(t, s)
+}
