@@ -106,34 +106,14 @@ func TestOpenAISDK(t *testing.T) {
 // so. The SDK reads every completion whole, and the proxy records each
 // call ok.
 func TestOpenAINodeSDK(t *testing.T) {
-	node := testenv.Binary(t, "node")
-	dir := os.Getenv("HERMES_OPENAI_NODE_DIR")
-	if dir == "" {
-		dir = "/var/cache/hermes-test/openai-node"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
-		msg := "the OpenAI SDK for Node is not installed in " + dir + " (scripts/install-deps.sh installs it)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; it is required when CI=true")
-		}
-		t.Skip(msg)
-	}
+	script := nodeSDK(t, "the OpenAI SDK for Node", "HERMES_OPENAI_NODE_DIR", "/var/cache/hermes-test/openai-node", "openai", "openai-node.cjs")
 	srv := faults.Start(t)
 	csrv := faults.Start(t)
 	csrv.Compress = true
 	s := startStack(t, srv, map[string]string{"gz-healthy": csrv.URL + "/" + string(faults.Healthy)})
 	plainURL, codedURL := s.nginx+"/healthy/v1", s.nginx+"/gz-healthy/v1"
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "openai-node.cjs"), plainURL, codedURL)
-	cmd.Env = append(os.Environ(), "HERMES_OPENAI_NODE_DIR="+dir, "OPENAI_API_KEY="+secret)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
+	stdout := script(t, "OPENAI_API_KEY="+secret, plainURL, codedURL)
 	var got map[string]struct {
 		Plain, Encoding, Stream string
 		Chunks                  int
@@ -213,18 +193,7 @@ func TestOpenAISDKCallerMaxTokens(t *testing.T) {
 // route's calls ok and those of a route that caps max_tokens below what
 // was asked truncated.
 func TestAnthropicNodeSDK(t *testing.T) {
-	node := testenv.Binary(t, "node")
-	dir := os.Getenv("HERMES_ANTHROPIC_NODE_DIR")
-	if dir == "" {
-		dir = "/var/cache/hermes-test/anthropic-node"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anthropic-ai", "sdk", "package.json")); err != nil {
-		msg := "Anthropic's SDK for Node is not installed in " + dir + " (scripts/install-deps.sh installs it)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; it is required when CI=true")
-		}
-		t.Skip(msg)
-	}
+	script := nodeSDK(t, "Anthropic's SDK for Node", "HERMES_ANTHROPIC_NODE_DIR", "/var/cache/hermes-test/anthropic-node", "@anthropic-ai/sdk", "anthropic-node.cjs")
 	srv := faults.Start(t)
 	var routes []stackRoute
 	for _, f := range []faults.Fault{faults.Healthy, faults.MaxTokensCapped} {
@@ -233,16 +202,7 @@ func TestAnthropicNodeSDK(t *testing.T) {
 	s := startRoutes(t, routes)
 	healthy, capped := s.nginx+"/"+string(faults.Healthy), s.nginx+"/"+string(faults.MaxTokensCapped)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "anthropic-node.cjs"), healthy, capped)
-	cmd.Env = append(os.Environ(), "HERMES_ANTHROPIC_NODE_DIR="+dir, "ANTHROPIC_API_KEY="+secret)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
+	stdout := script(t, "ANTHROPIC_API_KEY="+secret, healthy, capped)
 	var got map[string]struct {
 		Plain, PlainStop, Stream, StreamStop string
 		Events                               int
@@ -266,4 +226,38 @@ func TestAnthropicNodeSDK(t *testing.T) {
 		t.Logf("%s: %s", route, line)
 	}
 	assertNoKey(t, s)
+}
+
+// nodeSDK finds an SDK for Node (the npm package pkg) in the directory
+// that env names, or in dir; it fails the test when it is missing and
+// CI=true, and skips it otherwise. The script it returns runs
+// testdata/file with node, the SDK's directory in env and the variable
+// key=value set, and returns what it printed.
+func nodeSDK(t *testing.T, what, env, dir, pkg, file string) func(t *testing.T, key string, args ...string) []byte {
+	t.Helper()
+	node := testenv.Binary(t, "node")
+	if d := os.Getenv(env); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+		msg := what + " is not installed in " + dir + " (scripts/install-deps.sh installs it)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + "; it is required when CI=true")
+		}
+		t.Skip(msg)
+	}
+	return func(t *testing.T, key string, args ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", file)}, args...)...)
+		cmd.Env = append(os.Environ(), env+"="+dir, key)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, stderr.String())
+		}
+		return stdout
+	}
 }
