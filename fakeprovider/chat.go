@@ -92,6 +92,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, ErrorInOKBody)
 		return
+	case ErrorMidStream:
+		// The provider's failure reported beside what it had written, as
+		// OpenRouter reports it.
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "model": Model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text[:len(text)/2]}, "finish_reason": "error"}},
+			"error":   map[string]any{"message": "The upstream provider failed mid-completion.", "code": 502},
+		})
+		return
 	case InvalidJSON, MalformedChunk:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":%q`, text)
@@ -210,6 +219,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind Kind, text,
 				return // cut before [DONE]
 			case StreamCut, Stall:
 				s.cutOrStall(r, kind)
+				return
+			case ErrorMidStream:
+				send(map[string]any{"error": map[string]any{"message": "The upstream provider failed mid-stream.", "type": "server_error", "code": 502}})
 				return
 			}
 		}

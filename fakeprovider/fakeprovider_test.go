@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hermes-failover/hermes/fakeprovider"
+	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/internal/faults"
 )
 
@@ -179,6 +181,7 @@ func TestStreamedKinds(t *testing.T) {
 		{fakeprovider.NoDone, `"finish_reason":"stop"`, "[DONE]", false},
 		{fakeprovider.Truncated, "cheap", "[DONE]", false},
 		{fakeprovider.StreamCut, "cheap", "[DONE]", true},
+		{fakeprovider.ErrorMidStream, `data: {"error":{`, "[DONE]", false},
 	} {
 		p.SetFault("r", fakeprovider.Fault{Kind: tc.kind, Percent: 100})
 		body, err := stream()
@@ -187,6 +190,36 @@ func TestStreamedKinds(t *testing.T) {
 		}
 		if !strings.Contains(body, tc.want) || tc.not != "" && strings.Contains(body, tc.not) {
 			t.Errorf("%s: stream %q; want %q and no %q", tc.kind, body, tc.want, tc.not)
+		}
+	}
+}
+
+// TestErrorMidStreamJudged: the provider's error_mid_stream is judged
+// error_body, plain and streamed, as internal/faults' fault of that name
+// is: its first words reach the client before the failure.
+func TestErrorMidStreamJudged(t *testing.T) {
+	p := fakeprovider.New()
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	defer p.Close()
+	p.SetFault("r", fakeprovider.Fault{Kind: fakeprovider.ErrorMidStream, Percent: 100})
+	v := validate.MustNew(validate.Rules{})
+	for _, stream := range []bool{false, true} {
+		resp, err := http.Post(srv.URL+"/r/v1/chat/completions", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"model":"fake-model","stream":%v,"messages":[{"role":"user","content":"Summarize this."}]}`, stream)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), "cheap") {
+			t.Errorf("stream=%v: %s; want the answer's first words", stream, body)
+		}
+		if got := v.Classify(resp.StatusCode, resp.Header, body); got.Verdict != validate.SoftFail || got.Reason != validate.ReasonErrorBody {
+			t.Errorf("stream=%v: judged %s/%s (%s), want soft_fail/error_body", stream, got.Verdict, got.Reason, got.Detail)
 		}
 	}
 }

@@ -43,6 +43,7 @@ const (
 	ErrorInOK          Kind = "error_in_200"         // HTTP 200 whose body is {"code":500,"msg":"系统繁忙，请稍后重试"}
 	ErrorAsStream      Kind = "error_as_stream"      // streamed: HTTP 200, text/event-stream, and the error_in_200 body without data:; plain: as error_in_200
 	MaxTokensCapped    Kind = "max_tokens_capped"    // a completion ended at 4 words (finish_reason length), whatever max_tokens asked
+	ErrorMidStream     Kind = "error_mid_stream"     // streamed: HTTP 200, half the answer, then an error event; plain: half the answer, an error beside it and finish_reason error
 )
 
 // Kinds lists every kind, in the order of their help.
@@ -50,7 +51,7 @@ var Kinds = []Kind{
 	Healthy, Truncated, ErrorTemplate, Fallback, Empty, TooShort, InvalidJSON, Slow, ServerError, Unready, Drop, StrictParams,
 	RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse, SlowFirstToken,
 	StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, ErrorAsStream,
-	MaxTokensCapped,
+	MaxTokensCapped, ErrorMidStream,
 }
 
 // aliases are other names a kind is asked for by: error_body is the

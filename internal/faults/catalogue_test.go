@@ -61,6 +61,7 @@ func expected(f faults.Fault) (transport, middleware outcome) {
 		faults.ErrorInOK:          {"200", "soft_fail", "error_body"},
 		faults.ErrorAsStream:      {"200", "soft_fail", "error_body"},
 		faults.MaxTokensCapped:    truncated, // 4 tokens, short of the max_tokens 40 asked
+		faults.ErrorMidStream:     {"200", "soft_fail", "error_body"},
 	}[f]
 	if transport == (outcome{}) {
 		panic("no expectation for " + f)
@@ -402,7 +403,8 @@ func waitRecorded(t *testing.T, reg *prometheus.Registry) {
 func assertTTFT(t *testing.T, reg *prometheus.Registry, f faults.Fault, stream bool, delay time.Duration) {
 	t.Helper()
 	delivered := stream && (f == faults.Healthy || f == faults.SlowFirstToken || f == faults.NoDone ||
-		f == faults.StreamCut || f == faults.Stall || f == faults.MalformedChunk || f == faults.MaxTokensCapped)
+		f == faults.StreamCut || f == faults.Stall || f == faults.MalformedChunk || f == faults.MaxTokensCapped ||
+		f == faults.ErrorMidStream)
 	count := testenv.Metric(t, reg, "llm_gateway_time_to_first_token_seconds", map[string]string{"route": "r"})
 	switch {
 	case delivered && count != 1:

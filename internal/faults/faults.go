@@ -50,6 +50,7 @@ const (
 	ErrorInOK          Fault = "error_in_200"         // HTTP 200 whose body (stream: first and only event) is {"code":500,"msg":"系统繁忙，请稍后重试"}
 	ErrorAsStream      Fault = "error_as_stream"      // streamed: HTTP 200 and text/event-stream, whose body is ErrorTemplate without data:, as a relay that fails a streamed request sends it; plain: as error_in_200
 	MaxTokensCapped    Fault = "max_tokens_capped"    // a completion ended at CappedTokens words (finish_reason length), whatever max_tokens asked
+	ErrorMidStream     Fault = "error_mid_stream"     // streamed: HTTP 200, the first words, then an error event (OpenAI's {"error":…}; the Messages API's overloaded_error); plain: the provider's failure reported beside the choices with finish_reason error (OpenRouter), or the Messages API's error object
 	Endless            Fault = "endless"              // far more content than max_tokens, then no end until the client gives up
 	Oversized          Fault = "oversized"            // a complete reply of OversizedBytes
 	GzipBomb           Fault = "gzip_bomb"            // a plain reply of OversizedBytes, sent gzip-compressed to a few kB
@@ -60,7 +61,7 @@ const (
 var Catalogue = []Fault{
 	Healthy, RateLimitedRetry, RateLimited, InternalError, Unavailable, ResetBeforeHeaders, NoResponse,
 	SlowFirstToken, StreamCut, Stall, MalformedChunk, NoDone, ContextLength, ContentFilter, ErrorInOK, ErrorAsStream,
-	MaxTokensCapped,
+	MaxTokensCapped, ErrorMidStream,
 }
 
 // Model is the model the server lists and serves.
@@ -186,6 +187,10 @@ type dialect interface {
 	// malformed writes a reply whose body, or one of whose events, is
 	// not JSON.
 	malformed(w http.ResponseWriter, stream bool)
+	// failed writes a reply the provider failed in the middle of: a
+	// stream's first words, then an error event; a plain reply that
+	// reports the failure inside HTTP 200.
+	failed(w http.ResponseWriter, stream bool)
 	// other answers the faults of this API alone, and reports whether f
 	// is one.
 	other(s *Server, w http.ResponseWriter, r *http.Request, f Fault, stream bool, limit int) bool
@@ -247,6 +252,8 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, d dialect) {
 		panic(http.ErrAbortHandler)
 	case MalformedChunk:
 		d.malformed(w, req.Stream)
+	case ErrorMidStream:
+		d.failed(w, req.Stream)
 	case ErrorInOK:
 		if req.Stream {
 			d.startStream(w)
@@ -309,6 +316,20 @@ func (chatAPI) malformed(w http.ResponseWriter, stream bool) {
 	event(w, chunk("here."))
 	event(w, finish("stop"))
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (chatAPI) failed(w http.ResponseWriter, stream bool) {
+	if !stream {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": "chatcmpl-fault", "object": "chat.completion", "model": Model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "Hello! I am"}, "finish_reason": "error"}},
+			"error":   map[string]any{"message": "The upstream provider failed mid-completion.", "code": 502},
+		})
+		return
+	}
+	startStream(w)
+	event(w, chunk("Hello! I am "))
+	event(w, `{"error":{"message":"The upstream provider failed mid-stream.","type":"server_error","code":502}}`)
 }
 
 func (chatAPI) other(s *Server, w http.ResponseWriter, r *http.Request, f Fault, stream bool, _ int) bool {

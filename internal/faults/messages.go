@@ -66,6 +66,19 @@ func (messagesAPI) malformed(w http.ResponseWriter, stream bool) {
 	endMessageStream(w, true, "end_turn", ContentTokens, false)
 }
 
+func (messagesAPI) failed(w http.ResponseWriter, stream bool) {
+	overloaded := messageError("overloaded_error", "Overloaded")
+	if !stream {
+		writeJSON(w, http.StatusOK, overloaded)
+		return
+	}
+	startMessageStream(w)
+	typed(w, "content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	typed(w, "content_block_delta", textDelta("Hello! I am "))
+	b, _ := json.Marshal(overloaded)
+	typed(w, "error", string(b))
+}
+
 func (messagesAPI) other(_ *Server, w http.ResponseWriter, _ *http.Request, f Fault, stream bool, _ int) bool {
 	if f != ContentFilter {
 		return false
