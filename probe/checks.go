@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -48,7 +49,17 @@ func (p *Prober) request(ctx context.Context, t *target, method, url, probe stri
 	for k, v := range t.Headers {
 		req.Header.Set(k, v)
 	}
-	if t.key != "" {
+	if t.messagesAPI() {
+		// Anthropic's API takes its key in x-api-key and names the version
+		// of the API each request is written to; a header of the target
+		// that sets it wins.
+		if req.Header.Get("anthropic-version") == "" {
+			req.Header.Set("anthropic-version", anthropicVersion)
+		}
+		if t.key != "" {
+			req.Header.Set("x-api-key", t.key)
+		}
+	} else if t.key != "" {
 		req.Header.Set("Authorization", "Bearer "+t.key)
 	}
 	req.Header.Set(ProbeHeader, probe)
@@ -165,19 +176,75 @@ type chatMessage struct {
 	Content string `json:"content"`
 }
 
-// chat sends one chat-completions request and judges its reply with v,
-// reading a stream through the validator as it arrives.
+// anthropicVersion is the version of Anthropic's API the prober's
+// requests are written to (its anthropic-version header).
+const anthropicVersion = "2023-06-01"
+
+// messagesRequest is the body of a probe's call of Anthropic's Messages
+// API: a chatRequest with its system messages in system, max_tokens set
+// (the API requires it) and its user in metadata.
+type messagesRequest struct {
+	Model       string            `json:"model"`
+	System      string            `json:"system,omitempty"`
+	Messages    []chatMessage     `json:"messages"`
+	MaxTokens   int               `json:"max_tokens"`
+	Temperature *float64          `json:"temperature,omitempty"`
+	TopP        *float64          `json:"top_p,omitempty"`
+	Stream      bool              `json:"stream,omitempty"`
+	Metadata    map[string]string `json:"metadata"`
+}
+
+// format is the format of the target's replies: its API.
+func (t *target) format() validate.Format {
+	if t.API == "" {
+		return validate.FormatOpenAIChat
+	}
+	return t.API
+}
+
+func (t *target) messagesAPI() bool { return t.API == validate.FormatAnthropicMessages }
+
+// encode is the URL and body of a probe's call in the target's API. A
+// call of the Messages API without max_tokens asks for
+// DefaultMaxReplyTokens, the most the budget counts a reply; it has no
+// response_format, and a prompt that sets one is judged by its schema on
+// what its instructions got.
+func (t *target) encode(body *chatRequest) (string, []byte, error) {
+	body.Model, body.User = t.Model, "hermes-probe"
+	if !t.messagesAPI() {
+		if body.Stream {
+			body.StreamOptions = map[string]any{"include_usage": true}
+		}
+		data, err := json.Marshal(body)
+		return t.BaseURL + "/chat/completions", data, err
+	}
+	if body.MaxTokens <= 0 {
+		body.MaxTokens = DefaultMaxReplyTokens
+	}
+	m := messagesRequest{Model: body.Model, MaxTokens: body.MaxTokens, Temperature: body.Temperature, TopP: body.TopP,
+		Stream: body.Stream, Metadata: map[string]string{"user_id": body.User}}
+	var system []string
+	for _, msg := range body.Messages {
+		if msg.Role == "system" {
+			system = append(system, msg.Content)
+			continue
+		}
+		m.Messages = append(m.Messages, msg)
+	}
+	m.System = strings.Join(system, "\n\n")
+	data, err := json.Marshal(m)
+	return t.BaseURL + "/messages", data, err
+}
+
+// chat sends one request of a completion in the target's API and judges
+// its reply with v, reading a stream through the validator as it arrives.
 func (p *Prober) chat(ctx context.Context, t *target, layer, probe string, body chatRequest, v *validate.Validator) outcome {
 	start := p.now()
-	body.Model, body.User = t.Model, "hermes-probe"
-	if body.Stream {
-		body.StreamOptions = map[string]any{"include_usage": true}
-	}
-	data, err := json.Marshal(body)
+	url, data, err := t.encode(&body)
 	if err != nil {
 		return failure(probe, start, p.now(), fmt.Errorf("encoding request: %w", err))
 	}
-	req, err := p.request(ctx, t, http.MethodPost, t.BaseURL+"/chat/completions", layer+"/"+probe, data)
+	req, err := p.request(ctx, t, http.MethodPost, url, layer+"/"+probe, data)
 	if err != nil {
 		return failure(probe, start, p.now(), err)
 	}
@@ -280,7 +347,10 @@ func (p *Prober) boundary(ctx context.Context, t *target, bc boundaryCase) outco
 		Messages:  []chatMessage{{Role: "user", Content: boundaryPrompt}},
 		MaxTokens: bc.maxTokens, Temperature: bc.temperature, TopP: bc.topP,
 	}
-	o := p.chat(ctx, t, Boundary, bc.name, body, p.boundaryValidator)
+	if t.messagesAPI() && bc.temperature != nil && *bc.temperature > anthropicMaxTemperature {
+		body.Temperature = f(anthropicMaxTemperature) // the top of the Messages API's range
+	}
+	o := p.chat(ctx, t, Boundary, bc.name, body, t.boundaryValidator)
 	switch o.res.Reason {
 	case validate.ReasonTruncated, validate.ReasonTooShort, validate.ReasonEmpty, validate.ReasonFallbackPhrase:
 		o.ok = true

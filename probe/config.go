@@ -72,8 +72,14 @@ type Budget struct {
 type Target struct {
 	// Route is the route label, as Hermes's configuration names it.
 	Route string `mapstructure:"route"`
-	// BaseURL is the OpenAI-compatible API base, ending in /v1.
+	// BaseURL is the API base, ending in /v1.
 	BaseURL string `mapstructure:"base_url"`
+	// API is the API the route serves and the prober calls:
+	// validate.FormatOpenAIChat (the default: POST {base_url}/chat/completions,
+	// the key as a bearer token) or validate.FormatAnthropicMessages
+	// (Anthropic's Messages API: POST {base_url}/messages, the key in
+	// x-api-key). Its replies are judged in that format.
+	API validate.Format `mapstructure:"api"`
 	// Model is the model to find in /models and to ask.
 	Model string `mapstructure:"model"`
 	// APIKeyFile holds the API key (relative to the configuration file);
@@ -256,7 +262,7 @@ func (c *Config) Validate() error {
 			add(at+".max_tokens", "must not be negative")
 		}
 		if p.Validation.Format == validate.FormatAnthropicMessages {
-			add(at+".validation.format", "the prober sends chat completions: %s is judged on replies that pass hermes proxy or gateway/instrument", p.Validation.Format)
+			add(at+".validation.format", "a completion is read in its target's API: set api: %s on the target", p.Validation.Format)
 		}
 		if _, err := validate.New(p.Validation); err != nil {
 			for _, e := range strings.Split(err.Error(), "\n") {
@@ -286,6 +292,11 @@ func (c *Config) Validate() error {
 		}
 		if t.Model == "" {
 			add(at+".model", "must be set")
+		}
+		switch t.API {
+		case "", validate.FormatOpenAIChat, validate.FormatAnthropicMessages:
+		default:
+			add(at+".api", "%q: want %s or %s", t.API, validate.FormatOpenAIChat, validate.FormatAnthropicMessages)
 		}
 		if t.APIKeyFile != "" && t.APIKeyEnv != "" {
 			add(at+".api_key_env", "set api_key_file or api_key_env, not both")

@@ -25,11 +25,10 @@ type Doer interface {
 
 // Prober runs the probes of a configuration and exports their results.
 type Prober struct {
-	targets           []*target
-	client            Doer
-	log               *slog.Logger
-	m                 *metrics
-	boundaryValidator *validate.Validator
+	targets []*target
+	client  Doer
+	log     *slog.Logger
+	m       *metrics
 
 	// now is the clock; tests may replace it before Run.
 	now func() time.Time
@@ -44,6 +43,9 @@ type target struct {
 	budget     *budget
 	prompts    []Prompt
 	validators map[string]*validate.Validator
+	// boundaryValidator judges the boundary layer's replies: a completion
+	// in the target's API, by the default rules.
+	boundaryValidator *validate.Validator
 
 	mu     sync.Mutex
 	fails  map[string]int // layer/probe → failures in a row
@@ -63,7 +65,7 @@ func New(cfg *Config, reg prometheus.Registerer, client Doer, log *slog.Logger) 
 		// must not follow one elsewhere.
 		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), CheckRedirect: redirect.SameHost}
 	}
-	p := &Prober{client: client, log: log, m: m, now: time.Now, boundaryValidator: validate.MustNew(validate.Rules{})}
+	p := &Prober{client: client, log: log, m: m, now: time.Now}
 	byName := map[string]Prompt{}
 	for _, pr := range cfg.Prompts {
 		byName[pr.Name] = pr
@@ -80,9 +82,14 @@ func New(cfg *Config, reg prometheus.Registerer, client Doer, log *slog.Logger) 
 				names = append(names, pr.Name)
 			}
 		}
+		t.boundaryValidator = validate.MustNew(validate.Rules{Format: t.format()})
 		for _, name := range names {
 			pr := byName[name]
-			v, err := validate.New(pr.Validation)
+			rules := pr.Validation
+			if rules.Format == "" || rules.Format == validate.FormatOpenAIChat {
+				rules.Format = t.format() // a completion, in the target's API
+			}
+			v, err := validate.New(rules)
 			if err != nil {
 				return nil, fmt.Errorf("target %s, prompt %s: %w", tc.Route, name, err)
 			}

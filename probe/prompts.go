@@ -72,7 +72,8 @@ type boundaryCase struct {
 func f(v float64) *float64 { return &v }
 
 // boundaryCases are the parameters at their documented edges: a provider
-// that starts refusing them (HTTP 400/422) changed its validation.
+// that starts refusing them (HTTP 400/422) changed its validation. The
+// Messages API's temperature goes to anthropicMaxTemperature, not 2.
 var boundaryCases = []boundaryCase{
 	{name: "max_tokens_min", maxTokens: 1},
 	{name: "temperature_min", maxTokens: 16, temperature: f(0)},
@@ -82,3 +83,6 @@ var boundaryCases = []boundaryCase{
 }
 
 const boundaryPrompt = "Say hello."
+
+// anthropicMaxTemperature is the top of the Messages API's temperature.
+const anthropicMaxTemperature = 1

@@ -144,51 +144,58 @@ func TestCatalogue(t *testing.T) {
 	throughInstrument(t, srv, v, call, func(f faults.Fault) outcome { want, _ := expected(f); return want })
 	t.Run("prober", func(t *testing.T) {
 		t.Parallel()
-		var targets strings.Builder
-		for _, f := range faults.Catalogue {
-			fmt.Fprintf(&targets, "  - {route: %q, base_url: %q, model: %s}\n", f, srv.BaseURL(f), faults.Model)
-		}
-		reg, p := newProber(t, targets.String(), 40, 40)
-		var wg sync.WaitGroup
-		for _, f := range faults.Catalogue {
-			wg.Go(func() { p.RunLayer(context.Background(), string(f), probe.E2E) })
-		}
-		wg.Wait()
-		for _, f := range faults.Catalogue {
-			for _, stream := range []bool{false, true} {
-				name := map[bool]string{false: "plain", true: "streamed"}[stream]
-				want, _ := expected(f)
-				labels := map[string]string{"route": string(f), "probe": name, "verdict": want.verdict, "reason": want.reason}
-				if got := testenv.Metric(t, reg, "llm_probe_verdict_total", labels); got != 1 {
-					t.Errorf("%s/%s: llm_probe_verdict_total%v = %v; have %s", f, name, labels, got, dump(t, reg, "llm_probe_verdict_total"))
-				}
-				// llm_probe_results_total: a rejection is a hard failure of
-				// the probe; a hard failure's reason is its code's class.
-				results := map[string]string{"route": string(f), "layer": "e2e", "probe": name, "verdict": want.verdict, "reason": want.reason}
-				switch {
-				case want.verdict == "rejected":
-					results["verdict"], results["reason"] = "hard_fail", "rejected"
-				case want.verdict == "hard_fail":
-					results["reason"] = map[string]string{"429": "http_429", "500": "http_5xx", "503": "http_5xx",
-						instrument.CodeConnError: "conn_error", instrument.CodeTimeout: "timeout"}[want.code]
-				}
-				if got := testenv.Metric(t, reg, "llm_probe_results_total", results); got != 1 {
-					t.Errorf("%s/%s: llm_probe_results_total%v = %v; have %s", f, name, results, got, dump(t, reg, "llm_probe_results_total"))
-				}
-				wantOK := 0.0
-				if want.verdict == "ok" {
-					wantOK = 1
-				}
-				if got := testenv.Metric(t, reg, "llm_probe_success", map[string]string{"route": string(f), "probe": name, "layer": "e2e"}); got != wantOK {
-					t.Errorf("%s/%s: llm_probe_success = %v, want %v", f, name, got, wantOK)
-				}
-			}
-			ttft := testenv.Metric(t, reg, "llm_probe_time_to_first_token_seconds", map[string]string{"route": string(f), "probe": "streamed"})
-			if f == faults.SlowFirstToken && ttft < srv.FirstTokenDelay.Seconds() {
-				t.Errorf("%s: time to first token %v, want at least %s", f, ttft, srv.FirstTokenDelay)
-			}
-		}
+		proberRecords(t, srv, "", func(f faults.Fault) outcome { want, _ := expected(f); return want })
 	})
+}
+
+// proberRecords runs the prober's e2e layer, a plain and a streamed
+// prompt, against every fault of the catalogue in the API api ("" for
+// chat completions), and asserts that each records wantOf(fault).
+func proberRecords(t *testing.T, srv *faults.Server, api string, wantOf func(faults.Fault) outcome) {
+	var targets strings.Builder
+	for _, f := range faults.Catalogue {
+		fmt.Fprintf(&targets, "  - {route: %q, base_url: %q, model: %s, api: %q}\n", f, srv.BaseURL(f), faults.Model, api)
+	}
+	reg, p := newProber(t, targets.String(), 40, 40)
+	var wg sync.WaitGroup
+	for _, f := range faults.Catalogue {
+		wg.Go(func() { p.RunLayer(context.Background(), string(f), probe.E2E) })
+	}
+	wg.Wait()
+	for _, f := range faults.Catalogue {
+		for _, stream := range []bool{false, true} {
+			name := map[bool]string{false: "plain", true: "streamed"}[stream]
+			want := wantOf(f)
+			labels := map[string]string{"route": string(f), "probe": name, "verdict": want.verdict, "reason": want.reason}
+			if got := testenv.Metric(t, reg, "llm_probe_verdict_total", labels); got != 1 {
+				t.Errorf("%s/%s: llm_probe_verdict_total%v = %v; have %s", f, name, labels, got, dump(t, reg, "llm_probe_verdict_total"))
+			}
+			// llm_probe_results_total: a rejection is a hard failure of
+			// the probe; a hard failure's reason is its code's class.
+			results := map[string]string{"route": string(f), "layer": "e2e", "probe": name, "verdict": want.verdict, "reason": want.reason}
+			switch {
+			case want.verdict == "rejected":
+				results["verdict"], results["reason"] = "hard_fail", "rejected"
+			case want.verdict == "hard_fail":
+				results["reason"] = map[string]string{"429": "http_429", "500": "http_5xx", "503": "http_5xx", "529": "http_5xx",
+					instrument.CodeConnError: "conn_error", instrument.CodeTimeout: "timeout"}[want.code]
+			}
+			if got := testenv.Metric(t, reg, "llm_probe_results_total", results); got != 1 {
+				t.Errorf("%s/%s: llm_probe_results_total%v = %v; have %s", f, name, results, got, dump(t, reg, "llm_probe_results_total"))
+			}
+			wantOK := 0.0
+			if want.verdict == "ok" {
+				wantOK = 1
+			}
+			if got := testenv.Metric(t, reg, "llm_probe_success", map[string]string{"route": string(f), "probe": name, "layer": "e2e"}); got != wantOK {
+				t.Errorf("%s/%s: llm_probe_success = %v, want %v", f, name, got, wantOK)
+			}
+		}
+		ttft := testenv.Metric(t, reg, "llm_probe_time_to_first_token_seconds", map[string]string{"route": string(f), "probe": "streamed"})
+		if f == faults.SlowFirstToken && ttft < srv.FirstTokenDelay.Seconds() {
+			t.Errorf("%s: time to first token %v, want at least %s", f, ttft, srv.FirstTokenDelay)
+		}
+	}
 }
 
 // expectedMessages is the outcome of a fault through the Messages API
@@ -207,15 +214,19 @@ func expectedMessages(f faults.Fault) outcome {
 }
 
 // TestCatalogueMessages runs every fault of the catalogue, plain and
-// streamed, through the Messages API on the instrumented Transport and
-// the Middleware around a reverse proxy; the prober sends chat
-// completions only.
+// streamed, through the Messages API on the instrumented Transport, the
+// Middleware around a reverse proxy and the prober (api:
+// anthropic_messages).
 func TestCatalogueMessages(t *testing.T) {
 	srv := faults.Start(t)
 	v := validate.MustNew(validate.Rules{Format: validate.FormatAnthropicMessages, MinLength: 5})
 	throughInstrument(t, srv, v, func(t *testing.T, client *http.Client, base string, stream bool) {
 		callMessages(t, client, base, stream, 40)
 	}, expectedMessages)
+	t.Run("prober", func(t *testing.T) {
+		t.Parallel()
+		proberRecords(t, srv, string(validate.FormatAnthropicMessages), expectedMessages)
+	})
 	t.Run("caller's max_tokens", func(t *testing.T) {
 		for _, tc := range []struct {
 			f    faults.Fault
