@@ -204,36 +204,69 @@ func (t *target) format() validate.Format {
 
 func (t *target) messagesAPI() bool { return t.API == validate.FormatAnthropicMessages }
 
-// encode is the URL and body of a probe's call in the target's API. A
-// call of the Messages API without max_tokens asks for
-// DefaultMaxReplyTokens, the most the budget counts a reply; it has no
-// response_format, and a prompt that sets one is judged by its schema on
-// what its instructions got.
-func (t *target) encode(body *chatRequest) (string, []byte, error) {
-	body.Model, body.User = t.Model, "hermes-probe"
-	if !t.messagesAPI() {
-		if body.Stream {
-			body.StreamOptions = map[string]any{"include_usage": true}
-		}
-		data, err := json.Marshal(body)
-		return t.BaseURL + "/chat/completions", data, err
-	}
-	if body.MaxTokens <= 0 {
-		body.MaxTokens = DefaultMaxReplyTokens
-	}
-	m := messagesRequest{Model: body.Model, MaxTokens: body.MaxTokens, Temperature: body.Temperature, TopP: body.TopP,
-		Stream: body.Stream, Metadata: map[string]string{"user_id": body.User}}
+// responsesRequest is the body of a probe's call of OpenAI's Responses
+// API: a chatRequest with its system messages in instructions, the rest
+// as input, and response_format as text.format.
+type responsesRequest struct {
+	Model           string            `json:"model"`
+	Instructions    string            `json:"instructions,omitempty"`
+	Input           []chatMessage     `json:"input"`
+	MaxOutputTokens int               `json:"max_output_tokens,omitempty"`
+	Temperature     *float64          `json:"temperature,omitempty"`
+	TopP            *float64          `json:"top_p,omitempty"`
+	Stream          bool              `json:"stream,omitempty"`
+	Text            map[string]any    `json:"text,omitempty"`
+	Metadata        map[string]string `json:"metadata"`
+}
+
+// splitSystem parts a prompt's messages into its system messages, joined,
+// and the rest.
+func splitSystem(msgs []chatMessage) (string, []chatMessage) {
 	var system []string
-	for _, msg := range body.Messages {
+	var rest []chatMessage
+	for _, msg := range msgs {
 		if msg.Role == "system" {
 			system = append(system, msg.Content)
 			continue
 		}
-		m.Messages = append(m.Messages, msg)
+		rest = append(rest, msg)
 	}
-	m.System = strings.Join(system, "\n\n")
-	data, err := json.Marshal(m)
-	return t.BaseURL + "/messages", data, err
+	return strings.Join(system, "\n\n"), rest
+}
+
+// encode is the URL and body of a probe's call in the target's API. A
+// call of the Messages API without max_tokens asks for
+// DefaultMaxReplyTokens, the most the budget counts a reply; it has no
+// response_format, and a prompt that sets one is judged by its schema on
+// what its instructions got. A call of the Responses API sends the
+// response_format as text.format.
+func (t *target) encode(body *chatRequest) (string, []byte, error) {
+	body.Model, body.User = t.Model, "hermes-probe"
+	switch t.API {
+	case validate.FormatAnthropicMessages:
+		if body.MaxTokens <= 0 {
+			body.MaxTokens = DefaultMaxReplyTokens
+		}
+		m := messagesRequest{Model: body.Model, MaxTokens: body.MaxTokens, Temperature: body.Temperature, TopP: body.TopP,
+			Stream: body.Stream, Metadata: map[string]string{"user_id": body.User}}
+		m.System, m.Messages = splitSystem(body.Messages)
+		data, err := json.Marshal(m)
+		return t.BaseURL + "/messages", data, err
+	case validate.FormatOpenAIResponses:
+		r := responsesRequest{Model: body.Model, MaxOutputTokens: body.MaxTokens, Temperature: body.Temperature, TopP: body.TopP,
+			Stream: body.Stream, Metadata: map[string]string{"user": body.User}}
+		r.Instructions, r.Input = splitSystem(body.Messages)
+		if body.ResponseFormat != nil {
+			r.Text = map[string]any{"format": body.ResponseFormat}
+		}
+		data, err := json.Marshal(r)
+		return t.BaseURL + "/responses", data, err
+	}
+	if body.Stream {
+		body.StreamOptions = map[string]any{"include_usage": true}
+	}
+	data, err := json.Marshal(body)
+	return t.BaseURL + "/chat/completions", data, err
 }
 
 // chat sends one request of a completion in the target's API and judges
@@ -349,6 +382,9 @@ func (p *Prober) boundary(ctx context.Context, t *target, bc boundaryCase) outco
 	}
 	if t.messagesAPI() && bc.temperature != nil && *bc.temperature > anthropicMaxTemperature {
 		body.Temperature = f(anthropicMaxTemperature) // the top of the Messages API's range
+	}
+	if t.API == validate.FormatOpenAIResponses && body.MaxTokens < responsesMinOutputTokens {
+		body.MaxTokens = responsesMinOutputTokens // the least the Responses API takes
 	}
 	o := p.chat(ctx, t, Boundary, bc.name, body, t.boundaryValidator)
 	switch o.res.Reason {

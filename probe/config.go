@@ -76,9 +76,11 @@ type Target struct {
 	BaseURL string `mapstructure:"base_url"`
 	// API is the API the route serves and the prober calls:
 	// validate.FormatOpenAIChat (the default: POST {base_url}/chat/completions,
-	// the key as a bearer token) or validate.FormatAnthropicMessages
+	// the key as a bearer token), validate.FormatAnthropicMessages
 	// (Anthropic's Messages API: POST {base_url}/messages, the key in
-	// x-api-key). Its replies are judged in that format.
+	// x-api-key) or validate.FormatOpenAIResponses (OpenAI's Responses
+	// API: POST {base_url}/responses). Its replies are judged in that
+	// format.
 	API validate.Format `mapstructure:"api"`
 	// Model is the model to find in /models and to ask.
 	Model string `mapstructure:"model"`
@@ -261,8 +263,8 @@ func (c *Config) Validate() error {
 		if p.MaxTokens < 0 {
 			add(at+".max_tokens", "must not be negative")
 		}
-		if p.Validation.Format == validate.FormatAnthropicMessages {
-			add(at+".validation.format", "a completion is read in its target's API: set api: %s on the target", p.Validation.Format)
+		if f := p.Validation.Format; f == validate.FormatAnthropicMessages || f == validate.FormatOpenAIResponses {
+			add(at+".validation.format", "a completion is read in its target's API: set api: %s on the target", f)
 		}
 		if _, err := validate.New(p.Validation); err != nil {
 			for _, e := range strings.Split(err.Error(), "\n") {
@@ -294,9 +296,9 @@ func (c *Config) Validate() error {
 			add(at+".model", "must be set")
 		}
 		switch t.API {
-		case "", validate.FormatOpenAIChat, validate.FormatAnthropicMessages:
+		case "", validate.FormatOpenAIChat, validate.FormatAnthropicMessages, validate.FormatOpenAIResponses:
 		default:
-			add(at+".api", "%q: want %s or %s", t.API, validate.FormatOpenAIChat, validate.FormatAnthropicMessages)
+			add(at+".api", "%q: want %s, %s or %s", t.API, validate.FormatOpenAIChat, validate.FormatAnthropicMessages, validate.FormatOpenAIResponses)
 		}
 		if t.APIKeyFile != "" && t.APIKeyEnv != "" {
 			add(at+".api_key_env", "set api_key_file or api_key_env, not both")

@@ -54,7 +54,7 @@ func TestLoadBad(t *testing.T) {
 			`probe.bad.yaml:18: prompts[0].validation: schema: not JSON`,
 			`probe.bad.yaml:18: prompts[0].validation: min_length, fallback_max_chars and max_body_bytes must not be negative`,
 			`probe.bad.yaml:21: prompts[1].validation.format: a completion is read in its target's API: set api: anthropic_messages on the target`,
-			`probe.bad.yaml:13: targets[1].api: "messages": want openai_chat or anthropic_messages`,
+			`probe.bad.yaml:13: targets[1].api: "messages": want openai_chat, anthropic_messages or openai_responses`,
 		},
 		"testdata/probe_keys.bad.yaml": {
 			`probe_keys.bad.yaml:2: defaults.liveness.interval: duration 30 needs a unit`,

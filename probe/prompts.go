@@ -73,7 +73,9 @@ func f(v float64) *float64 { return &v }
 
 // boundaryCases are the parameters at their documented edges: a provider
 // that starts refusing them (HTTP 400/422) changed its validation. The
-// Messages API's temperature goes to anthropicMaxTemperature, not 2.
+// Messages API's temperature goes to anthropicMaxTemperature, not 2; the
+// Responses API's max_output_tokens down to responsesMinOutputTokens,
+// not 1.
 var boundaryCases = []boundaryCase{
 	{name: "max_tokens_min", maxTokens: 1},
 	{name: "temperature_min", maxTokens: 16, temperature: f(0)},
@@ -86,3 +88,7 @@ const boundaryPrompt = "Say hello."
 
 // anthropicMaxTemperature is the top of the Messages API's temperature.
 const anthropicMaxTemperature = 1
+
+// responsesMinOutputTokens is the least max_output_tokens the Responses
+// API takes: its max_tokens_min case asks for that.
+const responsesMinOutputTokens = 16

@@ -72,9 +72,9 @@ type Route struct {
 	HTTPConfig commoncfg.HTTPClientConfig `mapstructure:"http_config"`
 	// JudgedPaths are the path endings (after /NAME) of the POST requests
 	// that are judged and recorded (default DefaultJudgedPaths, or
-	// MessagesJudgedPaths when Validation.Format is
-	// anthropic_messages); every other request (GET /v1/models,
-	// embeddings, …) passes unrecorded.
+	// MessagesJudgedPaths or ResponsesJudgedPaths when Validation.Format
+	// is anthropic_messages or openai_responses); every other request
+	// (GET /v1/models, embeddings, …) passes unrecorded.
 	JudgedPaths []string `mapstructure:"judged_paths"`
 
 	Limits `mapstructure:",squash"`
@@ -88,10 +88,17 @@ var DefaultJudgedPaths = []string{"/chat/completions"}
 // (its token counting, /messages/count_tokens, is not one).
 var MessagesJudgedPaths = []string{"/messages"}
 
+// ResponsesJudgedPaths are the calls of OpenAI's Responses API, judged by
+// default on a route whose validation format is openai_responses.
+var ResponsesJudgedPaths = []string{"/responses"}
+
 // judgedPaths are the paths judged on a route that names none.
 func judgedPaths(f validate.Format) []string {
-	if f == validate.FormatAnthropicMessages {
+	switch f {
+	case validate.FormatAnthropicMessages:
 		return MessagesJudgedPaths
+	case validate.FormatOpenAIResponses:
+		return ResponsesJudgedPaths
 	}
 	return DefaultJudgedPaths
 }

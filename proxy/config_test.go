@@ -41,11 +41,14 @@ func TestJudgedPathsFollowTheFormat(t *testing.T) {
     upstream: https://relay.example
     validation: {format: anthropic_messages}
     judged_paths: [/v1/messages]
+  - name: codex
+    upstream: https://codex-relay.example
+    validation: {format: openai_responses}
 `), "proxy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range [][]string{{"/chat/completions"}, {"/messages"}, {"/v1/messages"}} {
+	for i, want := range [][]string{{"/chat/completions"}, {"/messages"}, {"/v1/messages"}, {"/responses"}} {
 		if got := cfg.Routes[i].JudgedPaths; !slices.Equal(got, want) {
 			t.Errorf("%s: judged_paths %q, want %q", cfg.Routes[i].Name, got, want)
 		}

@@ -129,7 +129,7 @@ func (v *Validator) StartEncoded(status int, contentType, contentEncoding string
 		c.mode = modeError
 	case status < 200 || status > 299:
 		c.mode = modeSkip
-	case v.format != FormatOpenAIChat && v.format != FormatAnthropicMessages:
+	case v.format == FormatJSON || v.format == FormatText:
 		c.mode = modePlain // a stream is a format of its own
 	case isEventStream(contentType):
 		c.declaredSSE = true // modeUnknown: see Write
@@ -493,7 +493,7 @@ func (v *Validator) judgeContent(text string, chars int, truncatedText, toolCall
 func (c *Classifier) lengthFinish(text string, chars int) Result {
 	limit := c.maxTokens
 	if limit == 0 {
-		return soft(ReasonTruncated, "%s %s", c.finishWord(), c.finish)
+		return soft(ReasonTruncated, "%s", c.finishName())
 	}
 	used, unit := c.usage.Generated(), "tokens generated"
 	if used == 0 {
@@ -506,7 +506,7 @@ func (c *Classifier) lengthFinish(text string, chars int) Result {
 		return okResult()
 	}
 	if int64(used)*10 < int64(limit)*9 {
-		return soft(ReasonTruncated, "%s %s after %d %s, short of the caller's max_tokens %d", c.finishWord(), c.finish, used, unit, limit)
+		return soft(ReasonTruncated, "%s after %d %s, short of the caller's cap of %d", c.finishName(), used, unit, limit)
 	}
 	v := c.v
 	if chars <= v.fallbackMaxChars {

@@ -24,13 +24,16 @@ func FuzzClassify(f *testing.F) {
 	f.Add(200, []byte(messageStart()+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "Paris")+overloaded), uint(20), uint(7), true)
 	v := MustNew(Rules{MinLength: 3, Schema: `{"type":"object","required":["a"]}`})
 	plain := MustNew(Rules{MinLength: 3})
+	f.Add(200, []byte(responseStream("completed", "", 9, "Paris is", " the capital.")), uint(40), uint(120), true)
+	f.Add(200, []byte(responseBody("incomplete", "max_output_tokens", 9, messageItem(outputText("Paris is")))), uint(30), uint(60), false)
 	messages := MustNew(Rules{Format: FormatAnthropicMessages, MinLength: 3})
+	responses := MustNew(Rules{Format: FormatOpenAIResponses, MinLength: 3})
 	f.Fuzz(func(t *testing.T, status int, body []byte, cut1, cut2 uint, stream bool) {
 		header := jsonHeader
 		if stream {
 			header = http.Header{"Content-Type": {"text/event-stream"}}
 		}
-		for _, val := range []*Validator{v, plain, messages} {
+		for _, val := range []*Validator{v, plain, messages, responses} {
 			whole := val.Classify(status, header, body)
 			if !slices.Contains([]Verdict{OK, SoftFail, HardFail, Rejected}, whole.Verdict) {
 				t.Fatalf("unknown verdict %q", whole.Verdict)

@@ -1,9 +1,6 @@
 package validate
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // Anthropic's Messages API (POST /v1/messages), which Claude and the
 // relays in front of it serve, is judged by FormatAnthropicMessages with
@@ -30,31 +27,6 @@ import (
 //     completion is after [DONE] or its finish_reason; event types this
 //     package does not know are let pass, as the API's versioning asks.
 //   - An error body is {"type":"error","error":{"type":…,"message":…}}.
-
-// finishWord names the member that says how the reply ended, for details.
-func (c *Classifier) finishWord() string {
-	if c.v.format == FormatAnthropicMessages {
-		return "stop_reason"
-	}
-	return "finish_reason"
-}
-
-// endWord names the event that ends a whole stream, for details.
-func (c *Classifier) endWord() string {
-	if c.v.format == FormatAnthropicMessages {
-		return "message_stop"
-	}
-	return "[DONE]"
-}
-
-// lengthStop says whether the reply ended at a token limit: finish_reason
-// length, or stop_reason max_tokens or model_context_window_exceeded.
-func (c *Classifier) lengthStop() bool {
-	if c.v.format == FormatAnthropicMessages {
-		return c.finish == "max_tokens" || c.finish == "model_context_window_exceeded"
-	}
-	return c.finish == "length"
-}
 
 // blocks is what the judge reads of a message's content blocks.
 type blocks struct {
@@ -98,10 +70,8 @@ func (b *blocks) add(block rawJSON) {
 func messageUsage(usage rawJSON, u Usage) Usage {
 	f := usage.fields("input_tokens", "output_tokens")
 	n := func(v rawJSON, old int) int {
-		if v.isNumber() {
-			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && i >= 0 && i < 1<<31 {
-				return int(i)
-			}
+		if c := tokenCount(v); c >= 0 {
+			return c
 		}
 		return old
 	}
@@ -114,16 +84,9 @@ func messageUsage(usage rawJSON, u Usage) Usage {
 // finishMessage judges a plain reply of the Messages API, doc an object
 // that is not an error object.
 func (c *Classifier) finishMessage(doc rawJSON) Result {
-	v := c.v
 	content := doc.field("content")
 	if !content.isArray() {
-		if rawErrorEnvelope(doc) {
-			return soft(ReasonErrorBody, "the body is an error object")
-		}
-		if p, ok := rawErrorInStrings(doc, v.errorPatterns); ok {
-			return soft(ReasonErrorBody, "the body is an error template (%q)", p)
-		}
-		return soft(ReasonMissingField, "missing content")
+		return c.notAReply(doc, "content")
 	}
 	var b blocks
 	content.elements(func(block rawJSON) bool {
@@ -133,20 +96,11 @@ func (c *Classifier) finishMessage(doc rawJSON) Result {
 	stop, _ := doc.field("stop_reason").str()
 	c.finish = stop
 	if failedFinish(stop) {
-		return soft(ReasonErrorBody, "stop_reason %s: the provider reported its failure in the message", stop)
+		return soft(ReasonErrorBody, "%s: the provider reported its failure in the message", c.finishName())
 	}
 	c.usage = messageUsage(doc.field("usage"), Usage{})
 	c.generated += b.generated
-	text := b.text.String()
-	if c.discard {
-		c.content.chars += runeCount(text)
-	} else {
-		c.content.add(text)
-	}
-	if c.lengthStop() {
-		return c.lengthFinish(text, c.content.chars)
-	}
-	return v.judgeContent(text, c.content.chars, false, b.answered || stop == "refusal")
+	return c.judgeText(b.text.String(), b.answered || stop == "refusal")
 }
 
 // dispatchMessage judges one event of a Messages API stream, data its
@@ -205,15 +159,7 @@ func (c *Classifier) dispatchMessage(data []byte) {
 	case "message_stop":
 		c.done = true
 	case "":
-		if rawErrorEnvelope(doc) {
-			c.streamProblem(ReasonErrorBody, "event %d is an error object", c.events)
-			return
-		}
-		if p, ok := rawErrorInStrings(doc, c.v.errorPatterns); ok {
-			c.streamProblem(ReasonErrorBody, "event %d is an error template (%q)", c.events, p)
-			return
-		}
-		c.streamProblem(ReasonMissingField, "event %d has no type", c.events)
+		c.untypedEvent(r)
 	}
 	// Any other type (ping, content_block_stop, one added later) carries
 	// nothing the judge reads.

@@ -72,13 +72,7 @@ func answer(stop string, outputTokens int, texts ...string) string {
 
 func TestClassifyMessages(t *testing.T) {
 	const paris = "The capital of France is Paris."
-	tests := []struct {
-		name   string
-		status int
-		body   string
-		want   Verdict
-		reason Reason
-	}{
+	tests := []formatCase{
 		{"message", 200, messageBody("end_turn", 9, textBlock(paris)), OK, ""},
 		{"message, thinking then text", 200, messageBody("end_turn", 90, thinkingBlock("The user asks for France's capital."), textBlock(paris)), OK, ""},
 		{"message, two text blocks", 200, messageBody("end_turn", 9, textBlock("The capital of "), textBlock("France is Paris.")), OK, ""},
@@ -128,10 +122,24 @@ func TestClassifyMessages(t *testing.T) {
 		{"stream, chat completion chunks instead", 200, sse(delta(paris), finishChunk("stop"), "[DONE]"), SoftFail, ReasonMissingField},
 		{"stream, an event that is not JSON", 200, messageStart() + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n" + messageStop, SoftFail, ReasonInvalidJSON},
 	}
-	v, err := New(Rules{Format: FormatAnthropicMessages})
-	if err != nil {
-		t.Fatal(err)
-	}
+	checkFormat(t, FormatAnthropicMessages, tests)
+}
+
+// formatCase is a reply in one format and its verdict; a name that
+// begins "stream" is a stream's.
+type formatCase struct {
+	name   string
+	status int
+	body   string
+	want   Verdict
+	reason Reason
+}
+
+// checkFormat judges each case in format, every way classifyEveryWay
+// judges it.
+func checkFormat(t *testing.T, format Format, tests []formatCase) {
+	t.Helper()
+	v := MustNew(Rules{Format: format})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			header := jsonHeader
@@ -150,37 +158,47 @@ func TestClassifyMessages(t *testing.T) {
 // TestMessagesCallerMaxTokens holds a message that max_tokens ended to
 // the caller's cap, as a chat completion that finish_reason length ended.
 func TestMessagesCallerMaxTokens(t *testing.T) {
-	v := MustNew(Rules{Format: FormatAnthropicMessages})
 	text := strings.Repeat("Paris is the capital of France. ", 20)
+	checkCallerCap(t, FormatAnthropicMessages, messageBody("max_tokens", 160, textBlock(text)), answer("max_tokens", 160, text),
+		"stop_reason max_tokens after 160 tokens generated", 25)
+}
+
+// checkCallerCap judges a plain and a streamed reply in format, ended at
+// 160 generated tokens by a token limit, against a caller's cap of 160
+// (the caller's own: ok) and 4096 (the route's: truncated, its detail
+// holding detail); each reply's usage must read 160 output tokens and
+// input tokens.
+func checkCallerCap(t *testing.T, format Format, plain, stream, detail string, input int) {
+	t.Helper()
+	v := MustNew(Rules{Format: format})
 	for _, tt := range []struct {
-		name   string
-		stream bool
-		cap    int
-		used   int
-		want   Verdict
+		name string
+		body string
+		cap  int
+		want Verdict
 	}{
-		{"at the cap", false, 160, 160, OK},
-		{"well short of the cap", false, 4096, 160, SoftFail},
-		{"streamed, at the cap", true, 160, 160, OK},
-		{"streamed, well short of the cap", true, 4096, 160, SoftFail},
+		{"at the cap", plain, 160, OK},
+		{"well short of the cap", plain, 4096, SoftFail},
+		{"streamed, at the cap", stream, 160, OK},
+		{"streamed, well short of the cap", stream, 4096, SoftFail},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			body, header := messageBody("max_tokens", tt.used, textBlock(text)), jsonHeader
-			if tt.stream {
-				body, header = answer("max_tokens", tt.used, text), sseHeader
+			header := jsonHeader
+			if strings.HasPrefix(tt.name, "streamed") {
+				header = sseHeader
 			}
 			c := v.Start(200, header)
 			c.CallerMaxTokens(tt.cap)
-			_, _ = c.Write([]byte(body))
+			_, _ = c.Write([]byte(tt.body))
 			got := c.Finish()
 			if got.Verdict != tt.want {
 				t.Errorf("got %s/%s (%s), want %s", got.Verdict, got.Reason, got.Detail, tt.want)
 			}
-			if tt.want != OK && !strings.Contains(got.Detail, "stop_reason max_tokens after 160 tokens generated") {
-				t.Errorf("detail %q names neither the stop_reason nor the tokens", got.Detail)
+			if tt.want != OK && !strings.Contains(got.Detail, detail) {
+				t.Errorf("detail %q, want it to hold %q", got.Detail, detail)
 			}
-			if got.Usage.CompletionTokens != tt.used || got.Usage.PromptTokens != 25 {
-				t.Errorf("usage %+v, want %d output tokens and 25 input tokens", got.Usage, tt.used)
+			if got.Usage.CompletionTokens != 160 || got.Usage.PromptTokens != input {
+				t.Errorf("usage %+v, want 160 output tokens and %d input tokens", got.Usage, input)
 			}
 		})
 	}

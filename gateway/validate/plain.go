@@ -72,8 +72,11 @@ func (c *Classifier) finishPlain() Result {
 		}
 		return okResult()
 	}
-	if v.format == FormatAnthropicMessages {
+	switch v.format {
+	case FormatAnthropicMessages:
 		return c.finishMessage(doc)
+	case FormatOpenAIResponses:
+		return c.finishResponse(doc)
 	}
 	// An OpenAI chat completion.
 	if !r.choices.isArray() || len(r.choice) == 0 || !r.choice[0].value.present() {
@@ -83,7 +86,7 @@ func (c *Classifier) finishPlain() Result {
 	finish, _ := choice.finish.str()
 	c.finish = finish
 	if failedFinish(finish) {
-		return soft(ReasonErrorBody, "finish_reason %s: the provider reported its failure in the completion", finish)
+		return soft(ReasonErrorBody, "%s: the provider reported its failure in the completion", c.finishName())
 	}
 	c.usage = usageFrom(r.usage)
 	msg := choice.message

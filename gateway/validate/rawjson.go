@@ -326,17 +326,21 @@ func (r rawJSON) eachPart(text func(rawJSON), thought func()) {
 	})
 }
 
+// tokenCount is a count of tokens: an integer from 0 to 2³¹−1, or -1
+// when v is missing or not one.
+func tokenCount(v rawJSON) int {
+	if v.isNumber() {
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && i >= 0 && i < 1<<31 {
+			return int(i)
+		}
+	}
+	return -1
+}
+
 // usageFrom reads the token counts of a usage object.
 func usageFrom(usage rawJSON) Usage {
 	f := usage.fields("prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details")
-	n := func(v rawJSON) int {
-		if v.isNumber() {
-			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && i >= 0 && i < 1<<31 {
-				return int(i)
-			}
-		}
-		return 0
-	}
+	n := func(v rawJSON) int { return max(tokenCount(v), 0) }
 	u := Usage{PromptTokens: n(f[0]), CompletionTokens: n(f[1]), TotalTokens: n(f[2]),
 		ReasoningTokens: n(f[3].fields("reasoning_tokens")[0])}
 	if u.TotalTokens == 0 {

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 )
 
-// MaxTokens finds the caller's own cap on a reply in a chat completion
-// request's body, fed to Write piece by piece as the body passes: the
-// top-level max_tokens or max_completion_tokens, the smaller when both
-// are set (a later duplicate of one replaces it, as encoding/json reads
+// MaxTokens finds the caller's own cap on a reply in a request's body,
+// fed to Write piece by piece as the body passes: the top-level
+// max_tokens, max_completion_tokens or max_output_tokens (capKeys), the
+// smallest when several are set (a later duplicate of one replaces it, as encoding/json reads
 // it). It keeps a few bytes of state and never the body, so a body of
 // any size costs it nothing but the bytes' one look; a body that is not
 // a JSON object, or a value that is not a positive integer, sets no cap.
@@ -32,7 +32,7 @@ type MaxTokens struct {
 	neg    bool
 	// got holds each looked-for key's last value (0: unset or not a
 	// positive integer).
-	got [2]int64
+	got [len(capKeys)]int64
 }
 
 type scanState uint8
@@ -56,9 +56,10 @@ const maxKeyBytes = 128
 
 const keyNone = -1
 
-// capKeys are the members that cap a reply's tokens: max_tokens, and
-// OpenAI's newer max_completion_tokens (which its reasoning models need).
-var capKeys = [2]string{"max_tokens", "max_completion_tokens"}
+// capKeys are the members that cap a reply's tokens: max_tokens, OpenAI's
+// newer max_completion_tokens (which its reasoning models need) and its
+// Responses API's max_output_tokens.
+var capKeys = [3]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
 
 // Write reads the next piece of the body; it never fails.
 func (m *MaxTokens) Write(p []byte) (int, error) {
@@ -264,8 +265,8 @@ func (m *MaxTokens) keyIndex() int {
 }
 
 // Tokens is the caller's cap on the reply's tokens read so far: the
-// smaller of max_tokens and max_completion_tokens, or 0 when neither is
-// an integer from 1 to 2³¹−1.
+// smallest of max_tokens, max_completion_tokens and max_output_tokens,
+// or 0 when none is an integer from 1 to 2³¹−1.
 func (m *MaxTokens) Tokens() int {
 	n := int64(0)
 	for _, v := range m.got {

@@ -51,6 +51,8 @@ func TestMaxTokens(t *testing.T) {
 		{`{"max_tokens":40,"model":"m"}`, 40},
 		{` {"max_completion_tokens" : 256 , "stream":true}`, 256},
 		{`{"max_tokens":100,"max_completion_tokens":64}`, 64},
+		{`{"model":"gpt-5","input":"Hi","max_output_tokens":300}`, 300},
+		{`{"max_output_tokens":30,"max_tokens":100}`, 30},
 		{`{"max_completion_tokens":64,"max_tokens":100}`, 64},
 		{`{"max_tokens":10,"max_tokens":30}`, 30},  // the last one, as encoding/json reads it
 		{`{"max_tokens":10,"max_tokens":null}`, 0}, // replaced by null
@@ -89,6 +91,7 @@ func FuzzMaxTokens(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"Hi \"x\""}],"max_tokens":40}`), uint(5), uint(17))
 	f.Add([]byte(`{"max_completion_tokens":64,"max_tokens":100,"n":[1,{"a":"}"}]}`), uint(30), uint(3))
 	f.Add([]byte(`{"max\u005ftokens":12,"max_tokens":1e3}`), uint(8), uint(8))
+	f.Add([]byte(`{"input":"Hi","max_output_tokens":300,"max_tokens":1}`), uint(9), uint(20))
 	f.Fuzz(func(t *testing.T, body []byte, cut1, cut2 uint) {
 		a := int(cut1 % uint(len(body)+1))
 		b := min(a+int(cut2%uint(len(body)+1)), len(body))

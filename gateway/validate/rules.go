@@ -27,6 +27,10 @@ const (
 	// (POST /v1/messages), plain or streamed, with the verdicts of a
 	// chat completion (messages.go).
 	FormatAnthropicMessages Format = "anthropic_messages"
+	// FormatOpenAIResponses reads OpenAI's Responses API
+	// (POST /v1/responses), plain or streamed, with the verdicts of a
+	// chat completion (responses.go).
+	FormatOpenAIResponses Format = "openai_responses"
 )
 
 // Defaults used when Rules leaves a field empty.
@@ -130,9 +134,9 @@ func New(r Rules) (*Validator, error) {
 	switch v.format {
 	case "":
 		v.format = FormatOpenAIChat
-	case FormatOpenAIChat, FormatAnthropicMessages, FormatJSON, FormatText:
+	case FormatOpenAIChat, FormatAnthropicMessages, FormatOpenAIResponses, FormatJSON, FormatText:
 	default:
-		errs = append(errs, fmt.Errorf("format %q: want %s, %s, %s or %s", r.Format, FormatOpenAIChat, FormatAnthropicMessages, FormatJSON, FormatText))
+		errs = append(errs, fmt.Errorf("format %q: want %s, %s, %s, %s or %s", r.Format, FormatOpenAIChat, FormatAnthropicMessages, FormatOpenAIResponses, FormatJSON, FormatText))
 	}
 	if v.fallbackMaxChars == 0 {
 		v.fallbackMaxChars = DefaultFallbackMaxChars

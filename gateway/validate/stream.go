@@ -132,6 +132,9 @@ func (c *Classifier) dispatch() {
 	case c.v.format == FormatAnthropicMessages:
 		c.dispatchMessage(data) // every event is typed
 		return
+	case c.v.format == FormatOpenAIResponses:
+		c.dispatchResponse(data) // every event is typed
+		return
 	case typ == eventOther:
 		return // a keep-alive or a notice, not a chunk of the completion
 	}
@@ -270,13 +273,13 @@ func (c *Classifier) finishStream() Result {
 	case c.problem != ReasonNone:
 		return soft(c.problem, "%s", c.detail)
 	case failedFinish(c.finish):
-		return soft(ReasonErrorBody, "%s %s: the provider reported its failure in the completion", c.finishWord(), c.finish)
+		return soft(ReasonErrorBody, "%s: the provider reported its failure in the completion", c.finishName())
 	case c.events == 0 && c.content.chars == 0 && !cut:
 		return soft(ReasonEmpty, "a stream without events")
 	case cut || !c.done && c.finish == "":
 		// A stream that ended cleanly after its final finish_reason is
 		// whole: some OpenAI-compatible providers never send [DONE].
-		return soft(ReasonTruncated, "the stream ended before a %s or %s after %d events", c.finishWord(), c.endWord(), c.events)
+		return soft(ReasonTruncated, "the stream ended before %s after %d events", c.streamEnds(), c.events)
 	case c.lengthStop():
 		return c.lengthFinish(c.content.String(), c.content.chars)
 	}

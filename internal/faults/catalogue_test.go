@@ -104,6 +104,33 @@ func throughInstrument(t *testing.T, srv *faults.Server, v *validate.Validator, 
 	})
 }
 
+// callerCapRecords sends, with send, calls capped at the caller's own
+// tokens to the healthy and the capping fault through the instrumented
+// Transport judging with v: one the caller's cap ended is ok, one the
+// route ended short of it truncated.
+func callerCapRecords(t *testing.T, srv *faults.Server, v *validate.Validator, send func(client *http.Client, base string, stream bool, n int)) {
+	t.Helper()
+	for _, tc := range []struct {
+		f    faults.Fault
+		n    int
+		want outcome
+	}{
+		{faults.Healthy, 3, ok},
+		{faults.MaxTokensCapped, 3, ok}, // the caller's cap comes first
+		{faults.MaxTokensCapped, 8, truncated},
+	} {
+		for _, stream := range []bool{false, true} {
+			reg := prometheus.NewRegistry()
+			m := instrument.MustNewMetrics(reg)
+			client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
+			send(client, srv.BaseURL(tc.f), stream, tc.n)
+			if labels := (map[string]string{"route": "r", "code": tc.want.code, "verdict": tc.want.verdict, "reason": tc.want.reason}); testenv.Metric(t, reg, "llm_gateway_requests_total", labels) != 1 {
+				t.Errorf("%s cap=%d stream=%v: want %s; have %s", tc.f, tc.n, stream, tc.want, dump(t, reg, "llm_gateway_requests_total"))
+			}
+		}
+	}
+}
+
 // middlewareGateway serves instrument's Middleware, recording on reg and
 // judging with v, around a reverse proxy to up whose ErrorHandler reports
 // a call without a reply, as docs/gateway.md says to.
@@ -228,25 +255,27 @@ func TestCatalogueMessages(t *testing.T) {
 		proberRecords(t, srv, string(validate.FormatAnthropicMessages), expectedMessages)
 	})
 	t.Run("caller's max_tokens", func(t *testing.T) {
-		for _, tc := range []struct {
-			f    faults.Fault
-			n    int
-			want outcome
-		}{
-			{faults.Healthy, 3, ok},
-			{faults.MaxTokensCapped, 3, ok},
-			{faults.MaxTokensCapped, 8, truncated},
-		} {
-			for _, stream := range []bool{false, true} {
-				reg := prometheus.NewRegistry()
-				m := instrument.MustNewMetrics(reg)
-				client := &http.Client{Transport: m.Transport("r", v, &http.Transport{DisableKeepAlives: true}), Timeout: clientTimeout}
-				callMessages(t, client, srv.BaseURL(tc.f), stream, tc.n)
-				if labels := (map[string]string{"route": "r", "code": tc.want.code, "verdict": tc.want.verdict, "reason": tc.want.reason}); testenv.Metric(t, reg, "llm_gateway_requests_total", labels) != 1 {
-					t.Errorf("%s max_tokens=%d stream=%v: want %s; have %s", tc.f, tc.n, stream, tc.want, dump(t, reg, "llm_gateway_requests_total"))
-				}
-			}
-		}
+		callerCapRecords(t, srv, v, func(client *http.Client, base string, stream bool, n int) { callMessages(t, client, base, stream, n) })
+	})
+}
+
+// TestCatalogueResponses runs every fault of the catalogue, plain and
+// streamed, through OpenAI's Responses API on the instrumented Transport,
+// the Middleware around a reverse proxy and the prober (api:
+// openai_responses): each records what the chat completion of that fault
+// records.
+func TestCatalogueResponses(t *testing.T) {
+	srv := faults.Start(t)
+	v := validate.MustNew(validate.Rules{Format: validate.FormatOpenAIResponses, MinLength: 5})
+	throughInstrument(t, srv, v, func(t *testing.T, client *http.Client, base string, stream bool) {
+		callResponses(t, client, base, stream, 40)
+	}, func(f faults.Fault) outcome { want, _ := expected(f); return want })
+	t.Run("prober", func(t *testing.T) {
+		t.Parallel()
+		proberRecords(t, srv, string(validate.FormatOpenAIResponses), func(f faults.Fault) outcome { want, _ := expected(f); return want })
+	})
+	t.Run("caller's max_output_tokens", func(t *testing.T) {
+		callerCapRecords(t, srv, v, func(client *http.Client, base string, stream bool, n int) { callResponses(t, client, base, stream, n) })
 	})
 }
 
@@ -370,6 +399,14 @@ func callMessages(t *testing.T, client *http.Client, base string, stream bool, n
 	post(t, client, base+"/messages", map[string]any{
 		"model": faults.Model, "stream": stream, "max_tokens": n,
 		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
+	})
+}
+
+// callResponses sends one call of the Responses API, capped at n tokens.
+func callResponses(t *testing.T, client *http.Client, base string, stream bool, n int) {
+	t.Helper()
+	post(t, client, base+"/responses", map[string]any{
+		"model": faults.Model, "stream": stream, "max_output_tokens": n, "input": "Say hello.",
 	})
 }
 

@@ -125,6 +125,7 @@ func Start(t testing.TB) *Server {
 	})
 	mux.HandleFunc("POST /{fault}/v1/chat/completions", s.compressed(s.chat))
 	mux.HandleFunc("POST /{fault}/v1/messages", s.compressed(s.messages))
+	mux.HandleFunc("POST /{fault}/v1/responses", s.compressed(s.responses))
 	mux.HandleFunc("GET /{fault}/v1", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(l) }()
@@ -153,7 +154,7 @@ func (s *Server) compressed(serve http.HandlerFunc) http.HandlerFunc {
 }
 
 // BaseURL is the base URL (ending in /v1) of a fault: its chat
-// completions and its Messages API are beneath it.
+// completions, Messages API and Responses API are beneath it.
 func (s *Server) BaseURL(f Fault) string { return s.URL + "/" + string(f) + "/v1" }
 
 // wait blocks until the client has gone or the server is closing: the
@@ -166,7 +167,8 @@ func (s *Server) wait(r *http.Request) {
 }
 
 // dialect shapes the catalogue's replies in one API: chat completions
-// (chatAPI) or Anthropic's Messages API (messagesAPI, messages.go).
+// (chatAPI), Anthropic's Messages API (messagesAPI, messages.go) or
+// OpenAI's Responses API (responsesAPI, responses.go).
 type dialect interface {
 	// notJSON answers a request whose body is not JSON.
 	notJSON(w http.ResponseWriter)
@@ -204,6 +206,7 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, d dialect) {
 		Stream              bool `json:"stream"`
 		MaxTokens           int  `json:"max_tokens"`
 		MaxCompletionTokens int  `json:"max_completion_tokens"`
+		MaxOutputTokens     int  `json:"max_output_tokens"` // the Responses API's
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		d.notJSON(w)
@@ -214,8 +217,10 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, d dialect) {
 		return
 	}
 	limit := req.MaxTokens
-	if n := req.MaxCompletionTokens; n > 0 && (limit <= 0 || n < limit) {
-		limit = n
+	for _, n := range []int{req.MaxCompletionTokens, req.MaxOutputTokens} {
+		if n > 0 && (limit <= 0 || n < limit) {
+			limit = n
+		}
 	}
 	switch f {
 	case Healthy, NoDone:

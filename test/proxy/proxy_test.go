@@ -257,21 +257,56 @@ func TestThroughNginx(t *testing.T) {
 // /v1/messages with x-api-key to routes whose validation format is
 // anthropic_messages (their judged path /messages by default).
 func TestMessagesThroughNginx(t *testing.T) {
+	throughNginxIn(t, validate.FormatAnthropicMessages, messagesRequest)
+}
+
+// TestResponsesThroughNginx is TestThroughNginx for OpenAI's Responses
+// API: every fault, plain and streamed, sent as a call of /v1/responses
+// to routes whose validation format is openai_responses (their judged
+// path /responses by default).
+func TestResponsesThroughNginx(t *testing.T) {
+	throughNginxIn(t, validate.FormatOpenAIResponses, responsesRequest)
+}
+
+// throughNginxIn sends every fault of the catalogue, plain and streamed,
+// as the call newRequest makes, through nginx and the proxy to routes
+// whose validation format is format, and compares each with the same
+// call made directly (sameAsDirect).
+func throughNginxIn(t *testing.T, format validate.Format, newRequest func(t *testing.T, base string, stream bool) *http.Request) {
 	srv := faults.Start(t)
 	var routes []stackRoute
 	for _, f := range faults.Catalogue {
-		routes = append(routes, stackRoute{name: string(f), upstream: srv.URL + "/" + string(f), validation: "{format: anthropic_messages}"})
+		routes = append(routes, stackRoute{name: string(f), upstream: srv.URL + "/" + string(f), validation: "{format: " + string(format) + "}"})
 	}
 	s := startRoutes(t, routes)
-	rules := validate.Rules{Format: validate.FormatAnthropicMessages}
+	rules := validate.Rules{Format: format}
 	for _, f := range faults.Catalogue {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", f, stream), func(t *testing.T) {
-				sameAsDirect(t, s, string(f), srv.BaseURL(f), rules, func(base string) *http.Request { return messagesRequest(t, base, stream) })
+				sameAsDirect(t, s, string(f), srv.BaseURL(f), rules, func(base string) *http.Request { return newRequest(t, base, stream) })
 			})
 		}
 	}
 	assertNoKey(t, s)
+}
+
+// responsesRequest is a call of OpenAI's Responses API to base (ending
+// in /v1).
+func responsesRequest(t *testing.T, base string, stream bool) *http.Request {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"model":             faults.Model,
+		"input":             "Say hello.",
+		"max_output_tokens": 1024,
+		"stream":            stream,
+	})
+	req, err := http.NewRequest(http.MethodPost, base+"/responses", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+secret)
+	return req
 }
 
 // messagesRequest is a call of Anthropic's Messages API to base (ending
