@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/internal/faults"
 	"github.com/hermes-failover/hermes/internal/testenv"
 )
@@ -194,27 +195,47 @@ func TestOpenAISDKCallerMaxTokens(t *testing.T) {
 // was asked truncated.
 func TestAnthropicNodeSDK(t *testing.T) {
 	script := nodeSDK(t, "Anthropic's SDK for Node", "HERMES_ANTHROPIC_NODE_DIR", "/var/cache/hermes-test/anthropic-node", "@anthropic-ai/sdk", "anthropic-node.cjs")
+	// The SDK appends /v1/messages to its base URL.
+	healthyAndCapped(t, script, "ANTHROPIC_API_KEY", validate.FormatAnthropicMessages, "", "end_turn", "max_tokens")
+}
+
+// TestOpenAINodeSDKResponses is TestAnthropicNodeSDK with the Responses
+// API of the OpenAI SDK for Node, to routes whose validation format is
+// openai_responses.
+func TestOpenAINodeSDKResponses(t *testing.T) {
+	script := nodeSDK(t, "the OpenAI SDK for Node", "HERMES_OPENAI_NODE_DIR", "/var/cache/hermes-test/openai-node", "openai", "openai-node-responses.cjs")
+	healthyAndCapped(t, script, "OPENAI_API_KEY", validate.FormatOpenAIResponses, "/v1", "completed", "incomplete")
+}
+
+// healthyAndCapped runs script, an SDK's calls plain and streamed, with
+// its API key in the variable key, through nginx and the proxy to two
+// routes in format: one healthy, one that caps the reply below what was
+// asked. The SDK must read each reply whole, its end (stop_reason,
+// status) healthyEnd or cappedEnd, and the proxy record the healthy
+// route's calls ok and the capped one's truncated. suffix ends the base
+// URLs given to the script.
+func healthyAndCapped(t *testing.T, script func(t *testing.T, key string, args ...string) []byte, key string, format validate.Format, suffix, healthyEnd, cappedEnd string) {
+	t.Helper()
 	srv := faults.Start(t)
 	var routes []stackRoute
 	for _, f := range []faults.Fault{faults.Healthy, faults.MaxTokensCapped} {
-		routes = append(routes, stackRoute{name: string(f), upstream: srv.URL + "/" + string(f), validation: "{format: anthropic_messages}"})
+		routes = append(routes, stackRoute{name: string(f), upstream: srv.URL + "/" + string(f), validation: "{format: " + string(format) + "}"})
 	}
 	s := startRoutes(t, routes)
-	healthy, capped := s.nginx+"/"+string(faults.Healthy), s.nginx+"/"+string(faults.MaxTokensCapped)
-
-	stdout := script(t, "ANTHROPIC_API_KEY="+secret, healthy, capped)
+	healthy, capped := s.nginx+"/"+string(faults.Healthy)+suffix, s.nginx+"/"+string(faults.MaxTokensCapped)+suffix
+	stdout := script(t, key+"="+secret, healthy, capped)
 	var got map[string]struct {
-		Plain, PlainStop, Stream, StreamStop string
-		Events                               int
+		Plain, PlainEnd, Stream, StreamEnd string
+		Events                             int
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("the script's output %q: %v", stdout, err)
 	}
 	short := strings.Join(strings.Fields(faults.Content)[:faults.CappedTokens], " ")
-	for url, want := range map[string]struct{ text, stop string }{healthy: {faults.Content, "end_turn"}, capped: {short, "max_tokens"}} {
+	for url, want := range map[string]struct{ text, end string }{healthy: {faults.Content, healthyEnd}, capped: {short, cappedEnd}} {
 		g := got[url]
-		if g.Plain != want.text || g.Stream != want.text || g.PlainStop != want.stop || g.StreamStop != want.stop || g.Events < 5 {
-			t.Errorf("%s: the SDK read %+v, want %q ended by %s, plain and streamed", url, g, want.text, want.stop)
+		if g.Plain != want.text || g.Stream != want.text || g.PlainEnd != want.end || g.StreamEnd != want.end || g.Events < 4 {
+			t.Errorf("%s: the SDK read %+v, want %q ended by %s, plain and streamed", url, g, want.text, want.end)
 		}
 	}
 	for route, want := range map[faults.Fault]string{faults.Healthy: `reason="",route="healthy",verdict="ok"`, faults.MaxTokensCapped: `reason="truncated",route="max_tokens_capped",verdict="soft_fail"`} {

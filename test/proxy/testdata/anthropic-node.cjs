@@ -22,9 +22,9 @@ const text = (message) => message.content.filter((b) => b.type === "text").map((
     const streamed = await stream.finalMessage();
     out[baseURL] = {
       plain: text(plain),
-      plainStop: plain.stop_reason,
+      plainEnd: plain.stop_reason,
       stream: text(streamed),
-      streamStop: streamed.stop_reason,
+      streamEnd: streamed.stop_reason,
       events,
     };
   }
