@@ -126,19 +126,33 @@ func startRoutes(t *testing.T, routes []stackRoute) stack {
 	return s
 }
 
+// chatRequest is a chat completion request to base (ending in /v1), its
+// key as a bearer token.
 func chatRequest(t *testing.T, base string, stream bool) *http.Request {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{
+	return jsonRequest(t, base+"/chat/completions", map[string]any{
 		"model":    faults.Model,
 		"messages": []any{map[string]any{"role": "user", "content": "Say hello."}},
 		"stream":   stream,
-	})
-	req, err := http.NewRequest(http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
+	}, "Authorization", "Bearer "+secret)
+}
+
+// jsonRequest is a POST of body, as JSON, to url, with the header
+// names and values of header.
+func jsonRequest(t *testing.T, url string, body map[string]any, header ...string) *http.Request {
+	t.Helper()
+	data, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+secret)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	return req
 }
 
@@ -294,39 +308,24 @@ func throughNginxIn(t *testing.T, format validate.Format, newRequest func(t *tes
 // in /v1).
 func responsesRequest(t *testing.T, base string, stream bool) *http.Request {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{
+	return jsonRequest(t, base+"/responses", map[string]any{
 		"model":             faults.Model,
 		"input":             "Say hello.",
 		"max_output_tokens": 1024,
 		"stream":            stream,
-	})
-	req, err := http.NewRequest(http.MethodPost, base+"/responses", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+secret)
-	return req
+	}, "Authorization", "Bearer "+secret)
 }
 
 // messagesRequest is a call of Anthropic's Messages API to base (ending
 // in /v1), with its key in x-api-key as Anthropic's SDKs send it.
 func messagesRequest(t *testing.T, base string, stream bool) *http.Request {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{
+	return jsonRequest(t, base+"/messages", map[string]any{
 		"model":      faults.Model,
 		"max_tokens": 1024,
 		"messages":   []any{map[string]any{"role": "user", "content": "Say hello."}},
 		"stream":     stream,
-	})
-	req, err := http.NewRequest(http.MethodPost, base+"/messages", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", secret)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	return req
+	}, "x-api-key", secret, "anthropic-version", "2023-06-01")
 }
 
 // sameAsDirect sends the request that newRequest makes for a base URL
