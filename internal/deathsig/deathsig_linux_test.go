@@ -69,18 +69,7 @@ func TestChildEndsWithParent(t *testing.T) {
 // parent-death signal follows the thread that forked it, must not get
 // it then.
 func TestChildOutlivesTheCallerThread(t *testing.T) {
-	cmd := exec.Command("sleep", "300")
-	tid := make(chan int, 1)
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		tid <- syscall.Gettid()
-		errc <- Start(cmd, syscall.SIGTERM)
-	}()
-	thread := <-tid
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	cmd, thread := startFromEndingThread(t)
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -104,6 +93,43 @@ func TestChildOutlivesTheCallerThread(t *testing.T) {
 	if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); err != nil || got != 0 {
 		t.Fatalf("child %d ended when the thread that asked for it did (wait4: %d, %v, %v)", pid, got, ws, err)
 	}
+}
+
+// startFromEndingThread starts a child from a goroutine locked to a
+// thread that ends when the goroutine returns, and gives the thread's
+// ID. The runtime never ends the main thread: a locked goroutine that
+// returns there wedges it instead (runtime.mexit). So a goroutine that
+// lands on the main thread keeps it locked, which no other goroutine
+// can then run on, while the next one starts the child.
+func startFromEndingThread(t *testing.T) (*exec.Cmd, int) {
+	t.Helper()
+	type started struct {
+		cmd    *exec.Cmd
+		thread int
+		err    error
+	}
+	var attempt func() started
+	attempt = func() started {
+		res := make(chan started, 1)
+		go func() {
+			runtime.LockOSThread()
+			if syscall.Gettid() == syscall.Getpid() {
+				r := attempt()
+				runtime.UnlockOSThread()
+				res <- r
+				return
+			}
+			// Never unlocked: the thread ends with the goroutine.
+			cmd := exec.Command("sleep", "300")
+			res <- started{cmd, syscall.Gettid(), Start(cmd, syscall.SIGTERM)}
+		}()
+		return <-res
+	}
+	r := attempt()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.cmd, r.thread
 }
 
 // running says whether pid is a process that has not ended (a zombie has
