@@ -73,6 +73,9 @@ func (p *Proxy) Apply(cfg *Config) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	for name := range set.byName {
+		p.metrics.InitRoute(name) // its judge's panics at 0 before its first call
+	}
 	if old := p.routes.Swap(set); old != nil {
 		old.closeIdle()
 	}

@@ -134,7 +134,8 @@ func requestsTotal(c map[string]float64) string {
 
 // contract is the gateway metric contract as gathered from reg, in a form
 // two recorders of the same calls agree on: every requests_total series,
-// and each histogram's count (and, for sizes, sum); durations differ.
+// each histogram's count (and, for sizes, sum; durations differ) and
+// the judge's panics once there is one.
 func contract(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -149,6 +150,8 @@ func contract(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		for _, m := range mf.GetMetric() {
 			key := mf.GetName() + labels(m)
 			switch {
+			case m.Counter != nil && mf.GetName() == "llm_gateway_judge_panics_total" && m.GetCounter().GetValue() == 0:
+				// There from the start: not a call recorded.
 			case m.Counter != nil:
 				out[key] = m.GetCounter().GetValue()
 			case m.Histogram != nil:
@@ -350,6 +353,9 @@ func TestJudgePanicKeepsServing(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			base, preg, p := startProxy(t, &Config{Routes: []Route{rt}}, slog.New(slog.NewTextHandler(&logs, nil)))
+			// The series is there at 0 from the start, so that the
+			// first panic is an increase.
+			waitSeries(t, preg, `llm_gateway_judge_panics_total{route="free"} 0`)
 			p.routes.Load().byName["free"].v = nil // before any request: the judge panics on every reply
 			for i, stream := range []bool{false, true, false} {
 				want := call(&http.Client{}, chatRequest(t, srv.BaseURL(faults.Healthy), stream))

@@ -43,6 +43,7 @@ type Call struct {
 
 // Begin starts recording a call of route whose reply is judged by v.
 func (m *Metrics) Begin(route string, v *validate.Validator) *Call {
+	m.InitRoute(route)
 	return &Call{m: m, route: route, v: v, start: m.now()}
 }
 

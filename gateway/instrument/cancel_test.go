@@ -101,7 +101,7 @@ func TestMiddlewareCallerHangsUp(t *testing.T) {
 			}
 			<-gone
 			<-returned
-			if mfs, _ := reg.Gather(); len(mfs) != 0 {
+			if mfs := recordedCalls(t, reg); len(mfs) != 0 {
 				t.Fatalf("recorded %v", mfs)
 			}
 		})

@@ -184,7 +184,7 @@ func TestTransportSkipsProbesAndCancels(t *testing.T) {
 	if _, err := client.Do(req); err == nil {
 		t.Fatal("cancelled request succeeded")
 	}
-	if mfs, _ := reg.Gather(); len(mfs) != 0 {
+	if mfs := recordedCalls(t, reg); len(mfs) != 0 {
 		t.Fatalf("recorded %v", mfs)
 	}
 

@@ -55,6 +55,7 @@ type Metrics struct {
 	durations sync.Map // route → prometheus.Observer, and so on
 	sizes     sync.Map
 	ttfts     sync.Map
+	panicked  sync.Map // route → prometheus.Counter of panics
 
 	now func() time.Time
 }
@@ -77,6 +78,25 @@ func observer(cache *sync.Map, v *prometheus.HistogramVec, route string) prometh
 	}
 	o, _ := cache.LoadOrStore(route, v.WithLabelValues(route))
 	return o.(prometheus.Observer)
+}
+
+// InitRoute makes route's series of judge panics, at 0, so that its
+// first panic is an increase a rule sees: a counter born at 1 is seen
+// only as new, which a gap in the scrapes looks like too. Begin calls
+// it, and Middleware and Transport for their route; a front that knows
+// its routes before their first call (hermes proxy, on each load of its
+// configuration) calls it for each, so that a panic on a route's first
+// call, before any scrape, is seen too.
+func (m *Metrics) InitRoute(route string) {
+	m.panicCounter(route)
+}
+
+func (m *Metrics) panicCounter(route string) prometheus.Counter {
+	if c, ok := m.panicked.Load(route); ok {
+		return c.(prometheus.Counter)
+	}
+	c, _ := m.panicked.LoadOrStore(route, m.panics.WithLabelValues(route))
+	return c.(prometheus.Counter)
 }
 
 // NewMetrics registers the contract's series on reg.
@@ -103,7 +123,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"route"}),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llm_gateway_judge_panics_total",
-			Help: "Replies whose judging panicked (a bug in Hermes, logged once with its stack): passed on unchanged, not recorded as requests. The series is born at the first panic.",
+			Help: "Replies whose judging panicked (a bug in Hermes, logged once with its stack): passed on unchanged, not recorded as requests. A route's series is at 0 from its first call, or from the start where the front knows its routes.",
 		}, []string{"route"}),
 		now: time.Now,
 	}
@@ -147,7 +167,7 @@ func (m *Metrics) SetLogger(l *slog.Logger) { m.logger = l }
 // judgePanicked counts a panic v of the judge on a reply of route, and
 // logs the first one with its stack.
 func (m *Metrics) judgePanicked(route string, v any) {
-	m.panics.WithLabelValues(route).Inc()
+	m.panicCounter(route).Inc()
 	if m.panicLogged.CompareAndSwap(false, true) {
 		logger := m.logger
 		if logger == nil {

@@ -18,6 +18,7 @@ import (
 // UpstreamError, so that it is recorded as Transport records it. Requests
 // carrying ProbeHeader are served unrecorded.
 func (m *Metrics) Middleware(route string, v *validate.Validator, next http.Handler) http.Handler {
+	m.InitRoute(route)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(ProbeHeader) != "" {
 			next.ServeHTTP(w, r)

@@ -8,11 +8,13 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hermes-failover/hermes/gateway/instrument"
 	"github.com/hermes-failover/hermes/gateway/validate"
@@ -69,6 +71,26 @@ func TestTransportReadsTheCapOfABodySentAgain(t *testing.T) {
 	}
 }
 
+// recordedCalls is what reg holds of recorded calls: every family but the
+// judge's panics, which is there at 0 from a route's first call.
+func recordedCalls(t *testing.T, reg *prometheus.Registry) []*dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == "llm_gateway_judge_panics_total" })
+}
+
+// atZero fails unless route free's series of judge panics is there at 0
+// before its first panic: a counter born at 1 is an increase no rule sees.
+func atZero(t *testing.T, reg *prometheus.Registry) {
+	t.Helper()
+	if got := testenv.Metric(t, reg, "llm_gateway_judge_panics_total", map[string]string{"route": "free"}); got != 0 {
+		t.Errorf("before any panic llm_gateway_judge_panics_total = %v, want 0 (-1: no series)", got)
+	}
+}
+
 // TestJudgePanicIsContained: a judge that panics (here, no Validator at
 // all) breaks neither the reply nor the process, through the Call, the
 // Transport and the Middleware. The call is not recorded; the panic is
@@ -105,6 +127,7 @@ func TestJudgePanicIsContained(t *testing.T) {
 	t.Run("call", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		c := instrument.MustNewMetrics(reg).Begin("free", nil)
+		atZero(t, reg)
 		c.Request([]byte(`{"max_tokens":5}`))
 		c.Reply(http.StatusOK, http.Header{"Content-Type": {"application/json"}})
 		c.Write([]byte(reply))
@@ -116,7 +139,9 @@ func TestJudgePanicIsContained(t *testing.T) {
 	})
 	t.Run("transport", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
-		post(t, &http.Client{Transport: instrument.MustNewMetrics(reg).Transport("free", nil, nil)}, upstream.URL)
+		client := &http.Client{Transport: instrument.MustNewMetrics(reg).Transport("free", nil, nil)}
+		atZero(t, reg)
+		post(t, client, upstream.URL)
 		check(t, reg)
 	})
 	t.Run("middleware", func(t *testing.T) {
@@ -124,6 +149,7 @@ func TestJudgePanicIsContained(t *testing.T) {
 		u, _ := url.Parse(upstream.URL)
 		gw := httptest.NewServer(instrument.MustNewMetrics(reg).Middleware("free", nil, httputil.NewSingleHostReverseProxy(u)))
 		defer gw.Close()
+		atZero(t, reg)
 		post(t, http.DefaultClient, gw.URL)
 		testenv.EventuallyDetail(t, 5*time.Second, "the panic counted", func() (bool, string) {
 			got := testenv.Metric(t, reg, "llm_gateway_judge_panics_total", map[string]string{"route": "free"})

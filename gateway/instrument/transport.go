@@ -39,6 +39,7 @@ func (m *Metrics) Transport(route string, v *validate.Validator, next http.Round
 	if next == nil {
 		next = http.DefaultTransport
 	}
+	m.InitRoute(route)
 	return &transport{m: m, route: route, v: v, next: next}
 }
 
