@@ -200,6 +200,8 @@ func (c *Config) Validate() error {
 		for j, p := range r.JudgedPaths {
 			if !strings.HasPrefix(p, "/") {
 				add(fmt.Sprintf("%s.judged_paths[%d]", at, j), "%q must start with /", p)
+			} else if api, ok := otherAPI(p, r.Validation.Format); ok {
+				add(fmt.Sprintf("%s.judged_paths[%d]", at, j), "%q is the path of %s, whose replies validation.format %q would judge all as failed: set validation.format to %s, or judge this path on a route of its own", p, api.name, formatName(r.Validation.Format), api.format)
 			}
 		}
 		if r.Limits != c.Defaults {
@@ -207,6 +209,47 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// apiPath is the path ending of an API whose replies a format of its
+// own reads.
+type apiPath struct {
+	path   string
+	name   string
+	format validate.Format
+}
+
+var apiPaths = []apiPath{
+	{"/chat/completions", "OpenAI's Chat Completions API", validate.FormatOpenAIChat},
+	{"/messages", "Anthropic's Messages API", validate.FormatAnthropicMessages},
+	{"/responses", "OpenAI's Responses API", validate.FormatOpenAIResponses},
+}
+
+// otherAPI names the API whose path judged ends with when format reads
+// another API's replies: a chat completion judged as a Messages reply
+// has no content block and no stop_reason, so every call would count as
+// the route failing. The generic formats (json, text) read any API.
+func otherAPI(judged string, format validate.Format) (api apiPath, ok bool) {
+	if format == "" {
+		format = validate.FormatOpenAIChat
+	}
+	if format == validate.FormatJSON || format == validate.FormatText {
+		return api, false
+	}
+	for _, a := range apiPaths {
+		if strings.HasSuffix(judged, a.path) && a.format != format {
+			return a, true
+		}
+	}
+	return api, false
+}
+
+// formatName is format as a user reads it: the default spelled out.
+func formatName(format validate.Format) validate.Format {
+	if format == "" {
+		return validate.FormatOpenAIChat
+	}
+	return format
 }
 
 // reserved are path prefixes the proxy serves itself. debug is reserved

@@ -181,7 +181,8 @@ func call(client *http.Client, req *http.Request) reply {
 
 // contract is the gateway metric contract of families, in the form two
 // recorders of the same calls agree on: the request counters, each
-// histogram's count and the sizes' sum (durations differ).
+// histogram's count and the sizes' sum (durations differ), the judge's
+// panics once there is one.
 func contract(mfs []*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	for _, mf := range mfs {
@@ -196,6 +197,9 @@ func contract(mfs []*dto.MetricFamily) map[string]float64 {
 			slices.Sort(ls)
 			key := mf.GetName() + "{" + strings.Join(ls, ",") + "}"
 			switch {
+			case m.Counter != nil && mf.GetName() == "llm_gateway_judge_panics_total" && m.GetCounter().GetValue() == 0:
+				// There before any call: hermes proxy makes it for each
+				// route of its file, instrument at a route's first call.
 			case m.Counter != nil:
 				out[key] = m.GetCounter().GetValue()
 			case m.Histogram != nil:

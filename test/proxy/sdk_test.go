@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/hermes-failover/hermes/gateway/validate"
 	"github.com/hermes-failover/hermes/internal/faults"
@@ -199,12 +202,104 @@ func TestAnthropicNodeSDK(t *testing.T) {
 	healthyAndCapped(t, script, "ANTHROPIC_API_KEY", validate.FormatAnthropicMessages, "", "end_turn", "max_tokens")
 }
 
+// TestAnthropicSDK is TestAnthropicNodeSDK with Anthropic's SDK for Go.
+func TestAnthropicSDK(t *testing.T) {
+	params := anthropic.MessageNewParams{Model: faults.Model, MaxTokens: 1024,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Say hello."))}}
+	script := goSDK("ANTHROPIC_API_KEY", func(ctx context.Context, apiKey, base string) (sdkRead, error) {
+		// The SDK appends /v1/messages to its base URL.
+		client := anthropic.NewClient(anthropicopt.WithBaseURL(base), anthropicopt.WithAPIKey(apiKey), anthropicopt.WithMaxRetries(0))
+		plain, err := client.Messages.New(ctx, params)
+		if err != nil {
+			return sdkRead{}, err
+		}
+		r := sdkRead{PlainEnd: string(plain.StopReason)}
+		for _, b := range plain.Content {
+			if b.Type == "text" {
+				r.Plain += b.Text
+			}
+		}
+		stream := client.Messages.NewStreaming(ctx, params)
+		for stream.Next() {
+			ev := stream.Current()
+			r.Events++
+			switch {
+			case ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta":
+				r.Stream += ev.Delta.Text
+			case ev.Type == "message_delta":
+				r.StreamEnd = string(ev.Delta.StopReason)
+			}
+		}
+		return r, stream.Err()
+	})
+	healthyAndCapped(t, script, "ANTHROPIC_API_KEY", validate.FormatAnthropicMessages, "", "end_turn", "max_tokens")
+}
+
 // TestOpenAINodeSDKResponses is TestAnthropicNodeSDK with the Responses
 // API of the OpenAI SDK for Node, to routes whose validation format is
 // openai_responses.
 func TestOpenAINodeSDKResponses(t *testing.T) {
 	script := nodeSDK(t, "the OpenAI SDK for Node", "HERMES_OPENAI_NODE_DIR", "/var/cache/hermes-test/openai-node", "openai", "openai-node-responses.cjs")
 	healthyAndCapped(t, script, "OPENAI_API_KEY", validate.FormatOpenAIResponses, "/v1", "completed", "incomplete")
+}
+
+// TestOpenAISDKResponses is TestOpenAINodeSDKResponses with the OpenAI
+// SDK for Go.
+func TestOpenAISDKResponses(t *testing.T) {
+	params := responses.ResponseNewParams{Model: faults.Model, MaxOutputTokens: openai.Int(1024),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello.")}}
+	script := goSDK("OPENAI_API_KEY", func(ctx context.Context, apiKey, base string) (sdkRead, error) {
+		client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(apiKey), option.WithMaxRetries(0))
+		plain, err := client.Responses.New(ctx, params)
+		if err != nil {
+			return sdkRead{}, err
+		}
+		r := sdkRead{Plain: plain.OutputText(), PlainEnd: string(plain.Status)}
+		stream := client.Responses.NewStreaming(ctx, params)
+		for stream.Next() {
+			ev := stream.Current()
+			r.Events++
+			switch ev.Type {
+			case "response.output_text.delta":
+				r.Stream += ev.Delta
+			case "response.completed", "response.incomplete":
+				r.StreamEnd = string(ev.Response.Status)
+			}
+		}
+		return r, stream.Err()
+	})
+	healthyAndCapped(t, script, "OPENAI_API_KEY", validate.FormatOpenAIResponses, "/v1", "completed", "incomplete")
+}
+
+// sdkRead is what an SDK read of one base URL, plain and streamed: the
+// text and its end (stop_reason, status), and the stream's events.
+type sdkRead struct {
+	Plain, PlainEnd, Stream, StreamEnd string
+	Events                             int
+}
+
+// goSDK is a script for healthyAndCapped that calls each base URL with
+// read, an SDK for Go, its API key taken from the variable key.
+func goSDK(key string, read func(ctx context.Context, apiKey, base string) (sdkRead, error)) func(t *testing.T, kv string, baseURLs ...string) []byte {
+	return func(t *testing.T, kv string, baseURLs ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		apiKey, _ := strings.CutPrefix(kv, key+"=")
+		out := map[string]sdkRead{}
+		for _, base := range baseURLs {
+			r, err := read(ctx, apiKey, base)
+			if err != nil {
+				t.Fatalf("%s: %v", base, err)
+			}
+			out[base] = r
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 }
 
 // healthyAndCapped runs script, an SDK's calls plain and streamed, with
@@ -224,10 +319,7 @@ func healthyAndCapped(t *testing.T, script func(t *testing.T, key string, args .
 	s := startRoutes(t, routes)
 	healthy, capped := s.nginx+"/"+string(faults.Healthy)+suffix, s.nginx+"/"+string(faults.MaxTokensCapped)+suffix
 	stdout := script(t, key+"="+secret, healthy, capped)
-	var got map[string]struct {
-		Plain, PlainEnd, Stream, StreamEnd string
-		Events                             int
-	}
+	var got map[string]sdkRead
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("the script's output %q: %v", stdout, err)
 	}
