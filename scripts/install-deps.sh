@@ -38,6 +38,7 @@ declare -A want=(
   [npm]=npm
   [chromium]=chromium
   [systemd-analyze]=systemd
+  [curl]=curl
 )
 
 missing=()

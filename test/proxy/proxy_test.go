@@ -40,13 +40,15 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // Recipe is the nginx location that points a gateway's route at the
 // proxy (docs/proxy.md): %[1]s is the route, %[2]s the proxy's address.
-// proxy_buffering off passes each event of a stream on as it arrives.
+// proxy_buffering off passes each event of a stream on as it arrives;
+// client_max_body_size takes a long prompt (nginx's 1m answers 413).
 const Recipe = `location /%[1]s/v1/ {
             proxy_pass http://%[2]s/%[1]s/v1/;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_buffering off;
             proxy_read_timeout 600s;
+            client_max_body_size 32m;
         }`
 
 // limits make the faults that wait for the client give up in a second.
