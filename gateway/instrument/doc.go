@@ -23,8 +23,8 @@
 // Around a reverse proxy, the proxy's error handler reports a call that got
 // no reply with UpstreamError, so that it is recorded as the Transport
 // records it (timeout or conn_error); a caller that hangs up is not
-// recorded by either. `hermes proxy` is this middleware around an
-// httputil.ReverseProxy per route.
+// recorded by either. `hermes proxy` records through the Call both use
+// (Metrics.Begin), around its own reverse proxy.
 //
 // Requests carrying the ProbeHeader (synthetic probes such as hermes
 // probe) are passed through unrecorded, so probe traffic never mixes with
