@@ -19,30 +19,39 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // every flag must be one `hermes run` knows, so it fails only on the
 // configuration file that is not there.
 func TestSystemdUnit(t *testing.T) {
-	analyze := testenv.Binary(t, "systemd-analyze")
 	hermes := testenv.HermesBinary(t)
-	unit, err := os.ReadFile("hermes.service")
+	dir := t.TempDir()
+	text := verifyUnit(t, "hermes.service", hermes, dir)
+
+	args := unitCommand(t, text, hermes, dir, "127.0.0.1:0")
+	cmd := exec.Command(args[0], args[1:]...)
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), filepath.Join(dir, "hermes.yaml")) {
+		t.Errorf("%q: exit %d (%v), want 1 for the missing configuration:\n%s", args, code, err, out)
+	}
+}
+
+// verifyUnit verifies the shipped unit file name with systemd-analyze,
+// pointed at hermes (verify requires the binary to exist), from a copy in
+// dir, and returns the copy's text.
+func verifyUnit(t *testing.T, name, hermes, dir string) string {
+	t.Helper()
+	analyze := testenv.Binary(t, "systemd-analyze")
+	unit, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	text := strings.ReplaceAll(string(unit), "/usr/local/bin/hermes", hermes)
-	path := filepath.Join(dir, "hermes.service")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
 	// verify exits 0 on unknown keys and bad values, which it only prints.
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+		t.Fatalf("systemd-analyze verify %s: %v\n%s", name, err, out)
 	}
-
-	args := unitCommand(t, text, hermes, dir, "127.0.0.1:0")
-	cmd := exec.Command(args[0], args[1:]...)
-	out, err = cmd.CombinedOutput()
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), filepath.Join(dir, "hermes.yaml")) {
-		t.Errorf("%q: exit %d (%v), want 1 for the missing configuration:\n%s", args, code, err, out)
-	}
+	return text
 }
 
 // unitCommand is the unit's ExecStart command line (unit is its text, the

@@ -17,7 +17,7 @@ import (
 )
 
 var proxyUsage = usage{name: "proxy", synopsis: "--config FILE [--web.listen-address :9799] [--web.enable-lifecycle]",
-	summary: "pass LLM API calls through to each route's upstream, judging each chat completion, and export llm_gateway_* for Prometheus"}
+	summary: "pass LLM API calls through to each route's upstream, judging each reply (chat completions, Anthropic's Messages, OpenAI's Responses), and export llm_gateway_* for Prometheus"}
 
 // proxyCmd implements "hermes proxy --config FILE": the judging reverse
 // proxy, serving /ROUTE/… and /metrics on one listener until ctx ends. It
