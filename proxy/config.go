@@ -230,9 +230,7 @@ var apiPaths = []apiPath{
 // has no content block and no stop_reason, so every call would count as
 // the route failing. The generic formats (json, text) read any API.
 func otherAPI(judged string, format validate.Format) (api apiPath, ok bool) {
-	if format == "" {
-		format = validate.FormatOpenAIChat
-	}
+	format = formatName(format)
 	if format == validate.FormatJSON || format == validate.FormatText {
 		return api, false
 	}
