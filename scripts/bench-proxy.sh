@@ -19,7 +19,10 @@
 #     httputil.ReverseProxy (internal/benchproxy/bare: no judging, no
 #     metrics, no limits) takes its turn too, and so does a bare one on
 #     fasthttp (internal/benchproxy/barefast: its server and HostClient,
-#     bodies streamed, the same nothing else), and each proxy's CPU time
+#     bodies streamed, the same nothing else), and so does one on an
+#     event loop (internal/benchproxy/bareloop: gnet, a loop a core, no
+#     goroutine a connection), bare and judging and recording each reply
+#     as hermes proxy does; each proxy's CPU time
 #     (utime + stime of its processes) per request and per stream is
 #     printed beside its rate in a second table: the CPU time is what the
 #     proxy itself costs, far less swayed than the rates by what else the
@@ -45,8 +48,8 @@
 # SOAK (default 10m; 0 skips it); STREAMS (default 1000) held open;
 # ONLY=throughput runs only the throughput rounds (no memory, latency or
 # soak) and prints only their table;
-# PORT_BASE (default 19480): the upstream, nginx, hermes and the two bare
-# proxies listen on it and the next four ports.
+# PORT_BASE (default 19480): the upstream, nginx, hermes and the four bare
+# proxies listen on it and the next six ports.
 set -eu
 cd "$(dirname "$0")/.."
 duration=${DURATION:-20s}
@@ -58,7 +61,7 @@ nstreams=${STREAMS:-1000}
 only=${ONLY:-}
 case $only in "" | throughput) ;; *) echo "bench-proxy: ONLY is empty or throughput, not $only" >&2; exit 1 ;; esac
 base=${PORT_BASE:-19480}
-uport=$base nport=$((base + 1)) hport=$((base + 2)) bport=$((base + 3)) fport=$((base + 4))
+uport=$base nport=$((base + 1)) hport=$((base + 2)) bport=$((base + 3)) fport=$((base + 4)) lport=$((base + 5)) jport=$((base + 6))
 nginx=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 [ -x "$nginx" ] || { echo "bench-proxy: nginx not found (apt-get install nginx)" >&2; exit 1; }
 dir=$(mktemp -d)
@@ -76,6 +79,7 @@ go build -o "$dir/upstream" ./internal/benchproxy/upstream
 go build -o "$dir/load" ./internal/benchproxy/load
 go build -o "$dir/bare" ./internal/benchproxy/bare
 go build -o "$dir/barefast" ./internal/benchproxy/barefast
+go build -o "$dir/bareloop" ./internal/benchproxy/bareloop
 
 "$dir/upstream" -listen "127.0.0.1:$uport" 2>"$dir/upstream.log" &
 upid=$!
@@ -134,17 +138,25 @@ pids="$pids $bpid"
 "$dir/barefast" -listen "127.0.0.1:$fport" -upstream "http://127.0.0.1:$uport" 2>"$dir/barefast.log" &
 fpid=$!
 pids="$pids $fpid"
+"$dir/bareloop" -listen "127.0.0.1:$lport" -upstream "http://127.0.0.1:$uport" 2>"$dir/bareloop.log" &
+lpid=$!
+pids="$pids $lpid"
+"$dir/bareloop" -judge -listen "127.0.0.1:$jport" -upstream "http://127.0.0.1:$uport" 2>"$dir/loopjudge.log" &
+jpid=$!
+pids="$pids $jpid"
 
 direct=http://127.0.0.1:$uport/v1/chat/completions
 vianginx=http://127.0.0.1:$nport/bench/v1/chat/completions
 viahermes=http://127.0.0.1:$hport/bench/v1/chat/completions
 viabare=http://127.0.0.1:$bport/bench/v1/chat/completions
 viabarefast=http://127.0.0.1:$fport/bench/v1/chat/completions
+viabareloop=http://127.0.0.1:$lport/bench/v1/chat/completions
+vialoopjudge=http://127.0.0.1:$jport/bench/v1/chat/completions
 
-urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; bare) echo "$viabare" ;; barefast) echo "$viabarefast" ;; esac; }
+urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; bare) echo "$viabare" ;; barefast) echo "$viabarefast" ;; bareloop) echo "$viabareloop" ;; loopjudge) echo "$vialoopjudge" ;; esac; }
 # alive fails the run when the upstream, nginx or hermes has died.
 alive() {
-	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log" "barefast $fpid $dir/barefast.log"; do
+	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log" "barefast $fpid $dir/barefast.log" "bareloop $lpid $dir/bareloop.log" "loopjudge $jpid $dir/loopjudge.log"; do
 		set -- $p
 		if ! kill -0 "$2" 2>/dev/null; then
 			echo "bench-proxy: $1 (PID $2) died; its log:" >&2
@@ -173,12 +185,12 @@ nginx_rss() { # master and workers, KiB
 }
 
 for i in $(seq 100); do
-	curl -sf -o /dev/null -d '{}' "$direct" && curl -sf -o /dev/null -d '{}' "$vianginx" && curl -sf -o /dev/null -d '{}' "$viahermes" && curl -sf -o /dev/null -d '{}' "$viabare" && curl -sf -o /dev/null -d '{}' "$viabarefast" && break
+	curl -sf -o /dev/null -d '{}' "$direct" && curl -sf -o /dev/null -d '{}' "$vianginx" && curl -sf -o /dev/null -d '{}' "$viahermes" && curl -sf -o /dev/null -d '{}' "$viabare" && curl -sf -o /dev/null -d '{}' "$viabarefast" && curl -sf -o /dev/null -d '{}' "$viabareloop" && curl -sf -o /dev/null -d '{}' "$vialoopjudge" && break
 	alive
 	[ "$i" = 100 ] && { echo "bench-proxy: the servers did not answer in 10 s" >&2; exit 1; }
 	sleep 0.1
 done
-echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxies PID $bpid (net/http) and $fpid (fasthttp); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxies PID $bpid (net/http), $fpid (fasthttp), $lpid and $jpid (event loop; judging); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 # cpu PID...: the CPU time (user + system) the processes have used, in
 # clock ticks; cpu_of TARGET: that of the target's proxy (nothing for
 # direct).
@@ -190,6 +202,8 @@ cpu_of() {
 	hermes) cpu "$hpid" ;;
 	bare) cpu "$bpid" ;;
 	barefast) cpu "$fpid" ;;
+	bareloop) cpu "$lpid" ;;
+	loopjudge) cpu "$jpid" ;;
 	esac
 }
 hz=$(getconf CLK_TCK)
@@ -280,7 +294,7 @@ else
 fi
 echo "throughput: plain replies ($ptool) and 200 concurrent streams, $tput each, $rounds rounds in turn (medians)" >&2
 : >"$dir/tput"
-targets="direct nginx bare barefast hermes"
+targets="direct nginx bare barefast bareloop loopjudge hermes"
 for r in $(seq "$rounds"); do
 	# Each round starts one target later than the round before, so that
 	# no target always follows the same one (and what it leaves behind:
@@ -318,7 +332,7 @@ for r in $(seq "$rounds"); do
 	done
 done
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-for t in direct nginx bare barefast hermes; do
+for t in $targets; do
 	eval "rps_$t=$(awk -v t=$t '$1 == t {print $2}' "$dir/tput" | median) sps_$t=$(awk -v t=$t '$1 == t {print $3}' "$dir/tput" | median)"
 	eval "cpr_$t=$(awk -v t=$t '$1 == t {print $4}' "$dir/tput" | median) cps_$t=$(awk -v t=$t '$1 == t {print $5}' "$dir/tput" | median)"
 done
@@ -394,13 +408,16 @@ fi
 echo
 echo "Each proxy's rate in the throughput rounds beside the CPU time its own processes used (user + system, medians of the rounds; direct has no proxy):"
 echo
-awk -v nrps="$rps_nginx" -v brps="$rps_bare" -v frps="$rps_barefast" -v fsps="$sps_barefast" -v fcpr="$cpr_barefast" -v fcps="$cps_barefast" -v hrps="$rps_hermes" -v nsps="$sps_nginx" -v bsps="$sps_bare" -v hsps="$sps_hermes" \
+awk -v nrps="$rps_nginx" -v brps="$rps_bare" -v frps="$rps_barefast" -v fsps="$sps_barefast" -v fcpr="$cpr_barefast" -v fcps="$cps_barefast" \
+	-v lrps="$rps_bareloop" -v lsps="$sps_bareloop" -v lcpr="$cpr_bareloop" -v lcps="$cps_bareloop" -v jrps="$rps_loopjudge" -v jsps="$sps_loopjudge" -v jcpr="$cpr_loopjudge" -v jcps="$cps_loopjudge" -v hrps="$rps_hermes" -v nsps="$sps_nginx" -v bsps="$sps_bare" -v hsps="$sps_hermes" \
 	-v ncpr="$cpr_nginx" -v bcpr="$cpr_bare" -v hcpr="$cpr_hermes" -v ncps="$cps_nginx" -v bcps="$cps_bare" -v hcps="$cps_hermes" -v ptool="$ptool" 'BEGIN {
 	print "| proxy | plain replies (req/s, " ptool ") | % of nginx | CPU per plain request (µs) | 200 streams (streams/s) | % of nginx | CPU per stream of 20 events (µs) |"
 	print "|---|---|---|---|---|---|---|"
 	printf "| nginx (2 workers) | %.0f | 100 %% | %.1f | %.0f | 100 %% | %.1f |\n", nrps, ncpr, nsps, ncps
 	printf "| bare httputil.ReverseProxy (internal/benchproxy/bare) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", brps, brps / nrps * 100, bcpr, bsps, bsps / nsps * 100, bcps
 	printf "| bare fasthttp proxy (internal/benchproxy/barefast) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", frps, frps / nrps * 100, fcpr, fsps, fsps / nsps * 100, fcps
+	printf "| bare event-loop proxy (internal/benchproxy/bareloop) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", lrps, lrps / nrps * 100, lcpr, lsps, lsps / nsps * 100, lcps
+	printf "| event-loop proxy judging and recording (bareloop -judge) | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", jrps, jrps / nrps * 100, jcpr, jsps, jsps / nsps * 100, jcps
 	printf "| hermes proxy | %.0f | %.0f %% | %.1f | %.0f | %.0f %% | %.1f |\n", hrps, hrps / nrps * 100, hcpr, hsps, hsps / nsps * 100, hcps
 }'
 echo
