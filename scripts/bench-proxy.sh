@@ -139,8 +139,8 @@ pids="$pids $bpid"
 fpid=$!
 pids="$pids $fpid"
 "$dir/bareloop" -listen "127.0.0.1:$lport" -upstream "http://127.0.0.1:$uport" 2>"$dir/bareloop.log" &
-lpid=$!
-pids="$pids $lpid"
+epid=$!
+pids="$pids $epid"
 "$dir/bareloop" -judge -listen "127.0.0.1:$jport" -upstream "http://127.0.0.1:$uport" 2>"$dir/loopjudge.log" &
 jpid=$!
 pids="$pids $jpid"
@@ -156,7 +156,7 @@ vialoopjudge=http://127.0.0.1:$jport/bench/v1/chat/completions
 urlof() { case $1 in direct) echo "$direct" ;; nginx) echo "$vianginx" ;; hermes) echo "$viahermes" ;; bare) echo "$viabare" ;; barefast) echo "$viabarefast" ;; bareloop) echo "$viabareloop" ;; loopjudge) echo "$vialoopjudge" ;; esac; }
 # alive fails the run when the upstream, nginx or hermes has died.
 alive() {
-	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log" "barefast $fpid $dir/barefast.log" "bareloop $lpid $dir/bareloop.log" "loopjudge $jpid $dir/loopjudge.log"; do
+	for p in "upstream $upid $dir/upstream.log" "nginx $npid $dir/nginx/error.log" "hermes $hpid $dir/hermes.log" "bare $bpid $dir/bare.log" "barefast $fpid $dir/barefast.log" "bareloop $epid $dir/bareloop.log" "loopjudge $jpid $dir/loopjudge.log"; do
 		set -- $p
 		if ! kill -0 "$2" 2>/dev/null; then
 			echo "bench-proxy: $1 (PID $2) died; its log:" >&2
@@ -190,7 +190,7 @@ for i in $(seq 100); do
 	[ "$i" = 100 ] && { echo "bench-proxy: the servers did not answer in 10 s" >&2; exit 1; }
 	sleep 0.1
 done
-echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxies PID $bpid (net/http), $fpid (fasthttp), $lpid and $jpid (event loop; judging); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "upstream PID $upid, nginx PID $npid (2 workers), hermes proxy PID $hpid, bare proxies PID $bpid (net/http), $fpid (fasthttp), $epid and $jpid (event loop; judging); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 # cpu PID...: the CPU time (user + system) the processes have used, in
 # clock ticks; cpu_of TARGET: that of the target's proxy (nothing for
 # direct).
@@ -202,7 +202,7 @@ cpu_of() {
 	hermes) cpu "$hpid" ;;
 	bare) cpu "$bpid" ;;
 	barefast) cpu "$fpid" ;;
-	bareloop) cpu "$lpid" ;;
+	bareloop) cpu "$epid" ;;
 	loopjudge) cpu "$jpid" ;;
 	esac
 }
