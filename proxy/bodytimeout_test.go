@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -98,10 +99,11 @@ func TestClientBodyTimeout(t *testing.T) {
 			if n := calls.Load(); n != wantCalls {
 				t.Errorf("the upstream got %d calls, want %d", n, wantCalls)
 			}
-			if c.size != 0 {
-				// A caller who sent no byte of the body is answered by
-				// fasthttp's server before the handler, with the request
-				// reset (requestError): not counted here, as not in the
+			if c.size != 0 || runtime.GOOS == "linux" {
+				// A caller who sent no byte of the body is counted by an
+				// event loop; fasthttp's server (elsewhere than Linux)
+				// answers it before the handler, with the request reset
+				// (requestError): not counted there, as not in the
 				// contract.
 				waitSeries(t, reg, `hermes_proxy_request_body_timeouts_total{route="free"} 1`)
 			}

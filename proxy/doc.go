@@ -9,10 +9,18 @@
 //
 //	cfg, err := proxy.Load("proxy.yaml")
 //	p, err := proxy.New(cfg, reg, logger)
-//	srv := p.Server(mux) // fasthttp's; mux serves /metrics and the rest
+//	srv := p.Server(mux) // a Front; mux serves /metrics and the rest
 //	err = srv.Serve(listener)
 //
-// The front is fasthttp's server (front.go). A route whose upstream needs
+// The front (serve.go) is, on Linux, a set of event loops, one a P
+// (loop_linux.go): each passes a route's plain HTTP/1.1 calls to an
+// http:// upstream (a body of at most 4 KiB, no Expect or Upgrade, not
+// HEAD) on its own thread, both connections in one epoll set, the reply
+// read only as fast as the caller takes it, as nginx's workers pass them.
+// Any other connection (another path, a TLS upstream, a larger or
+// streamed body) is handed with what was read of it to fasthttp's server
+// (front.go), which serves it from then on; elsewhere than Linux that
+// server serves every connection. There, a route whose upstream needs
 // nothing but an HTTP/1.1 connection (no proxy URL, no credentials,
 // headers or TLS files for prometheus/common to build, no HTTP/2 for an
 // https:// upstream) passes a request with a body of at most 4 KiB

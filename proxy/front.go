@@ -21,9 +21,11 @@ import (
 	"github.com/hermes-failover/hermes/gateway/instrument"
 )
 
-// Server is the server hermes proxy listens with: fasthttp's, serving
-// every route under /NAME/ itself and every other path (/metrics, /-/…,
-// /debug/pprof/) through other, a net/http handler, by fasthttpadaptor.
+// Server is the server hermes proxy listens with: its event loops for a
+// route's plain calls (Front), and fasthttp's server for every other
+// connection, serving every route under /NAME/ itself and every other
+// path (/metrics, /-/…, /debug/pprof/) through other, a net/http handler,
+// by fasthttpadaptor.
 //
 // Why fasthttp and not net/http's server: under make bench-proxy a bare
 // reverse proxy on net/http's server and transport cost 72–110 µs of CPU
@@ -37,7 +39,13 @@ import (
 // (fasthttp's pre-read, held to the route's client_body_timeout), the
 // rest streamed. Header names keep the case they were sent in; the reply
 // gets no Server, Date or Content-Type of the proxy's own.
-func (p *Proxy) Server(other http.Handler) *fasthttp.Server {
+func (p *Proxy) Server(other http.Handler) *Front {
+	slow := p.fasthttpServer(other)
+	return &Front{slow: slow, loops: newLoops(p, slow)}
+}
+
+// fasthttpServer is the fasthttp server of Server.
+func (p *Proxy) fasthttpServer(other http.Handler) *fasthttp.Server {
 	adapted := fasthttpadaptor.NewFastHTTPHandler(other)
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
@@ -572,27 +580,7 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 		}
 	}
 	out := &hs.req
-	in.CopyTo(out)
-	uri := append(hs.uri[:0], l.base...)
-	if len(rest) == 0 {
-		uri = append(uri[:0], l.root...)
-	} else {
-		uri = append(uri, rest...)
-	}
-	if q := ctx.URI().QueryString(); len(q) > 0 {
-		uri = append(append(uri, '?'), q...)
-	}
-	hs.uri = uri
-	out.SetRequestURIBytes(uri)
-	out.SetHostBytes(l.host)
-	out.SetNoDefaultContentType(true) // fasthttp's application/octet-stream
-	out.ResetConnectionClose()
-	for _, k := range leanHopByHop {
-		out.Del(k)
-	}
-	if te := out.Peek("Te"); len(te) > 0 && string(te) != "trailers" {
-		out.Del("Te")
-	}
+	hs.uri = l.outRequest(out, in, rest, ctx.URI().QueryString(), hs.uri)
 	b.limits.begin(l.limits, b.caller)
 	hb, err := l.t.do(context.Background(), &b.limits, l.key, l.hostname, out.Header(), body, ctx.IsHead(), leanReplayable(ctx), &hs.resp)
 	if err != nil {
@@ -624,6 +612,34 @@ func (p *Proxy) exchangeLean(ctx *fasthttp.RequestCtx, rt *route, rest []byte, b
 	default:
 		return n, true
 	}
+}
+
+// outRequest sets out to the upstream's request for in, whose path after
+// /NAME is rest and whose query is query: in's headers copied (case
+// kept), its URI rewritten and Host set, hop-by-hop headers dropped. uri
+// is a buffer for the URI, returned grown.
+func (l *lean) outRequest(out, in *fasthttp.RequestHeader, rest, query, uri []byte) []byte {
+	in.CopyTo(out)
+	uri = append(uri[:0], l.base...)
+	if len(rest) == 0 {
+		uri = append(uri[:0], l.root...)
+	} else {
+		uri = append(uri, rest...)
+	}
+	if len(query) > 0 {
+		uri = append(append(uri, '?'), query...)
+	}
+	out.SetRequestURIBytes(uri)
+	out.SetHostBytes(l.host)
+	out.SetNoDefaultContentType(true) // fasthttp's application/octet-stream
+	out.ResetConnectionClose()
+	for _, k := range leanHopByHop {
+		out.Del(k)
+	}
+	if te := out.Peek("Te"); len(te) > 0 && string(te) != "trailers" {
+		out.Del("Te")
+	}
+	return uri
 }
 
 // leanHopByHop are the hop-by-hop headers dropped both ways on the lean

@@ -352,11 +352,17 @@ func TestJudgePanicKeepsServing(t *testing.T) {
 				rt.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{"X-Team": {Values: []string{"search"}}}}
 			}
 			var logs bytes.Buffer
-			base, preg, p := startProxy(t, &Config{Routes: []Route{rt}}, slog.New(slog.NewTextHandler(&logs, nil)))
+			preg := prometheus.NewRegistry()
+			p, err := New(&Config{Routes: []Route{rt}}, preg, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Before the server runs: the judge panics on every reply.
+			p.routes.Load().byName["free"].v = nil
+			base := serveFront(t, p)
 			// The series is there at 0 from the start, so that the
 			// first panic is an increase.
 			waitSeries(t, preg, `llm_gateway_judge_panics_total{route="free"} 0`)
-			p.routes.Load().byName["free"].v = nil // before any request: the judge panics on every reply
 			for i, stream := range []bool{false, true, false} {
 				want := call(&http.Client{}, chatRequest(t, srv.BaseURL(faults.Healthy), stream))
 				got := call(http.DefaultClient, chatRequest(t, base+"/free/"+string(faults.Healthy)+"/v1", stream))

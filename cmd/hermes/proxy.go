@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -48,6 +49,9 @@ func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if proxy.SetGCPercent() {
 		logger.Debug("garbage collector target set", "gogc", proxy.GCPercent)
+	}
+	if proxy.SetProcs() {
+		logger.Debug("a P to spare beside the event loops", "gomaxprocs", runtime.GOMAXPROCS(0))
 	}
 	reg := newDaemonRegistry(versioncollector.NewCollector("hermes"))
 	p, err := proxy.New(cfg, reg, logger)

@@ -37,6 +37,7 @@ import (
 
 	"github.com/hermes-failover/hermes/gateway/instrument"
 	"github.com/hermes-failover/hermes/gateway/validate"
+	"github.com/hermes-failover/hermes/internal/chunked"
 )
 
 func main() {
@@ -137,12 +138,12 @@ type caller struct {
 type exchange struct {
 	up     gnet.Conn // nil until it opens
 	pool   *pool
-	caller gnet.Conn // nil while idle
-	send   []byte    // the request, sent when the connection opens
-	body   []byte    // the request's body, for the judge
-	head   bool      // reading the reply's headers
-	left   int       // bytes of the body to pass, or toClose
-	chunks *chunks   // a chunked body's framing, or nil
+	caller gnet.Conn        // nil while idle
+	send   []byte           // the request, sent when the connection opens
+	body   []byte           // the request's body, for the judge
+	head   bool             // reading the reply's headers
+	left   int              // bytes of the body to pass, or toClose
+	chunks *chunked.Scanner // a chunked body's framing, or nil
 	call   *instrument.Call
 }
 
@@ -194,9 +195,9 @@ func (p *proxy) request(c gnet.Conn, cl *caller) gnet.Action {
 		}
 		return gnet.None
 	}
-	n, chunked := framing(buf[:h+2])
+	n, isChunked := framing(buf[:h+2])
 	n = max(n, 0)
-	if chunked || h+4+n > maxRequest {
+	if isChunked || h+4+n > maxRequest {
 		return gnet.Close
 	}
 	if len(buf) < h+4+n {
@@ -257,12 +258,12 @@ func (p *proxy) reply(c gnet.Conn, ex *exchange) gnet.Action {
 		if err != nil {
 			return gnet.Close
 		}
-		n, chunked := framing(buf[:h+2])
+		n, isChunked := framing(buf[:h+2])
 		switch {
 		case status == 204 || status == 304:
 			ex.left = 0
-		case chunked:
-			ex.chunks = &chunks{}
+		case isChunked:
+			ex.chunks = &chunked.Scanner{}
 		case n < 0:
 			ex.left = toClose
 		default:
@@ -278,12 +279,12 @@ func (p *proxy) reply(c gnet.Conn, ex *exchange) gnet.Action {
 	pass, done := len(buf), false
 	switch {
 	case ex.chunks != nil:
-		var j judge
+		var j chunked.Judge
 		if ex.call != nil {
 			j = ex.call
 		}
 		var used int
-		used, done = ex.chunks.feed(body, j)
+		used, done = ex.chunks.Feed(body, j)
 		pass = len(buf) - len(body) + used
 	case ex.left >= 0:
 		m := min(len(body), ex.left)

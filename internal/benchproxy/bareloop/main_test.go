@@ -90,35 +90,6 @@ llm_gateway_requests_total{code="200",reason="",route="bench",verdict="ok"} 6
 	})
 }
 
-// TestChunksFindTheEnd feeds chunked bodies, each followed by the next
-// reply's bytes, a byte at a time and whole, with extensions and
-// trailers, and checks where the body ends and the data judged.
-func TestChunksFindTheEnd(t *testing.T) {
-	for _, tc := range []struct{ body, data string }{
-		{"5\r\nhello\r\n0\r\n\r\n", "hello"},
-		{"5;ext=1\r\nhello\r\na\r\n0123456789\r\n0\r\nTrailer: x\r\n\r\n", "hello0123456789"},
-		{"0\r\n\r\n", ""},
-	} {
-		in := tc.body + "HTTP/1.1 200 OK\r\n"
-		for _, step := range []int{1, len(in)} {
-			c, j := &chunks{}, &collected{}
-			used, done := 0, false
-			for i := 0; i < len(in) && !done; i += step {
-				var n int
-				n, done = c.feed([]byte(in[i:min(i+step, len(in))]), j)
-				used += n
-			}
-			if !done || used != len(tc.body) || j.String() != tc.data {
-				t.Errorf("%q in steps of %d: done %v after %d bytes with data %q, want the end after %d with %q", tc.body, step, done, used, j.String(), len(tc.body), tc.data)
-			}
-		}
-	}
-}
-
-type collected struct{ bytes.Buffer }
-
-func (c *collected) Write(p []byte) { c.Buffer.Write(p) }
-
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
