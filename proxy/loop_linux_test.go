@@ -235,3 +235,61 @@ func TestLoopsDrain(t *testing.T) {
 	}
 	waitSeries(t, reg, `llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} 1`)
 }
+
+// TestLoopsAtNight is a route at night: one call at a time with the
+// upstream closing its kept connection between them (its keep-alive
+// timeout, here short). Each call is a chat completion POST, which is
+// never sent twice; each must reach the upstream on a live connection
+// and be recorded ok, with no conn_error that no call caused. The loop
+// sees the close in its epoll set, and looks at a kept connection before
+// it uses one.
+func TestLoopsAtNight(t *testing.T) {
+	var closed atomic.Int32
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there."},"finish_reason":"stop"}]}`)
+		}),
+		IdleTimeout:       100 * time.Millisecond,
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateClosed {
+				closed.Add(1)
+			}
+		},
+	}
+	ul, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ul)
+	t.Cleanup(func() { srv.Close() })
+	cfg := &Config{Routes: []Route{testRoute("free", "http://"+ul.Addr().String(), validate.Rules{})}}
+	reg := prometheus.NewRegistry()
+	p, err := New(cfg, reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, ls := startLoops(t, p)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	const calls = 5
+	for i := range calls {
+		r := call(client, chatRequest(t, base+"/free/v1", false))
+		if r.status != http.StatusOK || r.err != nil {
+			t.Fatalf("call %d: %d %q (%v)", i, r.status, r.body, r.err)
+		}
+		// The upstream closes the connection the call left kept.
+		want := int32(i + 1)
+		testenv.Eventually(t, 10*time.Second, "the upstream closing its kept connection", func() bool { return closed.Load() >= want })
+	}
+	if n := ls.served(); n != calls {
+		t.Fatalf("the loops passed %d calls, want %d", n, calls)
+	}
+	waitSeries(t, reg, fmt.Sprintf(`llm_gateway_requests_total{code="200",reason="",route="free",verdict="ok"} %d`, calls))
+	for k := range contract(t, reg) {
+		if strings.Contains(k, "conn_error") {
+			t.Errorf("recorded %s", k)
+		}
+	}
+}
